@@ -1,0 +1,270 @@
+"""Exact group search for captures and builds (RULES.md 3, 4.1.3).
+
+A capture with hand value ``v`` takes the largest collection of disjoint groups of two
+or more loose cards whose table values sum to ``v``; ties go to the most mulle points,
+then to the sorted card list that comes first in the canonical card order.
+
+The search runs in two layers. Which *values* can be grouped depends only on how many
+loose cards of each value lie there, so the layer that finds the largest groupings
+works on count vectors, with a memo shared by all games (tables repeat a lot). Which
+*cards* of a value to take only matters for mulle pairs and the final tie-break, and
+that choice is independent per value: mulle pairs only form between identical cards,
+and the lexicographically first union of per-value choices is the union of the
+per-value firsts. So the second layer picks suits per value from at most 8 cards.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, product
+
+from .cards import TABLE_VALUE
+
+_MAX_V = 13
+_MEMO_LIMIT = 500_000
+
+
+def _partitions(total: int, largest: int) -> list[list[int]]:
+    """Partitions of ``total`` into parts no larger than ``largest``, parts descending."""
+    if total == 0:
+        return [[]]
+    out = []
+    for part in range(min(total, largest), 0, -1):
+        for rest in _partitions(total - part, part):
+            out.append([part, *rest])
+    return out
+
+
+def _patterns(v: int) -> list[tuple[tuple[tuple[int, int], ...], int]]:
+    """Ways to make ``v`` from 2+ table values below ``v``: ((value-1, count), ...), size."""
+    pats = []
+    for parts in _partitions(v, v - 1):
+        counts: dict[int, int] = {}
+        for p in parts:
+            counts[p - 1] = counts.get(p - 1, 0) + 1
+        pats.append((tuple(sorted(counts.items())), len(parts)))
+    return pats
+
+
+#: ``PATTERNS[v]``: every group shape summing to ``v`` (v = 2..13).
+PATTERNS: dict[int, list] = {v: _patterns(v) for v in range(2, _MAX_V + 1)}
+
+_best_memo: dict[tuple, int] = {}
+
+
+def _fits(r: tuple[int, ...], pat) -> bool:
+    for i, k in pat:
+        if r[i] < k:
+            return False
+    return True
+
+
+def _sub(r: tuple[int, ...], pat) -> tuple[int, ...]:
+    out = list(r)
+    for i, k in pat:
+        out[i] -= k
+    return tuple(out)
+
+
+def _best(v: int, r: tuple[int, ...], pats: list) -> int:
+    """Most cards coverable by disjoint groups summing to ``v`` from counts ``r``."""
+    key = (v, r)
+    got = _best_memo.get(key)
+    if got is not None:
+        return got
+    best = 0
+    for pat, size in pats:
+        if _fits(r, pat):
+            cand = size + _best(v, _sub(r, pat), pats)
+            if cand > best:
+                best = cand
+    if len(_best_memo) > _MEMO_LIMIT:
+        _best_memo.clear()
+    _best_memo[key] = best
+    return best
+
+
+def _counts(cards: list[int], v: int) -> tuple[int, ...]:
+    r = [0] * (v - 1)
+    for c in cards:
+        t = TABLE_VALUE[c]
+        if t < v:
+            r[t - 1] += 1
+    return tuple(r)
+
+
+def _usable_patterns(v: int, n: tuple[int, ...]) -> list:
+    # Counts only fall during the search, so a shape that does not fit the table
+    # never will: filtering once keeps the inner loops short.
+    return [p for p in PATTERNS[v] if _fits(n, p[0])]
+
+
+def _optimal_remainders(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
+    top = _best(v, n, pats)
+    found: set[tuple[int, ...]] = set()
+    if top == 0:
+        return 0, found
+
+    def dfs(r: tuple[int, ...], start: int, used: int) -> None:
+        if used == top:
+            found.add(r)
+            return
+        for i in range(start, len(pats)):
+            pat, size = pats[i]
+            if _fits(r, pat):
+                r2 = _sub(r, pat)
+                if used + size + _best(v, r2, pats) == top:
+                    dfs(r2, i, used + size)
+
+    dfs(n, 0, 0)
+    return top, found
+
+
+_pick_memo: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+
+
+def _pick(avail: tuple[int, ...], k: int, fixed: tuple[int, ...], mulle_value) -> tuple[int, tuple[int, ...]]:
+    """Best ``k`` of the same-value cards ``avail``: (mulle points gained, cards).
+
+    ``fixed`` lists cards of that value captured anyway (from a build), which pair with
+    a chosen twin. The first best by mulle points, then the earliest sorted list.
+    """
+    key = (avail, k, fixed, mulle_value is None)
+    got = _pick_memo.get(key)
+    if got is not None:
+        return got
+    if k == len(avail):
+        choices = [avail]
+    else:
+        choices = sorted(set(combinations(avail, k)))
+    best_pts, best = -1, avail
+    for chosen in choices:
+        pts = 0
+        seen = fixed + chosen
+        for face in set(chosen):
+            if seen.count(face) == 2 and fixed.count(face) < 2:
+                pts += mulle_value[face]
+        if pts > best_pts:  # choices are sorted, so the first best is the earliest
+            best_pts, best = pts, chosen
+    if len(_pick_memo) > _MEMO_LIMIT:
+        _pick_memo.clear()
+    _pick_memo[key] = (best_pts, best)
+    return best_pts, best
+
+
+def has_group(loose: list[int], v: int) -> bool:
+    """True if some 2+ loose cards sum to ``v`` (subset sum over table values)."""
+    reach = 1
+    mask = (1 << (v + 1)) - 1
+    for c in loose:
+        t = TABLE_VALUE[c]
+        if t < v:
+            reach = (reach | (reach << t)) & mask
+    return bool(reach >> v & 1)
+
+
+def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> list[int]:
+    """The cards of the largest disjoint grouping summing to ``v`` (RULES.md 4.1.3).
+
+    ``loose`` are the loose cards (any values; those of value ``v`` and above are
+    ignored), ``fixed`` the other cards the capture takes (for mulle pairs), and
+    ``mulle_value`` the table of mulle points. Returns the chosen cards, sorted.
+    """
+    n = _counts(loose, v)
+    pats = _usable_patterns(v, n)
+    if not pats:
+        return []
+    top, remainders = _optimal_remainders(v, n, pats)
+    if top == 0:
+        return []
+    by_value: list[list[int]] = [[] for _ in range(v - 1)]
+    for c in loose:
+        t = TABLE_VALUE[c]
+        if t < v:
+            by_value[t - 1].append(c)
+    avail = [tuple(sorted(cs)) for cs in by_value]
+    fixed_by_value: list[list[int]] = [[] for _ in range(v - 1)]
+    for c in fixed:
+        t = TABLE_VALUE[c]
+        if t < v:
+            fixed_by_value[t - 1].append(c)
+    fixed_t = [tuple(sorted(cs)) for cs in fixed_by_value]
+    best_key = None
+    best_cards: list[int] = []
+    for r in remainders:
+        pts = 0
+        cards: list[int] = []
+        for i in range(v - 1):
+            k = n[i] - r[i]
+            if k:
+                p, chosen = _pick(avail[i], k, fixed_t[i], mulle_value)
+                pts += p
+                cards.extend(chosen)
+        cards.sort()
+        key = (-pts, cards)
+        if best_key is None or key < best_key:
+            best_key, best_cards = key, cards
+    return best_cards
+
+
+def maximal_group_sets(loose: list[int], v: int) -> list[tuple[int, ...]]:
+    """Every distinct card set of a maximal disjoint grouping summing to ``v``.
+
+    Used under ``forced_capture=False``: a collection is maximal when no further group
+    can be formed from the loose cards it leaves. Sorted, each set sorted.
+    """
+    n = _counts(loose, v)
+    pats = _usable_patterns(v, n)
+    if not pats:
+        return []
+    seen: set[tuple[int, ...]] = set()
+    maximal: list[tuple[int, ...]] = []
+    stack = [n]
+    while stack:
+        r = stack.pop()
+        if r in seen:
+            continue
+        seen.add(r)
+        fitting = [p for p, _ in pats if _fits(r, p)]
+        if not fitting and r != n:
+            maximal.append(r)
+        for p in fitting:
+            stack.append(_sub(r, p))
+    by_value: list[list[int]] = [[] for _ in range(v - 1)]
+    for c in loose:
+        t = TABLE_VALUE[c]
+        if t < v:
+            by_value[t - 1].append(c)
+    out: set[tuple[int, ...]] = set()
+    for r in maximal:
+        per_value = []
+        for i in range(v - 1):
+            k = n[i] - r[i]
+            if k:
+                per_value.append(sorted(set(combinations(sorted(by_value[i]), k))))
+        for combo in product(*per_value):
+            out.add(tuple(sorted(c for part in combo for c in part)))
+    return sorted(out)
+
+
+def gather_pairs(loose: list[int], value: int) -> list[int]:
+    """Cards of the largest set of disjoint loose pairs summing to ``value`` (RULES.md 3).
+
+    Pairs of different values ``x + (value - x)`` are independent of each other, so the
+    most pairs is the sum of the per-class minimums; ties take the earliest cards in
+    the canonical card order, class by class.
+    """
+    by_value: list[list[int]] = [[] for _ in range(14)]
+    for c in sorted(loose):
+        by_value[TABLE_VALUE[c]].append(c)
+    out: list[int] = []
+    for x in range(max(1, value - 13), (value + 1) // 2):
+        y = value - x
+        k = min(len(by_value[x]), len(by_value[y]))
+        if k:
+            out.extend(by_value[x][:k])
+            out.extend(by_value[y][:k])
+    if value % 2 == 0 and value // 2 <= 13:
+        same = by_value[value // 2]
+        out.extend(same[: len(same) // 2 * 2])
+    out.sort()
+    return out

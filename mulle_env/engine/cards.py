@@ -1,0 +1,139 @@
+"""Cards: 52 faces as small ints, their notation and their values.
+
+A face is an int ``suit * 13 + rank`` with suits in the canonical order KL, SP, HJ, RU
+and ranks A, 2, ..., 10, J, Q, K, so sorting ints sorts cards in the canonical card
+order of RULES.md 1.1. Two decks are in play, so every face exists twice; a hand or
+a pile is a sorted list of faces that may hold a face twice.
+
+The tables below are built once at import and are what the hot paths index.
+"""
+
+from __future__ import annotations
+
+from .errors import InvalidCardError
+
+SUITS: tuple[str, ...] = ("KL", "SP", "HJ", "RU")
+RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+NUM_FACES = 52
+COPIES = 2
+DECK_SIZE = NUM_FACES * COPIES
+
+#: ``CARD_NAMES[face]`` is the seeds' notation, e.g. ``"SP 2"``.
+CARD_NAMES: tuple[str, ...] = tuple(f"{s} {r}" for s in SUITS for r in RANKS)
+_BY_NAME: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
+
+
+def _face(suit: str, rank: str) -> int:
+    return SUITS.index(suit) * 13 + RANKS.index(rank)
+
+
+SP_2 = _face("SP", "2")
+RU_10 = _face("RU", "10")
+
+#: Value of a card lying on the table (RULES.md 2): A = 1, J/Q/K = 11/12/13.
+TABLE_VALUE: tuple[int, ...] = tuple(f % 13 + 1 for f in range(NUM_FACES))
+
+#: Value of a card played from the hand: A = 14, SP 2 = 15, RU 10 = 16.
+HAND_VALUE: tuple[int, ...] = tuple(
+    16 if f == RU_10 else 15 if f == SP_2 else 14 if f % 13 == 0 else f % 13 + 1
+    for f in range(NUM_FACES)
+)
+
+#: Points a card scores in the mulle pile (RULES.md 6.1), default reading.
+MULLE_VALUE: tuple[int, ...] = tuple(14 if f % 13 == 0 else f % 13 + 1 for f in range(NUM_FACES))
+
+#: Mulle points under ``mulle_hand_values=True``: SP 2 = 15, RU 10 = 16.
+MULLE_VALUE_HAND: tuple[int, ...] = tuple(
+    16 if f == RU_10 else 15 if f == SP_2 else v for f, v in enumerate(MULLE_VALUE)
+)
+
+
+def _intake_points(face: int) -> int:
+    suit, rank = SUITS[face // 13], RANKS[face % 13]
+    if (suit, rank) in (("SP", "2"), ("SP", "A"), ("RU", "10")):
+        return 2
+    if suit == "SP" and rank not in ("A", "2"):
+        return 1
+    if rank == "A":  # HJ A, RU A, KL A (SP A scored 2 above)
+        return 1
+    return 0
+
+
+#: Intake points (RULES.md 6.3): 20 per deck, so 40 per set.
+INTAKE_POINTS: tuple[int, ...] = tuple(_intake_points(f) for f in range(NUM_FACES))
+
+
+class Card(int):
+    """One of the 52 faces: an ``int`` that prints and parses in the seeds' notation.
+
+    ``Card.from_str("SP 2")`` parses, ``str(card)`` prints, ``repr`` pastes back in.
+    Instances are interned in :data:`CARDS`; use ``CARDS[face]`` to wrap a face.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_str(cls, text: str) -> Card:
+        """Parse ``"<SUIT> <RANK>"`` (case and extra spaces are forgiven)."""
+        return CARDS[parse_card(text)]
+
+    @property
+    def suit(self) -> str:
+        """The suit code: KL, SP, HJ or RU."""
+        return SUITS[self // 13]
+
+    @property
+    def rank(self) -> str:
+        """The rank: A, 2, ..., 10, J, Q or K."""
+        return RANKS[self % 13]
+
+    @property
+    def table_value(self) -> int:
+        """Value when lying on the table."""
+        return TABLE_VALUE[self]
+
+    @property
+    def hand_value(self) -> int:
+        """Value when played from the hand."""
+        return HAND_VALUE[self]
+
+    def __str__(self) -> str:
+        return CARD_NAMES[self]
+
+    def __repr__(self) -> str:
+        return f"Card.from_str({CARD_NAMES[self]!r})"
+
+
+#: The 52 interned :class:`Card` values, indexed by face.
+CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(NUM_FACES))
+
+
+def parse_card(text: object) -> int:
+    """Return the face of a card text such as ``"RU 10"``; raise :class:`InvalidCardError`."""
+    if isinstance(text, str):
+        face = _BY_NAME.get(text)
+        if face is not None:
+            return face
+        parts = text.upper().split()
+        if len(parts) == 2:
+            face = _BY_NAME.get(f"{parts[0]} {parts[1]}")
+            if face is not None:
+                return face
+        elif len(parts) == 1 and len(parts[0]) >= 3 and parts[0][:2] in SUITS:
+            face = _BY_NAME.get(f"{parts[0][:2]} {parts[0][2:]}")
+            if face is not None:
+                return face
+    raise InvalidCardError(
+        f"unknown card {text!r}: expected '<SUIT> <RANK>' with SUIT one of "
+        f"{', '.join(SUITS)} and RANK one of {', '.join(RANKS)}, e.g. 'SP 2' or 'RU 10'"
+    )
+
+
+def card_name(face: int) -> str:
+    """The notation of a face, e.g. ``card_name(14) == "SP 2"``."""
+    return CARD_NAMES[face]
+
+
+def names(faces) -> list[str]:
+    """Notation of several faces, in the order given."""
+    return [CARD_NAMES[f] for f in faces]

@@ -1,0 +1,177 @@
+"""Reading hand-written or canonical positions, and the invariant check."""
+
+from __future__ import annotations
+
+from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, NUM_FACES, parse_card
+from .errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
+from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
+from . import rules
+from .ruleset import Ruleset
+
+_KEYS = (
+    "ruleset", "seed", "set", "deal", "to_move", "hands", "table", "deck",
+    "mulle", "intake", "tabbe", "last_capturer", "sheets", "over",
+)
+_BUILD_KEYS = {"build", "value", "owner", "locked"}
+_SHEET_KEYS = {"mulle", "tabbe", "intake", "bonus", "total"}
+
+
+def _fail(msg: str):
+    raise InvalidPositionError(msg)
+
+
+def _cards(value, where: str) -> list[int]:
+    if not isinstance(value, (list, tuple)):
+        _fail(f"{where} must be a list of cards such as ['SP 2', 'RU 10'], not {value!r}")
+    try:
+        return [parse_card(c) for c in value]
+    except InvalidCardError as exc:
+        raise InvalidPositionError(f"{where}: {exc}") from None
+
+
+def _pair(data: dict, key: str, default, where_each) -> list:
+    value = data.get(key, default)
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        _fail(f"'{key}' must be a list of two entries (seat 0, seat 1), not {value!r}")
+    return [where_each(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+
+def _seat(value, key: str, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or value not in (0, 1):
+        allowed = "0, 1 or null" if allow_none else "0 or 1"
+        _fail(f"'{key}' must be {allowed}, not {value!r}")
+    return value
+
+
+def _count(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        _fail(f"{where} must be a whole number >= 0, not {value!r}")
+    return value
+
+
+def read_position(cls, data, ruleset=None):
+    """Build a ``cls`` (GameState) from a position dict; see ``GameState.from_dict``."""
+    if not isinstance(data, dict):
+        _fail(f"a position must be a dict (JSON object), not {type(data).__name__}")
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        _fail(f"unknown position key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(_KEYS)}")
+    missing = [k for k in ("to_move", "hands", "table") if k not in data]
+    if missing:
+        _fail(f"position lacks required key(s) {', '.join(missing)} (required: to_move, hands, table)")
+    try:
+        if ruleset is None:
+            ruleset = Ruleset.from_dict(data.get("ruleset"))
+        elif not isinstance(ruleset, Ruleset):
+            ruleset = Ruleset.from_dict(ruleset)
+    except InvalidRulesetError as exc:
+        raise InvalidPositionError(f"ruleset: {exc}") from None
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        _fail(f"'seed' must be an int or null, not {seed!r}")
+    st = cls(ruleset, seed)
+    st.to_move = _seat(data["to_move"], "to_move", False)
+    st.hands = [sorted(h) for h in _pair(data, "hands", None, _cards)]
+    st.mulle = [sorted(h) for h in _pair(data, "mulle", [[], []], _cards)]
+    st.intake = [sorted(h) for h in _pair(data, "intake", [[], []], _cards)]
+    st.tabbe = _pair(data, "tabbe", [0, 0], _count)
+    st.deck = _cards(data.get("deck", []), "deck")
+    st.last_capturer = _seat(data.get("last_capturer"), "last_capturer", True)
+    table = data["table"]
+    if not isinstance(table, (list, tuple)):
+        _fail(f"'table' must be a list of cards and builds, not {table!r}")
+    loose: list[int] = []
+    for i, pile in enumerate(table):
+        if isinstance(pile, str):
+            loose.extend(_cards([pile], f"table[{i}]"))
+            continue
+        if not isinstance(pile, dict):
+            _fail(f"table[{i}] must be a card such as 'SP 2' or a build dict, not {pile!r}")
+        extra = sorted(set(pile) - _BUILD_KEYS)
+        if extra or "build" not in pile or "value" not in pile:
+            _fail(
+                f"table[{i}]: a build is {{'build': [cards], 'value': V, 'owner': 0|1|null, 'locked': bool}}"
+                + (f"; unknown key(s) {', '.join(extra)}" if extra else "; 'build' and 'value' are required")
+            )
+        cards = _cards(pile["build"], f"table[{i}].build")
+        value = pile["value"]
+        if isinstance(value, bool) or not isinstance(value, int) or not MIN_BUILD_VALUE <= value <= MAX_BUILD_VALUE:
+            _fail(
+                f"table[{i}]: build value {value!r} is impossible: a build is captured by a card of that hand "
+                f"value, so it lies from {MIN_BUILD_VALUE} to {MAX_BUILD_VALUE}"
+            )
+        if len(cards) < 2:
+            _fail(f"table[{i}]: a build holds two or more cards, not {len(cards)}")
+        if value in st.builds:
+            _fail(f"table[{i}]: a second build of value {value}; at most one build of each value exists (they merge)")
+        owner = _seat(pile.get("owner"), f"table[{i}].owner", True)
+        locked = pile.get("locked", False)
+        if not isinstance(locked, bool):
+            _fail(f"table[{i}].locked must be true or false, not {locked!r}")
+        st.builds[value] = (tuple(sorted(cards)), owner, locked)
+    st.loose = sorted(loose)
+    sheets = data.get("sheets", [])
+    if not isinstance(sheets, (list, tuple)):
+        _fail(f"'sheets' must be a list of [sheet0, sheet1] per finished set, not {sheets!r}")
+    for i, pair in enumerate(sheets):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            _fail(f"sheets[{i}] must be [sheet of seat 0, sheet of seat 1]")
+        for s in pair:
+            if not isinstance(s, dict) or set(s) != _SHEET_KEYS or not all(isinstance(s[k], int) for k in s):
+                _fail(f"sheets[{i}]: a score sheet has the int keys {', '.join(sorted(_SHEET_KEYS))}, not {s!r}")
+    st.sheets = [(dict(a), dict(b)) for a, b in sheets]
+    st.over = len(st.sheets) >= ruleset.sets
+    set_no = data.get("set", len(st.sheets) + 1 if not st.over else ruleset.sets)
+    if isinstance(set_no, bool) or not isinstance(set_no, int) or not 1 <= set_no <= ruleset.sets:
+        _fail(f"'set' must be a number from 1 to {ruleset.sets} (Ruleset.sets), not {set_no!r}")
+    st.set_no = set_no
+    per_deal = 2 * rules.HAND_SIZE
+    if len(st.deck) % per_deal:
+        _fail(f"the deck holds {len(st.deck)} cards; deals take {per_deal} at a time, so it must hold a multiple of {per_deal}")
+    derived_deal = rules.DEALS_PER_SET - len(st.deck) // per_deal
+    deal_no = data.get("deal", derived_deal)
+    if deal_no != derived_deal:
+        _fail(f"'deal' is {deal_no!r} but a deck of {len(st.deck)} cards means deal {derived_deal} of {rules.DEALS_PER_SET}")
+    if derived_deal < 1:
+        _fail(f"the deck holds {len(st.deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} left after a first deal")
+    st.deal_no = deal_no
+    if "over" in data and bool(data["over"]) != st.over:
+        _fail(f"'over' is {data['over']!r} but {len(st.sheets)} of {ruleset.sets} sets are scored")
+    st._recount()
+    check_invariants(st, complete=False)
+    return st
+
+
+def check_invariants(st, complete: bool = True) -> None:
+    """Raise :class:`InvalidPositionError` if ``st`` breaks a rule of RULES.md.
+
+    Checked: no face more than twice (exactly twice per set when ``complete``); every
+    build's owner holds a card of its value; at most one build per value; the player to
+    move has a legal move unless the game is over.
+    """
+    counts = [0] * NUM_FACES
+    piles = [*st.hands, st.loose, st.deck, *st.mulle, *st.intake] + [list(b[0]) for b in st.builds.values()]
+    for pile in piles:
+        for f in pile:
+            counts[f] += 1
+    over = [CARD_NAMES[f] for f in range(NUM_FACES) if counts[f] > COPIES]
+    if over:
+        _fail(f"card(s) {', '.join(over)} appear more than twice; two decks hold every card exactly twice")
+    total = sum(counts)
+    if complete and total != DECK_SIZE and not (st.over and total == DECK_SIZE):
+        missing = [CARD_NAMES[f] for f in range(NUM_FACES) if counts[f] < COPIES]
+        _fail(f"{total} cards accounted for, not {DECK_SIZE}; missing: {', '.join(missing)}")
+    for v, (cards, owner, _locked) in st.builds.items():
+        if owner is not None and not any(HAND_VALUE[f] == v for f in st.hands[owner]):
+            _fail(
+                f"player {owner} owns the build [{v}] but holds no card of hand value {v}; "
+                f"an owner always keeps a card to capture its build with (RULES.md 4.5)"
+            )
+    if st.over:
+        return
+    if not st.hands[st.to_move]:
+        _fail(f"player {st.to_move} is to move but holds no cards")
+    if not st.legal_move_ids():
+        _fail(f"player {st.to_move} is to move but has no legal move (RULES.md 4.6)")

@@ -1,0 +1,373 @@
+"""Legal move generation and move application (RULES.md 3-5).
+
+These functions work on a :class:`~mulle_env.engine.state.GameState`'s internals with
+ints and precomputed tables; they trust their caller. Legality is checked once, where
+input arrives (``GameState.play``), and :func:`explain` says why a move is not legal.
+"""
+
+from __future__ import annotations
+
+from .capture import forced_groups, gather_pairs, has_group, maximal_group_sets
+from .cards import (
+    CARD_NAMES,
+    CARDS,
+    HAND_VALUE,
+    INTAKE_POINTS,
+    MULLE_VALUE,
+    MULLE_VALUE_HAND,
+    TABLE_VALUE,
+)
+from .moves import (
+    BUILD,
+    BUILD_DOWN_ID,
+    BUILD_LOOSE_ID,
+    BUILD_UP_ID,
+    CAPTURE,
+    CAPTURE_ID,
+    DISCARD,
+    DISCARD_ID,
+    MAX_BUILD_VALUE,
+    MIN_BUILD_VALUE,
+    MOVES,
+    TROTTA,
+    TROTTA_ID,
+    Move,
+)
+
+TV = TABLE_VALUE
+HV = HAND_VALUE
+HAND_SIZE = 8
+TABLE_DEAL = 8
+DEALS_PER_SET = 6
+
+
+def _pair_exists(lc: list[int], value: int) -> bool:
+    for x in range(max(1, value - 13), (value + 1) // 2):
+        if lc[x] and lc[value - x]:
+            return True
+    if value % 2 == 0 and value // 2 <= 13:
+        return lc[value // 2] >= 2
+    return False
+
+
+def legal_ids(st) -> list[int]:
+    """Ids of every legal move for the player to move, in canonical order."""
+    p = st.to_move
+    hand = st.hands[p]
+    if st.over or not hand:
+        return []
+    opp = 1 - p
+    builds = st.builds
+    loose = st.loose
+    lc = [0] * 14
+    reach = 1
+    faces_by_value: dict[int, list[int]] = {}
+    prev = -1
+    for f in loose:
+        t = TV[f]
+        lc[t] += 1
+        reach = (reach | (reach << t)) & 0x3FFF
+        if f != prev:
+            prev = f
+            group = faces_by_value.get(t)
+            if group is None:
+                faces_by_value[t] = [f]
+            else:
+                group.append(f)
+    hc = [0] * 17
+    for c in hand:
+        hc[HV[c]] += 1
+    opp_locked = 0
+    critical = 0
+    owns = False
+    open_targets = []
+    for v, b in builds.items():
+        owner = b[1]
+        if owner == p:
+            owns = True
+            if hc[v] == 1:
+                critical |= 1 << v
+        elif b[2]:
+            if owner == opp:
+                opp_locked |= 1 << v
+        else:
+            open_targets.append((v, owner == opp))
+    loose_values = sorted(faces_by_value.items())
+    discard_needs_no_capture = st.ruleset.discard_only_if_no_capture
+    caps: list[int] = []
+    blds: list[int] = []
+    trots: list[int] = []
+    discs: list[int] = []
+    prev = -1
+    for c in hand:
+        if c == prev:
+            continue
+        prev = c
+        hv = HV[c]
+        tv = TV[c]
+        if hv <= 13:
+            can = lc[hv] > 0 or hv in builds or (reach >> hv) & 1
+        else:
+            can = hv in builds
+        if can:
+            caps.append(CAPTURE_ID[c])
+        if (critical >> hv) & 1:
+            continue  # the last card reserved for an own build may only capture it
+        hc[hv] -= 1  # reservations are checked on the hand after c leaves it
+        row = BUILD_LOOSE_ID[c]
+        for t, faces in loose_values:
+            v = t + tv
+            if v > MAX_BUILD_VALUE:
+                break
+            if hc[v] and not (opp_locked >> v) & 1:
+                for f in faces:
+                    blds.append(row[f])
+        for v0, is_opp in open_targets:
+            v = v0 + tv
+            if v <= MAX_BUILD_VALUE and hc[v] and not (opp_locked >> v) & 1:
+                blds.append(BUILD_UP_ID[c][v0])
+            if is_opp:
+                v = v0 - tv
+                if v >= MIN_BUILD_VALUE and hc[v] and not (opp_locked >> v) & 1:
+                    blds.append(BUILD_DOWN_ID[c][v0])
+        if hc[hv] and not (opp_locked >> hv) & 1:
+            if hv in builds or (hv <= 13 and lc[hv]) or _pair_exists(lc, hv):
+                trots.append(TROTTA_ID[c])
+        hc[hv] += 1
+        if not owns and not (can and discard_needs_no_capture):
+            discs.append(DISCARD_ID[c])
+    blds.sort()
+    return caps + blds + trots + discs
+
+
+def legal_moves(st) -> list[Move]:
+    """Every legal :class:`Move`; expands captures under ``forced_capture=False``."""
+    ids = legal_ids(st)
+    if st.ruleset.forced_capture:
+        return [MOVES[i] for i in ids]
+    out: list[Move] = []
+    for i in ids:
+        m = MOVES[i]
+        if m.kind == CAPTURE:
+            out.extend(capture_choices(st, m.card))
+        else:
+            out.append(m)
+    return out
+
+
+def capture_choices(st, c: int) -> list[Move]:
+    """The capture moves of card ``c`` under ``forced_capture=False`` (RULES.md 4.1.3)."""
+    p = st.to_move
+    hv = HV[c]
+    b = st.builds.get(hv)
+    if hv > 13 or (c in st.loose and not (b and b[1] == p)):
+        return [MOVES[CAPTURE_ID[c]]]  # special card or mulle capture: nothing to choose
+    singles = [f for f in st.loose if TV[f] == hv]
+    sets = maximal_group_sets(st.loose, hv) or [()]
+    card = CARDS[c]
+    return [
+        Move(CAPTURE, card, taking=tuple(CARDS[f] for f in sorted(singles + list(s))))
+        if singles or s
+        else MOVES[CAPTURE_ID[c]]  # only the build is taken: nothing to name
+        for s in sets
+    ]
+
+
+def _mulle_table(st):
+    return MULLE_VALUE_HAND if st.ruleset.mulle_hand_values else MULLE_VALUE
+
+
+def _remove_all(pile: list[int], cards) -> None:
+    for f in cards:
+        pile.remove(f)
+
+
+def _gather(st, value: int) -> list[int]:
+    """Take value ``value`` off the table for a build or trotta (RULES.md 3)."""
+    out: list[int] = []
+    b = st.builds.pop(value, None)
+    if b is not None:
+        out.extend(b[0])
+    loose = st.loose
+    if loose:
+        singles = [f for f in loose if TV[f] == value] if value <= 13 else []
+        pairs = gather_pairs(loose, value)
+        if singles or pairs:
+            _remove_all(loose, singles)
+            _remove_all(loose, pairs)
+            out.extend(singles)
+            out.extend(pairs)
+    return out
+
+
+def _capture(st, p: int, c: int, taking) -> list[int]:
+    hv = HV[c]
+    loose = st.loose
+    builds = st.builds
+    b = builds.get(hv)
+    if hv <= 13 and c in loose and not (b is not None and b[1] == p):
+        loose.remove(c)
+        taken = [c]
+    elif hv > 13:
+        taken = list(b[0])
+        del builds[hv]
+    else:
+        taken = []
+        if b is not None:
+            taken.extend(b[0])
+            del builds[hv]
+        if taking is not None:
+            chosen = list(taking)
+        else:
+            singles = [f for f in loose if TV[f] == hv]
+            chosen = singles + forced_groups(loose, hv, taken, _mulle_table(st))
+        _remove_all(loose, chosen)
+        taken.extend(chosen)
+    captured = sorted(taken + [c])
+    mv = _mulle_table(st)
+    mulle = st.mulle[p]
+    intake = st.intake[p]
+    prev = -1
+    pts = 0
+    ipts = 0
+    for f in captured:
+        ipts += INTAKE_POINTS[f]
+        if f == prev:  # both copies of one face: a mulle (RULES.md 4.1.5)
+            mulle.append(f)
+            pts += mv[f]
+            prev = -1
+        else:
+            intake.append(f)
+            prev = f
+    st.mpts[p] += pts
+    st.ipts[p] += ipts
+    if not loose and not builds:
+        st.tabbe[p] += 1
+    st.last_capturer = p
+    return captured
+
+
+def apply(st, move: Move) -> None:
+    """Apply a legal move (trusted) and advance turn, deal and set."""
+    p = st.to_move
+    c = int(move.card)
+    st.hands[p].remove(c)
+    kind = move.kind
+    if kind == CAPTURE:
+        _capture(st, p, c, None if move.taking is None else [int(f) for f in move.taking])
+    elif kind == BUILD:
+        if move.on is not None:
+            st.loose.remove(move.on)
+            cards = [int(move.on), c]
+        else:
+            cards = list(st.builds.pop(move.on_build)[0])
+            cards.append(c)
+        gathered = _gather(st, move.to)
+        cards.extend(gathered)
+        cards.sort()
+        st.builds[move.to] = (tuple(cards), p, bool(gathered) or st.ruleset.lock_every_build)
+    elif kind == TROTTA:
+        cards = _gather(st, HV[c])
+        cards.append(c)
+        cards.sort()
+        st.builds[HV[c]] = (tuple(cards), p, True)
+    else:
+        loose = st.loose
+        i = 0
+        n = len(loose)
+        while i < n and loose[i] < c:
+            i += 1
+        loose.insert(i, c)
+    st.to_move = 1 - p
+    st.last_move = (p, move)
+    st._legal = None
+    if not st.hands[0] and not st.hands[1]:
+        end_deal(st)
+
+
+def end_deal(st) -> None:
+    """Deal the next 8 cards each, or end the set when the deck is empty (RULES.md 5)."""
+    deck = st.deck
+    if deck:
+        st.hands[0] = sorted(deck[:HAND_SIZE])
+        st.hands[1] = sorted(deck[HAND_SIZE : 2 * HAND_SIZE])
+        del deck[: 2 * HAND_SIZE]
+        st.deal_no += 1
+        st.to_move = st.leader()
+        return
+    end_set(st)
+
+
+def end_set(st) -> None:
+    """Leftovers to the last capturer, score the set, start the next or end the game."""
+    left = list(st.loose)
+    for b in st.builds.values():
+        left.extend(b[0])
+    st.loose = []
+    st.builds = {}
+    if left and st.last_capturer is not None:
+        st.intake[st.last_capturer].extend(left)
+        st.intake[st.last_capturer].sort()
+        st.ipts[st.last_capturer] += sum(INTAKE_POINTS[f] for f in left)
+    st.sheets.append((st.set_sheet(0), st.set_sheet(1)))
+    if len(st.sheets) >= st.ruleset.sets:
+        st.over = True
+        return
+    st.set_no += 1
+    st.deal_set()
+
+
+def explain(st, move: Move) -> str:
+    """Why ``move`` is not legal here, in words a player understands."""
+    p = st.to_move
+    hand = st.hands[p]
+    c = int(move.card)
+    name = CARD_NAMES[c]
+    if c not in hand:
+        return f"{name} is not in your hand (hand: {', '.join(CARD_NAMES[f] for f in hand)})"
+    hv, tv = HV[c], TV[c]
+    own = sorted(v for v, b in st.builds.items() if b[1] == p)
+    hc = [0] * 17
+    for f in hand:
+        hc[HV[f]] += 1
+    if hv in own and hc[hv] == 1 and move.kind != CAPTURE:
+        return f"{name} is your last card of value {hv}, reserved for your build [{hv}]: it may only capture it"
+    if move.kind == CAPTURE:
+        if hv > 13:
+            return f"{name} has hand value {hv} and can only capture the build [{hv}], and there is none"
+        if move.taking is not None:
+            if st.ruleset.forced_capture:
+                return "captures name no cards under forced capture: write 'capture <card>'"
+            options = capture_choices(st, c)
+            return f"{name} cannot take exactly those cards; its captures are: {', '.join(map(str, options))}"
+        return f"{name} captures nothing: no loose card of value {hv}, no build [{hv}], no loose cards summing to {hv}"
+    if move.kind == DISCARD:
+        if own:
+            return f"you own the build{'s' if len(own) > 1 else ''} {' '.join(f'[{v}]' for v in own)}, so you may not discard"
+        return f"{name} could capture (capture {name}), so it may not be discarded"
+    hc[hv] -= 1
+    opp_locked = {v for v, b in st.builds.items() if b[1] == 1 - p and b[2]}
+    if move.kind == TROTTA:
+        if not hc[hv]:
+            return f"trotta needs another card of hand value {hv} in your hand after {name}"
+        if hv in opp_locked:
+            return f"the opponent owns the locked build [{hv}]"
+        return f"trotta {name} would gather nothing: no build [{hv}], no loose card or pair of value {hv}"
+    if move.on is not None:
+        if move.on not in st.loose:
+            return f"there is no loose {CARD_NAMES[move.on]} on the table"
+    else:
+        b = st.builds.get(move.on_build)
+        if b is None:
+            return f"there is no build [{move.on_build}] on the table"
+        if b[1] == p:
+            return f"you own the build [{move.on_build}]: you may not change its value until the opponent builds on it"
+        if b[2]:
+            return f"the build [{move.on_build}] is locked"
+        if move.to < move.on_build and b[1] != 1 - p:
+            return f"only an opponent's build may be built down, and [{move.on_build}] has no owner"
+    if move.to in opp_locked:
+        return f"the new build [{move.to}] would merge into the opponent's locked build [{move.to}]"
+    if not hc[move.to]:
+        return f"after playing {name} you would hold no card of hand value {move.to} to capture [{move.to}] with"
+    return f"{move} is not legal here"

@@ -1,0 +1,66 @@
+"""The :class:`Ruleset`: every variant flag of RULES.md as one frozen value."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from .errors import InvalidRulesetError
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    """The rules a game is played by; the defaults are RULES.md's.
+
+    Attributes:
+        sets: Sets (omgångar) per game (RULES.md 1.3).
+        forced_capture: A capture takes the largest collection of groups (4.1.3). With
+            ``False`` every maximal collection is a separate move that names its cards.
+        lock_every_build: Every build is locked as soon as it is made (4.2.6).
+        discard_only_if_no_capture: A card that could capture may not be discarded
+            (4.4.2); ``False`` lifts that restriction.
+        mulle_hand_values: SP 2 and RU 10 score their hand values 15 and 16 in the
+            mulle pile instead of 2 and 10 (6.1).
+    """
+
+    sets: int = 2
+    forced_capture: bool = True
+    lock_every_build: bool = False
+    discard_only_if_no_capture: bool = True
+    mulle_hand_values: bool = False
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("bool", bool):
+                if not isinstance(value, bool):
+                    raise InvalidRulesetError(
+                        f"Ruleset.{f.name} must be True or False, not {value!r}"
+                    )
+        if isinstance(self.sets, bool) or not isinstance(self.sets, int) or not 1 <= self.sets <= 100:
+            raise InvalidRulesetError(f"Ruleset.sets must be an int from 1 to 100, not {self.sets!r}")
+
+    def to_dict(self) -> dict:
+        """All flags as a plain dict (the canonical JSON form)."""
+        return asdict(self)
+
+    def changes(self) -> dict:
+        """Only the flags that differ from the defaults (``{}`` for default rules)."""
+        default = Ruleset()
+        return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Ruleset:
+        """Build from a dict of flags; unknown keys are an error that lists the known ones."""
+        if data is None:
+            return cls()
+        if isinstance(data, Ruleset):
+            return data
+        if not isinstance(data, dict):
+            raise InvalidRulesetError(f"a ruleset must be a dict of flags, not {data!r}")
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise InvalidRulesetError(
+                f"unknown ruleset flag(s) {', '.join(unknown)}; known flags: {', '.join(known)}"
+            )
+        return cls(**data)

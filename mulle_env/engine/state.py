@@ -1,0 +1,479 @@
+"""The game state: one mutable type with a canonical JSON form and a stable hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import rules
+from .cards import (
+    CARD_NAMES,
+    CARDS,
+    COPIES,
+    DECK_SIZE,
+    HAND_VALUE,
+    INTAKE_POINTS,
+    MULLE_VALUE,
+    MULLE_VALUE_HAND,
+    NUM_FACES,
+    Card,
+    parse_card,
+)
+from .errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
+from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE, MOVES, Move
+from .rng import derive_seed, shuffled
+from .ruleset import Ruleset
+
+#: Version of the engine's rules and canonical form; results files record it.
+ENGINE_VERSION = "1.0"
+
+SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
+INTAKE_BONUS_FROM = 20
+
+_POSITION_KEYS = (
+    "ruleset", "seed", "set", "deal", "to_move", "hands", "table", "deck",
+    "mulle", "intake", "tabbe", "last_capturer", "sheets", "over",
+)
+_BUILD_KEYS = ("build", "value", "owner", "locked")
+
+
+def sheet(mulle: int, tabbe: int, intake: int) -> dict:
+    """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
+    bonus = 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+    return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
+
+
+def add_sheets(sheets: Iterable[dict]) -> dict:
+    """Sum score sheets key by key."""
+    out = dict.fromkeys(SHEET_KEYS, 0)
+    for s in sheets:
+        for k in SHEET_KEYS:
+            out[k] += s[k]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """A build on the table as a player sees it."""
+
+    value: int
+    cards: tuple[Card, ...]
+    owner: int | None
+    locked: bool
+
+    def __str__(self) -> str:
+        lock = ", locked" if self.locked else ""
+        owner = "nobody" if self.owner is None else f"player {self.owner}"
+        return f"[{self.value}] {' + '.join(map(str, self.cards))} ({owner}{lock})"
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """How a finished game ended.
+
+    Attributes:
+        sheets: Per player, the list of per-set score sheets.
+        totals: Per player, the game sheet (sum of the set sheets).
+        scores: The two game totals by seat.
+        winner: 0, 1, or ``None`` for a draw.
+    """
+
+    sheets: tuple[tuple[dict, ...], tuple[dict, ...]]
+    totals: tuple[dict, dict]
+    scores: tuple[int, int]
+    winner: int | None
+
+    def to_dict(self) -> dict:
+        """Plain JSON form."""
+        return {
+            "sheets": [list(s) for s in self.sheets],
+            "totals": list(self.totals),
+            "scores": list(self.scores),
+            "winner": self.winner,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """What one player may know: everything public plus their own hand, nothing more.
+
+    Built by :meth:`GameState.view`; agents and observation encoders see only this.
+    """
+
+    player: int
+    to_move: int
+    hand: tuple[Card, ...]
+    opponent_hand_size: int
+    deck_size: int
+    loose: tuple[Card, ...]
+    builds: tuple[Build, ...]
+    mulle: tuple[tuple[Card, ...], tuple[Card, ...]]
+    intake: tuple[tuple[Card, ...], tuple[Card, ...]]
+    tabbe: tuple[int, int]
+    scores: tuple[dict, dict]
+    sheets: tuple[tuple[dict, dict], ...]
+    set_no: int
+    deal_no: int
+    last_capturer: int | None
+    last_move: tuple[int, Move] | None
+    ruleset: Ruleset
+    over: bool
+
+    def unseen(self) -> list[Card]:
+        """Cards of this set the player has not seen: the opponent's hand plus the deck."""
+        counts = [COPIES] * NUM_FACES
+        for pile in (self.hand, self.loose, *self.mulle, *self.intake):
+            for f in pile:
+                counts[f] -= 1
+        for b in self.builds:
+            for f in b.cards:
+                counts[f] -= 1
+        return [CARDS[f] for f in range(NUM_FACES) for _ in range(counts[f])]
+
+    def legal_moves(self) -> list[Move]:
+        """The player's legal moves (they depend only on what the player can see)."""
+        if self.to_move != self.player:
+            return []
+        return GameState.from_view(self, [], []).legal_moves() if self.hand else []
+
+
+class GameState:
+    """A position of a game of Mulle, and the game's rules applied to it.
+
+    Create one with :func:`new_game` or :meth:`from_dict`; play with :meth:`play`.
+    ``play`` mutates the state (and returns it); :meth:`copy` gives an independent one.
+    """
+
+    __slots__ = (
+        "ruleset", "seed", "hands", "loose", "builds", "deck", "mulle", "intake",
+        "tabbe", "to_move", "set_no", "deal_no", "last_capturer", "sheets", "over",
+        "mpts", "ipts", "last_move", "_legal",
+    )
+
+    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
+        self.ruleset = ruleset if ruleset is not None else Ruleset()
+        self.seed = seed
+        self.hands: list[list[int]] = [[], []]
+        self.loose: list[int] = []
+        self.builds: dict[int, tuple[tuple[int, ...], int | None, bool]] = {}
+        self.deck: list[int] = []
+        self.mulle: list[list[int]] = [[], []]
+        self.intake: list[list[int]] = [[], []]
+        self.tabbe = [0, 0]
+        self.to_move = 0
+        self.set_no = 1
+        self.deal_no = 1
+        self.last_capturer: int | None = None
+        self.sheets: list[tuple[dict, dict]] = []
+        self.over = False
+        self.mpts = [0, 0]
+        self.ipts = [0, 0]
+        self.last_move: tuple[int, Move] | None = None
+        self._legal: list[int] | None = None
+
+    # ----- dealing -------------------------------------------------------------
+    def leader(self) -> int:
+        """Seat leading the current deal: seat 0 leads the game's first deal, then they alternate."""
+        return ((self.set_no - 1) * rules.DEALS_PER_SET + self.deal_no - 1) % 2
+
+    def deal_set(self) -> None:
+        """Shuffle a fresh 104-card deck for the current set and make its first deal."""
+        seed = 0 if self.seed is None else self.seed
+        deck = shuffled([f for f in range(NUM_FACES) for _ in range(COPIES)], derive_seed(seed, self.set_no))
+        h = rules.HAND_SIZE
+        self.hands = [sorted(deck[:h]), sorted(deck[h : 2 * h])]
+        self.loose = sorted(deck[2 * h : 2 * h + rules.TABLE_DEAL])
+        self.deck = deck[2 * h + rules.TABLE_DEAL :]
+        self.builds = {}
+        self.mulle = [[], []]
+        self.intake = [[], []]
+        self.tabbe = [0, 0]
+        self.mpts = [0, 0]
+        self.ipts = [0, 0]
+        self.last_capturer = None
+        self.deal_no = 1
+        self.to_move = self.leader()
+        self._legal = None
+
+    # ----- rules -----------------------------------------------------------------
+    def legal_move_ids(self) -> list[int]:
+        """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order.
+
+        Under ``forced_capture=False`` a capture's id stands for all its choices.
+        """
+        ids = self._legal
+        if ids is None:
+            ids = self._legal = rules.legal_ids(self)
+        return ids
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move for the player to move, in canonical order."""
+        if self.ruleset.forced_capture:
+            return [MOVES[i] for i in self.legal_move_ids()]
+        return rules.legal_moves(self)
+
+    def is_legal(self, move: Move | str) -> bool:
+        """True if ``move`` (a Move or its text) is legal here."""
+        try:
+            self._check(move)
+        except MulleError:
+            return False
+        return True
+
+    def _check(self, move: Move | str) -> Move:
+        if self.over:
+            raise GameOverError(f"the game is over (final scores {self.scores()}); no move can be played")
+        if isinstance(move, str):
+            move = Move.from_str(move)
+        elif not isinstance(move, Move):
+            raise InvalidMoveError(f"a move must be a Move or its text, not {move!r}")
+        if move.id is not None:
+            if move.id in self.legal_move_ids() and (self.ruleset.forced_capture or move.kind != "capture"):
+                return move
+            if not self.ruleset.forced_capture and move.kind == "capture" and move.id in self.legal_move_ids():
+                choices = rules.capture_choices(self, move.card)
+                if move in choices:
+                    return move
+                raise IllegalMoveError(
+                    f"illegal move {str(move)!r} for player {self.to_move}: with forced_capture=False a capture "
+                    f"names what it takes; choose one of: {', '.join(map(str, choices))}"
+                )
+        elif move in rules.legal_moves(self):
+            return move
+        raise IllegalMoveError(f"illegal move {str(move)!r} for player {self.to_move}: {rules.explain(self, move)}")
+
+    def play(self, move: Move | str) -> GameState:
+        """Check and apply one move (a :class:`Move` or its text); returns ``self``.
+
+        Raises :class:`IllegalMoveError` (saying why) and leaves the state untouched
+        when the move is not legal here.
+        """
+        rules.apply(self, self._check(move))
+        return self
+
+    def play_unchecked(self, move: Move) -> GameState:
+        """Apply a move known to be legal (from :meth:`legal_moves`), skipping the check."""
+        rules.apply(self, move)
+        return self
+
+    def is_over(self) -> bool:
+        """True once the last set has been scored."""
+        return self.over
+
+    # ----- scores ----------------------------------------------------------------
+    def set_sheet(self, player: int) -> dict:
+        """The current set's score sheet for ``player`` so far."""
+        return sheet(self.mpts[player], self.tabbe[player], self.ipts[player])
+
+    def score(self, player: int) -> dict:
+        """``player``'s game sheet so far: finished sets plus the set in play."""
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        done = [s[player] for s in self.sheets]
+        if not self.over:
+            done.append(self.set_sheet(player))
+        return add_sheets(done)
+
+    def scores(self) -> tuple[int, int]:
+        """Both game totals so far."""
+        return self.score(0)["total"], self.score(1)["total"]
+
+    def result(self) -> GameResult:
+        """Score sheets and winner of a finished game; raises if the game is not over."""
+        if not self.over:
+            raise IllegalMoveError(f"the game is not over yet (set {self.set_no}, deal {self.deal_no})")
+        per = tuple(tuple(s[p] for s in self.sheets) for p in (0, 1))
+        totals = (add_sheets(per[0]), add_sheets(per[1]))
+        a, b = totals[0]["total"], totals[1]["total"]
+        return GameResult(per, totals, (a, b), 0 if a > b else 1 if b > a else None)
+
+    # ----- copies, views, canonical form ------------------------------------------
+    def copy(self) -> GameState:
+        """An independent copy (cheap: lists and tuples only)."""
+        st = GameState.__new__(GameState)
+        st.ruleset = self.ruleset
+        st.seed = self.seed
+        st.hands = [self.hands[0][:], self.hands[1][:]]
+        st.loose = self.loose[:]
+        st.builds = dict(self.builds)
+        st.deck = self.deck[:]
+        st.mulle = [self.mulle[0][:], self.mulle[1][:]]
+        st.intake = [self.intake[0][:], self.intake[1][:]]
+        st.tabbe = self.tabbe[:]
+        st.to_move = self.to_move
+        st.set_no = self.set_no
+        st.deal_no = self.deal_no
+        st.last_capturer = self.last_capturer
+        st.sheets = self.sheets[:]
+        st.over = self.over
+        st.mpts = self.mpts[:]
+        st.ipts = self.ipts[:]
+        st.last_move = self.last_move
+        st._legal = self._legal
+        return st
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know: own hand, the table, public piles and counts."""
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        return PlayerView(
+            player=player,
+            to_move=self.to_move,
+            hand=tuple(CARDS[f] for f in self.hands[player]),
+            opponent_hand_size=len(self.hands[1 - player]),
+            deck_size=len(self.deck),
+            loose=tuple(CARDS[f] for f in self.loose),
+            builds=self._build_views(),
+            mulle=(tuple(CARDS[f] for f in sorted(self.mulle[0])), tuple(CARDS[f] for f in sorted(self.mulle[1]))),
+            intake=(tuple(CARDS[f] for f in sorted(self.intake[0])), tuple(CARDS[f] for f in sorted(self.intake[1]))),
+            tabbe=(self.tabbe[0], self.tabbe[1]),
+            scores=(self.score(0), self.score(1)),
+            sheets=tuple(self.sheets),
+            set_no=self.set_no,
+            deal_no=self.deal_no,
+            last_capturer=self.last_capturer,
+            last_move=self.last_move,
+            ruleset=self.ruleset,
+            over=self.over,
+        )
+
+    def _build_views(self) -> tuple[Build, ...]:
+        return tuple(
+            Build(v, tuple(CARDS[f] for f in b[0]), b[1], b[2]) for v, b in sorted(self.builds.items())
+        )
+
+    @classmethod
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None) -> GameState:
+        """A full state consistent with ``view``, given guesses for the hidden cards.
+
+        Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
+        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals.
+        """
+        st = cls(view.ruleset, seed)
+        p = view.player
+        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
+        st.hands[p] = [int(f) for f in view.hand]
+        st.hands[1 - p] = hidden
+        st.loose = [int(f) for f in view.loose]
+        st.builds = {b.value: (tuple(int(f) for f in b.cards), b.owner, b.locked) for b in view.builds}
+        st.deck = [int(f) if isinstance(f, int) else parse_card(f) for f in deck]
+        st.mulle = [[int(f) for f in view.mulle[0]], [int(f) for f in view.mulle[1]]]
+        st.intake = [[int(f) for f in view.intake[0]], [int(f) for f in view.intake[1]]]
+        st.tabbe = list(view.tabbe)
+        st.to_move = view.to_move
+        st.set_no = view.set_no
+        st.deal_no = view.deal_no
+        st.last_capturer = view.last_capturer
+        st.sheets = list(view.sheets)
+        st.over = view.over
+        st._recount()
+        return st
+
+    def _recount(self) -> None:
+        mv = MULLE_VALUE_HAND if self.ruleset.mulle_hand_values else MULLE_VALUE
+        self.mpts = [sum(mv[f] for f in self.mulle[p]) for p in (0, 1)]
+        self.ipts = [sum(INTAKE_POINTS[f] for f in self.mulle[p] + self.intake[p]) for p in (0, 1)]
+
+    def to_dict(self) -> dict:
+        """The canonical JSON form: every field, piles sorted, builds by value."""
+        table: list = [CARD_NAMES[f] for f in self.loose]
+        for v, b in sorted(self.builds.items()):
+            table.append({"build": [CARD_NAMES[f] for f in b[0]], "value": v, "owner": b[1], "locked": b[2]})
+        return {
+            "ruleset": self.ruleset.to_dict(),
+            "seed": self.seed,
+            "set": self.set_no,
+            "deal": self.deal_no,
+            "to_move": self.to_move,
+            "hands": [[CARD_NAMES[f] for f in h] for h in self.hands],
+            "table": table,
+            "deck": [CARD_NAMES[f] for f in self.deck],
+            "mulle": [[CARD_NAMES[f] for f in sorted(m)] for m in self.mulle],
+            "intake": [[CARD_NAMES[f] for f in sorted(m)] for m in self.intake],
+            "tabbe": list(self.tabbe),
+            "last_capturer": self.last_capturer,
+            "sheets": [[dict(s[0]), dict(s[1])] for s in self.sheets],
+            "over": self.over,
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON text (sorted keys, no spaces): what :meth:`key` hashes."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def key(self) -> str:
+        """Stable hash of the canonical form: equal in every process and on every machine."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GameState) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable: use key()
+
+    def __repr__(self) -> str:
+        return (
+            f"<GameState set {self.set_no} deal {self.deal_no} to_move {self.to_move} "
+            f"scores {self.scores()}{' over' if self.over else ''}>"
+        )
+
+    def __str__(self) -> str:
+        from .render import render_state
+
+        return render_state(self)
+
+    @classmethod
+    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameState:
+        """Read a position (canonical or hand-written); see docs/engine.md for the keys.
+
+        Only ``to_move``, ``hands`` and ``table`` are required. ``ruleset`` given here
+        wins over the dict's. Raises :class:`InvalidPositionError` naming what is wrong.
+        """
+        from .position import read_position
+
+        return read_position(cls, data, ruleset)
+
+    @classmethod
+    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
+        """Read a position from JSON text."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
+        return cls.from_dict(data, ruleset)
+
+    def check_invariants(self, complete: bool = True) -> None:
+        """Assert the invariants of RULES.md; raise :class:`InvalidPositionError` if broken.
+
+        ``complete``: the state comes from a full deal, so all 104 cards of the set
+        must be accounted for exactly once.
+        """
+        from .position import check_invariants
+
+        check_invariants(self, complete)
+
+
+def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
+    """A new game: first deal of the first set done, seat 0 to move."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, not {seed!r}")
+    if ruleset is not None and not isinstance(ruleset, Ruleset):
+        ruleset = Ruleset.from_dict(ruleset)
+    st = GameState(ruleset, seed)
+    st.deal_set()
+    return st
+
+
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
+    """The state reached by playing ``moves`` from ``new_game(seed, ruleset)``.
+
+    Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
+    position in the list.
+    """
+    st = new_game(seed, ruleset)
+    for i, m in enumerate(moves):
+        try:
+            st.play(m)
+        except MulleError as exc:
+            raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
+    return st
