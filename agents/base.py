@@ -1,0 +1,39 @@
+"""The one small interface every Mulle player implements."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from mulle_env.engine import Move, PlayerView
+
+
+class Agent:
+    """A player: chooses a move from what its seat may know.
+
+    Subclasses implement :meth:`act`; :meth:`reset` and :meth:`observe` are hooks for
+    agents that remember. An agent never sees hidden information: the arena and the
+    environments hand it ``state.view(player)`` only. Given the same ``rng`` state an
+    agent makes the same choices, and every agent pickles (arena workers build agents
+    from their specs).
+
+    Attributes:
+        name: Registry name (``"random"``, ``"pimc"``, ...).
+        spec: The spec string that rebuilds this agent with :func:`agents.make`.
+    """
+
+    name: str = "agent"
+    spec: str = "agent"
+
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
+        """Return one of ``legal_moves`` for the position ``view``."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything: a new game starts."""
+
+    def observe(self, event: tuple[int, Move]) -> None:
+        """Hear that ``event = (player, move)`` was just played (by either seat)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec!r}>"
