@@ -1,0 +1,100 @@
+"""One-ply look-ahead: bank points now, keep what the opponent can take next small.
+
+Evaluation of a move ``m`` (higher is better)::
+
+    value(m) = points(m) + build(m) - risk * exposure(m)
+
+* ``points(m)``: mulle points + tabbe + intake points the move banks now (the set's
+  score difference is exactly mulle + tabbe + intake-point difference, see
+  :mod:`agents.evaluation`).
+* ``build(m)``: for a build or trotta, the points inside the mover's build, which the
+  mover is committed to capture next turn.
+* ``exposure(m)``: the opponent's best reply capture on the table the move leaves:
+  ``max over faces c`` of ``P(opponent holds c) * points of capturing with c`` where
+  ``c`` ranges over the faces the player has not seen and ``P`` is the chance that at
+  least one unseen copy of ``c`` is in the opponent's hand (drawn without replacement
+  from the unseen cards). Captures of the player's own build count here too.
+
+Ties go to the heuristic's order (:func:`agents.heuristic.rank_moves`).
+"""
+
+from __future__ import annotations
+
+from mulle_env.engine.moves import CAPTURE_ID, MOVES
+
+from .base import Agent
+from .evaluation import twin_counts, view_state
+from .heuristic import rank_moves
+
+
+def hold_probability(copies: int, hand_size: int, unseen: int) -> float:
+    """Chance that a hand of ``hand_size`` drawn from ``unseen`` cards holds one of ``copies``."""
+    if copies <= 0 or hand_size <= 0 or unseen <= 0:
+        return 0.0
+    miss = 1.0
+    for i in range(hand_size):
+        miss *= max(0.0, (unseen - copies - i) / (unseen - i))
+    return 1.0 - miss
+
+
+def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen: int) -> float:
+    """Largest ``P(hold c) * points(capture with c)`` for the opponent to move in ``st``."""
+    worst = 0.0
+    saved = st.hands[opponent]
+    before = st.mpts[opponent] + st.tabbe[opponent] + st.ipts[opponent]
+    for face, k in enumerate(counts):
+        if not k:
+            continue
+        p = hold_probability(k, hand_size, unseen)
+        if p * 40 <= worst:  # no capture is worth more than ~40 points
+            continue
+        st.hands[opponent] = [face, face]  # two copies: the capture never empties the hand
+        st._legal = None
+        if CAPTURE_ID[face] in st.legal_move_ids():
+            trial = st.copy()
+            trial.play_unchecked(_capture_move(face))
+            gain = trial.mpts[opponent] + trial.tabbe[opponent] + trial.ipts[opponent] - before
+            worst = max(worst, p * gain)
+    st.hands[opponent] = saved
+    st._legal = None
+    return worst
+
+
+def _capture_move(face: int):
+    return MOVES[CAPTURE_ID[face]]
+
+
+class GreedyAgent(Agent):
+    """One-ply look-ahead: points now plus own build, minus the opponent's best reply capture.
+
+    Args:
+        risk: Weight of the opponent's expected best reply capture (0 ignores it).
+    """
+
+    name = spec = "greedy"
+
+    def __init__(self, risk: float = 1.0) -> None:
+        if risk < 0:
+            raise ValueError(f"risk must be >= 0, not {risk!r}")
+        self.risk = risk
+
+    def act(self, view, legal_moves, rng):
+        """The move with the best one-ply value (module docstring)."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        me = view.player
+        opp = 1 - me
+        counts = twin_counts(view)
+        unseen = sum(counts)
+        base = view_state(view)
+        best, best_value = None, None
+        for key, eff in rank_moves(view, legal_moves):
+            st = base.copy()
+            st.play_unchecked(eff.move)
+            value = eff.points + eff.build_points
+            if self.risk:
+                hand = view.opponent_hand_size or min(8, unseen)
+                value -= self.risk * reply_exposure(st, opp, counts, hand, unseen)
+            if best_value is None or value > best_value + 1e-9:
+                best, best_value = eff.move, value
+        return best
