@@ -1,0 +1,204 @@
+"""The action codec: one fixed ``Discrete(NUM_ACTIONS)`` space shared by the envs and agents.
+
+An action index is the engine's dense move id (:attr:`Move.id`), so an index always
+means the same kind of move with the same hand card and the same target, in every
+state: ``capture KL 9`` is always 8, ``build HJ 6 on RU 10 to 16`` always the same
+index. The target is part of the index (a loose card's face, or a build's value and
+the direction), so two different legal moves never share one. Layout (exact ranges in
+:data:`ACTION_LAYOUT` and docs/environments.md):
+
+======================  ==========================================================
+indices                 moves
+======================  ==========================================================
+``0 .. 51``             ``capture <card>``, by card
+``52 .. 2707``          ``build <card> on <loose face> to V`` then ``on [V0]`` up,
+                        down; grouped by card (canonical card order)
+``2708 .. 2759``        ``trotta <card>``, by card
+``2760 .. 2811``        ``discard <card>``, by card
+======================  ==========================================================
+
+Only ``forced_capture=True`` (the default) fits a fixed space: with
+``forced_capture=False`` a capture also names the cards it takes, and those choices
+have no id. :func:`check_ruleset` rejects such rulesets with
+:class:`UnsupportedRulesetError`.
+
+>>> import mulle_env as me
+>>> from mulle_env import codec
+>>> st = me.new_game(seed=7)
+>>> i = codec.encode(st, st.legal_moves()[0])
+>>> codec.decode(st, i) == st.legal_moves()[0]
+True
+>>> int(codec.legal_mask(st).sum()) == len(st.legal_moves())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import rules
+from .engine.cards import CARD_NAMES, NUM_FACES
+from .engine.errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidRulesetError
+from .engine.moves import (
+    BUILD_DOWN_ID,
+    BUILD_LOOSE_ID,
+    BUILD_UP_ID,
+    CAPTURE_ID,
+    DISCARD_ID,
+    MOVES,
+    NUM_MOVE_IDS,
+    TROTTA_ID,
+    Move,
+)
+from .engine.ruleset import Ruleset
+from .engine.state import GameState
+
+__all__ = [
+    "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
+    "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
+    "encode", "decode", "legal_mask", "legal_indices", "describe", "action_to_move",
+]
+
+#: Size of the action space: one index per move id.
+NUM_ACTIONS: int = NUM_MOVE_IDS
+
+#: Card plays per set: 104 cards, 8 of them dealt face up to the table.
+MOVES_PER_SET: int = 104 - 8
+
+
+def max_game_length(ruleset: Ruleset | None = None) -> int:
+    """Moves in a game under ``ruleset``: every move plays one card, so exactly 96 per set."""
+    return MOVES_PER_SET * (ruleset or Ruleset()).sets
+
+
+#: Moves (both players) in a game under the default ruleset (2 sets). Exact, not a bound.
+MAX_GAME_LENGTH: int = max_game_length()
+
+#: Decisions one seat makes in a default game: half the card plays (48 per set).
+MAX_DECISIONS_PER_PLAYER: int = MAX_GAME_LENGTH // 2
+
+
+def _layout() -> tuple[tuple[str, int, int], ...]:
+    rows = [("capture <card>", min(CAPTURE_ID), max(CAPTURE_ID))]
+    build_ids = [i for row in BUILD_LOOSE_ID for i in row if i >= 0]
+    build_ids += [i for row in (*BUILD_UP_ID, *BUILD_DOWN_ID) for i in row if i >= 0]
+    rows.append(("build <card> on <face>|[<value>] to <value>", min(build_ids), max(build_ids)))
+    rows.append(("trotta <card>", min(TROTTA_ID), max(TROTTA_ID)))
+    rows.append(("discard <card>", min(DISCARD_ID), max(DISCARD_ID)))
+    return tuple(rows)
+
+
+#: ``(moves, first index, last index)`` per block of the action space, inclusive.
+ACTION_LAYOUT: tuple[tuple[str, int, int], ...] = _layout()
+
+
+class UnsupportedRulesetError(InvalidRulesetError):
+    """A ruleset the fixed action space cannot express (``forced_capture=False``)."""
+
+
+class IllegalActionError(IllegalMoveError):
+    """An action index that is out of range or not legal in the current state."""
+
+
+def check_ruleset(ruleset: Ruleset) -> Ruleset:
+    """Return ``ruleset`` if the action space can express it, else raise :class:`UnsupportedRulesetError`."""
+    if not ruleset.forced_capture:
+        raise UnsupportedRulesetError(
+            "the fixed action space supports only Ruleset(forced_capture=True): with forced_capture=False "
+            "a capture names the cards it takes, and those choices have no fixed action index"
+        )
+    return ruleset
+
+
+def legal_indices(state: GameState) -> list[int]:
+    """Indices of the legal moves of the player to move, ascending (empty when the game is over)."""
+    if not state.ruleset.forced_capture:
+        check_ruleset(state.ruleset)
+    return state.legal_move_ids()
+
+
+def legal_mask(state: GameState, dtype=np.int8, out: np.ndarray | None = None) -> np.ndarray:
+    """Length-:data:`NUM_ACTIONS` mask, 1 exactly at :func:`legal_indices` (all 0 once the game is over).
+
+    ``dtype=np.int8`` is what Gymnasium's ``Discrete.sample(mask=...)`` and PettingZoo
+    expect; pass ``bool`` for sb3-contrib. ``out`` (zeroed here) avoids an allocation.
+    """
+    if out is None:
+        out = np.zeros(NUM_ACTIONS, dtype=dtype)
+    else:
+        out[:] = 0
+    out[legal_indices(state)] = 1
+    return out
+
+
+def describe(index: int) -> str:
+    """The move an index stands for, in the card notation (state-independent)."""
+    return str(action_to_move(index))
+
+
+def action_to_move(index: int) -> Move:
+    """The :class:`Move` an index stands for, legal or not; raises for an index out of range."""
+    i = _as_index(index)
+    return MOVES[i]
+
+
+def _as_index(index) -> int:
+    try:
+        i = int(index)
+    except (TypeError, ValueError):
+        raise IllegalActionError(f"an action must be an int from 0 to {NUM_ACTIONS - 1}, not {index!r}") from None
+    if i != index or not 0 <= i < NUM_ACTIONS:
+        raise IllegalActionError(f"action {index!r} is out of range: actions are ints from 0 to {NUM_ACTIONS - 1}")
+    return i
+
+
+def _legal_list(state: GameState, ids: list[int]) -> str:
+    return ", ".join(f"{i} ({MOVES[i]})" for i in ids) or "none"
+
+
+def decode(state: GameState, index: int) -> Move:
+    """The legal :class:`Move` that ``index`` stands for in ``state``.
+
+    Raises :class:`IllegalActionError` naming the index, the move it stands for, why
+    that move is not legal here and the legal indices; :class:`GameOverError` once the
+    game is over.
+    """
+    check_ruleset(state.ruleset)
+    i = _as_index(index)
+    ids = state.legal_move_ids()
+    if i in ids:
+        return MOVES[i]
+    if state.over:
+        raise GameOverError(f"action {i} ({MOVES[i]}): the game is over, no action is legal")
+    raise IllegalActionError(
+        f"action {i} ({MOVES[i]}) is not legal for player {state.to_move}: {rules.explain(state, MOVES[i])}; "
+        f"legal actions: {_legal_list(state, ids)}"
+    )
+
+
+def encode(state: GameState, move: Move | str) -> int:
+    """The action index of ``move`` (a :class:`Move` or its text), which must be legal in ``state``.
+
+    Raises :class:`IllegalActionError` (saying why) for a move that is not legal here.
+    """
+    check_ruleset(state.ruleset)
+    if isinstance(move, str):
+        move = Move.from_str(move)
+    elif not isinstance(move, Move):
+        raise InvalidMoveError(f"a move must be a Move or its text, not {move!r}")
+    if move.id is None:
+        raise IllegalActionError(
+            f"{move} names the cards it takes; under forced_capture=True write 'capture {CARD_NAMES[move.card]}'"
+        )
+    ids = state.legal_move_ids()
+    if move.id in ids:
+        return move.id
+    if state.over:
+        raise GameOverError(f"{move}: the game is over, no move is legal")
+    raise IllegalActionError(
+        f"{move} is not legal for player {state.to_move}: {rules.explain(state, move)}; "
+        f"legal actions: {_legal_list(state, ids)}"
+    )
+
+
+assert NUM_FACES == 52 and ACTION_LAYOUT[-1][2] == NUM_ACTIONS - 1
