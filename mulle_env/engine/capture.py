@@ -65,18 +65,37 @@ def _sub(r: tuple[int, ...], pat) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _best(v: int, r: tuple[int, ...], pats: list) -> int:
-    """Most cards coverable by disjoint groups summing to ``v`` from counts ``r``."""
+def _top(r: tuple[int, ...]) -> int:
+    for i in range(len(r) - 1, -1, -1):
+        if r[i]:
+            return i
+    return -1
+
+
+def _best(v: int, r: tuple[int, ...], by_top: list) -> int:
+    """Most cards coverable by disjoint groups summing to ``v`` from counts ``r``.
+
+    Exact-cover recursion: the highest remaining card is either left out or is the
+    largest part of one group, so only the shapes whose largest part it is are tried.
+    """
+    top = _top(r)
+    if top < 0:
+        return 0
     key = (v, r)
     got = _best_memo.get(key)
     if got is not None:
         return got
-    best = 0
-    for pat, size in pats:
+    dropped = list(r)
+    dropped[top] -= 1
+    best = _best(v, tuple(dropped), by_top)
+    total = sum(r)
+    for pat, size in by_top[top]:
         if _fits(r, pat):
-            cand = size + _best(v, _sub(r, pat), pats)
+            cand = size + _best(v, _sub(r, pat), by_top)
             if cand > best:
                 best = cand
+                if best == total:  # every card grouped: nothing can do better
+                    break
     if len(_best_memo) > _MEMO_LIMIT:
         _best_memo.clear()
     _best_memo[key] = best
@@ -98,25 +117,47 @@ def _usable_patterns(v: int, n: tuple[int, ...]) -> list:
     return [p for p in PATTERNS[v] if _fits(n, p[0])]
 
 
-def _optimal_remainders(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
-    top = _best(v, n, pats)
-    found: set[tuple[int, ...]] = set()
-    if top == 0:
-        return 0, found
+def _by_top(v: int, pats: list) -> list:
+    by_top: list[list] = [[] for _ in range(v - 1)]
+    for pat, size in pats:
+        by_top[pat[-1][0]].append((pat, size))
+    return by_top
 
-    def dfs(r: tuple[int, ...], start: int, used: int) -> None:
-        if used == top:
-            found.add(r)
+
+def _optimal_covers(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
+    """The most cards coverable, and every count vector of covered cards achieving it."""
+    by_top = _by_top(v, pats)
+    best = _best(v, n, by_top)
+    found: set[tuple[int, ...]] = set()
+    if best == 0:
+        return 0, found
+    seen: set[tuple] = set()
+
+    def dfs(r: tuple[int, ...], taken: tuple[int, ...], used: int) -> None:
+        top = _top(r)
+        if top < 0:
+            if used == best:
+                found.add(taken)
             return
-        for i in range(start, len(pats)):
-            pat, size = pats[i]
+        if (r, taken) in seen:
+            return
+        seen.add((r, taken))
+        dropped = list(r)
+        dropped[top] -= 1
+        dropped_t = tuple(dropped)
+        if used + _best(v, dropped_t, by_top) == best:
+            dfs(dropped_t, taken, used)
+        for pat, size in by_top[top]:
             if _fits(r, pat):
                 r2 = _sub(r, pat)
-                if used + size + _best(v, r2, pats) == top:
-                    dfs(r2, i, used + size)
+                if used + size + _best(v, r2, by_top) == best:
+                    t2 = list(taken)
+                    for i, k in pat:
+                        t2[i] += k
+                    dfs(r2, tuple(t2), used + size)
 
-    dfs(n, 0, 0)
-    return top, found
+    dfs(n, (0,) * len(n), 0)
+    return best, found
 
 
 _pick_memo: dict[tuple, tuple[int, tuple[int, ...]]] = {}
@@ -173,7 +214,7 @@ def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> li
     pats = _usable_patterns(v, n)
     if not pats:
         return []
-    top, remainders = _optimal_remainders(v, n, pats)
+    top, covers = _optimal_covers(v, n, pats)
     if top == 0:
         return []
     by_value: list[list[int]] = [[] for _ in range(v - 1)]
@@ -190,11 +231,11 @@ def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> li
     fixed_t = [tuple(sorted(cs)) for cs in fixed_by_value]
     best_key = None
     best_cards: list[int] = []
-    for r in remainders:
+    for taken in covers:
         pts = 0
         cards: list[int] = []
         for i in range(v - 1):
-            k = n[i] - r[i]
+            k = taken[i]
             if k:
                 p, chosen = _pick(avail[i], k, fixed_t[i], mulle_value)
                 pts += p
