@@ -368,6 +368,7 @@ class GameState:
         st.last_capturer = view.last_capturer
         st.sheets = list(view.sheets)
         st.over = view.over
+        st.last_move = view.last_move
         st._recount()
         return st
 
