@@ -1,0 +1,216 @@
+"""``mulle_v0``: the two-player PettingZoo AEC environment (optional extra ``pettingzoo``).
+
+>>> from mulle_env.pettingzoo import env
+>>> e = env()
+>>> e.reset(seed=42)
+>>> for agent in e.agent_iter():
+...     obs, reward, terminated, truncated, info = e.last()
+...     action = None if terminated or truncated else e.action_space(agent).sample(obs["action_mask"])
+...     e.step(action)
+>>> e.close()
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle, seeding
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "mulle_env.pettingzoo needs PettingZoo: pip install 'mulle-env[pettingzoo]' (or pip install pettingzoo)"
+    ) from exc
+
+from . import codec
+from .engine.errors import GameOverError
+from .engine.moves import MOVES
+from .engine.render import render_view
+from .engine.ruleset import Ruleset
+from .engine.state import GameState, new_game
+from .gym_env import ILLEGAL_ACTION_MODES, REWARD_MODES
+from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
+
+__all__ = ["env", "raw_env", "AGENTS"]
+
+#: Agent names; ``player_i`` sits in seat ``i`` (seat 0 leads the first deal).
+AGENTS = ("player_0", "player_1")
+_SEED_BOUND = 2**63 - 1
+
+
+def env(**kwargs) -> AECEnv:
+    """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``; kwargs go to :class:`raw_env`."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv, EzPickle):
+    """Mulle for two learners: agents ``player_0`` and ``player_1`` take turns by the rules.
+
+    Observation of each agent: ``{"observation": float32[524], "action_mask": int8[2812]}``,
+    the same encoder and codec as ``Mulle-v0`` (docs/environments.md); the mask is all
+    zeros for the agent not to move. Turns do not simply alternate: the leader of each
+    deal changes, so an agent may move twice in a row across a deal boundary; always
+    use ``agent_iter()``/``agent_selection``.
+
+    Rewards are zero until the game ends; then ``reward="win"`` gives +1/-1 (0 each on
+    a draw) and ``reward="score"`` gives ± the score difference / ``score_scale``.
+    An illegal action raises :class:`mulle_env.codec.IllegalActionError` by default;
+    ``illegal_action="lose"`` ends the game with -1 for the offender and 0 for the other
+    (PettingZoo's ``TerminateIllegalWrapper`` convention). ``reset(seed=s)`` fixes the game.
+
+    Args:
+        ruleset: :class:`mulle_env.Ruleset` or dict of flags (``forced_capture=True`` only).
+        reward: ``"win"`` or ``"score"``.
+        illegal_action: ``"raise"`` or ``"lose"``.
+        score_scale: Divisor of the score difference under ``reward="score"``.
+        render_mode: ``None`` or ``"ansi"``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "name": "mulle_v0", "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        ruleset: Ruleset | dict | None = None,
+        reward: str = "win",
+        illegal_action: str = "raise",
+        score_scale: float = 100.0,
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode)
+        super().__init__()
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, not {render_mode!r}")
+        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
+            raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
+        if ruleset is not None and not isinstance(ruleset, Ruleset):
+            ruleset = Ruleset.from_dict(ruleset)
+        self.ruleset = codec.check_ruleset(ruleset or Ruleset())
+        self.reward_mode = reward
+        self.illegal_action = illegal_action
+        self.score_scale = float(score_scale)
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents = self.possible_agents[:]
+        low, high = observation_bounds(self.ruleset)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low, high, (OBS_SIZE,), OBS_DTYPE),
+                "action_mask": spaces.Box(0, 1, (codec.NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(codec.NUM_ACTIONS) for a in self.possible_agents}
+        self.state: GameState | None = None
+        self.np_random, _ = seeding.np_random(None)
+        self._clear()
+
+    def _clear(self) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[0]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (the same for both)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``: ``Discrete(NUM_ACTIONS)``."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game; ``seed`` fixes it (and reseeds the env's ``np_random``)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.state = new_game(int(self.np_random.integers(_SEED_BOUND)), self.ruleset)
+        self._clear()
+        self.agent_selection = AGENTS[self.state.to_move]
+
+    def observe(self, agent: str) -> dict:
+        """``{"observation", "action_mask"}`` for ``agent``; the mask is all zeros unless it is to move."""
+        p = self._seat(agent)
+        st = self.state
+        mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
+        if st.to_move == p and not self.terminations[agent] and not self.truncations[agent]:
+            mask[st.legal_move_ids()] = 1
+        return {"observation": encode_state(st, p), "action_mask": mask}
+
+    def step(self, action) -> None:
+        """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""
+        if self.state is None:
+            raise GameOverError("no game yet: call reset() before step()")
+        if not self.agents:
+            raise GameOverError(f"the game is over (final scores {self.state.scores()}); call reset() before stepping again")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        st = self.state
+        p = st.to_move
+        self._cumulative_rewards[agent] = 0.0
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        if a != action or a not in st.legal_move_ids():
+            if self.illegal_action == "raise":
+                codec.decode(st, action)  # raises, naming the action, why and the legal ones
+                raise AssertionError("unreachable: decode accepted an action outside the legal ids")
+            self.rewards = {AGENTS[p]: -1.0, AGENTS[1 - p]: 0.0}
+            self.infos[agent] = {"illegal_action": True}
+            self._end()
+            return
+        st.play_unchecked(MOVES[a])
+        if st.over:
+            t = st.scores()
+            if self.reward_mode == "score":
+                d = (t[0] - t[1]) / self.score_scale
+                self.rewards = {AGENTS[0]: d, AGENTS[1]: -d}
+            else:
+                w = float((t[0] > t[1]) - (t[0] < t[1]))
+                self.rewards = {AGENTS[0]: w, AGENTS[1]: -w}
+            for a_ in self.agents:
+                self.infos[a_] = {"final_scores": t}
+            self._end()
+            return
+        self.rewards = {AGENTS[0]: 0.0, AGENTS[1]: 0.0}
+        self.agent_selection = AGENTS[st.to_move]
+        self._accumulate_rewards()
+
+    def _end(self) -> None:
+        self.terminations = dict.fromkeys(self.agents, True)
+        # Both agents must see the end through last(); the one that did not just move goes first.
+        self.agent_selection = AGENTS[1 - AGENTS.index(self.agent_selection)]
+        self._accumulate_rewards()
+
+    @staticmethod
+    def _seat(agent: str) -> int:
+        try:
+            return AGENTS.index(agent)
+        except ValueError:
+            raise ValueError(f"unknown agent {agent!r}; agents are {', '.join(AGENTS)}") from None
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the position as the agent to move sees it."""
+        if self.render_mode is None:
+            return None
+        if self.state is None:
+            return "(no game yet: call reset())"
+        st = self.state
+        if st.over:
+            return f"Game over: final scores {st.scores()}\n"
+        return f"{AGENTS[st.to_move]} to move\n" + render_view(st.view(st.to_move)) + "\n"
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def __repr__(self) -> str:
+        return "mulle_v0"
