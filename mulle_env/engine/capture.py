@@ -161,6 +161,8 @@ def _optimal_covers(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
 
 
 _pick_memo: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+# Value-level answers per (v, counts): random play meets the same small tables again and again.
+_covers_memo: dict[tuple, tuple[int, set]] = {}
 
 
 def _pick(avail: tuple[int, ...], k: int, fixed: tuple[int, ...], mulle_value) -> tuple[int, tuple[int, ...]]:
@@ -211,10 +213,14 @@ def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> li
     ``mulle_value`` the table of mulle points. Returns the chosen cards, sorted.
     """
     n = _counts(loose, v)
-    pats = _usable_patterns(v, n)
-    if not pats:
-        return []
-    top, covers = _optimal_covers(v, n, pats)
+    got = _covers_memo.get((v, n))
+    if got is None:
+        pats = _usable_patterns(v, n)
+        got = _optimal_covers(v, n, pats) if pats else (0, set())
+        if len(_covers_memo) > _MEMO_LIMIT:
+            _covers_memo.clear()
+        _covers_memo[(v, n)] = got
+    top, covers = got
     if top == 0:
         return []
     by_value: list[list[int]] = [[] for _ in range(v - 1)]
