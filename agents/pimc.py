@@ -66,7 +66,8 @@ def determinize(view, rng: random.Random) -> tuple[list[int], list[int]]:
             at = free[rng.randrange(len(free))]
             hand[at], deck[src] = deck[src], hand[at]
         pinned.add(at)
-    return hand, deck
+    # unseen() is exactly hand + deck in a real game; hand-made positions may leave cards out of play.
+    return hand, deck[: view.deck_size]
 
 
 class PIMCAgent(Agent):

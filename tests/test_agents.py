@@ -1,0 +1,131 @@
+"""Every built-in agent: legal moves only, determinism, pickling, specs and their errors."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+import agents
+import mulle_env as me
+from agents import AgentSpecError
+
+# Cheap settings so that the whole file stays fast; the defaults are exercised in test_pimc.
+SPECS = ["random", "heuristic", "greedy", "greedy:risk=0", "pimc:samples=2", "pimc:samples=2,rollout=random,horizon=6"]
+
+RULESETS = [
+    me.Ruleset(sets=1),
+    me.Ruleset(sets=1, forced_capture=False),
+    me.Ruleset(sets=1, lock_every_build=True, discard_only_if_no_capture=False, mulle_hand_values=True),
+]
+
+
+def sample_positions(n_games: int = 2, every: int = 7):
+    """Positions from random games under several rulesets (every ``every``-th move)."""
+    out = []
+    for ruleset in RULESETS:
+        for seed in range(n_games):
+            st = me.new_game(seed=seed, ruleset=ruleset)
+            rng = random.Random(seed)
+            k = 0
+            while not st.over:
+                if k % every == 0:
+                    out.append(st.copy())
+                moves = st.legal_moves()
+                st.play(moves[rng.randrange(len(moves))])
+                k += 1
+    return out
+
+
+POSITIONS = sample_positions()
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_agents_only_return_legal_moves(spec):
+    bot = agents.make(spec)
+    rng = random.Random(1)
+    for st in POSITIONS:
+        legal = st.legal_moves()
+        move = bot.act(st.view(st.to_move), legal, rng)
+        assert move in legal, f"{spec} played {move} in\n{st}"
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_agents_play_whole_games(spec):
+    bot = agents.make(spec)
+    rng = random.Random(5)
+    st = me.new_game(seed=11, ruleset=me.Ruleset(sets=1))
+    while not st.over:
+        st.play(bot.act(st.view(st.to_move), st.legal_moves(), rng))
+    assert st.result().scores is not None
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_same_rng_state_same_move(spec):
+    for st in POSITIONS[::5]:
+        view, legal = st.view(st.to_move), st.legal_moves()
+        a = agents.make(spec).act(view, legal, random.Random(42))
+        b = agents.make(spec).act(view, legal, random.Random(42))
+        assert a == b
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_agents_pickle_and_act_alike(spec):
+    bot = agents.make(spec)
+    clone = pickle.loads(pickle.dumps(bot))
+    assert clone.spec == bot.spec
+    for st in POSITIONS[::9]:
+        view, legal = st.view(st.to_move), st.legal_moves()
+        assert clone.act(view, legal, random.Random(3)) == bot.act(view, legal, random.Random(3))
+
+
+@pytest.mark.parametrize("spec", ["heuristic", "greedy", "pimc:samples=4"])
+def test_decision_depends_only_on_the_view(spec):
+    # Two positions that differ only in the hidden cards look the same to the player.
+    st = me.new_game(seed=4)
+    view = st.view(0)
+    unseen = [int(c) for c in view.unseen()]
+    other = unseen[8:16] + unseen[:8] + unseen[16:]
+    st2 = me.GameState.from_view(view, other[:8], other[8:], seed=99)
+    assert st2.view(0) == view and st2.hands[1] != st.hands[1]
+    bot = agents.make(spec)
+    assert bot.act(view, st.legal_moves(), random.Random(0)) == bot.act(st2.view(0), st2.legal_moves(), random.Random(0))
+
+
+def test_registry_lists_the_built_ins():
+    names = agents.available()
+    for name in ("random", "heuristic", "greedy", "pimc"):
+        assert name in names
+    assert "samples=24" in names["pimc"]
+
+
+def test_spec_parameters_are_typed_and_canonical():
+    bot = agents.make("pimc: rollout=random , samples=7,horizon=set")
+    assert (bot.samples, bot.rollout, bot.horizon) == (7, "random", "set")
+    assert bot.spec == "pimc:horizon=set,rollout=random,samples=7"
+    assert agents.make(bot.spec).spec == bot.spec
+    assert agents.make("greedy:risk=0.5").risk == 0.5
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("nosuch", ["unknown agent 'nosuch'", "heuristic", "pimc"]),
+        ("pimc:samples=many", ["samples", "int"]),
+        ("pimc:depth=3", ["no parameter 'depth'", "samples", "rollout", "horizon"]),
+        ("pimc:rollout=smart", ["rollout must be one of", "heuristic", "random"]),
+        ("pimc:horizon=0", ["horizon"]),
+        ("pimc:samples=0", ["samples must be >= 1"]),
+        ("greedy:risk=-1", ["risk"]),
+        ("pimc:samples", ["key=value"]),
+        ("", ["non-empty"]),
+        ("learned:path=x.npz", ["unknown agent 'learned'"]),
+    ],
+)
+def test_bad_specs_are_clear_errors(spec, words):
+    with pytest.raises(AgentSpecError) as err:
+        agents.make(spec)
+    assert isinstance(err.value, ValueError)
+    for w in words:
+        assert w in str(err.value)
