@@ -1,0 +1,218 @@
+"""Mulle-v0: Gymnasium API, determinism, masks, illegal actions, vector envs, MaskablePPO."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import mulle_env as me
+from mulle_env import codec
+from mulle_env.gym_env import MulleEnv
+from mulle_env.observation import OBS_SIZE
+
+
+def play_episode(env, seed, policy_seed=0):
+    """Random masked play; returns the list of (action, reward, terminated) and the last info."""
+    rng = np.random.default_rng(policy_seed)
+    obs, info = env.reset(seed=seed)
+    trace, done = [], False
+    while not done:
+        legal = np.flatnonzero(info["action_mask"])
+        a = int(legal[rng.integers(len(legal))])
+        obs, r, done, truncated, info = env.step(a)
+        assert not truncated
+        trace.append((a, r, done, obs.tobytes()))
+    return trace, info
+
+
+class FirstMove:
+    """A tiny agent object: always the first legal move; counts the hook calls."""
+
+    def __init__(self):
+        self.resets = 0
+        self.events = []
+
+    def act(self, view, legal_moves, rng):
+        return legal_moves[0]
+
+    def reset(self):
+        self.resets += 1
+
+    def observe(self, event):
+        self.events.append(event)
+
+
+def test_check_env_passes_without_warnings():
+    # check_env steps action_space.sample(), which is almost never legal: under the
+    # default illegal_action="raise" that is an error by design, so check with "lose".
+    env = gym.make("Mulle-v0", opponent="random", illegal_action="lose")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+def test_registered_and_import_is_lazy():
+    assert "Mulle-v0" in gym.registry
+    code = "import sys, mulle_env; print('mulle_env.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    assert me.MulleEnv is MulleEnv
+
+
+def test_spaces_and_episode():
+    env = gym.make("Mulle-v0", opponent="random")
+    assert env.action_space == gym.spaces.Discrete(codec.NUM_ACTIONS)
+    assert env.observation_space.shape == (OBS_SIZE,) and env.observation_space.dtype == np.float32
+    trace, info = play_episode(env, seed=1)
+    assert len(trace) == env.unwrapped.max_steps == codec.MAX_DECISIONS_PER_PLAYER
+    assert all(r == 0 for _, r, _, _ in trace[:-1]) and trace[-1][1] in (-1.0, 0.0, 1.0)
+    mine, theirs = info["final_scores"]
+    assert trace[-1][1] == np.sign(mine - theirs)
+    assert info["action_mask"].sum() == 0 and env.unwrapped.action_masks().sum() == 0
+
+
+def test_reset_seed_fixes_the_episode():
+    a = play_episode(gym.make("Mulle-v0", opponent="random"), seed=5)
+    b = play_episode(gym.make("Mulle-v0", opponent="random"), seed=5)
+    c = play_episode(gym.make("Mulle-v0", opponent="random"), seed=6)
+    assert a[0] == b[0] and a[0] != c[0]
+
+
+def test_mask_matches_engine_and_action_masks():
+    env = MulleEnv(opponent="random")
+    obs, info = env.reset(seed=3)
+    for _ in range(30):
+        ids = env.state.legal_move_ids()
+        assert info["action_mask"].dtype == np.int8
+        assert np.flatnonzero(info["action_mask"]).tolist() == ids
+        assert np.array_equal(env.action_masks(), info["action_mask"].astype(bool))
+        assert env.state.to_move == env.seat
+        obs, r, done, _, info = env.step(ids[-1])
+
+
+def test_score_reward():
+    env = MulleEnv(opponent="random", reward="score", score_scale=50)
+    trace, info = play_episode(env, seed=2)
+    mine, theirs = info["final_scores"]
+    assert trace[-1][1] == pytest.approx((mine - theirs) / 50)
+
+
+def test_seats():
+    env = MulleEnv(opponent=FirstMove(), seat=1)
+    env.reset(seed=0)
+    assert env.seat == 1 and env.state.to_move == 1 and len(env.opponent.events) == 1
+    assert env.opponent.resets == 1
+    alt = MulleEnv(opponent="random", seat="alternate")
+    assert [alt.reset(seed=0) and alt.seat for _ in range(4)] == [0, 1, 0, 1]
+    rnd = MulleEnv(opponent="random", seat="random")
+    seats = {rnd.reset(seed=s) and rnd.seat for s in range(20)}
+    assert seats == {0, 1}
+    rnd.reset(seed=4, options={"seat": 1})
+    assert rnd.seat == 1
+    with pytest.raises(ValueError, match="seat must be one of"):
+        MulleEnv(opponent="random", seat=2)
+
+
+def test_agent_object_sees_every_move():
+    agent = FirstMove()
+    env = MulleEnv(opponent=agent, seat=0)
+    trace, _ = play_episode(env, seed=4)
+    assert len(agent.events) == codec.MAX_GAME_LENGTH
+    assert sum(1 for p, _ in agent.events if p == 0) == len(trace)
+
+
+def test_illegal_action_raises_by_default():
+    env = MulleEnv(opponent="random")
+    _, info = env.reset(seed=0)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.raises(codec.IllegalActionError, match=rf"action {bad} \(.*legal actions:"):
+        env.step(bad)
+    with pytest.raises(codec.IllegalActionError, match="out of range"):
+        env.step(codec.NUM_ACTIONS)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))  # the env is still usable
+
+
+def test_illegal_action_lose():
+    env = MulleEnv(opponent="random", illegal_action="lose")
+    _, info = env.reset(seed=0)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    obs, r, term, trunc, info = env.step(bad)
+    assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, True)
+    with pytest.raises(me.GameOverError, match="call reset"):
+        env.step(0)
+
+
+def test_step_after_end_and_before_reset():
+    env = MulleEnv(opponent="random")
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(0)
+    play_episode(env, seed=0)
+    with pytest.raises(me.GameOverError, match="episode is over"):
+        env.step(0)
+
+
+def test_opponents_by_name_and_errors():
+    assert MulleEnv(opponent="random").opponent.name == "random"
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        MulleEnv(opponent="nobody")
+    with pytest.raises(ValueError, match="opponent must be"):
+        MulleEnv(opponent=42)
+    with pytest.raises(ValueError, match="reward must be"):
+        MulleEnv(opponent="random", reward="points")
+    with pytest.raises(codec.UnsupportedRulesetError, match="forced_capture=True"):
+        MulleEnv(opponent="random", ruleset={"forced_capture": False})
+
+
+def test_heuristic_opponent_when_registered():
+    agents = pytest.importorskip("agents")
+    try:
+        agents.make("heuristic")
+    except agents.AgentSpecError:
+        pytest.skip("the heuristic agent is not registered yet")
+    env = gym.make("Mulle-v0")  # the default opponent
+    assert env.unwrapped.opponent.name == "heuristic"
+    trace, info = play_episode(env, seed=8)
+    assert len(trace) == codec.MAX_DECISIONS_PER_PLAYER
+
+
+def test_render_ansi():
+    env = gym.make("Mulle-v0", opponent="random", render_mode="ansi")
+    env.reset(seed=1)
+    text = env.render()
+    assert "Your hand:" in text and "loose" in text and "total" in text and "you are player" in text
+
+
+def _masked_random_actions(masks, rng):
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+@pytest.mark.parametrize("vector_cls", [gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv])
+def test_vector_envs(vector_cls):
+    envs = vector_cls([lambda: gym.make("Mulle-v0", opponent="random") for _ in range(2)])
+    try:
+        obs, info = envs.reset(seed=[1, 2])
+        assert obs.shape == (2, OBS_SIZE) and info["action_mask"].shape == (2, codec.NUM_ACTIONS)
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            masks = np.stack(envs.call("action_masks"))
+            assert np.array_equal(masks, info["action_mask"].astype(bool))
+            obs, r, term, trunc, info = envs.step(_masked_random_actions(info["action_mask"], rng))
+    finally:
+        envs.close()
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_a_few_thousand_steps():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = gym.make("Mulle-v0", opponent="random")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=0, verbose=0)
+    model.learn(total_timesteps=3000)
+    obs, info = env.reset(seed=0)
+    action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
+    assert info["action_mask"][int(action)] == 1

@@ -1,0 +1,111 @@
+"""mulle_v0 (PettingZoo AEC): api_test, seed_test, masks, rewards, illegal actions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+from pettingzoo.test import api_test, seed_test  # noqa: E402
+
+import mulle_env as me  # noqa: E402
+from mulle_env import codec  # noqa: E402
+from mulle_env.pettingzoo import AGENTS, env, raw_env  # noqa: E402
+
+# api_test warns for every Dict observation ({"observation", "action_mask"}), the layout
+# PettingZoo's own classic games use; those two warnings are accepted, nothing else.
+ACCEPTED = ("Observation is not a NumPy array", "Observation space for each agent probably should be")
+
+
+def _checked(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    unexpected = [str(w.message) for w in caught if not str(w.message).startswith(ACCEPTED)]
+    assert not unexpected
+
+
+def test_api_test():
+    _checked(lambda: api_test(env(), num_cycles=400))
+
+
+def test_seed_test():
+    _checked(lambda: seed_test(env, num_cycles=400))
+
+
+def play(e, seed, policy_seed=0):
+    rng = np.random.default_rng(policy_seed)
+    e.reset(seed=seed)
+    moves, final = [], {}
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        if term or trunc:
+            final[agent] = (reward, info)
+            e.step(None)
+            continue
+        other = AGENTS[1 - AGENTS.index(agent)]
+        assert e.observe(other)["action_mask"].sum() == 0  # only the mover has legal actions
+        legal = np.flatnonzero(obs["action_mask"])
+        assert legal.tolist() == e.unwrapped.state.legal_move_ids()
+        assert reward == 0
+        a = int(legal[rng.integers(len(legal))])
+        moves.append((agent, a))
+        e.step(a)
+    return moves, final
+
+
+def test_full_game_and_rewards():
+    e = env()
+    moves, final = play(e, seed=3)
+    assert len(moves) == codec.MAX_GAME_LENGTH
+    assert set(final) == set(AGENTS)
+    t0, t1 = final["player_0"][1]["final_scores"]
+    assert final["player_0"][0] == np.sign(t0 - t1) == -final["player_1"][0]
+    # Not strictly alternating: the deal leader changes, so someone moves twice in a row.
+    assert any(a[0] == b[0] for a, b in zip(moves, moves[1:]))
+    assert play(env(), seed=3) == (moves, final)
+
+
+def test_score_reward():
+    _, final = play(env(reward="score", score_scale=10), seed=4)
+    t0, t1 = final["player_0"][1]["final_scores"]
+    assert final["player_0"][0] == pytest.approx((t0 - t1) / 10) == pytest.approx(-final["player_1"][0])
+
+
+def test_illegal_actions():
+    e = env()
+    e.reset(seed=0)
+    obs, *_ = e.last()
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(codec.IllegalActionError, match=rf"action {bad} .*legal actions:"):
+        e.step(bad)
+    e = env(illegal_action="lose")
+    e.reset(seed=0)
+    mover = e.agent_selection
+    e.step(bad)
+    assert e.rewards[mover] == -1.0 and all(e.terminations.values())
+    assert e.infos[mover]["illegal_action"] is True
+
+
+def test_raw_env_errors_and_render():
+    with pytest.raises(codec.UnsupportedRulesetError):
+        raw_env(ruleset=me.Ruleset(forced_capture=False))
+    r = raw_env(render_mode="ansi")
+    r.reset(seed=1)
+    assert "Your hand:" in r.render()
+    assert raw_env().observation_space("player_0")["action_mask"].shape == (codec.NUM_ACTIONS,)
+
+
+def test_core_imports_without_pettingzoo():
+    code = (
+        "import sys; sys.modules['pettingzoo'] = None\n"
+        "import gymnasium as gym, mulle_env\n"
+        "gym.make('Mulle-v0', opponent='random').reset(seed=0)\n"
+        "try:\n    import mulle_env.pettingzoo\nexcept ImportError as e:\n    print('hint' if 'pip install' in str(e) else e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "hint"
