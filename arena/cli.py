@@ -1,0 +1,229 @@
+"""``mulle-arena``: tournaments between agent specs, resumable, parallel, with statistics.
+
+Examples::
+
+    mulle-arena random heuristic pimc --games 2000 --workers 2 --seed 1 --out results.jsonl
+    mulle-arena heuristic greedy --games 20000 --sprt 0 20 0.05 0.05 --workers 2
+    mulle-arena random heuristic --games 200 --backend ray --ray-address auto
+
+Re-running the same command resumes: games already in ``--out`` are not played again.
+See docs/arena.md for the results-file format and the statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+import agents
+
+from . import report as report_mod
+from . import tournament
+from .schedule import Plan
+from .stats import SPRT
+from .worker import call_path, load_game, make_ruleset
+
+log = logging.getLogger("arena")
+
+
+def _derived(out: str, suffix: str) -> str:
+    base = out[: -len(".jsonl")] if out.endswith(".jsonl") else out
+    return f"{base}.report{suffix}"
+
+
+def _rule_value(text: str):
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (its flags are a public interface)."""
+    p = argparse.ArgumentParser(
+        prog="mulle-arena",
+        description="Play a round-robin tournament (or a head-to-head with --sprt) between agent specs, "
+        "write every game to a JSON Lines file at once, and report W/D/L, score differences, "
+        "pentanomial Elo and Bradley-Terry ratings. Re-running the same command resumes.",
+        epilog="Agent specs: 'name' or 'name:key=value,...', e.g. 'pimc:samples=30'. See docs/arena.md.",
+    )
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs (at least 2)")
+    p.add_argument("--games", type=int, default=100, metavar="N",
+                   help="games per pairing (default 100); duplicate format pairs them 2 per deal")
+    p.add_argument("--workers", type=int, default=1, metavar="W", help="worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=1, metavar="S", help="tournament seed: fixes every deal (default 1)")
+    p.add_argument("--out", default="results.jsonl", metavar="FILE",
+                   help="results file, JSON Lines, appended to and resumed from (default results.jsonl)")
+    p.add_argument("--report", metavar="FILE", help="JSON report (default: <out>.report.json)")
+    p.add_argument("--markdown", metavar="FILE", help="Markdown report (default: <out>.report.md)")
+    p.add_argument("--plot", metavar="FILE", help="PNG of the ratings (default: <out>.report.png; needs matplotlib)")
+    p.add_argument("--save-games", action="store_true", help="store each game's move list (replayable)")
+    p.add_argument("--sprt", nargs=4, type=float, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                   help="head-to-head of exactly 2 specs with early stopping: SPRT of H0 elo=ELO0 "
+                   "against H1 elo=ELO1 (logistic Elo of the first spec) on duplicate pairs; --games is the cap")
+    p.add_argument("--single", action="store_true",
+                   help="play each deal once (seats alternate by game) instead of the duplicate format")
+    p.add_argument("--backend", choices=("process", "ray"), default="process",
+                   help="where games run: local process pool (default) or a Ray cluster")
+    p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster address (default: start a local Ray)")
+    p.add_argument("--move-timeout", type=float, default=10.0, metavar="SEC",
+                   help="per-move time limit; an agent over it forfeits the game (default 10, 0 = none)")
+    p.add_argument("--game-timeout", type=float, default=None, metavar="SEC",
+                   help="abandon a game (and replace its worker) after this long (default: 600 or "
+                   "60 x --move-timeout, whichever is larger)")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false")
+    p.add_argument("--game", default="mulle_env", metavar="MODULE",
+                   help="import path of the game (default mulle_env)")
+    p.add_argument("--worker-init", metavar="MODULE:FUNC",
+                   help="function run once in this process and in every worker before agents are built "
+                   "(e.g. to register extra agents)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no tables, only errors")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
+    """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.worker_init:
+        try:
+            call_path(args.worker_init)()
+        except Exception as exc:
+            parser.error(f"--worker-init {args.worker_init!r} failed: {type(exc).__name__}: {exc}")
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, not {args.games}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, not {args.workers}")
+    if args.move_timeout < 0:
+        parser.error(f"--move-timeout must be 0 (none) or positive, not {args.move_timeout:g}")
+    if args.game_timeout is not None and args.game_timeout <= 0:
+        parser.error(f"--game-timeout must be positive, not {args.game_timeout:g}")
+    if len(args.specs) < 2:
+        parser.error(f"give at least 2 agent specs, not {len(args.specs)}; available agents: "
+                     + ", ".join(agents.available()))
+    canonical = []
+    for spec in args.specs:
+        try:
+            canonical.append(agents.make(spec).spec)
+        except ValueError as exc:
+            parser.error(f"bad agent spec {spec!r}: {exc}")
+    dupes = sorted({s for s in canonical if canonical.count(s) > 1})
+    if dupes:
+        parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
+    args.specs = canonical
+    if args.sprt is not None:
+        elo0, elo1, alpha, beta = args.sprt
+        if len(args.specs) != 2:
+            parser.error(f"--sprt runs a head-to-head: give exactly 2 specs, not {len(args.specs)}")
+        if args.single:
+            parser.error("--sprt counts duplicate pairs; it cannot be combined with --single")
+        try:
+            args.sprt = SPRT(elo0, elo1, alpha, beta)
+        except ValueError as exc:
+            parser.error(f"--sprt {elo0:g} {elo1:g} {alpha:g} {beta:g}: {exc}")
+        if args.games < 2:
+            parser.error("--sprt needs --games of at least 2 (one duplicate pair)")
+    try:
+        game = load_game(args.game)
+    except Exception as exc:
+        parser.error(f"--game {args.game!r} cannot be imported: {exc}")
+    rules = {}
+    for item in args.rule:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            parser.error(f"--rule must read KEY=VALUE, not {item!r}")
+        rules[key.strip()] = _rule_value(value.strip())
+    try:
+        ruleset = make_ruleset(game, rules)
+    except ValueError as exc:
+        parser.error(f"--rule: {exc}")
+    args.ruleset = ruleset.to_dict() if hasattr(ruleset, "to_dict") else rules
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    try:
+        with open(args.out, "a"):
+            pass
+    except OSError as exc:
+        parser.error(f"--out {args.out!r} is not writable: {exc.strerror or exc}")
+    if not os.path.isdir(out_dir):
+        parser.error(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    if args.backend != "ray" and args.ray_address:
+        parser.error("--ray-address needs --backend ray")
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            parser.error("--backend ray needs Ray: pip install 'mulle-env[ray]'")
+    args.report = args.report or _derived(args.out, ".json")
+    args.markdown = args.markdown or _derived(args.out, ".md")
+    args.plot = args.plot or _derived(args.out, ".png")
+    return args, parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``mulle-arena``; returns the exit code (0 done, 1 error, 130 interrupted)."""
+    args, _ = parse_args(argv)
+    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    move_timeout = args.move_timeout or None
+    game_timeout = args.game_timeout or max(600.0, 60 * (move_timeout or 0))
+    plan = Plan(
+        specs=tuple(args.specs), games=args.games, seed=args.seed, ruleset=args.ruleset,
+        duplicate=not args.single, game=args.game, move_timeout=move_timeout,
+        save_games=args.save_games, worker_init=args.worker_init,
+    )
+    if args.backend == "ray":
+        from .ray_backend import RayBackend
+
+        backend = RayBackend(address=args.ray_address, workers=args.workers, game_timeout=game_timeout)
+    else:
+        from .runner import ProcessBackend
+
+        backend = ProcessBackend(args.workers, game_timeout=game_timeout)
+    if args.games % 2 and plan.duplicate and not args.quiet:
+        print(f"note: --games {args.games} is odd: the last deal of each pairing is played once, "
+              "without its seat-swapped twin (it is left out of pentanomial statistics)", file=sys.stderr)
+    try:
+        if args.quiet:
+            outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress=False)
+        else:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            with logging_redirect_tqdm():
+                outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress=sys.stderr.isatty())
+    except RuntimeError as exc:
+        print(f"mulle-arena: error: {exc}", file=sys.stderr)
+        return 1
+    rep = report_mod.build(outcome)
+    with open(args.report, "w", encoding="utf-8") as f:
+        json.dump(rep, f, indent=2)
+        f.write("\n")
+    with open(args.markdown, "w", encoding="utf-8") as f:
+        f.write(report_mod.markdown(rep))
+    plotted = report_mod.plot(rep, args.plot)
+    if not args.quiet:
+        print(report_mod.text(rep))
+        print(f"\nresults: {args.out} ({outcome.played} games played now, {outcome.skipped} resumed); "
+              f"report: {args.report}, {args.markdown}"
+              + (f", {args.plot}" if plotted else " (no plot: matplotlib is not installed)"))
+    if outcome.interrupted:
+        print(f"interrupted: {outcome.played} games of this run are saved in {args.out}; "
+              "run the same command again to continue", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The Ray backend: the same game tasks on a Ray cluster (``--backend ray``).
+
+Ray is an optional extra (``pip install 'mulle-env[ray]'``). Without ``--ray-address``
+a local Ray is started with ``workers`` CPUs; with one (``auto``, ``ray://host:10001``)
+the tasks go to that cluster, whose workers must have this package installed.
+
+Each game is one Ray task running :func:`arena.worker.play_game`, so results are the
+same as with the process pool. Ray retries a task whose worker process died (up to
+``max_attempts`` runs); a game that still fails, or runs past ``game_timeout``, is
+recorded as ``aborted``. Results come back to this process, which writes the file, so
+durability and resume work exactly as with the process pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import Callable, Iterable
+
+from .worker import aborted, play_game
+
+log = logging.getLogger("arena.ray")
+
+
+class RayBackend:
+    """Runs tasks as Ray tasks, at most ``2 * workers`` in flight (for cancellation and memory).
+
+    Args:
+        address: Ray cluster address; ``None`` starts a local Ray.
+        workers: CPUs of the local Ray (and the in-flight window).
+        game_timeout: Seconds after which a game is cancelled and recorded as aborted.
+        max_attempts: Runs of a game whose worker process died.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int = 1, game_timeout: float | None = None,
+                 max_attempts: int = 3) -> None:
+        self.address = address
+        self.workers = workers
+        self.game_timeout = game_timeout
+        self.max_attempts = max_attempts
+
+    def _init(self):
+        import ray
+
+        if ray.is_initialized():
+            return ray
+        if self.address:
+            ray.init(address=self.address, log_to_driver=True)
+        else:
+            # Local workers get this interpreter's import path, so checkouts and test
+            # helper modules import exactly as they do here.
+            env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=True,
+                     runtime_env={"env_vars": env})
+        return ray
+
+    def run(self, tasks: Iterable[dict], on_result: Callable[[dict], None],
+            stop: Callable[[], bool] = lambda: False) -> None:
+        """Play ``tasks``, calling ``on_result(line)`` here as each ends; stop dispatching once ``stop()``."""
+        pending = list(tasks)
+        if not pending:
+            return
+        ray = self._init()
+        remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
+        window = 2 * self.workers
+        inflight: dict = {}
+        pending.reverse()
+        stopping = False
+        try:
+            while pending or inflight:
+                while not stopping and pending and len(inflight) < window:
+                    task = pending.pop()
+                    inflight[remote.remote(task)] = (task, time.monotonic())
+                if not inflight:
+                    break
+                ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    task, _ = inflight.pop(ref)
+                    try:
+                        line = ray.get(ref)
+                    except Exception as exc:  # worker died on every attempt, or the task errored
+                        line = aborted(task, f"ray task failed: {type(exc).__name__}: {exc}".splitlines()[0],
+                                       self.max_attempts)
+                    on_result(line)
+                    if not stopping and stop():
+                        stopping = True
+                if self.game_timeout:
+                    now = time.monotonic()
+                    for ref, (task, started) in list(inflight.items()):
+                        if now - started > self.game_timeout:
+                            ray.cancel(ref, force=True)
+                            del inflight[ref]
+                            on_result(aborted(task, f"game exceeded the game time limit of {self.game_timeout:g} s"))
+                if stopping:
+                    for ref in inflight:
+                        ray.cancel(ref, force=True)
+                    inflight.clear()
+                    break
+        finally:
+            for ref in inflight:
+                ray.cancel(ref, force=True)
+
+    def shutdown(self) -> None:
+        """Stop a local Ray started by this backend."""
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()

@@ -1,0 +1,284 @@
+"""Reports: the statistics of a tournament as JSON, Markdown, a terminal table and a plot.
+
+:func:`build` turns result lines into one JSON-able dict; the other functions only
+format that dict, so every output says the same thing.
+
+Per pairing (from the first-named agent's side): wins/draws/losses, forfeits, mean
+score difference per game with a 95 % t-interval, the pentanomial counts of duplicate
+pairs, Elo with its interval and LOS (pentanomial when pairs exist, else trinomial).
+For the field: Bradley-Terry ratings over all games, anchored on ``random`` (or the
+first spec when ``random`` does not play).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from . import stats
+from .tournament import FINISHED, Outcome, game_points
+
+ANCHOR = "random"
+
+
+def _fmt(x: float | None, spec: str = "+.1f") -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "inf" if x == math.inf else "-inf" if x == -math.inf else "n/a"
+    return format(x, spec)
+
+
+def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
+    """Statistics of ``a`` against ``b`` over their games in ``lines`` (``a``'s point of view)."""
+    games = [ln for ln in lines if set(ln["specs"]) == {a, b}]
+    w = d = l = forfeits_a = forfeits_b = aborted = 0
+    diffs_by_unit: dict = defaultdict(list)
+    pair_pts: dict = defaultdict(list)
+    for ln in games:
+        if ln.get("status") not in FINISHED:
+            aborted += 1
+            continue
+        pts = game_points(ln, a)
+        w += pts == 1.0
+        d += pts == 0.5
+        l += pts == 0.0
+        seat = ln["specs"].index(a)
+        if ln.get("forfeit") is not None:
+            if ln["forfeit"] == seat:
+                forfeits_a += 1
+            else:
+                forfeits_b += 1
+        unit = ("pair", ln["pair"]) if ln.get("pair") is not None else ("game", ln["game_id"])
+        if ln.get("scores"):
+            diffs_by_unit[unit].append(ln["scores"][seat] - ln["scores"][1 - seat])
+        if ln.get("pair") is not None:
+            pair_pts[ln["pair"]].append(pts)
+    penta = [0] * 5
+    for pts in pair_pts.values():
+        if len(pts) == 2:
+            penta[int(round(2 * sum(pts)))] += 1
+    n = w + d + l
+    # The independent unit of a duplicate match is the pair: average within it first.
+    diff = stats.mean_interval([sum(v) / len(v) for v in diffs_by_unit.values()])
+    est = stats.elo_estimate(penta) if sum(penta) else stats.elo_estimate([l, d, w]) if n else None
+    return {
+        "a": a,
+        "b": b,
+        "games": n,
+        "wins": w,
+        "draws": d,
+        "losses": l,
+        "score": (w + d / 2) / n if n else None,
+        "forfeits": {a: forfeits_a, b: forfeits_b},
+        "aborted": aborted,
+        "score_diff": diff.to_dict() if diff else None,
+        "pentanomial": penta,
+        "pairs": sum(penta),
+        "elo": est.elo.to_dict() if est else None,
+        "elo_basis": ("pentanomial" if sum(penta) else "trinomial") if est else None,
+        "los": est.los if est else None,
+    }
+
+
+def build(outcome: Outcome) -> dict:
+    """The full report of ``outcome`` as a JSON-able dict."""
+    plan = outcome.plan
+    lines = outcome.lines
+    specs = list(plan.specs)
+    idx = {s: i for i, s in enumerate(specs)}
+    results = []
+    per = {s: {"games": 0, "points": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0} for s in specs}
+    for ln in lines:
+        if ln.get("status") not in FINISHED:
+            continue
+        s0, s1 = ln["specs"]
+        p0 = game_points(ln, s0)
+        results.append((idx[s0], idx[s1], p0))
+        for s, p in ((s0, p0), (s1, 1 - p0)):
+            r = per[s]
+            r["games"] += 1
+            r["points"] += p
+            r["wins" if p == 1 else "draws" if p == 0.5 else "losses"] += 1
+        if ln.get("forfeit") is not None:
+            per[ln["specs"][ln["forfeit"]]]["forfeits"] += 1
+    anchor = idx.get(ANCHOR, 0)
+    ratings = stats.bradley_terry(specs, results, anchor=anchor) if results else None
+    board = []
+    for s in specs:
+        r = per[s]
+        row = {"spec": s, **r, "score": r["points"] / r["games"] if r["games"] else None}
+        if ratings is not None:
+            row["rating"] = ratings.interval(idx[s]).to_dict()
+        board.append(row)
+    board.sort(key=lambda row: -((row.get("rating") or {}).get("value") or 0.0))
+    for rank, row in enumerate(board, 1):
+        row["rank"] = rank
+    total = len(lines)
+    report = {
+        "tournament": {
+            "specs": specs,
+            "games_per_pairing": plan.games,
+            "seed": plan.seed,
+            "duplicate": plan.duplicate,
+            "ruleset": plan.ruleset,
+            "game": plan.game,
+            "engine_version": next((ln.get("engine_version") for ln in lines), None),
+            "move_timeout": plan.move_timeout,
+        },
+        "run": {
+            "backend": outcome.backend,
+            "workers": outcome.workers,
+            "played": outcome.played,
+            "resumed": outcome.skipped,
+            "elapsed": round(outcome.elapsed, 3),
+            "interrupted": outcome.interrupted,
+            "notes": outcome.notes,
+        },
+        "games": {
+            "counted": total,
+            "expected": plan.games * len(plan.pairings()),
+            "forfeits": sum(1 for ln in lines if ln.get("status") == "forfeit"),
+            "errors": [ln["error"] for ln in lines if ln.get("error")][:20],
+        },
+        "anchor": specs[anchor],
+        "leaderboard": board,
+        "pairings": [pairing_stats(a, b, lines) for a, b in plan.pairings()],
+        "sprt": None,
+    }
+    if outcome.sprt is not None:
+        report["sprt"] = {**outcome.sprt.to_dict(), "stopped_after_pairs": outcome.stopped_at,
+                          "spec": specs[0], "opponent": specs[1]}
+    return report
+
+
+def _interval_text(iv: dict | None) -> str:
+    if not iv:
+        return "n/a"
+    v, lo, hi = iv["value"], iv["low"], iv["high"]
+    if v is None:
+        return "n/a"
+    if lo is None or hi is None:
+        # An end of the interval at a score of 0 or 1 is infinite Elo (null in JSON).
+        return f"{v:+.1f} [{'-inf' if lo is None else f'{lo:+.1f}'}, {'+inf' if hi is None else f'{hi:+.1f}'}]"
+    return f"{v:+.1f} ± {(hi - lo) / 2:.1f}"
+
+
+def leaderboard_rows(report: dict) -> list[list[str]]:
+    """The leaderboard as rows of text cells (header first)."""
+    rows = [["#", "agent", f"Elo (vs {report['anchor']})", "games", "score", "W/D/L", "forfeits"]]
+    for r in report["leaderboard"]:
+        rows.append([
+            str(r["rank"]), r["spec"], _interval_text(r.get("rating")), str(r["games"]),
+            _fmt(100 * r["score"], ".1f") + "%" if r["score"] is not None else "n/a",
+            f"{r['wins']}/{r['draws']}/{r['losses']}", str(r["forfeits"]),
+        ])
+    return rows
+
+
+def pairing_rows(report: dict) -> list[list[str]]:
+    """The per-pairing table as rows of text cells (header first)."""
+    rows = [["pairing", "games", "W/D/L", "score diff/game", "pentanomial", "Elo", "LOS"]]
+    for p in report["pairings"]:
+        rows.append([
+            f"{p['a']} vs {p['b']}", str(p["games"]), f"{p['wins']}/{p['draws']}/{p['losses']}",
+            _interval_text(p["score_diff"]), " ".join(map(str, p["pentanomial"])) if p["pairs"] else "-",
+            _interval_text(p["elo"]), _fmt(100 * p["los"], ".1f") + "%" if p["los"] is not None else "n/a",
+        ])
+    return rows
+
+
+def _table(rows: list[list[str]], left: int = 2) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for k, r in enumerate(rows):
+        out.append("  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def text(report: dict) -> str:
+    """The terminal summary: leaderboard, pairings, SPRT verdict, notes."""
+    t = report["tournament"]
+    g = report["games"]
+    parts = [
+        f"{len(t['specs'])} agents, {t['games_per_pairing']} games per pairing, seed {t['seed']}, "
+        f"{'duplicate' if t['duplicate'] else 'single'} format; {g['counted']} of {g['expected']} games counted"
+        + (f", {g['forfeits']} forfeited" if g["forfeits"] else ""),
+        "",
+        _table(leaderboard_rows(report)),
+        "",
+        _table(pairing_rows(report), left=1),
+    ]
+    if report["sprt"]:
+        s = report["sprt"]
+        parts += ["", f"{s['spec']} vs {s['opponent']}: {s['text']}"
+                  + (f" after {s['stopped_after_pairs']} pairs" if s["stopped_after_pairs"] else "")]
+    for note in report["run"]["notes"]:
+        parts.append(f"note: {note}")
+    return "\n".join(parts)
+
+
+def markdown(report: dict) -> str:
+    """The report as Markdown."""
+    def md(rows):
+        head, *body = rows
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                         + ["| " + " | ".join(r) + " |" for r in body])
+
+    t = report["tournament"]
+    g = report["games"]
+    out = [
+        "# Arena report",
+        "",
+        f"- Agents: {', '.join(f'`{s}`' for s in t['specs'])}",
+        f"- Games per pairing: {t['games_per_pairing']} ({'duplicate' if t['duplicate'] else 'single'} format), seed {t['seed']}",
+        f"- Ruleset: `{t['ruleset']}`, engine version {t['engine_version']}",
+        f"- Games counted: {g['counted']} of {g['expected']}; forfeits: {g['forfeits']}",
+        "",
+        f"## Ratings (Bradley-Terry, logistic Elo, anchored on `{report['anchor']}` = 0, 95 % intervals)",
+        "",
+        md(leaderboard_rows(report)),
+        "",
+        "## Pairings (first-named agent's point of view)",
+        "",
+        md(pairing_rows(report)),
+        "",
+        "Pentanomial: duplicate pairs scoring 0, ½, 1, 1½, 2 for the first agent. "
+        "Score difference: mean points per game, t-interval over pairs.",
+    ]
+    if report["sprt"]:
+        s = report["sprt"]
+        out += ["", "## SPRT", "", f"`{s['spec']}` vs `{s['opponent']}`: {s['text']}"
+                + (f" after {s['stopped_after_pairs']} pairs." if s["stopped_after_pairs"] else ".")]
+    if report["games"]["errors"]:
+        out += ["", "## Errors", ""] + [f"- {e}" for e in report["games"]["errors"]]
+    if report["run"]["notes"]:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in report["run"]["notes"]]
+    return "\n".join(out) + "\n"
+
+
+def plot(report: dict, path: str) -> bool:
+    """Write a PNG of the ratings with 95 % error bars; False if matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    board = [r for r in report["leaderboard"] if r.get("rating") and r["rating"]["value"] is not None]
+    board = board[::-1]
+    names = [r["spec"] for r in board]
+    vals = [r["rating"]["value"] for r in board]
+    lo = [r["rating"]["value"] - (r["rating"]["low"] if r["rating"]["low"] is not None else r["rating"]["value"]) for r in board]
+    hi = [(r["rating"]["high"] if r["rating"]["high"] is not None else r["rating"]["value"]) - r["rating"]["value"] for r in board]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.5))
+    ax.errorbar(vals, range(len(names)), xerr=[lo, hi], fmt="o", capsize=4)
+    ax.set_yticks(range(len(names)), names)
+    ax.axvline(0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel(f"Elo relative to {report['anchor']} (95 % interval)")
+    ax.set_title(f"Arena ratings ({report['games']['counted']} games)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True

@@ -1,0 +1,244 @@
+"""The process-pool backend: runs game tasks on local worker processes, with a watchdog.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: when one of its workers dies the
+whole pool is marked broken and every in-flight game fails with it, without saying
+which game killed it; and a game stuck in C code cannot be stopped without killing the
+pool. Here each worker is a ``multiprocessing.Process`` with its own pipe, so the parent
+always knows which game each worker is playing:
+
+* a worker that dies (``kill -9``, segfault, out of memory) is replaced, and its game
+  is played again on a fresh worker, up to ``max_attempts`` times in all, then recorded
+  as ``aborted`` (a crash of the process is not the agent's fault, so it is no forfeit);
+* a game that runs past ``game_timeout`` seconds (the per-move SIGALRM limit could not
+  interrupt it) has its worker killed and replaced and is recorded as ``aborted``;
+* aborted games count for nobody and are played again when the command is re-run.
+
+Start method: ``forkserver`` where available (Linux, macOS), else ``spawn``; never plain
+``fork``, which can copy a lock held by another thread of the parent (progress bar,
+logging) into the child. Workers log through a ``QueueHandler``; one listener thread in
+the parent hands their records to the parent's loggers (this is why the
+``multiprocessing-logging`` package, which needs ``fork``, is not used).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import multiprocessing as mp
+import signal
+import time
+from collections import deque
+from multiprocessing.connection import wait
+from typing import Callable, Iterable
+
+from .worker import aborted, play_game
+
+log = logging.getLogger("arena.runner")
+
+#: Modules every worker needs; the forkserver imports them once for all workers.
+PRELOAD = ["mulle_env", "agents", "arena.worker"]
+
+
+def default_start_method() -> str:
+    """``forkserver`` if this platform has it, else ``spawn``."""
+    return "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+
+
+def _worker_main(conn, log_queue, level: int) -> None:
+    # The parent decides what Ctrl-C means (save, stop workers, report); workers ignore it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    root = logging.getLogger()
+    root.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
+    root.setLevel(level)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if task is None:
+            return
+        try:
+            line = play_game(task)
+        except Exception as exc:  # the game or arena failed, not an agent: nobody forfeits
+            log.exception("game %s failed outside the agents", task.get("game_id"))
+            line = aborted(task, f"arena error: {type(exc).__name__}: {exc}")
+        try:
+            conn.send(line)
+        except (EOFError, OSError):
+            return
+
+
+class _Forward(logging.Handler):
+    """Hands a worker's log record to the parent's logger of the same name."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logger = logging.getLogger(record.name)
+        if logger.isEnabledFor(record.levelno):
+            logger.handle(record)
+
+
+class _Slot:
+    __slots__ = ("proc", "conn", "task", "started")
+
+    def __init__(self, proc, conn) -> None:
+        self.proc = proc
+        self.conn = conn
+        self.task: dict | None = None
+        self.started = 0.0
+
+
+class ProcessBackend:
+    """Runs tasks on ``workers`` local processes (see the module docstring).
+
+    Args:
+        workers: Number of worker processes.
+        start_method: ``"forkserver"``, ``"spawn"`` (or ``"fork"``); default
+            :func:`default_start_method`.
+        game_timeout: Seconds after which a game is abandoned (``None``: never).
+        max_attempts: Times a game is tried when its worker process dies.
+    """
+
+    name = "process"
+
+    def __init__(
+        self,
+        workers: int = 1,
+        start_method: str | None = None,
+        game_timeout: float | None = None,
+        max_attempts: int = 3,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers!r}")
+        self.workers = workers
+        self.start_method = start_method or default_start_method()
+        self.game_timeout = game_timeout
+        self.max_attempts = max_attempts
+        self.replaced = 0
+
+    def _spawn(self, ctx, log_queue) -> _Slot:
+        parent, child = ctx.Pipe()
+        level = logging.getLogger().getEffectiveLevel()
+        proc = ctx.Process(target=_worker_main, args=(child, log_queue, level), daemon=True, name="arena-worker")
+        proc.start()
+        child.close()
+        return _Slot(proc, parent)
+
+    def run(
+        self,
+        tasks: Iterable[dict],
+        on_result: Callable[[dict], None],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Play ``tasks`` (in order of dispatch), calling ``on_result(line)`` in this process as each ends.
+
+        After each result ``stop()`` is asked; once it is true nothing more is dispatched
+        and games in flight are cancelled (their workers are stopped).
+        """
+        pending = deque(tasks)
+        if not pending:
+            return
+        ctx = mp.get_context(self.start_method)
+        if self.start_method == "forkserver":
+            ctx.set_forkserver_preload(PRELOAD)
+        log_queue = ctx.Queue()
+        listener = logging.handlers.QueueListener(log_queue, _Forward())
+        listener.start()
+        attempts: dict[str, int] = {}
+        slots = [self._spawn(ctx, log_queue) for _ in range(min(self.workers, len(pending)))]
+        stopping = False
+        fresh_deaths = 0  # worker deaths with no finished game in between
+        try:
+            while True:
+                if not stopping:
+                    for s in slots:
+                        if s.task is None and pending:
+                            s.task = pending.popleft()
+                            s.started = time.monotonic()
+                            s.conn.send(s.task)
+                busy = [s for s in slots if s.task is not None]
+                if not busy:
+                    break
+                ready = set(wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=self._wait_time(busy)))
+                now = time.monotonic()
+                for i, s in enumerate(slots):
+                    if s.task is None:
+                        continue
+                    task = s.task
+                    if s.conn in ready:
+                        try:
+                            line = s.conn.recv()
+                        except (EOFError, OSError):
+                            line = None
+                        if line is not None:
+                            s.task = None
+                            fresh_deaths = 0
+                            on_result(line)
+                            if not stopping and stop():
+                                stopping = True
+                            continue
+                    if s.proc.sentinel in ready or not s.proc.is_alive() or (s.conn in ready):
+                        n = attempts[task["game_id"]] = attempts.get(task["game_id"], 0) + 1
+                        code = s.proc.exitcode
+                        log.warning("worker %s died (exit code %s) playing %s (attempt %d of %d)",
+                                    s.proc.pid, code, task["game_id"], n, self.max_attempts)
+                        if n < self.max_attempts:
+                            pending.appendleft(task)
+                        else:
+                            on_result(aborted(task, f"worker process died (exit code {code}) on each of {n} attempts", n))
+                            if not stopping and stop():
+                                stopping = True
+                        fresh_deaths += 1
+                        if fresh_deaths > max(10, 3 * self.workers):
+                            raise RuntimeError(
+                                f"{fresh_deaths} worker processes died in a row with no game finished "
+                                f"(last exit code {code}); see the log above"
+                            )
+                        slots[i] = self._replace(s, ctx, log_queue)
+                    elif self.game_timeout and now - s.started > self.game_timeout:
+                        log.warning("game %s exceeded %g s; its worker %s is replaced",
+                                    task["game_id"], self.game_timeout, s.proc.pid)
+                        on_result(aborted(task, f"game exceeded the game time limit of {self.game_timeout:g} s"))
+                        if not stopping and stop():
+                            stopping = True
+                        slots[i] = self._replace(s, ctx, log_queue)
+                if stopping:
+                    for i, s in enumerate(slots):
+                        if s.task is not None:
+                            self._kill(s)
+                            s.task = None
+                    break
+        finally:
+            for s in slots:
+                if s.task is None and s.proc.is_alive():
+                    try:
+                        s.conn.send(None)
+                    except (EOFError, OSError):
+                        pass
+                else:
+                    self._kill(s)
+            for s in slots:
+                s.proc.join(timeout=2)
+                if s.proc.is_alive():
+                    self._kill(s)
+                s.conn.close()
+            listener.stop()
+            log_queue.close()
+
+    def _wait_time(self, busy: list[_Slot]) -> float:
+        if not self.game_timeout:
+            return 1.0
+        now = time.monotonic()
+        left = min(s.started + self.game_timeout - now for s in busy)
+        return max(0.01, min(1.0, left))
+
+    def _replace(self, slot: _Slot, ctx, log_queue) -> _Slot:
+        self._kill(slot)
+        slot.conn.close()
+        self.replaced += 1
+        return self._spawn(ctx, log_queue)
+
+    @staticmethod
+    def _kill(slot: _Slot) -> None:
+        if slot.proc.is_alive():
+            slot.proc.kill()
+        slot.proc.join(timeout=5)

@@ -1,0 +1,113 @@
+"""Which games a tournament plays: pairings, deal seeds, seat orders, game ids.
+
+Deal seeds come from the tournament seed and the *deal index* only, not from the
+pairing: every pairing of a tournament plays the same deals, and ``A B`` and ``B A``
+name the same duplicate games. With the duplicate format (the default) game ``2j`` and
+game ``2j + 1`` of a pairing share deal ``j`` with the seats swapped. With an odd
+``--games N`` the last deal is played once, first-named spec in seat 0; it counts in
+W/D/L, score differences and ratings, but not in pentanomial statistics or the SPRT,
+which need complete pairs.
+
+A game's identity (``game_id``) is its specs by seat, deal seed and ruleset, plus the
+game module when it is not ``mulle_env``. Resuming skips every game whose id is already
+in the results file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from itertools import combinations
+
+from mulle_env.engine.rng import derive_seed
+
+#: Deal seeds are kept below 2**53 so that every JSON reader (JavaScript too) reads them exactly.
+SEED_BITS = 53
+DEFAULT_GAME = "mulle_env"
+
+
+def deal_seed(base: int, deal: int) -> int:
+    """The deal seed of deal index ``deal`` in a tournament with seed ``base``."""
+    return derive_seed(base, 0x4D554C4C45, deal) >> (64 - SEED_BITS)
+
+
+def rules_key(ruleset: dict, game: str = DEFAULT_GAME) -> str:
+    """A short stable digest of the ruleset (and game) for game ids."""
+    text = json.dumps(ruleset, sort_keys=True, separators=(",", ":"))
+    if game != DEFAULT_GAME:
+        text = game + "|" + text
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def game_id(specs: tuple[str, str] | list[str], seed: int, ruleset: dict, game: str = DEFAULT_GAME) -> str:
+    """The identity of one game: ``"<spec0>|<spec1>|<seed>|<rules digest>"``."""
+    return f"{specs[0]}|{specs[1]}|{seed}|{rules_key(ruleset, game)}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A tournament's fixed parameters; :meth:`tasks` lists its games in play order."""
+
+    specs: tuple[str, ...]
+    games: int
+    seed: int = 1
+    ruleset: dict | None = None
+    duplicate: bool = True
+    game: str = DEFAULT_GAME
+    move_timeout: float | None = 10.0
+    save_games: bool = False
+    worker_init: str | None = None
+
+    def __post_init__(self) -> None:
+        specs = tuple(self.specs)
+        if len(specs) < 2:
+            raise ValueError(f"a tournament needs at least 2 agent specs, not {len(specs)}")
+        dupes = sorted({s for s in specs if specs.count(s) > 1})
+        if dupes:
+            raise ValueError(f"agent spec(s) named twice: {', '.join(dupes)}; each agent may appear once")
+        if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
+            raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
+        object.__setattr__(self, "specs", specs)
+        # Record every flag, not just the changed ones, so a line says exactly what was played.
+        from .worker import load_game, make_ruleset
+
+        rules = make_ruleset(load_game(self.game), self.ruleset)
+        object.__setattr__(self, "ruleset", rules.to_dict() if hasattr(rules, "to_dict") else dict(rules or {}))
+
+    def pairings(self) -> list[tuple[str, str]]:
+        """Every unordered pair of specs, in the order the specs were given."""
+        return list(combinations(self.specs, 2))
+
+    def task(self, pairing: tuple[str, str], index: int) -> dict:
+        """Game ``index`` (0-based) of ``pairing``."""
+        a, b = pairing
+        if self.duplicate:
+            deal, swap = divmod(index, 2)
+        else:
+            deal, swap = index, index % 2
+        seed = deal_seed(self.seed, deal)
+        specs = (b, a) if swap else (a, b)
+        rules = dict(self.ruleset or {})
+        return {
+            "game_id": game_id(specs, seed, rules, self.game),
+            "specs": list(specs),
+            "seed": seed,
+            "pairing": [a, b],
+            "pair": deal if self.duplicate else None,
+            "index": index,
+            "ruleset": rules,
+            "game": self.game,
+            "move_timeout": self.move_timeout,
+            "save_games": self.save_games,
+            "worker_init": self.worker_init,
+        }
+
+    def tasks(self) -> list[dict]:
+        """All games, deal by deal across pairings, so partial results stay balanced.
+
+        For a head-to-head this is simply pair 0, pair 1, ... in order, which the SPRT
+        relies on.
+        """
+        pairings = self.pairings()
+        return [self.task(p, i) for i in range(self.games) for p in pairings]
