@@ -1,0 +1,92 @@
+"""Misbehaving agents for the arena tests, registered in each worker by ``worker_init``.
+
+The arena builds agents from specs in its worker processes, where agents registered by
+a test function do not exist; ``--worker-init arena_agents:register`` (or
+``Plan(worker_init=...)``) runs :func:`register` there first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import agents
+from agents.random_agent import RandomAgent
+
+
+class Crasher(RandomAgent):
+    """Plays randomly, then raises at its ``at``-th move."""
+
+    def __init__(self, at: int = 3) -> None:
+        self.at = at
+        self.n = 0
+
+    def reset(self) -> None:
+        self.n = 0
+
+    def act(self, view, legal_moves, rng):
+        self.n += 1
+        if self.n >= self.at:
+            raise ValueError("boom")
+        return super().act(view, legal_moves, rng)
+
+
+class Hanger(RandomAgent):
+    """Plays randomly, then sleeps far beyond any time limit at its ``at``-th move."""
+
+    def __init__(self, at: int = 2) -> None:
+        self.at = at
+        self.n = 0
+
+    def reset(self) -> None:
+        self.n = 0
+
+    def act(self, view, legal_moves, rng):
+        self.n += 1
+        if self.n >= self.at:
+            time.sleep(60)
+        return super().act(view, legal_moves, rng)
+
+
+class Swallower(Hanger):
+    """Hangs inside ``except Exception``: the time limit must still get through."""
+
+    def act(self, view, legal_moves, rng):
+        try:
+            return super().act(view, legal_moves, rng)
+        except Exception:  # noqa: BLE001 - the point of this agent
+            return legal_moves[0]
+
+
+class Dier(RandomAgent):
+    """Kills its own worker process (SIGKILL) once: when the file ``marker`` does not exist yet."""
+
+    def __init__(self, marker: str = "") -> None:
+        self.marker = marker
+
+    def act(self, view, legal_moves, rng):
+        if self.marker and not os.path.exists(self.marker):
+            with open(self.marker, "w"):
+                pass
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().act(view, legal_moves, rng)
+
+
+class Illegal(RandomAgent):
+    """Answers with a move that is not in the legal list."""
+
+    def act(self, view, legal_moves, rng):
+        import mulle_env as me
+
+        legal = set(legal_moves)
+        return next(m for m in me.MOVES if m not in legal)
+
+
+def register() -> None:
+    """Register the test agents under the names the tests use."""
+    agents.register("crasher", Crasher, "raises at move `at`")
+    agents.register("hanger", Hanger, "hangs at move `at`")
+    agents.register("swallower", Swallower, "hangs inside except Exception")
+    agents.register("dier", Dier, "kills its worker process once")
+    agents.register("illegal", Illegal, "plays an illegal move")

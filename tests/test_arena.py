@@ -1,0 +1,192 @@
+"""Arena: determinism across worker counts, resume, damaged results files, misbehaving agents, SPRT."""
+
+import json
+import os
+
+import pytest
+
+from arena import Plan, ProcessBackend, SPRT, report, run
+from arena.results import comparable, load
+from arena.schedule import deal_seed
+
+RULES = {"sets": 1}  # one set per game: half the time, same code paths
+INIT = "arena_agents:register"
+
+
+def lines_of(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f]
+
+
+def play(tmp_path, specs, games, workers=1, name="r.jsonl", **kw):
+    backend = kw.pop("backend", None) or ProcessBackend(workers)
+    sprt = kw.pop("sprt", None)
+    plan = Plan(tuple(specs), games, ruleset=RULES, worker_init=INIT, **kw)
+    out = str(tmp_path / name)
+    return run(plan, out, backend, sprt=sprt, progress=False), out
+
+
+def test_schedule_duplicate_pairs_share_deals_and_swap_seats():
+    plan = Plan(("random", "heuristic"), 5, seed=3)
+    tasks = plan.tasks()
+    assert [t["specs"] for t in tasks] == [["random", "heuristic"], ["heuristic", "random"]] * 2 + [["random", "heuristic"]]
+    assert tasks[0]["seed"] == tasks[1]["seed"] == deal_seed(3, 0) != tasks[2]["seed"]
+    assert len({t["game_id"] for t in tasks}) == 5
+    assert tasks[0]["ruleset"]["sets"] == 2  # every flag is recorded, not only changes
+    # The same games whatever order the specs are named in.
+    other = Plan(("heuristic", "random"), 4, seed=3).tasks()
+    assert {t["game_id"] for t in other} == {t["game_id"] for t in tasks[:4]}
+
+
+def test_plan_validation():
+    with pytest.raises(ValueError, match="at least 2"):
+        Plan(("random",), 2)
+    with pytest.raises(ValueError, match="twice"):
+        Plan(("random", "random"), 2)
+    with pytest.raises(ValueError, match="at least 1"):
+        Plan(("random", "heuristic"), 0)
+
+
+def test_same_results_for_one_and_two_workers(tmp_path):
+    o1, out1 = play(tmp_path, ["random", "heuristic", "greedy"], 4, workers=1, name="w1.jsonl")
+    o2, out2 = play(tmp_path, ["random", "heuristic", "greedy"], 4, workers=2, name="w2.jsonl")
+    assert o1.played == o2.played == 12
+    a = sorted((comparable(x) for x in lines_of(out1)), key=lambda x: x["game_id"])
+    b = sorted((comparable(x) for x in lines_of(out2)), key=lambda x: x["game_id"])
+    assert a == b
+    line = a[0]
+    for key in ("specs", "seed", "scores", "sheets", "winner", "moves", "error", "engine_version", "ruleset"):
+        assert key in line
+    assert all(x["status"] == "ok" and x["error"] is None for x in a)
+    assert report.build(o1)["leaderboard"] == report.build(o2)["leaderboard"]
+
+
+def test_resume_skips_finished_games(tmp_path):
+    first, out = play(tmp_path, ["random", "heuristic"], 4)
+    assert first.played == 4
+    again, _ = play(tmp_path, ["random", "heuristic"], 4)
+    assert again.played == 0 and again.skipped == 4 and len(again.lines) == 4
+    more, _ = play(tmp_path, ["random", "heuristic"], 6)
+    assert more.played == 2 and len(more.lines) == 6
+    assert len(lines_of(out)) == 6
+
+
+def test_corrupt_and_torn_lines_are_reported_and_skipped(tmp_path):
+    done, out = play(tmp_path, ["random", "heuristic"], 4)
+    good = open(out).read().splitlines()
+    with open(out, "w") as f:
+        f.write(good[0] + "\n" + "{not json\n" + good[1] + "\n" + good[2] + "\n" + good[3][: len(good[3]) // 2])
+    loaded = load(out, repair=False)
+    assert loaded.corrupt == [2] and loaded.torn and len(loaded.lines) == 3
+    again, _ = play(tmp_path, ["random", "heuristic"], 4)
+    assert again.played == 1 and len(again.lines) == 4
+    assert any("corrupt" in n for n in again.notes) and any("truncated" in n for n in again.notes)
+    backups = [p for p in os.listdir(tmp_path) if ".torn-" in p]
+    assert len(backups) == 1
+    # The file is valid JSON Lines again, apart from the corrupt line it reports.
+    text = open(out).read()
+    assert text.endswith("\n")
+    assert [comparable(x) for x in again.lines] == [comparable(x) for x in done.lines]
+
+
+def test_other_engine_version_is_not_mixed_in(tmp_path):
+    done, out = play(tmp_path, ["random", "heuristic"], 2)
+    rows = lines_of(out)
+    rows[0]["engine_version"] = "0.9"
+    with open(out, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    again, _ = play(tmp_path, ["random", "heuristic"], 2)
+    assert again.played == 1
+    assert any("another engine version" in n for n in again.notes)
+
+
+def test_crashing_agent_forfeits_and_the_tournament_goes_on(tmp_path):
+    o, out = play(tmp_path, ["crasher:at=3", "random"], 4)
+    rows = lines_of(out)
+    assert len(rows) == 4
+    for r in rows:
+        seat = r["specs"].index("crasher:at=3")
+        assert r["status"] == "forfeit" and r["forfeit"] == seat and r["winner"] == 1 - seat
+        assert r["error"] == f"agent 'crasher:at=3' (seat {seat}) raised ValueError: boom at move {r['moves'] + 1}"
+        assert r["scores"] is None
+    rep = report.build(o)
+    p = rep["pairings"][0]
+    assert (p["wins"], p["losses"], p["forfeits"]["crasher:at=3"]) == (0, 4, 4)
+
+
+def test_illegal_move_forfeits(tmp_path):
+    o, out = play(tmp_path, ["illegal", "random"], 2)
+    assert all("played an illegal move" in r["error"] for r in lines_of(out))
+
+
+@pytest.mark.parametrize("spec", ["hanger:at=2", "swallower:at=2"])
+def test_hanging_agent_forfeits_on_the_move_time_limit(tmp_path, spec):
+    o, out = play(tmp_path, [spec, "random"], 2, workers=2, move_timeout=0.3)
+    rows = lines_of(out)
+    assert len(rows) == 2
+    for r in rows:
+        assert r["status"] == "forfeit" and "exceeded the move time limit of 0.3 s" in r["error"]
+        assert r["winner"] == 1 - r["specs"].index(spec)
+
+
+def test_dead_worker_is_replaced_and_its_game_replayed(tmp_path):
+    marker = tmp_path / "died"
+    spec = f"dier:marker={marker}"
+    backend = ProcessBackend(2)
+    o, out = play(tmp_path, [spec, "random"], 4, backend=backend)
+    rows = lines_of(out)
+    assert marker.exists() and backend.replaced == 1
+    assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+    # The replayed game equals what an undisturbed run gives.
+    calm, _ = play(tmp_path, [spec, "random"], 4, name="calm.jsonl")
+    assert sorted(map(json.dumps, map(comparable, rows))) == sorted(map(json.dumps, map(comparable, calm.lines)))
+
+
+def test_game_deadline_kills_a_stuck_worker(tmp_path):
+    # No per-move limit: only the parent's watchdog can end this game.
+    backend = ProcessBackend(1, game_timeout=0.5)
+    o, out = play(tmp_path, ["hanger:at=2", "random"], 2, backend=backend, move_timeout=None)
+    rows = lines_of(out)
+    assert len(rows) == 2 and all(r["status"] == "aborted" and "game time limit" in r["error"] for r in rows)
+    assert backend.replaced == 2 and o.lines == []  # aborted games count for nobody...
+    again, _ = play(tmp_path, ["hanger:at=2", "random"], 2, move_timeout=0.2)
+    assert again.played == 2  # ...and are played again on the next run
+
+
+def test_sprt_stops_on_a_clear_difference(tmp_path):
+    sprt = SPRT(0, 100, 0.05, 0.05)
+    o, out = play(tmp_path, ["heuristic", "random"], 200, workers=2, sprt=sprt)
+    assert sprt.state == "H1" and o.stopped_at is not None and o.stopped_at < 40
+    assert len(o.lines) == 2 * o.stopped_at
+    assert len(lines_of(out)) < 200  # the rest was cancelled
+    rep = report.build(o)
+    assert rep["sprt"]["bound"] == "upper" and rep["sprt"]["state"] == "H1"
+    # Deterministic stopping point: a 1-worker run stops after the same pair.
+    sprt1 = SPRT(0, 100, 0.05, 0.05)
+    o1, _ = play(tmp_path, ["heuristic", "random"], 200, workers=1, sprt=sprt1, name="one.jsonl")
+    assert o1.stopped_at == o.stopped_at and sprt1.llr == pytest.approx(sprt.llr)
+    # Resuming a decided test plays nothing.
+    sprt2 = SPRT(0, 100, 0.05, 0.05)
+    o2, _ = play(tmp_path, ["heuristic", "random"], 200, workers=2, sprt=sprt2)
+    assert o2.played == 0 and o2.stopped_at == o.stopped_at
+
+
+def test_odd_game_count_and_report_outputs(tmp_path):
+    o, out = play(tmp_path, ["random", "heuristic"], 3, save_games=True)
+    rows = lines_of(out)
+    assert len(rows) == 3 and all(r["move_list"] for r in rows)
+    import mulle_env as me
+
+    r = rows[0]
+    replayed = me.replay(r["seed"], r["move_list"], me.Ruleset.from_dict(r["ruleset"]))
+    assert list(replayed.result().scores) == r["scores"]
+    rep = report.build(o)
+    p = rep["pairings"][0]
+    assert p["games"] == 3 and p["pairs"] == 1  # the unpaired third game is not in the pentanomial
+    assert rep["leaderboard"][-1]["spec"] == "random" or rep["anchor"] == "random"
+    json.dumps(rep)  # JSON-able
+    assert "| # | agent" in report.markdown(rep)
+    assert "random vs heuristic" in report.text(rep)
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "p.png"
+    assert report.plot(rep, str(png)) and png.stat().st_size > 1000
