@@ -112,7 +112,7 @@ _BASE8 = np.arange(_NPILES + 1, dtype=np.intp) * NUM_FACES
 def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_capturer, opp_hand, deck, ruleset, over):
     """Write one observation into ``out`` from plain ints and lists (the hot path of both encoders)."""
     lens = [len(p) for p in piles]
-    flat = [f for p in piles for f in p]
+    flat = [*piles[0], *piles[1], *piles[2], *piles[3], *piles[4], *piles[5], *piles[6]]
     lens.append(len(flat))
     # Each card is counted in its pile's block and once more in the "unseen" block, which
     # then becomes 2 minus the count: every face exists twice.

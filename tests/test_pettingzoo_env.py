@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo")
-from pettingzoo.test import api_test, seed_test  # noqa: E402
+with warnings.catch_warnings():  # pettingzoo.test imports its own deprecated example envs
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pettingzoo.test import api_test, seed_test
 
 import mulle_env as me  # noqa: E402
 from mulle_env import codec  # noqa: E402
