@@ -138,7 +138,7 @@ def test_view_holds_only_what_the_player_may_know():
     v = st.view(st.to_move)
     assert list(v.hand) == st.hands[st.to_move]
     assert v.opponent_hand_size == len(st.hands[1 - st.to_move]) and v.deck_size == len(st.deck)
-    fields = set(type(v).__dataclass_fields__)
+    fields = set(type(v)._fields)
     assert not fields & {"deck", "seed", "hands"}
     unseen = sorted(v.unseen())
     assert unseen == sorted(st.hands[1 - st.to_move] + st.deck)

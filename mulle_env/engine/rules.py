@@ -7,6 +7,8 @@ input arrives (``GameState.play``), and :func:`explain` says why a move is not l
 
 from __future__ import annotations
 
+from bisect import insort
+
 from .capture import forced_groups, gather_pairs, has_group, maximal_group_sets
 from .cards import (
     CARD_NAMES,
@@ -26,7 +28,6 @@ from .moves import (
     CAPTURE_ID,
     DISCARD,
     DISCARD_ID,
-    MAX_BUILD_VALUE,
     MIN_BUILD_VALUE,
     MOVES,
     TROTTA,
@@ -58,25 +59,24 @@ def legal_ids(st) -> list[int]:
         return []
     opp = 1 - p
     builds = st.builds
-    loose = st.loose
     lc = [0] * 14
     reach = 1
-    faces_by_value: dict[int, list[int]] = {}
+    targets = []  # distinct loose faces with their table values, in face order
     prev = -1
-    for f in loose:
+    for f in st.loose:
         t = TV[f]
         lc[t] += 1
         reach = (reach | (reach << t)) & 0x3FFF
         if f != prev:
             prev = f
-            group = faces_by_value.get(t)
-            if group is None:
-                faces_by_value[t] = [f]
-            else:
-                group.append(f)
-    hc = [0] * 17
+            targets.append((f, t))
+    # Bit v of `hold` / `hold2`: the hand has at least one / two cards of hand value v.
+    hold = hold2 = 0
     for c in hand:
-        hc[HV[c]] += 1
+        bit = 1 << HV[c]
+        if hold & bit:
+            hold2 |= bit
+        hold |= bit
     opp_locked = 0
     critical = 0
     owns = False
@@ -85,14 +85,14 @@ def legal_ids(st) -> list[int]:
         owner = b[1]
         if owner == p:
             owns = True
-            if hc[v] == 1:
+            if not (hold2 >> v) & 1:
                 critical |= 1 << v
         elif b[2]:
             if owner == opp:
                 opp_locked |= 1 << v
         else:
             open_targets.append((v, owner == opp))
-    loose_values = sorted(faces_by_value.items())
+    free = ~opp_locked
     discard_needs_no_capture = st.ruleset.discard_only_if_no_capture
     caps: list[int] = []
     blds: list[int] = []
@@ -104,39 +104,34 @@ def legal_ids(st) -> list[int]:
             continue
         prev = c
         hv = HV[c]
-        tv = TV[c]
         if hv <= 13:
-            can = lc[hv] > 0 or hv in builds or (reach >> hv) & 1
+            can = lc[hv] or hv in builds or (reach >> hv) & 1
         else:
             can = hv in builds
         if can:
             caps.append(CAPTURE_ID[c])
         if (critical >> hv) & 1:
             continue  # the last card reserved for an own build may only capture it
-        hc[hv] -= 1  # reservations are checked on the hand after c leaves it
-        row = BUILD_LOOSE_ID[c]
-        for t, faces in loose_values:
-            v = t + tv
-            if v > MAX_BUILD_VALUE:
-                break
-            if hc[v] and not (opp_locked >> v) & 1:
-                for f in faces:
-                    blds.append(row[f])
+        bit = 1 << hv
+        # Reservation is checked on the hand after c leaves it; merging into the
+        # opponent's locked build is never allowed.
+        after = (hold & ~bit | hold2 & bit) & free
+        tv = TV[c]
+        if targets:
+            row = BUILD_LOOSE_ID[c]
+            blds += [row[f] for f, t in targets if (after >> (t + tv)) & 1]
         for v0, is_opp in open_targets:
-            v = v0 + tv
-            if v <= MAX_BUILD_VALUE and hc[v] and not (opp_locked >> v) & 1:
+            if (after >> (v0 + tv)) & 1:
                 blds.append(BUILD_UP_ID[c][v0])
-            if is_opp:
-                v = v0 - tv
-                if v >= MIN_BUILD_VALUE and hc[v] and not (opp_locked >> v) & 1:
-                    blds.append(BUILD_DOWN_ID[c][v0])
-        if hc[hv] and not (opp_locked >> hv) & 1:
+            if is_opp and v0 - tv >= MIN_BUILD_VALUE and (after >> (v0 - tv)) & 1:
+                blds.append(BUILD_DOWN_ID[c][v0])
+        if (after >> hv) & 1:
             if hv in builds or (hv <= 13 and lc[hv]) or _pair_exists(lc, hv):
                 trots.append(TROTTA_ID[c])
-        hc[hv] += 1
         if not owns and not (can and discard_needs_no_capture):
             discs.append(DISCARD_ID[c])
-    blds.sort()
+    if len(open_targets) > 1:
+        blds.sort()  # up/down targets of one card can interleave across builds
     return caps + blds + trots + discs
 
 
@@ -233,14 +228,15 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
     for f in captured:
         ipts += INTAKE_POINTS[f]
         if f == prev:  # both copies of one face: a mulle (RULES.md 4.1.5)
-            mulle.append(f)
+            insort(mulle, f)  # piles stay sorted so views and JSON need no sort
             pts += mv[f]
             prev = -1
         else:
-            intake.append(f)
+            insort(intake, f)
             prev = f
     st.mpts[p] += pts
     st.ipts[p] += ipts
+    st._public = None
     if not loose and not builds:
         st.tabbe[p] += 1
     st.last_capturer = p
@@ -272,12 +268,7 @@ def apply(st, move: Move) -> None:
         cards.sort()
         st.builds[HV[c]] = (tuple(cards), p, True)
     else:
-        loose = st.loose
-        i = 0
-        n = len(loose)
-        while i < n and loose[i] < c:
-            i += 1
-        loose.insert(i, c)
+        insort(st.loose, c)
     st.to_move = 1 - p
     st.last_move = (p, move)
     st._legal = None
@@ -310,6 +301,7 @@ def end_set(st) -> None:
         st.intake[st.last_capturer].sort()
         st.ipts[st.last_capturer] += sum(INTAKE_POINTS[f] for f in left)
     st.sheets.append((st.set_sheet(0), st.set_sheet(1)))
+    st._public = None
     if len(st.sheets) >= st.ruleset.sets:
         st.over = True
         return

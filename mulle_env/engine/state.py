@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from . import rules
 from .cards import (
@@ -95,11 +95,12 @@ class GameResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerView:
+class PlayerView(NamedTuple):
     """What one player may know: everything public plus their own hand, nothing more.
 
     Built by :meth:`GameState.view`; agents and observation encoders see only this.
+    Immutable; a named tuple because views are built at every decision and a tuple
+    is several times cheaper to make than a frozen dataclass.
     """
 
     player: int
@@ -149,7 +150,7 @@ class GameState:
     __slots__ = (
         "ruleset", "seed", "hands", "loose", "builds", "deck", "mulle", "intake",
         "tabbe", "to_move", "set_no", "deal_no", "last_capturer", "sheets", "over",
-        "mpts", "ipts", "last_move", "_legal",
+        "mpts", "ipts", "last_move", "_legal", "_public",
     )
 
     def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
@@ -172,6 +173,9 @@ class GameState:
         self.ipts = [0, 0]
         self.last_move: tuple[int, Move] | None = None
         self._legal: list[int] | None = None
+        # Captured piles and scores as views show them; they change only when a capture
+        # or a set end happens, which is when rules.py clears this cache.
+        self._public: tuple | None = None
 
     # ----- dealing -------------------------------------------------------------
     def leader(self) -> int:
@@ -196,6 +200,7 @@ class GameState:
         self.deal_no = 1
         self.to_move = self.leader()
         self._legal = None
+        self._public = None
 
     # ----- rules -----------------------------------------------------------------
     def legal_move_ids(self) -> list[int]:
@@ -271,6 +276,8 @@ class GameState:
         """``player``'s game sheet so far: finished sets plus the set in play."""
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if not self.sheets:
+            return self.set_sheet(player)
         done = [s[player] for s in self.sheets]
         if not self.over:
             done.append(self.set_sheet(player))
@@ -312,24 +319,35 @@ class GameState:
         st.ipts = self.ipts[:]
         st.last_move = self.last_move
         st._legal = self._legal
+        st._public = self._public
         return st
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: own hand, the table, public piles and counts."""
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, not {player!r}")
+        card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
+        public = self._public
+        if public is None:
+            mulle, intake = self.mulle, self.intake
+            public = self._public = (
+                (tuple(map(card, mulle[0])), tuple(map(card, mulle[1]))),
+                (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
+                (self.tabbe[0], self.tabbe[1]),
+                (self.score(0), self.score(1)),
+            )
         return PlayerView(
             player=player,
             to_move=self.to_move,
-            hand=tuple(CARDS[f] for f in self.hands[player]),
+            hand=tuple(map(card, self.hands[player])),
             opponent_hand_size=len(self.hands[1 - player]),
             deck_size=len(self.deck),
-            loose=tuple(CARDS[f] for f in self.loose),
-            builds=self._build_views(),
-            mulle=(tuple(CARDS[f] for f in sorted(self.mulle[0])), tuple(CARDS[f] for f in sorted(self.mulle[1]))),
-            intake=(tuple(CARDS[f] for f in sorted(self.intake[0])), tuple(CARDS[f] for f in sorted(self.intake[1]))),
-            tabbe=(self.tabbe[0], self.tabbe[1]),
-            scores=(self.score(0), self.score(1)),
+            loose=tuple(map(card, self.loose)),
+            builds=self._build_views() if self.builds else (),
+            mulle=public[0],
+            intake=public[1],
+            tabbe=public[2],
+            scores=public[3],
             sheets=tuple(self.sheets),
             set_no=self.set_no,
             deal_no=self.deal_no,
@@ -359,8 +377,8 @@ class GameState:
         st.loose = [int(f) for f in view.loose]
         st.builds = {b.value: (tuple(int(f) for f in b.cards), b.owner, b.locked) for b in view.builds}
         st.deck = [int(f) if isinstance(f, int) else parse_card(f) for f in deck]
-        st.mulle = [[int(f) for f in view.mulle[0]], [int(f) for f in view.mulle[1]]]
-        st.intake = [[int(f) for f in view.intake[0]], [int(f) for f in view.intake[1]]]
+        st.mulle = [sorted(map(int, view.mulle[0])), sorted(map(int, view.mulle[1]))]
+        st.intake = [sorted(map(int, view.intake[0])), sorted(map(int, view.intake[1]))]
         st.tabbe = list(view.tabbe)
         st.to_move = view.to_move
         st.set_no = view.set_no
@@ -391,8 +409,8 @@ class GameState:
             "hands": [[CARD_NAMES[f] for f in h] for h in self.hands],
             "table": table,
             "deck": [CARD_NAMES[f] for f in self.deck],
-            "mulle": [[CARD_NAMES[f] for f in sorted(m)] for m in self.mulle],
-            "intake": [[CARD_NAMES[f] for f in sorted(m)] for m in self.intake],
+            "mulle": [[CARD_NAMES[f] for f in m] for m in self.mulle],
+            "intake": [[CARD_NAMES[f] for f in m] for m in self.intake],
             "tabbe": list(self.tabbe),
             "last_capturer": self.last_capturer,
             "sheets": [[dict(s[0]), dict(s[1])] for s in self.sheets],
