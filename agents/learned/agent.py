@@ -1,0 +1,98 @@
+"""``learned``: plays a trained policy file with numpy alone (no torch).
+
+The agent encodes its view with the same encoder the environments use
+(:func:`mulle_env.observation.encode_view`), scores the legal actions (their indices
+in the shared codec are the moves' ids) with the MLP of :mod:`agents.learned.policy`,
+and plays the best one, or samples from the masked softmax with ``sample=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from mulle_env.engine import Move, PlayerView
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
+
+from ..base import Agent
+from .policy import MLPPolicy, load_policy
+
+__all__ = ["LearnedAgent", "DEFAULT_POLICY_PATH", "cached_policy"]
+
+#: The shipped policy (trained with mulle-train; see docs/learning.md).
+DEFAULT_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "learned.npz")
+
+_CACHE: dict[tuple[str, int, int], MLPPolicy] = {}
+
+
+def cached_policy(path: str) -> MLPPolicy:
+    """:func:`load_policy` once per file version (path, size, mtime) in this process."""
+    st = os.stat(path) if os.path.isfile(path) else None
+    key = (os.path.abspath(path), st.st_size if st else -1, st.st_mtime_ns if st else -1)
+    pol = _CACHE.get(key)
+    if pol is None:
+        pol = load_policy(path)  # raises PolicyFileError for a missing or bad file
+        _CACHE[key] = pol
+    return pol
+
+
+class LearnedAgent(Agent):
+    """A policy trained by ``mulle-train`` (default: the shipped file agents/data/learned.npz).
+
+    Args:
+        path: The policy ``.npz`` file; empty means the shipped policy.
+        sample: Sample from the softmax over legal actions (using the game's ``rng``)
+            instead of playing the most likely action.
+        temperature: Softmax temperature when sampling.
+
+    Raises :class:`agents.learned.policy.PolicyFileError` (a ``ValueError``) at
+    construction for a missing, corrupt or incompatible file.
+    """
+
+    name = "learned"
+    spec = "learned"
+
+    def __init__(self, path: str = "", sample: bool = False, temperature: float = 1.0) -> None:
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, not {temperature!r}")
+        self.path = str(path) if path else DEFAULT_POLICY_PATH
+        self.sample = bool(sample)
+        self.temperature = float(temperature)
+        self.policy = cached_policy(self.path)
+        self._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
+
+    @classmethod
+    def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> "LearnedAgent":
+        """An agent around an in-memory policy (used for training snapshots and tests)."""
+        agent = cls.__new__(cls)
+        agent.path = "<memory>"
+        agent.sample = sample
+        agent.temperature = float(temperature)
+        agent.policy = policy
+        agent._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
+        return agent
+
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
+        """The policy's choice among ``legal_moves`` (argmax, or a sample with ``sample=true``)."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        ids = [m.id for m in legal_moves]
+        obs = encode_view(view, out=self._obs)
+        z = self.policy.legal_logits(obs, ids)
+        if not self.sample:
+            return legal_moves[int(np.argmax(z))]
+        z = (z - z.max()) / self.temperature
+        p = np.exp(z.astype(np.float64))
+        cum = np.cumsum(p)
+        i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
+        return legal_moves[min(i, len(legal_moves) - 1)]
+
+    def __getstate__(self):
+        # The weights travel with the agent (pickling for arena workers must not need the file).
+        return self.__dict__.copy()
+
+

@@ -1,0 +1,45 @@
+"""Export a trained MaskablePPO policy network to the numpy policy file (no torch needed to play).
+
+Only the actor is exported: the policy MLP (``mlp_extractor.policy_net``) and the
+action head (``action_net``). The observation goes in unscaled (sb3 does not rescale
+``Box`` observations for an MLP), so the numpy forward pass is exactly
+``x @ W + b`` with the activation between layers. Needs torch at export time only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .policy import MLPPolicy, PolicyFileError, save_policy
+
+__all__ = ["policy_from_sb3", "export_model"]
+
+_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
+
+
+def policy_from_sb3(sb3_policy, metadata: dict | None = None) -> MLPPolicy:
+    """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``)."""
+    import torch.nn as nn
+
+    if type(sb3_policy.features_extractor).__name__ != "FlattenExtractor":
+        raise PolicyFileError(
+            f"only the default FlattenExtractor can be exported, not {type(sb3_policy.features_extractor).__name__}"
+        )
+    act_name = getattr(sb3_policy.activation_fn, "__name__", str(sb3_policy.activation_fn))
+    if act_name not in _ACTIVATIONS:
+        raise PolicyFileError(f"activation {act_name} cannot be exported; use one of {', '.join(_ACTIVATIONS)}")
+    linears = [m for m in sb3_policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    others = [m for m in sb3_policy.mlp_extractor.policy_net if not isinstance(m, (nn.Linear, sb3_policy.activation_fn))]
+    if others:
+        raise PolicyFileError(f"the policy net holds layers the numpy MLP does not implement: {others}")
+    linears.append(sb3_policy.action_net)
+    weights = [m.weight.detach().cpu().numpy().T.copy() for m in linears]
+    biases = [m.bias.detach().cpu().numpy().copy() for m in linears]
+    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {})
+
+
+def export_model(model, path: str | Path, metadata: dict | None = None) -> MLPPolicy:
+    """Write ``model``'s (a ``MaskablePPO``) actor to ``path`` and return the numpy policy."""
+    pol = policy_from_sb3(model.policy, metadata)
+    save_policy(pol, path)
+    return pol

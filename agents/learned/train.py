@@ -1,0 +1,349 @@
+"""``mulle-train``: train a policy for Mulle with masked PPO and export it for numpy play.
+
+Pipeline (docs/learning.md has the shipped run's exact command and figures):
+
+1. optional warm start (``--bc-games N``): the teacher (``greedy``) plays N games,
+   the policy and value nets are fitted to its moves and the games' outcomes
+   (:mod:`agents.learned.bc`);
+2. ``MaskablePPO`` (sb3-contrib) on ``Mulle-v0`` with vectorized envs whose opponent
+   is an :class:`~agents.learned.pool.OpponentPool` (a new opponent each game, drawn
+   from agent specs and earlier snapshots of the learner by ``--opponents``), the
+   learner's seat alternating;
+3. every ``--checkpoint-every`` steps a resumable checkpoint (``checkpoints/``), a
+   numpy snapshot for the pool (``pool/``); every ``--eval-every`` steps a duplicate
+   match against ``--eval-opponent`` (``eval.csv``, and sb3's logger: CSV, plus
+   TensorBoard when it is installed); the best evaluated policy is kept as
+   ``best.npz`` and copied to ``--export``.
+
+``--resume`` continues from the newest checkpoint: step count, learning-rate schedule,
+best policy, evaluation log and snapshot pool all carry on.
+
+torch, stable-baselines3 and sb3-contrib are imported only here, and only when the
+command runs: ``pip install "mulle-env[train]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main", "build_parser", "train"]
+
+EVAL_FIELDS = ["timesteps", "games_trained", "elapsed_s", "opponent", "games", "wins", "draws", "losses", "score",
+               "score_low", "score_high", "mean_diff"]
+
+
+class TrainingDependencyError(ImportError):
+    """torch / stable-baselines3 / sb3-contrib are missing (they are the optional ``train`` extra)."""
+
+
+def _import_training_stack():
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise TrainingDependencyError(
+            f"mulle-train needs torch, stable-baselines3 and sb3-contrib ({exc}); install the optional extra: "
+            'pip install "mulle-env[train]" (CPU torch is enough)'
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface of ``mulle-train``."""
+    ap = argparse.ArgumentParser(
+        prog="mulle-train",
+        description="Train a Mulle policy with masked PPO (sb3-contrib) against an opponent pool and export it "
+        "as a numpy .npz policy for the 'learned' agent.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    g = ap.add_argument_group("run")
+    g.add_argument("--out-dir", default="runs/ppo", help="checkpoints, snapshots, logs and best.npz go here")
+    g.add_argument("--steps", type=int, default=2_000_000, help="total PPO environment steps (learner decisions)")
+    g.add_argument("--seed", type=int, default=0, help="seed of everything (envs, pool draws, nets, BC data)")
+    g.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out-dir")
+    g.add_argument("--max-minutes", type=float, default=0, help="stop (with a checkpoint) after this wall time; 0 = no limit")
+    g.add_argument("--export", default="", help="copy the best evaluated policy here at the end (e.g. agents/data/learned.npz)")
+    g.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these small nets)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+    g = ap.add_argument_group("environment and opponents")
+    g.add_argument("--envs", type=int, default=8, help="parallel environments")
+    g.add_argument("--vec", choices=("dummy", "subproc"), default="dummy", help="vectorization (dummy = one process)")
+    g.add_argument("--opponents", default="heuristic=0.6,greedy=0.1,random=0.05,self=0.25",
+                   help="opponent pool: spec=weight,...; 'self' = earlier snapshots of the learner")
+    g.add_argument("--pool-keep", type=int, default=5, help="'self' draws among this many newest snapshots")
+    g.add_argument("--reward", choices=("score", "win"), default="score", help="Mulle-v0 reward mode")
+    g.add_argument("--score-scale", type=float, default=100.0, help="score difference divisor (reward=score)")
+    g = ap.add_argument_group("network and PPO")
+    g.add_argument("--net", default="256,256", help="hidden layer widths of the policy and value MLPs")
+    g.add_argument("--activation", choices=("tanh", "relu"), default="tanh")
+    g.add_argument("--lr", type=float, default=1e-4, help="initial learning rate (decays linearly)")
+    g.add_argument("--lr-final", type=float, default=1e-5, help="learning rate at the last step")
+    g.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
+    g.add_argument("--batch-size", type=int, default=512)
+    g.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
+    g.add_argument("--gamma", type=float, default=0.998, help="discount (a game is 96 learner decisions)")
+    g.add_argument("--gae-lambda", type=float, default=0.95)
+    g.add_argument("--clip", type=float, default=0.15, help="PPO clip range")
+    g.add_argument("--ent-coef", type=float, default=0.002)
+    g.add_argument("--vf-coef", type=float, default=0.5)
+    g.add_argument("--target-kl", type=float, default=0.03, help="stop an update's epochs early past this KL; 0 = off")
+    g = ap.add_argument_group("behaviour-cloning warm start")
+    g.add_argument("--bc-games", type=int, default=0, help="teacher games to clone before PPO (0 = no warm start)")
+    g.add_argument("--bc-teacher", default="greedy", help="agent spec whose moves are cloned")
+    g.add_argument("--bc-opponents", default="greedy,heuristic,heuristic,random", help="teacher's opponents, in turn")
+    g.add_argument("--bc-epochs", type=int, default=6)
+    g.add_argument("--bc-lr", type=float, default=1e-3)
+    g.add_argument("--bc-workers", type=int, default=2, help="processes playing the teacher's games")
+    g = ap.add_argument_group("checkpoints and evaluation")
+    g.add_argument("--checkpoint-every", type=int, default=100_000, help="steps between checkpoints and pool snapshots")
+    g.add_argument("--eval-every", type=int, default=100_000, help="steps between evaluations")
+    g.add_argument("--eval-games", type=int, default=400, help="games per evaluation (duplicate pairs x 2)")
+    g.add_argument("--eval-opponent", default="heuristic", help="agent spec evaluated against")
+    g.add_argument("--eval-seed", type=int, default=500_000, help="first deal seed of the evaluation games")
+    return ap
+
+
+def _net(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit(f"mulle-train: --net must be comma-separated widths like 256,256, not {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise SystemExit(f"mulle-train: --net must list positive widths, not {text!r}")
+    return sizes
+
+
+def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
+    def make():
+        from stable_baselines3.common.monitor import Monitor
+
+        from mulle_env.gym_env import MulleEnv
+
+        from .pool import OpponentPool
+
+        pool = OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank)
+        env = MulleEnv(opponent=pool, reward=args.reward, seat="alternate", score_scale=args.score_scale)
+        return Monitor(env)
+
+    return make
+
+
+def _latest_checkpoint(ckpt_dir: Path) -> Path | None:
+    files = sorted(ckpt_dir.glob("step_*.zip"))
+    return files[-1] if files else None
+
+
+def train(args) -> dict:
+    """Run the pipeline described in the module docstring; return a summary dict."""
+    _import_training_stack()
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from . import bc
+    from .agent import LearnedAgent
+    from .evaluate import duplicate_match
+    from .export import policy_from_sb3
+    from .policy import save_policy
+    from .pool import parse_weights
+
+    torch.set_num_threads(args.threads)
+    t_start = time.monotonic()
+    out = Path(args.out_dir)
+    ckpt_dir, pool_dir, log_root = out / "checkpoints", out / "pool", out / "logs"
+    for d in (ckpt_dir, pool_dir, log_root):
+        d.mkdir(parents=True, exist_ok=True)
+    state_path = out / "state.json"
+    weights = parse_weights(args.opponents)
+    command = "mulle-train " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("mulle-train") else " ".join(sys.argv)
+    state = {"best": None, "elapsed_before": 0.0, "runs": []}
+    latest = _latest_checkpoint(ckpt_dir) if args.resume else None
+    if args.resume and state_path.is_file():
+        state = json.loads(state_path.read_text())
+    if not args.resume and _latest_checkpoint(ckpt_dir) is not None:
+        raise SystemExit(f"mulle-train: {ckpt_dir} already holds checkpoints; pass --resume or use another --out-dir")
+    state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+
+    fns = [_make_env_fn(i, args, str(pool_dir), weights) for i in range(args.envs)]
+    vec_env = SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
+
+    def lr_schedule(progress_remaining: float) -> float:
+        return args.lr_final + (args.lr - args.lr_final) * progress_remaining
+
+    run_no = len(list(log_root.glob("run*")))
+    formats = ["csv"]
+    try:
+        import tensorboard  # noqa: F401
+
+        formats.append("tensorboard")
+    except ImportError:
+        pass
+    logger = configure(str(log_root / f"run{run_no}"), formats)
+
+    bc_figures = state.get("bc")
+    if latest is not None:
+        model = MaskablePPO.load(latest, env=vec_env, device="cpu")
+        print(f"mulle-train: resumed from {latest} at step {model.num_timesteps}", flush=True)
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, learning_rate=lr_schedule, n_steps=args.n_steps, batch_size=args.batch_size,
+            n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip,
+            ent_coef=args.ent_coef, vf_coef=args.vf_coef, target_kl=args.target_kl or None, seed=args.seed,
+            device="cpu", verbose=0,
+            policy_kwargs=dict(net_arch=dict(pi=_net(args.net), vf=_net(args.net)),
+                               activation_fn=torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU),
+        )
+        if args.bc_games > 0:
+            meta = dict(teacher=args.bc_teacher, opponents=args.bc_opponents, games=args.bc_games, seed=args.seed)
+            cache = out / "bc_data.npz"
+            data = bc.load_data(cache, **meta)
+            if data is None:
+                data = bc.generate(args.bc_teacher, args.bc_opponents.split(","), args.bc_games, 1_000_000 + args.seed,
+                                   workers=args.bc_workers, progress=not args.no_progress)
+                bc.save_data(data, cache, **meta)
+            t_bc = time.monotonic()
+            bc_figures = bc.pretrain(
+                model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
+                gamma=args.gamma, seed=args.seed, progress=not args.no_progress,
+                log=lambda f: print(f"mulle-train: bc {json.dumps(f)}", flush=True),
+            )
+            bc_figures.update(decisions=int(len(data["action"])), games=args.bc_games, teacher=args.bc_teacher,
+                              seconds=round(time.monotonic() - t_bc, 1))
+            state["bc"] = bc_figures
+            del data
+    model.set_logger(logger)
+
+    eval_path = out / "eval.csv"
+    new_eval_file = not eval_path.is_file()
+    eval_fh = open(eval_path, "a", newline="")
+    eval_csv = csv.DictWriter(eval_fh, fieldnames=EVAL_FIELDS)
+    if new_eval_file:
+        eval_csv.writeheader()
+
+    def elapsed() -> float:
+        return state["elapsed_before"] + time.monotonic() - t_start
+
+    def metadata(evaluation: dict | None) -> dict:
+        return {
+            "command": command, "timesteps": int(model.num_timesteps), "seed": args.seed,
+            "training_seconds": round(elapsed(), 1), "evaluation": evaluation, "bc": bc_figures,
+            "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
+            "trainer": "sb3-contrib MaskablePPO", "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+
+    def evaluate() -> dict:
+        pol = policy_from_sb3(model.policy)
+        res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
+        res.update(timesteps=int(model.num_timesteps), games_trained=int(model.num_timesteps) // 96,
+                   elapsed_s=round(elapsed(), 1))
+        eval_csv.writerow({k: res.get(k) for k in EVAL_FIELDS})
+        eval_fh.flush()
+        for k in ("score", "score_low", "mean_diff"):
+            model.logger.record(f"eval/{k}", res[k])
+        print(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
+              f"[{res['score_low']:.3f}, {res['score_high']:.3f}] W/D/L {res['wins']}/{res['draws']}/{res['losses']} "
+              f"mean diff {res['mean_diff']:+.1f}", flush=True)
+        state["last_eval"] = res
+        best = state.get("best")
+        if best is None or res["score"] > best["score"]:
+            pol.metadata = metadata(res)
+            save_policy(pol, out / "best.npz")
+            state["best"] = res
+        return res
+
+    def checkpoint() -> None:
+        n = int(model.num_timesteps)
+        model.save(ckpt_dir / f"step_{n:010d}.zip")
+        save_policy(policy_from_sb3(model.policy, metadata(None)), pool_dir / f"step_{n:010d}.npz")
+        state["timesteps"] = n
+        tmp = state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**state, "elapsed_before": elapsed()}, indent=1))
+        tmp.replace(state_path)
+
+    class Hooks(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.bar = None
+            self.next_ckpt = self.next_eval = 0
+
+        def _on_training_start(self) -> None:
+            n = self.model.num_timesteps
+            self.next_ckpt = (n // args.checkpoint_every + 1) * args.checkpoint_every
+            self.next_eval = (n // args.eval_every + 1) * args.eval_every
+            if not args.no_progress:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=args.steps, initial=n, unit="step", desc="ppo", dynamic_ncols=True,
+                                mininterval=2.0)
+
+        def _on_rollout_start(self) -> None:
+            # Here the policy has been trained on every step counted so far, so an
+            # evaluation or checkpoint labelled with num_timesteps is exactly that policy.
+            n = self.model.num_timesteps
+            if n >= self.next_eval:
+                self.next_eval = (n // args.eval_every + 1) * args.eval_every
+                evaluate()
+            if n >= self.next_ckpt:
+                self.next_ckpt = (n // args.checkpoint_every + 1) * args.checkpoint_every
+                checkpoint()
+
+        def _on_step(self) -> bool:
+            n = self.model.num_timesteps
+            if self.bar is not None:
+                self.bar.update(n - self.bar.n)
+            if args.max_minutes and time.monotonic() - t_start > 60 * args.max_minutes:
+                print(f"mulle-train: --max-minutes {args.max_minutes} reached at step {n}", flush=True)
+                return False
+            return True
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    if latest is None:
+        evaluate()  # the starting point (after the warm start, if any) is a candidate too
+    remaining = args.steps - model.num_timesteps
+    if remaining > 0:
+        model.learn(total_timesteps=remaining, callback=Hooks(), reset_num_timesteps=latest is None,
+                    progress_bar=False)
+    last = state.get("last_eval") or {}
+    final = last if last.get("timesteps") == int(model.num_timesteps) else evaluate()
+    checkpoint()
+    eval_fh.close()
+    vec_env.close()
+    summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(elapsed(), 1), "final": final,
+               "best": state["best"], "best_path": str(out / "best.npz"), "bc": bc_figures}
+    if args.export:
+        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(out / "best.npz", args.export)
+        summary["exported"] = args.export
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print("mulle-train: " + json.dumps(summary), flush=True)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``mulle-train``."""
+    args = build_parser().parse_args(argv)
+    if args.steps < 0 or args.envs < 1 or args.eval_games < 2 or args.checkpoint_every < 1 or args.eval_every < 1:
+        raise SystemExit("mulle-train: --steps >= 0, --envs >= 1, --eval-games >= 2 and positive intervals are required")
+    try:
+        train(args)
+    except TrainingDependencyError as exc:
+        print(f"mulle-train: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

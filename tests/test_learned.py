@@ -1,0 +1,260 @@
+"""The learned agent: numpy policy file format, inference, export round-trip, training smoke run."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import agents
+import mulle_env as me
+from agents.learned import DEFAULT_POLICY_PATH, LearnedAgent, MLPPolicy, PolicyFileError, load_policy, save_policy
+from agents.learned.pool import OpponentPool, parse_weights
+from mulle_env.codec import NUM_ACTIONS
+from mulle_env.observation import OBS_SIZE, encode_state
+
+
+def _learned_registered() -> None:
+    try:
+        agents.make("learned")
+    except agents.AgentSpecError as exc:
+        if "unknown agent" in str(exc):
+            from agents.learned import register
+
+            register()
+
+
+def random_policy(seed: int = 0, hidden=(32, 16), activation="tanh") -> MLPPolicy:
+    rng = np.random.default_rng(seed)
+    sizes = [OBS_SIZE, *hidden, NUM_ACTIONS]
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+    bs = [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
+    return MLPPolicy(ws, bs, activation, {"note": "test"})
+
+
+@pytest.fixture
+def policy_file(tmp_path):
+    return str(save_policy(random_policy(), tmp_path / "p.npz"))
+
+
+def positions(n_games: int = 4, seed: int = 0):
+    """States along random games (both seats to move)."""
+    rng = random.Random(seed)
+    for g in range(n_games):
+        st = me.new_game(seed=seed + g)
+        while not st.over:
+            yield st.copy()
+            st.play_unchecked(rng.choice(st.legal_moves()))
+
+
+def test_importing_the_agent_needs_no_torch():
+    code = "import sys, agents.learned; from agents.learned import LearnedAgent; " \
+           "sys.exit(1 if {'torch', 'stable_baselines3', 'sb3_contrib'} & set(sys.modules) else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_save_load_round_trip_keeps_logits(tmp_path, activation):
+    pol = random_policy(1, activation=activation)
+    back = load_policy(save_policy(pol, tmp_path / "x.npz"))
+    assert back.activation == activation and back.metadata == {"note": "test"}
+    x = np.random.default_rng(0).random((5, OBS_SIZE), dtype=np.float32)
+    assert np.array_equal(back.logits(x), pol.logits(x))
+
+
+def test_legal_logits_match_full_logits():
+    pol = random_policy(2)
+    for st in list(positions(1))[:50]:
+        obs = encode_state(st, st.to_move)
+        ids = st.legal_move_ids()
+        full = pol.logits(obs)
+        assert np.allclose(pol.legal_logits(obs, ids), full[ids], atol=1e-5)
+        assert pol.best_action(obs, ids) == ids[int(np.argmax(full[ids]))]
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_learned_agent_plays_only_legal_moves(policy_file, sample):
+    bot = LearnedAgent(path=policy_file, sample=sample)
+    rng = random.Random(3)
+    n = 0
+    for st in positions(6, seed=10):
+        legal = st.legal_moves()
+        move = bot.act(st.view(st.to_move), legal, rng)
+        assert move in legal
+        n += 1
+    assert n == 6 * me.codec.MAX_GAME_LENGTH
+
+
+def test_argmax_is_deterministic_and_sampling_follows_rng(policy_file):
+    st = next(s for s in positions(1, seed=5) if len(s.legal_moves()) > 3)
+    view, legal = st.view(st.to_move), st.legal_moves()
+    greedy = LearnedAgent(path=policy_file)
+    assert len({greedy.act(view, legal, random.Random(i)) for i in range(10)}) == 1
+    sampler = LearnedAgent(path=policy_file, sample=True, temperature=5.0)
+    picks = [sampler.act(view, legal, random.Random(i)) for i in range(40)]
+    assert picks == [sampler.act(view, legal, random.Random(i)) for i in range(40)]
+    assert len(set(picks)) > 1
+
+
+def test_registry_builds_learned_with_path(policy_file):
+    _learned_registered()
+    bot = agents.make(f"learned:path={policy_file}")
+    assert isinstance(bot, LearnedAgent) and bot.path == policy_file
+    with pytest.raises(agents.AgentSpecError, match="does not exist"):
+        agents.make("learned:path=/nonexistent/policy.npz")
+
+
+def _rewrite(path, tmp_path, change):
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    change(arrays)
+    out = tmp_path / "bad.npz"
+    np.savez(out, **arrays)
+    return out
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda a: a.pop("layer1.bias"), "missing array 'layer1.bias'"),
+        (lambda a: a.pop("format"), "missing 'format'"),
+        (lambda a: a.update(format=np.array("something else")), "format tag"),
+        (lambda a: a.update(format_version=np.array(99)), "format version 99"),
+        (lambda a: a.update(obs_size=np.array(100)), "observations of 100 floats"),
+        (lambda a: a.update(num_actions=np.array(10)), "made for 10 actions"),
+        (lambda a: a.update(activation=np.array("gelu")), "activation 'gelu'"),
+        (lambda a: a.update({"layer1.weight": a["layer1.weight"][:5]}), "layer 1 reads 5 inputs"),
+        (lambda a: a.update({"layer0.weight": a["layer0.weight"][:100]}), "reads observations of 100 floats"),
+        (lambda a: a.update({"layer2.bias": a["layer2.bias"][:7]}), "bias shape"),
+        (lambda a: a.update({"layer2.weight": a["layer2.weight"][:, :10], "layer2.bias": a["layer2.bias"][:10]}),
+         "writes 10 action logits"),
+        (lambda a: a["layer0.bias"].__setitem__(0, np.nan), "NaN"),
+        (lambda a: a.update({"layer0.weight": a["layer0.weight"].astype(np.int32)}), "must hold floats"),
+        (lambda a: a.update(metadata=np.array("{not json")), "metadata is not valid JSON"),
+    ],
+)
+def test_incompatible_files_fail_clearly(policy_file, tmp_path, change, message):
+    bad = _rewrite(policy_file, tmp_path, change)
+    with pytest.raises(PolicyFileError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        load_policy(bad)
+
+
+def test_corrupt_files_fail_clearly(policy_file, tmp_path):
+    data = open(policy_file, "rb").read()
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(data[: len(data) // 2])
+    text = tmp_path / "text.npz"
+    text.write_text("this is not a policy\n")
+    for path in (truncated, text):
+        with pytest.raises(PolicyFileError, match="not a readable .npz policy file"):
+            load_policy(path)
+        with pytest.raises(ValueError):
+            LearnedAgent(path=str(path))
+    with pytest.raises(PolicyFileError, match="does not exist"):
+        load_policy(tmp_path / "missing.npz")
+
+
+def test_pool_weights_and_draws(tmp_path, policy_file):
+    assert parse_weights("heuristic=0.6, random=0.4") == {"heuristic": 0.6, "random": 0.4}
+    assert parse_weights("pimc:samples~4=1") == {"pimc:samples=4": 1.0}
+    for bad in ("heuristic", "heuristic=x", "heuristic=-1", "random=0"):
+        with pytest.raises(ValueError):
+            parse_weights(bad)
+    snaps = tmp_path / "pool"
+    pool = OpponentPool({"random": 1, "self": 1}, snapshot_dir=str(snaps), seed=1)
+    names = set()
+    for _ in range(20):
+        pool.reset()
+        names.add(pool.current_name)
+    assert names == {"random"}  # no snapshot yet: 'self' stands aside
+    snaps.mkdir()
+    save_policy(random_policy(), snaps / "step_1.npz")
+    for _ in range(40):
+        pool.reset()
+        names.add(pool.current_name)
+    assert names == {"random", "self:step_1"}
+
+
+def test_pool_plays_in_the_env(tmp_path):
+    from mulle_env.gym_env import MulleEnv
+
+    env = MulleEnv(opponent=OpponentPool({"random": 1, "heuristic": 1}, seed=0), seat="alternate")
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, r, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert r in (-1.0, 0.0, 1.0)
+
+
+def test_shipped_policy_loads_and_plays():
+    import os
+
+    if not os.path.isfile(DEFAULT_POLICY_PATH):
+        pytest.skip("no shipped policy yet")
+    _learned_registered()
+    bot = agents.make("learned")
+    meta = bot.policy.metadata
+    assert "command" in meta and meta.get("timesteps", 0) > 0
+    assert os.path.getsize(DEFAULT_POLICY_PATH) < 8 * 2**20
+    rng = random.Random(0)
+    for st in list(positions(1, seed=99))[:60]:
+        assert bot.act(st.view(st.to_move), st.legal_moves(), rng) in st.legal_moves()
+
+
+# ----- with torch (the `train` extra) ----------------------------------------------
+
+
+def test_export_matches_torch_policy(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from agents.learned.export import export_model
+    from mulle_env.gym_env import MulleEnv
+
+    torch.manual_seed(0)
+    for activation in (torch.nn.Tanh, torch.nn.ReLU):
+        model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu", seed=0,
+                            policy_kwargs=dict(net_arch=dict(pi=[64, 32], vf=[16]), activation_fn=activation))
+        with torch.no_grad():  # untrained heads are near-uniform; widen them so argmax is not a near tie
+            model.policy.action_net.weight.mul_(50)
+        pol = export_model(model, tmp_path / "exported.npz", {"test": True})
+        back = load_policy(tmp_path / "exported.npz")
+        states = list(positions(3, seed=21))
+        obs = np.stack([encode_state(s, s.to_move) for s in states])
+        masks = np.stack([me.codec.legal_mask(s, dtype=bool) for s in states])
+        want, _ = model.predict(obs, action_masks=masks, deterministic=True)
+        got = [back.best_action(o, s.legal_move_ids()) for o, s in zip(obs, states)]
+        assert len(states) > 500
+        assert np.array_equal(np.asarray(got), want)
+        with torch.no_grad():
+            t_logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(torch.as_tensor(obs)))
+        assert np.allclose(back.logits(obs), t_logits.numpy(), atol=1e-4)
+        assert pol.num_parameters() == back.num_parameters()
+
+
+@pytest.mark.slow
+def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from agents.learned.train import main
+
+    out = tmp_path / "run"
+    export = tmp_path / "learned.npz"
+    rc = main(["--out-dir", str(out), "--steps", "512", "--envs", "2", "--n-steps", "128", "--batch-size", "128",
+               "--bc-games", "2", "--bc-workers", "1", "--bc-epochs", "1", "--eval-games", "2",
+               "--eval-every", "256", "--checkpoint-every", "256", "--net", "32,32", "--export", str(export),
+               "--no-progress", "--seed", "3"])
+    assert rc == 0
+    pol = load_policy(export)
+    assert pol.hidden_sizes == (32, 32) and pol.metadata["seed"] == 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["timesteps"] >= 512
+    assert (out / "eval.csv").read_text().count("\n") >= 3
+    rc = main(["--out-dir", str(out), "--resume", "--steps", "768", "--envs", "2", "--n-steps", "128",
+               "--batch-size", "128", "--eval-games", "2", "--eval-every", "256", "--checkpoint-every", "256",
+               "--no-progress"])
+    assert rc == 0 and json.loads((out / "summary.json").read_text())["timesteps"] >= 768
