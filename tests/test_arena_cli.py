@@ -1,0 +1,104 @@
+"""mulle-arena: bad arguments, a full run with reports, and surviving kill -9 of the parent."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import cli
+from arena.results import comparable
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "mulle-arena"
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["random"], "at least 2 agent specs"),
+        (["random", "nosuchagent"], "unknown agent 'nosuchagent'; available agents"),
+        (["random", "random"], "given twice"),
+        (["random", "heuristic", "--games", "0"], "--games must be at least 1"),
+        (["random", "heuristic", "--workers", "0"], "--workers must be at least 1"),
+        (["random", "heuristic", "--sprt", "0", "10", "0.05"], "expected 4 arguments"),
+        (["random", "heuristic", "--sprt", "10", "0", "0.05", "0.05"], "elo0 < elo1"),
+        (["random", "heuristic", "--sprt", "0", "10", "1.5", "0.05"], "alpha"),
+        (["random", "heuristic", "greedy", "--sprt", "0", "10", "0.05", "0.05"], "exactly 2 specs"),
+        (["random", "heuristic", "--rule", "jokers=1"], "unknown ruleset flag(s) jokers"),
+        (["random", "heuristic", "--rule", "sets"], "KEY=VALUE"),
+        (["random", "heuristic", "--out", "/nonexistent-dir/r.jsonl"], "not writable"),
+        (["random", "heuristic", "--backend", "slurm"], "invalid choice"),
+        (["random", "heuristic", "--games", "ten"], "invalid int value"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        cli.parse_args(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def _cmd(out, games, workers=2, *extra):
+    return [sys.executable, str(SCRIPT), "random", "heuristic", "--games", str(games), "--workers", str(workers),
+            "--seed", "5", "--rule", "sets=1", "--out", str(out), *extra]
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _lines(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f]
+
+
+def test_cli_run_writes_results_and_reports(tmp_path):
+    out = tmp_path / "res.jsonl"
+    p = subprocess.run(_cmd(out, 4, 1, "--save-games"), capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "Elo (vs random)" in p.stdout and "random vs heuristic" in p.stdout
+    rows = _lines(out)
+    assert len(rows) == 4 and all("move_list" in r for r in rows)
+    rep = json.loads((tmp_path / "res.report.json").read_text())
+    assert rep["games"]["counted"] == 4 and rep["anchor"] == "random"
+    assert (tmp_path / "res.report.md").read_text().startswith("# Arena report")
+
+
+def test_kill_9_of_the_parent_loses_only_games_in_flight(tmp_path):
+    games = 40
+    out = tmp_path / "killed.jsonl"
+    proc = subprocess.Popen(_cmd(out, games), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if out.exists() and out.read_text().count("\n") >= 8:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # workers of the killed run (this test started them)
+        except ProcessLookupError:
+            pass
+    partial = _lines(out)
+    assert 8 <= len(partial) < 2 * games
+    again = subprocess.run(_cmd(out, games), capture_output=True, text=True, env=_env(), timeout=120)
+    assert again.returncode == 0, again.stderr
+    rows = _lines(out)
+    ids = [r["game_id"] for r in rows]
+    assert len(ids) == len(set(ids)) == games  # every game exactly once
+    clean = tmp_path / "clean.jsonl"
+    ref = subprocess.run(_cmd(clean, games, 1), capture_output=True, text=True, env=_env(), timeout=120)
+    assert ref.returncode == 0, ref.stderr
+    key = lambda r: r["game_id"]  # noqa: E731
+    assert sorted(map(comparable, rows), key=key) == sorted(map(comparable, _lines(clean)), key=key)
