@@ -30,12 +30,11 @@ def _fmt(x: float | None, spec: str = "+.1f") -> str:
 def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
     """Statistics of ``a`` against ``b`` over their games in ``lines`` (``a``'s point of view)."""
     games = [ln for ln in lines if set(ln["specs"]) == {a, b}]
-    w = d = l = forfeits_a = forfeits_b = aborted = 0
+    w = d = l = forfeits_a = forfeits_b = 0
     diffs_by_unit: dict = defaultdict(list)
     pair_pts: dict = defaultdict(list)
     for ln in games:
         if ln.get("status") not in FINISHED:
-            aborted += 1
             continue
         pts = game_points(ln, a)
         w += pts == 1.0
@@ -69,7 +68,6 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
         "losses": l,
         "score": (w + d / 2) / n if n else None,
         "forfeits": {a: forfeits_a, b: forfeits_b},
-        "aborted": aborted,
         "score_diff": diff.to_dict() if diff else None,
         "pentanomial": penta,
         "pairs": sum(penta),
@@ -138,6 +136,8 @@ def build(outcome: Outcome) -> dict:
             "expected": plan.games * len(plan.pairings()),
             "forfeits": sum(1 for ln in lines if ln.get("status") == "forfeit"),
             "errors": [ln["error"] for ln in lines if ln.get("error")][:20],
+            "aborted": outcome.aborted[:20],
+            "aborted_count": len(outcome.aborted),
         },
         "anchor": specs[anchor],
         "leaderboard": board,
@@ -203,7 +203,8 @@ def text(report: dict) -> str:
     parts = [
         f"{len(t['specs'])} agents, {t['games_per_pairing']} games per pairing, seed {t['seed']}, "
         f"{'duplicate' if t['duplicate'] else 'single'} format; {g['counted']} of {g['expected']} games counted"
-        + (f", {g['forfeits']} forfeited" if g["forfeits"] else ""),
+        + (f", {g['forfeits']} forfeited" if g["forfeits"] else "")
+        + (f"; {g['aborted_count']} aborted (re-run to play them again)" if g["aborted_count"] else ""),
         "",
         _table(leaderboard_rows(report)),
         "",
@@ -250,8 +251,8 @@ def markdown(report: dict) -> str:
         s = report["sprt"]
         out += ["", "## SPRT", "", f"`{s['spec']}` vs `{s['opponent']}`: {s['text']}"
                 + (f" after {s['stopped_after_pairs']} pairs." if s["stopped_after_pairs"] else ".")]
-    if report["games"]["errors"]:
-        out += ["", "## Errors", ""] + [f"- {e}" for e in report["games"]["errors"]]
+    if report["games"]["errors"] or report["games"]["aborted"]:
+        out += ["", "## Errors", ""] + [f"- {e}" for e in report["games"]["errors"] + report["games"]["aborted"]]
     if report["run"]["notes"]:
         out += ["", "## Notes", ""] + [f"- {n}" for n in report["run"]["notes"]]
     return "\n".join(out) + "\n"

@@ -54,6 +54,7 @@ class Outcome:
         stopped_at: Number of duplicate pairs the SPRT decided after.
         interrupted: True if the run was cut short (Ctrl-C).
         elapsed: Wall time of this run in seconds.
+        aborted: ``"game_id: error"`` of games this run could not finish (played again on re-run).
     """
 
     plan: Plan
@@ -67,6 +68,7 @@ class Outcome:
     elapsed: float = 0.0
     backend: str = "process"
     workers: int = 1
+    aborted: list[str] = field(default_factory=list)
 
 
 class _SprtTracker:
@@ -167,6 +169,8 @@ def run(
         outcome.played += 1
         if line.get("status") in FINISHED:
             by_id[line["game_id"]] = line
+        else:
+            outcome.aborted.append(f"{line['game_id']}: {line.get('error')}")
         if on_line is not None:
             on_line(line)
         if bar is not None:
