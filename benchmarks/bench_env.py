@@ -199,7 +199,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per env (default 3)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "env.json")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "env.json"),
+                        help="JSON file to write ('-' to only print)")
     parser.add_argument("--no-peers", action="store_true", help="measure only the mulle envs")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
@@ -240,8 +241,9 @@ def main(argv: list[str] | None = None) -> dict:
     }
     text = json.dumps(report, indent=2)
     print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
+    if args.out != "-":
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n")
     return report
 
 
