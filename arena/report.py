@@ -12,6 +12,7 @@ first spec when ``random`` does not play).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 
@@ -233,7 +234,7 @@ def markdown(report: dict) -> str:
         "",
         f"- Agents: {', '.join(f'`{s}`' for s in t['specs'])}",
         f"- Games per pairing: {t['games_per_pairing']} ({'duplicate' if t['duplicate'] else 'single'} format), seed {t['seed']}",
-        f"- Ruleset: `{t['ruleset']}`, engine version {t['engine_version']}",
+        f"- Ruleset: `{json.dumps(t['ruleset'])}`, engine version {t['engine_version']}",
         f"- Games counted: {g['counted']} of {g['expected']}; forfeits: {g['forfeits']}",
         "",
         f"## Ratings (Bradley-Terry, logistic Elo, anchored on `{report['anchor']}` = 0, 95 % intervals)",

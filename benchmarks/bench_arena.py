@@ -32,7 +32,11 @@ def measure(specs, games, workers, rules, seed) -> dict:
         outcome = run(plan, os.path.join(tmp, "r.jsonl"), ProcessBackend(workers), progress=False)
         dt = time.perf_counter() - t0
     n = outcome.played
-    return {"workers": workers, "games": n, "seconds": round(dt, 3), "games_per_s": round(n / dt, 2)}
+    # Share of worker wall time spent inside games: near 1 means the pool keeps its
+    # workers busy, so a poor scaling ratio comes from CPUs taken by other work.
+    busy = sum(line["duration"] for line in outcome.lines) / (dt * workers)
+    return {"workers": workers, "games": n, "seconds": round(dt, 3), "games_per_s": round(n / dt, 2),
+            "busy_fraction": round(busy, 3)}
 
 
 def main(argv=None) -> int:
@@ -60,7 +64,7 @@ def main(argv=None) -> int:
         "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "note": "wall-clock figures; on a shared machine compare the load average",
+        "note": "wall-clock figures (worker start-up included); on a shared machine compare the load average",
     }
     print(json.dumps(result, indent=2))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -73,7 +73,7 @@ def test_cli_run_writes_results_and_reports(tmp_path):
 
 
 def test_kill_9_of_the_parent_loses_only_games_in_flight(tmp_path):
-    games = 40
+    games = 120
     out = tmp_path / "killed.jsonl"
     proc = subprocess.Popen(_cmd(out, games), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(),
                             start_new_session=True)
@@ -91,7 +91,7 @@ def test_kill_9_of_the_parent_loses_only_games_in_flight(tmp_path):
         except ProcessLookupError:
             pass
     partial = _lines(out)
-    assert 8 <= len(partial) < 2 * games
+    assert 8 <= len(partial) < games  # really interrupted
     again = subprocess.run(_cmd(out, games), capture_output=True, text=True, env=_env(), timeout=120)
     assert again.returncode == 0, again.stderr
     rows = _lines(out)
