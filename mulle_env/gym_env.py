@@ -66,6 +66,21 @@ def resolve_agent(opponent: Any):
     )
 
 
+def check_options(reward, illegal_action, render_mode, render_modes, score_scale, ruleset) -> Ruleset:
+    """Validate the options both environments share; return the ruleset to play by."""
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+    if render_mode is not None and render_mode not in render_modes:
+        raise ValueError(f"render_mode must be None or one of {render_modes}, not {render_mode!r}")
+    if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
+        raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
+    if ruleset is not None and not isinstance(ruleset, Ruleset):
+        ruleset = Ruleset.from_dict(ruleset)
+    return codec.check_ruleset(ruleset or Ruleset())
+
+
 class MulleEnv(gym.Env):
     """Mulle, the Swedish two-deck fishing card game, played against a fixed opponent.
 
@@ -138,19 +153,9 @@ class MulleEnv(gym.Env):
         score_scale: float = 100.0,
         render_mode: str | None = None,
     ) -> None:
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
         if isinstance(seat, bool) or seat not in SEAT_MODES:
             raise ValueError(f"seat must be one of {SEAT_MODES}, not {seat!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, not {render_mode!r}")
-        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
-            raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
-        if ruleset is not None and not isinstance(ruleset, Ruleset):
-            ruleset = Ruleset.from_dict(ruleset)
-        self.ruleset = codec.check_ruleset(ruleset or Ruleset())
+        self.ruleset = check_options(reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset)
         self.opponent = resolve_agent(opponent)
         self.reward_mode = reward
         self.seat_mode = seat

@@ -30,7 +30,7 @@ from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
 from .engine.state import GameState, new_game
-from .gym_env import ILLEGAL_ACTION_MODES, REWARD_MODES
+from .gym_env import check_options
 from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
 
 __all__ = ["env", "raw_env", "AGENTS"]
@@ -80,17 +80,7 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode)
         super().__init__()
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, not {render_mode!r}")
-        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
-            raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
-        if ruleset is not None and not isinstance(ruleset, Ruleset):
-            ruleset = Ruleset.from_dict(ruleset)
-        self.ruleset = codec.check_ruleset(ruleset or Ruleset())
+        self.ruleset = check_options(reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset)
         self.reward_mode = reward
         self.illegal_action = illegal_action
         self.score_scale = float(score_scale)

@@ -111,6 +111,16 @@ def _counts(cards: list[int], v: int) -> tuple[int, ...]:
     return tuple(r)
 
 
+def _by_value(cards: list[int], v: int) -> list[tuple[int, ...]]:
+    """The cards of each table value below ``v`` (index value - 1), each sorted."""
+    buckets: list[list[int]] = [[] for _ in range(v - 1)]
+    for c in cards:
+        t = TABLE_VALUE[c]
+        if t < v:
+            buckets[t - 1].append(c)
+    return [tuple(sorted(b)) for b in buckets]
+
+
 def _usable_patterns(v: int, n: tuple[int, ...]) -> list:
     # Counts only fall during the search, so a shape that does not fit the table
     # never will: filtering once keeps the inner loops short.
@@ -223,18 +233,8 @@ def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> li
     top, covers = got
     if top == 0:
         return []
-    by_value: list[list[int]] = [[] for _ in range(v - 1)]
-    for c in loose:
-        t = TABLE_VALUE[c]
-        if t < v:
-            by_value[t - 1].append(c)
-    avail = [tuple(sorted(cs)) for cs in by_value]
-    fixed_by_value: list[list[int]] = [[] for _ in range(v - 1)]
-    for c in fixed:
-        t = TABLE_VALUE[c]
-        if t < v:
-            fixed_by_value[t - 1].append(c)
-    fixed_t = [tuple(sorted(cs)) for cs in fixed_by_value]
+    avail = _by_value(loose, v)
+    fixed_t = _by_value(fixed, v)
     best_key = None
     best_cards: list[int] = []
     for taken in covers:
@@ -276,18 +276,14 @@ def maximal_group_sets(loose: list[int], v: int) -> list[tuple[int, ...]]:
             maximal.append(r)
         for p in fitting:
             stack.append(_sub(r, p))
-    by_value: list[list[int]] = [[] for _ in range(v - 1)]
-    for c in loose:
-        t = TABLE_VALUE[c]
-        if t < v:
-            by_value[t - 1].append(c)
+    by_value = _by_value(loose, v)
     out: set[tuple[int, ...]] = set()
     for r in maximal:
         per_value = []
         for i in range(v - 1):
             k = n[i] - r[i]
             if k:
-                per_value.append(sorted(set(combinations(sorted(by_value[i]), k))))
+                per_value.append(sorted(set(combinations(by_value[i], k))))
         for combo in product(*per_value):
             out.add(tuple(sorted(c for part in combo for c in part)))
     return sorted(out)
