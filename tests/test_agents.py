@@ -97,7 +97,7 @@ def test_registry_lists_the_built_ins():
     names = agents.available()
     for name in ("random", "heuristic", "greedy", "pimc"):
         assert name in names
-    assert "samples=24" in names["pimc"]
+    assert "samples=40" in names["pimc"]
 
 
 def test_spec_parameters_are_typed_and_canonical():

@@ -46,7 +46,7 @@ def test_single_legal_move_is_returned_without_search():
 def test_pimc_takes_an_obvious_mulle():
     # KL K makes a 13-point mulle; the alternative is a plain value match.
     st = position("KL K, SP 9, HJ 3", "KL 6, HJ 5, RU 2", ["KL K", "HJ 9", "KL 5"])
-    bot = agents.make("pimc:samples=8")
+    bot = agents.make("pimc")
     assert str(bot.act(st.view(0), st.legal_moves(), random.Random(0))) == "capture KL K"
 
 
