@@ -1,12 +1,10 @@
-"""Registers the built-in agents (imported lazily by :func:`agents.make`).
-
-A ``learned`` agent (``learned:path=...``) registers itself here when it exists.
-"""
+"""Registers the built-in agents (imported lazily by :func:`agents.make`)."""
 
 from __future__ import annotations
 
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
+from .learned import register as _register_learned
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
 from .registry import register
@@ -15,3 +13,5 @@ register("random", RandomAgent, "uniform over legal moves")
 register("heuristic", HeuristicAgent, "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
 register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - opponent's best reply capture")
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
+# learned:path=<file.npz> (agents/learned); its package registers itself with its own help text.
+_register_learned()
