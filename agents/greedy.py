@@ -48,7 +48,10 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
         p = hold_probability(k, hand_size, unseen)
         if p * 40 <= worst:  # no capture is worth more than ~40 points
             continue
-        st.hands[opponent] = [face, face]  # two copies: the capture never empties the hand
+        # The state is this agent's own scratch copy: try each face as the opponent's hand
+        # (two copies, so the capture never empties the hand and ends the deal) and drop
+        # the engine's cached legal ids, which belong to the previous hand.
+        st.hands[opponent] = [face, face]
         st._legal = None
         if CAPTURE_ID[face] in st.legal_move_ids():
             trial = st.copy()
