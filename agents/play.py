@@ -211,6 +211,14 @@ def load_record(path: Path, game: int | None = None) -> dict:
     record = records[k]
     if not isinstance(record, dict):
         raise ReplayFileError(f"{path}: a game record is a JSON object with keys seed, ruleset, moves, not {type(record).__name__}")
+    # Arena results lines keep the move count under "moves" and the list, when the run
+    # had --save-games, under "move_list"; a hand-written record may use "moves" for the list.
+    if isinstance(record.get("move_list"), list):
+        record = {**record, "moves": record["move_list"]}
+    elif "moves" in record and not isinstance(record["moves"], list):
+        raise ReplayFileError(
+            f"{path}: game {k} has no move list (results files keep moves only when the arena ran with --save-games)"
+        )
     missing = [k for k in ("seed", "moves") if k not in record]
     if missing:
         raise ReplayFileError(f"{path}: the game record lacks {', '.join(missing)} (needs seed, moves; optional ruleset, specs)")

@@ -141,6 +141,21 @@ def test_replay_jsonl_game_index_and_step(tmp_path):
     assert code == 2 and "games 0 to 1" in text
 
 
+def test_replay_an_arena_results_file(tmp_path):
+    # The arena writes the move count as "moves" and, with --save-games, the list as "move_list".
+    record, _ = recorded_game(seed=4)
+    line = dict(record, moves=len(record["moves"]), move_list=record["moves"])
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(dict(line, move_list=None) | {"move_list": None}) + "\n")
+    code, text, _ = run(["--replay", str(path), "--game", "0"])
+    assert code == 0 and f"Move {len(record['moves'])}: " in text
+    without = dict(line)
+    del without["move_list"]
+    path.write_text(json.dumps(without) + "\n")
+    code, text, _ = run(["--replay", str(path)])
+    assert code == 2 and "--save-games" in text
+
+
 @pytest.mark.parametrize(
     "content, words",
     [
