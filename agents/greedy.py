@@ -49,17 +49,14 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
         if p * 40 <= worst:  # no capture is worth more than ~40 points
             continue
         # The state is this agent's own scratch copy: try each face as the opponent's hand
-        # (two copies, so the capture never empties the hand and ends the deal) and drop
-        # the engine's cached legal ids, which belong to the previous hand.
-        st.hands[opponent] = [face, face]
-        st._legal = None
+        # (two copies, so the capture never empties the hand and ends the deal).
+        st.set_hand(opponent, (face, face))
         if CAPTURE_ID[face] in st.legal_move_ids():
             trial = st.copy()
             trial.play_unchecked(_capture_move(face))
             gain = trial.mpts[opponent] + trial.tabbe[opponent] + trial.ipts[opponent] - before
             worst = max(worst, p * gain)
-    st.hands[opponent] = saved
-    st._legal = None
+    st.set_hand(opponent, saved)
     return worst
 
 

@@ -213,3 +213,14 @@ def test_ruleset_flags_validate():
     assert me.Ruleset.from_dict(r.to_dict()) == r and r.changes() == {"mulle_hand_values": True}
     with pytest.raises(ValueError, match="seed must be an int"):
         me.new_game("7")
+
+
+def test_set_hand_replaces_and_drops_cached_moves():
+    st = position("KL 5, RU K", "HJ 2", ["SP 5"])
+    assert "capture KL 5" in [str(m) for m in st.legal_moves()]
+    st.set_hand(0, [me.Card.from_str("HJ 9")])
+    assert [str(m) for m in st.legal_moves()] == ["discard HJ 9"]
+    with pytest.raises(ValueError, match="player must be 0 or 1"):
+        st.set_hand(2, [])
+    with pytest.raises(ValueError, match="faces"):
+        st.set_hand(0, [99])

@@ -263,6 +263,21 @@ class GameState:
         rules.apply(self, move)
         return self
 
+    def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
+        """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
+
+        For search agents trying hypotheses on their own copies: no invariant is
+        checked (``check_invariants`` does that), but cached legal moves are dropped.
+        """
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        hand = sorted(int(c) for c in cards)
+        if any(not 0 <= f < NUM_FACES for f in hand):
+            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+        self.hands[player] = hand
+        self._legal = None
+        return self
+
     def is_over(self) -> bool:
         """True once the last set has been scored."""
         return self.over
