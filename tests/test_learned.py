@@ -258,3 +258,24 @@ def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
                "--batch-size", "128", "--eval-games", "2", "--eval-every", "256", "--checkpoint-every", "256",
                "--no-progress"])
     assert rc == 0 and json.loads((out / "summary.json").read_text())["timesteps"] >= 768
+
+
+def test_suit_swap_augmentation_is_a_symmetry_of_the_encoding():
+    from agents.learned.bc import suit_swap_permutations
+
+    obs_perm, act_perm = suit_swap_permutations()
+
+    def swap(x):
+        if isinstance(x, str):
+            return x.replace("KL", "\0").replace("HJ", "KL").replace("\0", "HJ")
+        if isinstance(x, list):
+            return [swap(y) for y in x]
+        if isinstance(x, dict):
+            return {k: swap(v) for k, v in x.items()}
+        return x
+
+    for st in list(positions(1, seed=4))[::3]:
+        twin = me.GameState.from_dict(swap(st.to_dict()))
+        p = st.to_move
+        assert np.array_equal(encode_state(st, p)[obs_perm], encode_state(twin, p))
+        assert sorted(act_perm[st.legal_move_ids()].tolist()) == twin.legal_move_ids()

@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--bc-epochs", type=int, default=6)
     g.add_argument("--bc-lr", type=float, default=1e-3)
     g.add_argument("--bc-workers", type=int, default=2, help="processes playing the teacher's games")
+    g.add_argument("--no-bc-augment", action="store_true",
+                   help="do not show each cloned decision with clubs and hearts swapped (a symmetry of the rules)")
     g = ap.add_argument_group("checkpoints and evaluation")
     g.add_argument("--checkpoint-every", type=int, default=100_000, help="steps between checkpoints and pool snapshots")
     g.add_argument("--eval-every", type=int, default=100_000, help="steps between evaluations")
@@ -214,7 +216,7 @@ def train(args) -> dict:
             t_bc = time.monotonic()
             bc_figures = bc.pretrain(
                 model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
-                gamma=args.gamma, seed=args.seed, progress=not args.no_progress,
+                gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
                 log=lambda f: print(f"mulle-train: bc {json.dumps(f)}", flush=True),
             )
             bc_figures.update(decisions=int(len(data["action"])), games=args.bc_games, teacher=args.bc_teacher,
