@@ -165,7 +165,7 @@ def decode(state: GameState, index: int) -> Move:
     """
     check_ruleset(state.ruleset)
     i = _as_index(index)
-    ids = state.legal_move_ids()
+    ids = state._ids()
     if i in ids:
         return MOVES[i]
     if state.over:
@@ -190,7 +190,7 @@ def encode(state: GameState, move: Move | str) -> int:
         raise IllegalActionError(
             f"{move} names the cards it takes; under forced_capture=True write 'capture {CARD_NAMES[move.card]}'"
         )
-    ids = state.legal_move_ids()
+    ids = state._ids()
     if move.id in ids:
         return move.id
     if state.over:

@@ -212,7 +212,7 @@ class MulleEnv(gym.Env):
             a = int(action)
         except (TypeError, ValueError):
             a = -1
-        if a != action or a not in st.legal_move_ids():
+        if a != action or a not in st._ids():
             if self.illegal_action == "raise":
                 codec.decode(st, action)  # raises, naming the action, why and the legal ones
                 raise AssertionError("unreachable: decode accepted an action outside the legal ids")
@@ -261,7 +261,7 @@ class MulleEnv(gym.Env):
         while not st.over and st.to_move == opp:
             legal = st.legal_moves()
             move = agent.act(st.view(opp), legal, self._opp_rng)
-            if move.id is None or move.id not in st.legal_move_ids():
+            if move.id is None or move.id not in st._ids():
                 raise ValueError(f"opponent {agent!r} chose {move}, which is not one of its legal moves")
             st.play_unchecked(move)
             if self._observe is not None:
@@ -274,7 +274,7 @@ class MulleEnv(gym.Env):
         st = self.state
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         if not self._done:
-            mask[st.legal_move_ids()] = 1
+            mask[st._ids()] = 1
         info = {"action_mask": mask}
         if st.over:
             info["final_scores"] = self._final_scores()

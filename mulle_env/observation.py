@@ -30,7 +30,7 @@ import numpy as np
 
 from .engine.cards import COPIES, NUM_FACES
 from .engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
-from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL
+from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL, leader
 from .engine.ruleset import Ruleset
 from .engine.state import INTAKE_BONUS_FROM, SHEET_KEYS, GameState, PlayerView, add_sheets, sheet
 
@@ -134,14 +134,13 @@ def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_ca
             tail[at + 3] = 1.0
         tail[at + 4] = n / _BUILD_CARDS_SCALE
     tail[_SCORE_AT:_SCALAR_AT] = [x / SCORE_SCALE for x in sheets4]
-    leader = ((set_no - 1) * DEALS_PER_SET + deal_no - 1) % 2
     tail[_SCALAR_AT:] = (
         opp_hand / HAND_SIZE,
         deck / _DECK_AFTER_FIRST_DEAL,
         set_no / ruleset.sets,
         deal_no / DEALS_PER_SET,
         to_move == player,
-        leader == player,
+        leader(set_no, deal_no) == player,
         player,
         last_capturer == player,
         last_capturer == opp,

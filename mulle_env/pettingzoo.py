@@ -131,7 +131,7 @@ class raw_env(AECEnv, EzPickle):
         st = self.state
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         if st.to_move == p and not self.terminations[agent] and not self.truncations[agent]:
-            mask[st.legal_move_ids()] = 1
+            mask[st._ids()] = 1
         return {"observation": encode_state(st, p), "action_mask": mask}
 
     def step(self, action) -> None:
@@ -150,7 +150,7 @@ class raw_env(AECEnv, EzPickle):
             a = int(action)
         except (TypeError, ValueError):
             a = -1
-        if a != action or a not in st.legal_move_ids():
+        if a != action or a not in st._ids():
             if self.illegal_action == "raise":
                 codec.decode(st, action)  # raises, naming the action, why and the legal ones
                 raise AssertionError("unreachable: decode accepted an action outside the legal ids")

@@ -224,3 +224,20 @@ def test_set_hand_replaces_and_drops_cached_moves():
         st.set_hand(2, [])
     with pytest.raises(ValueError, match="faces"):
         st.set_hand(0, [99])
+
+
+def test_legal_move_ids_are_the_callers_own():
+    st = me.new_game(3)
+    ids = st.legal_move_ids()
+    ids.clear()
+    assert st.legal_move_ids() and [m.id for m in st.legal_moves()] == st.legal_move_ids()
+
+
+def test_ruleset_from_strings():
+    assert me.Ruleset.from_strings(["sets=1", "forced_capture=off", "mulle_hand_values=YES"]) == me.Ruleset(
+        sets=1, forced_capture=False, mulle_hand_values=True
+    )
+    for bad, words in [("sets", "key=value"), ("colour=1", "unknown ruleset flag"),
+                       ("lock_every_build=maybe", "true or false"), ("sets=two", "whole number")]:
+        with pytest.raises(me.InvalidRulesetError, match=words):
+            me.Ruleset.from_strings([bad])

@@ -173,5 +173,5 @@ def check_invariants(st, complete: bool = True) -> None:
         return
     if not st.hands[st.to_move]:
         _fail(f"player {st.to_move} is to move but holds no cards")
-    if not st.legal_move_ids():
+    if not st._ids():
         _fail(f"player {st.to_move} is to move but has no legal move (RULES.md 4.6)")

@@ -42,6 +42,12 @@ TABLE_DEAL = 8
 DEALS_PER_SET = 6
 
 
+def leader(set_no: int, deal_no: int) -> int:
+    """Seat leading deal ``deal_no`` of set ``set_no``: seat 0 leads the game's first deal,
+    then the lead alternates every deal, across sets too (RULES.md 1.4)."""
+    return ((set_no - 1) * DEALS_PER_SET + deal_no - 1) % 2
+
+
 def _pair_exists(lc: list[int], value: int) -> bool:
     for x in range(max(1, value - 13), (value + 1) // 2):
         if lc[x] and lc[value - x]:

@@ -49,6 +49,36 @@ class Ruleset:
         return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
 
     @classmethod
+    def from_strings(cls, items) -> Ruleset:
+        """Build from ``"key=value"`` texts, as command lines give them (``--rule sets=1``).
+
+        Booleans read true/false, yes/no, on/off or 1/0 (any case); ``sets`` is an int.
+        """
+        known = {f.name: f for f in fields(cls)}
+        data: dict = {}
+        for item in items:
+            key, eq, text = str(item).partition("=")
+            key, text = key.strip(), text.strip()
+            if not eq or not key:
+                raise InvalidRulesetError(f"a rule reads key=value, not {item!r}; flags: {', '.join(known)}")
+            if key not in known:
+                raise InvalidRulesetError(f"unknown ruleset flag {key!r}; known flags: {', '.join(known)}")
+            if known[key].type in ("bool", bool):
+                low = text.lower()
+                if low in ("true", "yes", "on", "1"):
+                    data[key] = True
+                elif low in ("false", "no", "off", "0"):
+                    data[key] = False
+                else:
+                    raise InvalidRulesetError(f"rule {key} takes true or false, not {text!r}")
+            else:
+                try:
+                    data[key] = int(text)
+                except ValueError:
+                    raise InvalidRulesetError(f"rule {key} takes a whole number, not {text!r}") from None
+        return cls(**data)
+
+    @classmethod
     def from_dict(cls, data: dict | None) -> Ruleset:
         """Build from a dict of flags; unknown keys are an error that lists the known ones."""
         if data is None:

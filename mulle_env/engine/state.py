@@ -180,7 +180,7 @@ class GameState:
     # ----- dealing -------------------------------------------------------------
     def leader(self) -> int:
         """Seat leading the current deal: seat 0 leads the game's first deal, then they alternate."""
-        return ((self.set_no - 1) * rules.DEALS_PER_SET + self.deal_no - 1) % 2
+        return rules.leader(self.set_no, self.deal_no)
 
     def deal_set(self) -> None:
         """Shuffle a fresh 104-card deck for the current set and make its first deal."""
@@ -207,7 +207,12 @@ class GameState:
         """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order.
 
         Under ``forced_capture=False`` a capture's id stands for all its choices.
+        The list is the caller's own.
         """
+        return list(self._ids())
+
+    def _ids(self) -> list[int]:
+        # The cached list itself, for the package's hot paths, which never mutate it.
         ids = self._legal
         if ids is None:
             ids = self._legal = rules.legal_ids(self)
@@ -216,7 +221,7 @@ class GameState:
     def legal_moves(self) -> list[Move]:
         """Every legal move for the player to move, in canonical order."""
         if self.ruleset.forced_capture:
-            return [MOVES[i] for i in self.legal_move_ids()]
+            return [MOVES[i] for i in self._ids()]
         return rules.legal_moves(self)
 
     def is_legal(self, move: Move | str) -> bool:
@@ -235,9 +240,9 @@ class GameState:
         elif not isinstance(move, Move):
             raise InvalidMoveError(f"a move must be a Move or its text, not {move!r}")
         if move.id is not None:
-            if move.id in self.legal_move_ids() and (self.ruleset.forced_capture or move.kind != "capture"):
+            if move.id in self._ids() and (self.ruleset.forced_capture or move.kind != "capture"):
                 return move
-            if not self.ruleset.forced_capture and move.kind == "capture" and move.id in self.legal_move_ids():
+            if not self.ruleset.forced_capture and move.kind == "capture" and move.id in self._ids():
                 choices = rules.capture_choices(self, move.card)
                 if move in choices:
                     return move
