@@ -23,7 +23,7 @@ from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
 from .engine.state import GameState, new_game
-from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
+from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_state, observation_bounds
 
 __all__ = ["MulleEnv", "resolve_agent", "REWARD_MODES", "SEAT_MODES", "ILLEGAL_ACTION_MODES"]
 
@@ -31,7 +31,7 @@ REWARD_MODES = ("win", "score")
 SEAT_MODES = (0, 1, "random", "alternate")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 AGENT_ENTRY_POINT_GROUP = "mulle_env.agents"
-_SEED_BOUND = 2**63 - 1
+SEED_BOUND = 2**63 - 1  # game and opponent seeds are drawn below this from np_random
 
 
 def resolve_agent(opponent: Any):
@@ -64,6 +64,35 @@ def resolve_agent(opponent: Any):
         f"opponent must be an agent spec string such as 'heuristic' or 'random', or an object with "
         f"act(view, legal_moves, rng), not {opponent!r}"
     )
+
+
+def illegal_reward(reward_mode: str, ruleset: Ruleset, score_scale: float) -> float:
+    """The reward for an illegal action under ``illegal_action="lose"``: the worst one possible.
+
+    Under ``reward="score"`` a lost game can cost more than -1, so an illegal move must cost
+    at least as much as the heaviest defeat, or a learner behind on points would prefer it.
+    """
+    if reward_mode == "score":
+        return -ruleset.sets * SHEET_BOUND_PER_SET / score_scale
+    return -1.0
+
+
+def checked_index(state, action, illegal_action: str) -> int | None:
+    """``action`` as a legal index of ``state``; ``None`` if it is not one and ``illegal_action="lose"``.
+
+    With ``illegal_action="raise"`` an illegal or malformed action raises the codec's
+    error, which names the action, the move it stands for, why, and the legal actions.
+    """
+    try:
+        a = int(action)
+    except (TypeError, ValueError):
+        a = -1
+    if a == action and a in state._ids():
+        return a
+    if illegal_action == "raise":
+        codec.decode(state, action)  # raises, naming the action, why and the legal ones
+        raise AssertionError("unreachable: decode accepted an action outside the legal ids")
+    return None
 
 
 def check_options(reward, illegal_action, render_mode, render_modes, score_scale, ruleset) -> Ruleset:
@@ -107,7 +136,9 @@ class MulleEnv(gym.Env):
     ## Rewards
     Zero on every step but the last. At the end, ``reward="win"``: +1 win, 0 draw,
     -1 loss; ``reward="score"``: (learner's game total - opponent's) / ``score_scale``.
-    An illegal action under ``illegal_action="lose"`` ends the episode with -1.
+    An illegal action under ``illegal_action="lose"`` ends the episode with the worst
+    reward possible: -1 under ``"win"``, ``-sets * 600 / score_scale`` under ``"score"``
+    (more than any defeat costs, so an illegal move never pays).
 
     ## Episode End
     Terminates when the last set has been scored (or on an illegal action under
@@ -130,7 +161,7 @@ class MulleEnv(gym.Env):
       ``forced_capture=True`` fits the fixed action space.
     * ``illegal_action``: ``"raise"`` (an :class:`mulle_env.codec.IllegalActionError`
       naming the action and the legal ones) or ``"lose"`` (PettingZoo's convention: the
-      episode ends with reward -1 and ``info["illegal_action"] = True``).
+      episode ends with the worst reward, see Rewards, and ``info["illegal_action"] = True``).
     * ``score_scale``: divisor of the score difference under ``reward="score"``.
     * ``render_mode``: ``None`` or ``"ansi"`` (the table, hand and scores as text).
 
@@ -183,8 +214,8 @@ class MulleEnv(gym.Env):
         if isinstance(seat, bool) or seat not in SEAT_MODES:
             raise ValueError(f"options['seat'] must be one of {SEAT_MODES}, not {seat!r}")
         rng = self.np_random
-        game_seed = int(rng.integers(_SEED_BOUND))
-        self._opp_rng = random.Random(int(rng.integers(_SEED_BOUND)))
+        game_seed = int(rng.integers(SEED_BOUND))
+        self._opp_rng = random.Random(int(rng.integers(SEED_BOUND)))
         if seat == "random":
             seat = int(rng.integers(2))
         elif seat == "alternate":
@@ -208,18 +239,12 @@ class MulleEnv(gym.Env):
             raise GameOverError(
                 f"the episode is over (final scores {self._final_scores()}); call reset() before stepping again"
             )
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if a != action or a not in st._ids():
-            if self.illegal_action == "raise":
-                codec.decode(st, action)  # raises, naming the action, why and the legal ones
-                raise AssertionError("unreachable: decode accepted an action outside the legal ids")
+        a = checked_index(st, action, self.illegal_action)
+        if a is None:
             self._done = True
             info = self._info()
             info["illegal_action"] = True
-            return self._obs(), -1.0, True, False, info
+            return self._obs(), illegal_reward(self.reward_mode, self.ruleset, self.score_scale), True, False, info
         move = MOVES[a]
         st.play_unchecked(move)
         if self._observe is not None:

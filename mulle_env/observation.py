@@ -56,7 +56,8 @@ SCALAR_FEATURES: tuple[str, ...] = (
 #: Score sheets (mulle, tabbe, intake, bonus, total) are divided by this.
 SCORE_SCALE = 100.0
 #: Bound on any sheet entry of one set: mulle <= 435, tabbe <= 48, intake and bonus <= 40.
-_SHEET_BOUND_PER_SET = 600
+#: More than any one set's total can reach (435 mulle + 48 tabbe + 40 bonus with every flag).
+SHEET_BOUND_PER_SET = 600
 _BUILD_CARDS_SCALE = 10.0
 _DECK_AFTER_FIRST_DEAL = 2 * NUM_FACES - 2 * HAND_SIZE - TABLE_DEAL  # 80
 
@@ -96,9 +97,9 @@ def observation_bounds(ruleset: Ruleset | None = None) -> tuple[np.ndarray, np.n
     high[: len(FACE_BLOCKS) * NUM_FACES] = COPIES
     high[OBS_SLICES["builds"]][_NF - 1 :: _NF] = 2 * NUM_FACES / _BUILD_CARDS_SCALE
     for name in ("my_score", "opp_score"):
-        high[OBS_SLICES[name]] = sets * _SHEET_BOUND_PER_SET / SCORE_SCALE
+        high[OBS_SLICES[name]] = sets * SHEET_BOUND_PER_SET / SCORE_SCALE
     for name in ("my_set_score", "opp_set_score"):
-        high[OBS_SLICES[name]] = _SHEET_BOUND_PER_SET / SCORE_SCALE
+        high[OBS_SLICES[name]] = SHEET_BOUND_PER_SET / SCORE_SCALE
     return low, high
 
 

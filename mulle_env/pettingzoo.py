@@ -30,14 +30,13 @@ from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
 from .engine.state import GameState, new_game
-from .gym_env import check_options
+from .gym_env import SEED_BOUND, check_options, checked_index, illegal_reward
 from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
 
 __all__ = ["env", "raw_env", "AGENTS"]
 
 #: Agent names; ``player_i`` sits in seat ``i`` (seat 0 leads the first deal).
 AGENTS = ("player_0", "player_1")
-_SEED_BOUND = 2**63 - 1
 
 
 def env(**kwargs) -> AECEnv:
@@ -57,7 +56,8 @@ class raw_env(AECEnv, EzPickle):
     Rewards are zero until the game ends; then ``reward="win"`` gives +1/-1 (0 each on
     a draw) and ``reward="score"`` gives ± the score difference / ``score_scale``.
     An illegal action raises :class:`mulle_env.codec.IllegalActionError` by default;
-    ``illegal_action="lose"`` ends the game with -1 for the offender and 0 for the other
+    ``illegal_action="lose"`` ends the game with the worst reward for the offender (-1, or
+    ``-sets * 600 / score_scale`` under ``reward="score"``) and 0 for the other
     (PettingZoo's ``TerminateIllegalWrapper`` convention). ``reset(seed=s)`` fixes the game.
 
     Args:
@@ -96,7 +96,8 @@ class raw_env(AECEnv, EzPickle):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(codec.NUM_ACTIONS) for a in self.possible_agents}
-        self.state: GameState | None = None
+        # Not "state": AECEnv.state() is PettingZoo's method for a global observation.
+        self.game: GameState | None = None
         self.np_random, _ = seeding.np_random(None)
         self._clear()
 
@@ -121,40 +122,35 @@ class raw_env(AECEnv, EzPickle):
         """Deal a new game; ``seed`` fixes it (and reseeds the env's ``np_random``)."""
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        self.state = new_game(int(self.np_random.integers(_SEED_BOUND)), self.ruleset)
+        self.game = new_game(int(self.np_random.integers(SEED_BOUND)), self.ruleset)
         self._clear()
-        self.agent_selection = AGENTS[self.state.to_move]
+        self.agent_selection = AGENTS[self.game.to_move]
 
     def observe(self, agent: str) -> dict:
         """``{"observation", "action_mask"}`` for ``agent``; the mask is all zeros unless it is to move."""
         p = self._seat(agent)
-        st = self.state
+        st = self.game
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
-        if st.to_move == p and not self.terminations[agent] and not self.truncations[agent]:
+        # An agent removed at the end of the game has no entries left: its mask is all zeros.
+        if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
             mask[st._ids()] = 1
         return {"observation": encode_state(st, p), "action_mask": mask}
 
     def step(self, action) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""
-        if self.state is None:
+        if self.game is None:
             raise GameOverError("no game yet: call reset() before step()")
         if not self.agents:
-            raise GameOverError(f"the game is over (final scores {self.state.scores()}); call reset() before stepping again")
+            raise GameOverError(f"the game is over (final scores {self.game.scores()}); call reset() before stepping again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        st = self.state
+        st = self.game
         p = st.to_move
         self._cumulative_rewards[agent] = 0.0
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if a != action or a not in st._ids():
-            if self.illegal_action == "raise":
-                codec.decode(st, action)  # raises, naming the action, why and the legal ones
-                raise AssertionError("unreachable: decode accepted an action outside the legal ids")
-            self.rewards = {AGENTS[p]: -1.0, AGENTS[1 - p]: 0.0}
+        a = checked_index(st, action, self.illegal_action)
+        if a is None:
+            self.rewards = {AGENTS[p]: illegal_reward(self.reward_mode, self.ruleset, self.score_scale), AGENTS[1 - p]: 0.0}
             self.infos[agent] = {"illegal_action": True}
             self._end()
             return
@@ -192,9 +188,9 @@ class raw_env(AECEnv, EzPickle):
         """With ``render_mode="ansi"``: the position as the agent to move sees it."""
         if self.render_mode is None:
             return None
-        if self.state is None:
+        if self.game is None:
             return "(no game yet: call reset())"
-        st = self.state
+        st = self.game
         if st.over:
             return f"Game over: final scores {st.scores()}\n"
         return f"{AGENTS[st.to_move]} to move\n" + render_view(st.view(st.to_move)) + "\n"

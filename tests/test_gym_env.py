@@ -189,7 +189,9 @@ def test_render_ansi():
 
 
 def _masked_random_actions(masks, rng):
-    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+    # An all-zero mask marks a sub-env that just ended: under Gymnasium's next-step
+    # autoreset its next action is ignored (it resets), so any index will do.
+    return np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
 
 
 @pytest.mark.parametrize("vector_cls", [gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv])
@@ -207,6 +209,27 @@ def test_vector_envs(vector_cls):
         envs.close()
 
 
+def test_vector_env_crosses_episode_ends():
+    rules = {"sets": 1}
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("Mulle-v0", opponent="random", ruleset=rules) for _ in range(2)])
+    try:
+        obs, info = envs.reset(seed=[3, 4])
+        rng = np.random.default_rng(1)
+        ended = np.zeros(2, dtype=int)
+        restarted = np.zeros(2, dtype=bool)
+        for _ in range(3 * codec.MOVES_PER_SET):
+            just_ended = ~info["action_mask"].any(axis=1)
+            obs, r, term, trunc, info = envs.step(_masked_random_actions(info["action_mask"], rng))
+            # the step after an episode's end is the reset: a fresh game with legal actions
+            restarted |= just_ended & info["action_mask"].any(axis=1)
+            assert np.array_equal(np.stack(envs.call("action_masks")), info["action_mask"].astype(bool))
+            assert not info["action_mask"][term].any()  # a finished episode offers no action
+            ended += term
+        assert (ended >= 1).all() and restarted.all()
+    finally:
+        envs.close()
+
+
 @pytest.mark.slow
 def test_maskable_ppo_trains_a_few_thousand_steps():
     sb3_contrib = pytest.importorskip("sb3_contrib")
@@ -216,3 +239,12 @@ def test_maskable_ppo_trains_a_few_thousand_steps():
     obs, info = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
     assert info["action_mask"][int(action)] == 1
+
+
+def test_illegal_action_never_pays_under_score_reward():
+    env = gym.make("Mulle-v0", opponent="random", reward="score", illegal_action="lose", score_scale=10.0)
+    obs, info = env.reset(seed=5)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    _, reward, terminated, _, info = env.step(illegal)
+    assert terminated and info["illegal_action"]
+    assert reward == -2 * 600 / 10.0  # below any defeat: a set total stays under 600

@@ -52,7 +52,7 @@ def play(e, seed, policy_seed=0):
         other = AGENTS[1 - AGENTS.index(agent)]
         assert e.observe(other)["action_mask"].sum() == 0  # only the mover has legal actions
         legal = np.flatnonzero(obs["action_mask"])
-        assert legal.tolist() == e.unwrapped.state.legal_move_ids()
+        assert legal.tolist() == e.unwrapped.game.legal_move_ids()
         assert reward == 0
         a = int(legal[rng.integers(len(legal))])
         moves.append((agent, a))
@@ -111,3 +111,13 @@ def test_core_imports_without_pettingzoo():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "hint"
+
+
+def test_observe_after_the_game_ends_gives_an_empty_mask():
+    e = raw_env(illegal_action="lose")
+    e.reset(seed=1)
+    e.step(0 if not e.observe(e.agent_selection)["action_mask"][0] else 1)  # an illegal action ends it
+    while e.agents:
+        e.step(None)
+    for agent in ("player_0", "player_1"):
+        assert not e.observe(agent)["action_mask"].any()
