@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Callable, TextIO
@@ -29,6 +30,7 @@ from mulle_env.engine.cards import CARD_NAMES
 from mulle_env.engine.render import render_state, render_view
 from mulle_env.engine.state import SHEET_KEYS
 
+from .evaluation import move_effect
 from .registry import AgentSpecError, make
 
 
@@ -43,26 +45,22 @@ class _Quit(Exception):
 # ----- rendering -------------------------------------------------------------------
 
 
-def _table_cards(st) -> list[int]:
-    return list(st.loose) + [f for b in st.builds.values() for f in b[0]]
+def describe(before, move) -> str:
+    """One line for ``move`` played in the state ``before``, naming what a capture took.
 
-
-def describe(before, move, after, player: int) -> str:
-    """One line for a played move, naming what a capture took (found by diffing the table)."""
+    The engine computes the effect on the mover's view (:func:`agents.evaluation.move_effect`,
+    whose placeholder opponent hand keeps the deal from ending), so the sweep of the
+    leftover table to the last capturer at the end of a set is not reported as taken, and
+    the last capture of a set is described like any other.
+    """
+    player = before.to_move
     text = f"P{player} plays {move}"
-    if move.kind == "capture" and after.set_no == before.set_no:
-        left = _table_cards(after)
-        taken = []
-        for f in _table_cards(before):
-            if f in left:
-                left.remove(f)
-            else:
-                taken.append(f)
-        mulles = len(after.mulle[player]) - len(before.mulle[player])
-        text += f", taking {', '.join(CARD_NAMES[f] for f in sorted(taken))}"
-        if mulles:
-            text += f" ({mulles} mulle{'s' if mulles > 1 else ''}!)"
-        if after.tabbe[player] > before.tabbe[player]:
+    if move.kind == "capture":
+        eff = move_effect(before.view(player), move)
+        text += f", taking {', '.join(CARD_NAMES[f] for f in eff.taken)}"
+        if eff.mulles:
+            text += f" ({eff.mulles} mulle{'s' if eff.mulles > 1 else ''}!)"
+        if eff.tabbe:
             text += " - tabbe!"
     return text
 
@@ -101,7 +99,8 @@ def _move_list(moves) -> str:
 def parse_choice(text: str, legal: list, st) -> tuple[object | None, str | None]:
     """Read a number or a move string; return ``(move, None)`` or ``(None, why not)``."""
     text = text.strip()
-    if text.isdigit() or (text.startswith("-") and text[1:].isdigit()):
+    # ASCII digits only: str.isdigit() accepts "²" or "٣", which int() then rejects.
+    if re.fullmatch(r"-?[0-9]+", text):
         k = int(text)
         if 1 <= k <= len(legal):
             return legal[k - 1], None
@@ -165,7 +164,7 @@ def play_game(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, input_fn
             before = st.copy()
             st.play(move)
             bot.observe((p, move))
-            print(("You: " if p == seat else "Opponent: ") + describe(before, move, st, p), file=out)
+            print(("You: " if p == seat else "Opponent: ") + describe(before, move), file=out)
             if st.over:
                 break
             if (st.set_no, st.deal_no) != where:
@@ -190,25 +189,33 @@ def load_record(path: Path, game: int | None = None) -> dict:
         text = path.read_text()
     except OSError as exc:
         raise ReplayFileError(f"cannot read replay file {str(path)!r}: {exc.strerror or exc}") from None
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    try:
-        if path.suffix == ".jsonl":
-            records = [json.loads(ln) for ln in lines]
-        else:
-            try:
-                records = [json.loads(text)]
-            except json.JSONDecodeError:
-                if len(lines) < 2:
-                    raise
-                records = [json.loads(ln) for ln in lines]  # a results file under another name
-    except json.JSONDecodeError as exc:
-        raise ReplayFileError(f"{path}: not valid JSON ({exc})") from None
-    if not records:
+    # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
+    # asked for must be valid: the arena leaves a torn last line when a run is cut off
+    # (and skips it when it reads the file), which must not hide the games before it.
+    lines = [(no, ln) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    if path.suffix != ".jsonl":
+        try:
+            lines = [(1, json.loads(text))]
+            parsed = True
+        except json.JSONDecodeError as exc:
+            if len(lines) < 2:  # else: a results file under another name
+                raise ReplayFileError(f"{path}: not valid JSON ({exc})") from None
+            parsed = False
+    else:
+        parsed = False
+    if not lines:
         raise ReplayFileError(f"{path}: the file holds no games")
     k = 0 if game is None else game
-    if not 0 <= k < len(records):
-        raise ReplayFileError(f"{path}: --game {k} does not exist; the file holds games 0 to {len(records) - 1}")
-    record = records[k]
+    if not 0 <= k < len(lines):
+        raise ReplayFileError(f"{path}: --game {k} does not exist; the file holds games 0 to {len(lines) - 1}")
+    no, raw = lines[k]
+    if parsed:
+        record = raw
+    else:
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ReplayFileError(f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
     if not isinstance(record, dict):
         raise ReplayFileError(f"{path}: a game record is a JSON object with keys seed, ruleset, moves, not {type(record).__name__}")
     # Arena results lines keep the move count under "moves" and the list, when the run
@@ -241,13 +248,12 @@ def replay_game(record: dict, input_fn, out: TextIO, step: bool = False) -> int:
     print(f"Replay of seed {record['seed']}{who}, {len(record['moves'])} moves.", file=out)
     for i, text in enumerate(record["moves"], 1):
         print(f"\n{render_state(st)}", file=out)
-        p = st.to_move
         before = st.copy()
         try:
             st.play(text)
         except me.MulleError as exc:
             raise ReplayFileError(f"move {i} ({text!r}) cannot be replayed: {exc}") from None
-        print(f"Move {i}: {describe(before, st.last_move[1], st, p)}", file=out)
+        print(f"Move {i}: {describe(before, st.last_move[1])}", file=out)
         if step:
             try:
                 input_fn("[Enter] next move ")
@@ -264,26 +270,15 @@ def replay_game(record: dict, input_fn, out: TextIO, step: bool = False) -> int:
 # ----- command line ----------------------------------------------------------------
 
 
-def _rule(text: str) -> tuple[str, object]:
-    key, eq, value = text.partition("=")
-    if not eq:
-        raise argparse.ArgumentTypeError(f"a rule reads key=value (e.g. sets=1), not {text!r}")
-    low = value.strip().lower()
-    if low in ("true", "false"):
-        return key.strip(), low == "true"
-    if low.lstrip("-").isdigit():
-        return key.strip(), int(low)
-    raise argparse.ArgumentTypeError(f"rule {key}: value must be true, false or a number, not {value!r}")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``mulle-play`` argument parser."""
     ap = argparse.ArgumentParser(prog="mulle-play", description="Play Mulle against an agent in the terminal, or replay a game.")
     ap.add_argument("--opponent", default="heuristic", help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
     ap.add_argument("--seed", type=int, default=None, help="deal seed (default: a random one, printed)")
     ap.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat; seat 0 leads the first deal (default 0)")
-    ap.add_argument("--rule", type=_rule, action="append", default=[], metavar="KEY=VALUE",
-                    help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false")
+    ap.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                    help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
+                         "(booleans: true/false, yes/no, on/off, 1/0)")
     ap.add_argument("--replay", type=Path, metavar="FILE", help="show a finished game (.json record or .jsonl results file)")
     ap.add_argument("--game", type=int, default=None, help="with a .jsonl results file: which game (0-based, default 0)")
     ap.add_argument("--step", action="store_true", help="with --replay: wait for Enter after every move")
@@ -297,7 +292,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
     try:
         if args.replay is not None:
             return replay_game(load_record(args.replay, args.game), input_fn, out, args.step)
-        ruleset = me.Ruleset.from_dict(dict(args.rule))
+        ruleset = me.Ruleset.from_strings(args.rule)  # the engine's parser, shared by every command line
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
         return play_game(args.opponent, seed, args.seat, ruleset, input_fn, out)
     except (AgentSpecError, ReplayFileError, me.MulleError) as exc:

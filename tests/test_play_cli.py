@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_helpers import position
 
 import mulle_env as me
-from agents.play import main
+from agents.play import describe, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +53,9 @@ def run(argv, lines=(), seed=0):
 
 
 def test_full_game_with_bad_input_in_between():
-    bad = ["", "help", "0", "999", "-3", "foo bar", "capture XX 9", "discard RU 10 please", "build KL 2 on KL 3 to 9"]
+    # "²" and "٣" pass str.isdigit() (and int("٣") is 3): only ASCII numbers are move numbers.
+    bad = ["", "help", "0", "999", "-3", "²", "٣", "foo bar", "capture XX 9", "discard RU 10 please",
+           "build KL 2 on KL 3 to 9"]
     code, text, script = run(["--opponent", "heuristic", "--seed", "3"], bad)
     assert code == 0
     assert "Final score sheets:" in text and "set 2 P1" in text and "game  P0" in text
@@ -60,7 +63,8 @@ def test_full_game_with_bad_input_in_between():
     assert "is not a move number: choose 1 to" in text
     assert "cannot read 'foo bar' as a move" in text
     assert "unknown card" in text
-    assert text.count("Not played:") >= 7
+    assert "cannot read '²' as a move" in text and "cannot read '٣' as a move" in text
+    assert text.count("Not played:") >= 9
     assert "Your hand:" in text and "Captured: P0 intake pile" in text and "Table:" in text
     assert "--- Set 2, deal 1: new cards ---" in text and "--- Set 1 over" in text
 
@@ -101,10 +105,30 @@ def test_bad_opponent_spec_and_rule():
     assert code == 2 and "unknown agent 'nobody'" in text and "pimc" in text
     code, text, _ = run(["--rule", "colour=1"])
     assert code == 2 and "unknown ruleset flag" in text
-    with pytest.raises(SystemExit):  # argparse rejects the form itself
-        run(["--rule", "sets"])
+    code, text, _ = run(["--rule", "sets"])
+    assert code == 2 and "key=value" in text
     code, text, _ = run(["--rule", "sets=0"])
     assert code == 2 and "sets" in text
+    code, text, _ = run(["--rule", "forced_capture=maybe"])
+    assert code == 2 and "forced_capture" in text and "maybe" in text
+
+
+def test_rules_use_the_engine_parser():
+    # The engine's Ruleset.from_strings: yes/no/on/off/1/0 read as booleans.
+    code, text, _ = run(["--seed", "2", "--rule", "sets=1", "--rule", "forced_capture=off",
+                         "--rule", "mulle_hand_values=YES"], ["quit"])
+    assert code == 0 and "Game left at set 1" in text
+
+
+def test_describe_the_last_capture_of_a_game_and_of_a_set():
+    # P0's HJ 7 mulls the loose HJ 7; the engine then sweeps the leftover KL K to the last
+    # capturer, which is not what the capture took. With two sets the first set ends here.
+    for sets in (1, 2):
+        st = position("HJ 7", "", ["HJ 7", "KL K"], ruleset=me.Ruleset(sets=sets))
+        move = st.legal_moves()[0]
+        assert describe(st, move) == "P0 plays capture HJ 7, taking HJ 7 (1 mulle!)"
+        st.play(move)
+        assert st.set_no == 2 if sets == 2 else st.over
 
 
 def recorded_game(seed=9, sets=1):
@@ -154,6 +178,25 @@ def test_replay_an_arena_results_file(tmp_path):
     path.write_text(json.dumps(without) + "\n")
     code, text, _ = run(["--replay", str(path)])
     assert code == 2 and "--save-games" in text
+
+
+def test_replay_skips_a_torn_line_it_is_not_asked_for(tmp_path):
+    games = [recorded_game(seed)[0] for seed in (1, 2)]
+    path = tmp_path / "results.jsonl"
+    # What a cut-off arena run leaves: whole lines, then part of one.
+    path.write_text("\n".join(json.dumps(g) for g in games) + "\n" + json.dumps(games[0])[:40])
+    code, text, _ = run(["--replay", str(path), "--game", "0"])
+    assert code == 0 and "Replay of seed 1" in text
+    code, text, _ = run(["--replay", str(path), "--game", "1"])
+    assert code == 0 and "Replay of seed 2" in text
+    code, text, _ = run(["--replay", str(path), "--game", "2"])
+    assert code == 2 and "game 2 (line 3) is not valid JSON" in text
+    # A bad line in the middle keeps its index: game 2 is still the third line.
+    path.write_text(json.dumps(games[0]) + "\n{torn\n" + json.dumps(games[1]) + "\n")
+    code, text, _ = run(["--replay", str(path), "--game", "2"])
+    assert code == 0 and "Replay of seed 2" in text
+    code, text, _ = run(["--replay", str(path), "--game", "1"])
+    assert code == 2 and "line 2" in text
 
 
 @pytest.mark.parametrize(
