@@ -1,7 +1,8 @@
 """Which games a tournament plays: pairings, deal seeds, seat orders, game ids.
 
 Deal seeds come from the tournament seed and the *deal index* only, not from the
-pairing: every pairing of a tournament plays the same deals, and ``A B`` and ``B A``
+pairing (SHA-256 of ``("deal", seed, index)``, the arena's own :func:`arena.worker.stable_seed`,
+so the arena needs nothing from a game module but its play interface): every pairing of a tournament plays the same deals, and ``A B`` and ``B A``
 name the same duplicate games. With the duplicate format (the default) game ``2j`` and
 game ``2j + 1`` of a pairing share deal ``j`` with the seats swapped. With an odd
 ``--games N`` the last deal is played once, first-named spec in seat 0; it counts in
@@ -20,7 +21,7 @@ import json
 from dataclasses import dataclass
 from itertools import combinations
 
-from mulle_env.engine.rng import derive_seed
+from .worker import stable_seed
 
 #: Deal seeds are kept below 2**53 so that every JSON reader (JavaScript too) reads them exactly.
 SEED_BITS = 53
@@ -28,8 +29,8 @@ DEFAULT_GAME = "mulle_env"
 
 
 def deal_seed(base: int, deal: int) -> int:
-    """The deal seed of deal index ``deal`` in a tournament with seed ``base``."""
-    return derive_seed(base, 0x4D554C4C45, deal) >> (64 - SEED_BITS)
+    """The deal seed of deal index ``deal`` in a tournament with seed ``base`` (below ``2**SEED_BITS``)."""
+    return stable_seed("deal", base, deal) >> (64 - SEED_BITS)
 
 
 def rules_key(ruleset: dict, game: str = DEFAULT_GAME) -> str:

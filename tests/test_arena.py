@@ -38,6 +38,23 @@ def test_schedule_duplicate_pairs_share_deals_and_swap_seats():
     assert {t["game_id"] for t in other} == {t["game_id"] for t in tasks[:4]}
 
 
+def test_deal_seeds_are_the_arenas_own_and_below_2_53():
+    import ast
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256("\x1f".join(["deal", "3", "0"]).encode()).digest()
+    assert deal_seed(3, 0) == int.from_bytes(digest[:8], "little") >> 11
+    seeds = [deal_seed(s, d) for s in (0, 1, 2**40) for d in range(200)]
+    assert len(set(seeds)) == len(seeds) and all(0 <= x < 2**53 for x in seeds)
+    # The arena knows a game only through its play interface, never the engine's internals.
+    for path in Path(__file__).resolve().parents[1].joinpath("arena").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith("mulle_env") for n in names), (path.name, names)
+
+
 def test_plan_validation():
     with pytest.raises(ValueError, match="at least 2"):
         Plan(("random",), 2)
