@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
+from .learned import DEFAULT_POLICY_PATH
 from .learned import register as _register_learned
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
-from .registry import register
+from .registry import register, same_as_default
 
 register("random", RandomAgent, "uniform over legal moves")
 register("heuristic", HeuristicAgent, "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
@@ -15,3 +16,5 @@ register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - op
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
 # learned:path=<file.npz> (agents/learned); its package registers itself with its own help text.
 _register_learned()
+# path="" loads the shipped policy, so naming that file is the same agent (same spec).
+same_as_default("learned", path=DEFAULT_POLICY_PATH)

@@ -19,6 +19,8 @@ class AgentSpecError(ValueError):
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 _HELP: dict[str, str] = {}
+# Per agent and parameter, values other than the default that build the same agent.
+_SAME_AS_DEFAULT: dict[str, dict[str, set]] = {}
 
 
 def register(name: str, factory: Callable[..., Agent], help: str = "") -> None:
@@ -27,6 +29,16 @@ def register(name: str, factory: Callable[..., Agent], help: str = "") -> None:
         raise ValueError(f"agent name must be an identifier, not {name!r}")
     _REGISTRY[name] = factory
     _HELP[name] = help or (inspect.getdoc(factory) or "").split("\n")[0]
+
+
+def same_as_default(name: str, **values) -> None:
+    """Declare values that mean the same agent as a parameter's default, for :func:`canonical_spec`.
+
+    E.g. ``same_as_default("learned", path=DEFAULT_POLICY_PATH)``: the default ``path=""``
+    loads that file, so naming it explicitly must not make a different spec.
+    """
+    for key, value in values.items():
+        _SAME_AS_DEFAULT.setdefault(name, {}).setdefault(key, set()).add(value)
 
 
 def available() -> dict[str, str]:
@@ -82,8 +94,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), params
 
 
-def make(spec: str) -> Agent:
-    """Build the agent a spec names, e.g. ``make("pimc:samples=30")``."""
+def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Parameter], dict]:
+    """The name, factory, factory parameters and converted keyword arguments of a spec."""
     _load_builtins()
     name, raw = parse_spec(spec)
     factory = _REGISTRY.get(name)
@@ -98,20 +110,60 @@ def make(spec: str) -> Agent:
             raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; its parameters: {allowed}")
         default = params[key].default
         kwargs[key] = _convert(name, key, text, None if default is inspect.Parameter.empty else default)
+    return name, factory, params, kwargs
+
+
+def make(spec: str) -> Agent:
+    """Build the agent a spec names, e.g. ``make("pimc:samples=30")``."""
+    name, factory, params, kwargs = _resolve(spec)
     try:
         agent = factory(**kwargs)
     except (TypeError, ValueError) as exc:
         raise AgentSpecError(f"agent spec {spec!r}: {exc}") from None
-    agent.spec = canonical_spec(name, raw)
+    agent.spec = canonical_spec(name, kwargs, params)
     agent.name = name
     return agent
 
 
-def canonical_spec(name: str, params: dict[str, str]) -> str:
-    """The spec text with parameters in sorted order (so equal agents compare equal)."""
-    if not params:
+def canonical(spec: str) -> str:
+    """The canonical text of ``spec`` without building the agent (see :func:`canonical_spec`).
+
+    The name and parameter types are checked (an :class:`AgentSpecError` otherwise);
+    checks an agent makes when it is built (``samples >= 1``...) are left to :func:`make`.
+    ``canonical(s) == make(s).spec``.
+    """
+    name, _, params, kwargs = _resolve(spec)
+    return canonical_spec(name, kwargs, params)
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # risk=1.0 reads back as 1.0 from "1", and "1" is shorter
+    return str(value)
+
+
+def canonical_spec(name: str, kwargs: dict, params: dict[str, inspect.Parameter] | None = None) -> str:
+    """The spec text of an agent from its converted parameters, so equal agents get equal text.
+
+    Parameters are written from their converted values (``samples=040`` reads ``samples=40``),
+    in sorted order, and dropped when equal to the factory's default (``pimc:samples=40`` is
+    ``pimc`` when 40 is the default). Arena game ids, seeds and duplicate checks key on it.
+    """
+    params = params or {}
+    kept = {}
+    for key, value in kwargs.items():
+        p = params.get(key)
+        default = inspect.Parameter.empty if p is None else p.default
+        if default is not inspect.Parameter.empty and type(value) is type(default) and value == default:
+            continue
+        if value in _SAME_AS_DEFAULT.get(name, {}).get(key, ()):
+            continue
+        kept[key] = value
+    if not kept:
         return name
-    return name + ":" + ",".join(f"{k}={params[k]}" for k in sorted(params))
+    return name + ":" + ",".join(f"{k}={_text(kept[k])}" for k in sorted(kept))
 
 
 _loaded = False
@@ -119,9 +171,14 @@ _loaded = False
 
 def _load_builtins() -> None:
     # Importing the agent modules registers them; done on first use so that
-    # `import agents` stays cheap and free of cycles.
+    # `import agents` stays cheap and free of cycles. The flag is set only once the import
+    # worked: a failed import (a module mid-edit) must be retried and reported again, not
+    # leave an empty registry that answers "unknown agent" from then on.
     global _loaded
     if _loaded:
         return
+    try:
+        from . import builtin  # noqa: F401
+    except Exception as exc:
+        raise ImportError(f"the built-in agents (agents.builtin) could not be imported: {type(exc).__name__}: {exc}") from exc
     _loaded = True
-    from . import builtin  # noqa: F401

@@ -10,6 +10,7 @@ import pytest
 import agents
 import mulle_env as me
 from agents import AgentSpecError
+from agents.registry import canonical
 
 # Cheap settings so that the whole file stays fast; the defaults are exercised in test_pimc.
 SPECS = ["random", "heuristic", "greedy", "greedy:risk=0", "pimc:samples=2", "pimc:samples=2,rollout=random,horizon=6"]
@@ -81,14 +82,15 @@ def test_agents_pickle_and_act_alike(spec):
 
 
 @pytest.mark.parametrize("spec", ["heuristic", "greedy", "pimc:samples=4"])
-def test_decision_depends_only_on_the_view(spec):
-    # Two positions that differ only in the hidden cards look the same to the player.
+def test_identical_views_give_identical_moves(spec):
+    # Agents see only the view: two states that differ only in the cards hidden from
+    # seat 0 (opponent hand, deck) must get the same move from the same rng.
     st = me.new_game(seed=4)
     view = st.view(0)
     unseen = [int(c) for c in view.unseen()]
     other = unseen[8:16] + unseen[:8] + unseen[16:]
     st2 = me.GameState.from_view(view, other[:8], other[8:], seed=99)
-    assert st2.view(0) == view and st2.hands[1] != st.hands[1]
+    assert st2.view(0) == view
     bot = agents.make(spec)
     assert bot.act(view, st.legal_moves(), random.Random(0)) == bot.act(st2.view(0), st2.legal_moves(), random.Random(0))
 
@@ -106,6 +108,58 @@ def test_spec_parameters_are_typed_and_canonical():
     assert bot.spec == "pimc:horizon=set,rollout=random,samples=7"
     assert agents.make(bot.spec).spec == bot.spec
     assert agents.make("greedy:risk=0.5").risk == 0.5
+
+
+@pytest.mark.parametrize(
+    "specs, text",
+    [
+        # Equal agents get equal specs (arena game ids, seeds and duplicate checks key on them).
+        (["pimc", "pimc:samples=40", "pimc:samples=040", "pimc:horizon=4,rollout=heuristic,width=0"], "pimc"),
+        (["pimc:samples=8", "pimc:samples=08,width=0"], "pimc:samples=8"),
+        (["greedy", "greedy:risk=1", "greedy:risk=1.0"], "greedy"),
+        (["greedy:risk=0", "greedy:risk=0.0"], "greedy:risk=0"),
+        (["greedy:risk=0.50"], "greedy:risk=0.5"),
+        (["pimc:width=3,samples=7", "pimc: samples=7 ,width=3"], "pimc:samples=7,width=3"),
+    ],
+)
+def test_specs_are_canonical_by_value(specs, text):
+    for spec in specs:
+        assert agents.make(spec).spec == text, spec
+        assert canonical(spec) == text, spec
+    assert agents.make(text).spec == text
+
+
+def test_learned_spec_drops_the_default_path():
+    from agents.learned import DEFAULT_POLICY_PATH
+
+    assert canonical(f"learned:path={DEFAULT_POLICY_PATH}") == "learned"
+    assert canonical("learned:path=mine.npz,temperature=1,sample=no") == "learned:path=mine.npz"
+    assert canonical("learned:sample=on") == "learned:sample=true"
+
+
+def test_canonical_checks_names_and_types():
+    with pytest.raises(AgentSpecError, match="unknown agent"):
+        canonical("nosuch")
+    with pytest.raises(AgentSpecError, match="int"):
+        canonical("pimc:samples=many")
+
+
+def test_a_failed_builtin_import_is_retried(monkeypatch):
+    # A module mid-edit must not leave the registry empty for the rest of the process.
+    import sys
+
+    from agents import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_HELP", {})
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.delattr(agents, "builtin", raising=False)
+    monkeypatch.delitem(sys.modules, "agents.builtin", raising=False)
+    monkeypatch.setitem(sys.modules, "agents.builtin", None)  # makes the import fail
+    with pytest.raises(ImportError, match="agents.builtin"):
+        agents.make("heuristic")
+    monkeypatch.delitem(sys.modules, "agents.builtin")
+    assert agents.make("heuristic").spec == "heuristic"
 
 
 @pytest.mark.parametrize(
