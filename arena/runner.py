@@ -6,6 +6,8 @@ which game killed it; and a game stuck in C code cannot be stopped without killi
 pool. Here each worker is a ``multiprocessing.Process`` with its own pipe, so the parent
 always knows which game each worker is playing:
 
+* a worker that dies while idle (between games) is replaced when its next game is
+  dispatched, before or as the send fails; no game is lost or charged an attempt;
 * a worker that dies (``kill -9``, segfault, out of memory) is replaced, and its game
   is played again on a fresh worker, up to ``max_attempts`` times in all, then recorded
   as ``aborted`` (a crash of the process is not the agent's fault, so it is no forfeit);
@@ -150,13 +152,13 @@ class ProcessBackend:
         try:
             while True:
                 if not stopping:
-                    for s in slots:
+                    for i, s in enumerate(slots):
                         if s.task is None and pending:
-                            s.task = pending.popleft()
-                            s.started = time.monotonic()
-                            s.conn.send(s.task)
+                            slots[i], fresh_deaths = self._dispatch(s, pending, ctx, log_queue, fresh_deaths)
                 busy = [s for s in slots if s.task is not None]
                 if not busy:
+                    if pending and not stopping:
+                        continue  # every send found a dead worker; the slots hold fresh ones now
                     break
                 ready = set(wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=self._wait_time(busy)))
                 now = time.monotonic()
@@ -187,12 +189,7 @@ class ProcessBackend:
                             on_result(aborted(task, f"worker process died (exit code {code}) on each of {n} attempts", n))
                             if not stopping and stop():
                                 stopping = True
-                        fresh_deaths += 1
-                        if fresh_deaths > max(10, 3 * self.workers):
-                            raise RuntimeError(
-                                f"{fresh_deaths} worker processes died in a row with no game finished "
-                                f"(last exit code {code}); see the log above"
-                            )
+                        fresh_deaths = self._count_death(fresh_deaths, code)
                         slots[i] = self._replace(s, ctx, log_queue)
                     elif self.game_timeout and now - s.started > self.game_timeout:
                         log.warning("game %s exceeded %g s; its worker %s is replaced",
@@ -223,6 +220,38 @@ class ProcessBackend:
                 s.conn.close()
             listener.stop()
             log_queue.close()
+
+    def _dispatch(self, slot: _Slot, pending: deque, ctx, log_queue, fresh_deaths: int) -> tuple[_Slot, int]:
+        """Send the next pending task to the idle ``slot``; return the slot (maybe a new one) and the death count.
+
+        Only busy workers are watched, so an idle one may have died unnoticed (killed,
+        out of memory): a dead one is replaced before the send, and one that dies just
+        then (``BrokenPipeError``) is replaced and the task put back. Neither is the
+        game's fault, so it costs the game no attempt.
+        """
+        if not slot.proc.is_alive():
+            log.warning("idle worker %s died (exit code %s); replacing it", slot.proc.pid, slot.proc.exitcode)
+            fresh_deaths = self._count_death(fresh_deaths, slot.proc.exitcode)
+            slot = self._replace(slot, ctx, log_queue)
+        task = pending.popleft()
+        try:
+            slot.conn.send(task)
+        except OSError as exc:
+            log.warning("worker %s could not take game %s (%s); replacing it", slot.proc.pid, task["game_id"], exc)
+            pending.appendleft(task)
+            fresh_deaths = self._count_death(fresh_deaths, slot.proc.exitcode)
+            return self._replace(slot, ctx, log_queue), fresh_deaths
+        slot.task, slot.started = task, time.monotonic()
+        return slot, fresh_deaths
+
+    def _count_death(self, fresh_deaths: int, code) -> int:
+        fresh_deaths += 1
+        if fresh_deaths > max(10, 3 * self.workers):
+            raise RuntimeError(
+                f"{fresh_deaths} worker processes died in a row with no game finished "
+                f"(last exit code {code}); see the log above"
+            )
+        return fresh_deaths
 
     def _wait_time(self, busy: list[_Slot]) -> float:
         if not self.game_timeout:

@@ -2,6 +2,8 @@
 
 import json
 import os
+import signal
+import time
 
 import pytest
 
@@ -157,6 +159,41 @@ def test_dead_worker_is_replaced_and_its_game_replayed(tmp_path):
     # The replayed game equals what an undisturbed run gives.
     calm, _ = play(tmp_path, [spec, "random"], 4, name="calm.jsonl")
     assert sorted(map(json.dumps, map(comparable, rows))) == sorted(map(json.dumps, map(comparable, calm.lines)))
+
+
+def _kill_and_wait(pid):
+    """SIGKILL ``pid`` (our child) and wait until it is a zombie, without reaping it."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.005)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the worker die")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_idle_worker_that_died_between_games_is_replaced(tmp_path, workers):
+    # Kill the worker that just reported: it is idle when the next game is dispatched to it.
+    killed = []
+
+    def kill_reporter(line):
+        if line.get("worker"):
+            _kill_and_wait(line["worker"])
+            killed.append(line["worker"])
+
+    backend = ProcessBackend(workers)
+    plan = Plan(("random", "heuristic"), 6, ruleset=RULES)
+    o = run(plan, str(tmp_path / "k.jsonl"), backend, progress=False, on_line=kill_reporter)
+    rows = lines_of(tmp_path / "k.jsonl")
+    ids = [r["game_id"] for r in rows]
+    assert len(ids) == len(set(ids)) == 6 and o.played == 6 and len(o.lines) == 6
+    assert all(r["status"] == "ok" for r in rows)
+    assert len(killed) == 6 and backend.replaced == 6 - workers  # the last ones are never asked again
 
 
 def test_game_deadline_kills_a_stuck_worker(tmp_path):
