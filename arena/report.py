@@ -147,8 +147,19 @@ def build(outcome: Outcome) -> dict:
     }
     if outcome.sprt is not None:
         report["sprt"] = {**outcome.sprt.to_dict(), "stopped_after_pairs": outcome.stopped_at,
+                          "pairs": outcome.sprt_pairs, "skipped_pairs": outcome.sprt_skipped,
                           "spec": specs[0], "opponent": specs[1]}
     return report
+
+
+def _sprt_basis(s: dict) -> str:
+    """``"SPRT on k pairs"`` with where it stopped and what it skipped."""
+    text = f"SPRT on {s.get('pairs', 0)} pairs"
+    if s.get("stopped_after_pairs"):
+        text += f", decided after the first {s['stopped_after_pairs']} pairs of the schedule"
+    if s.get("skipped_pairs"):
+        text += f" ({s['skipped_pairs']} skipped: a game aborted)"
+    return text
 
 
 def _interval_text(iv: dict | None) -> str:
@@ -213,8 +224,7 @@ def text(report: dict) -> str:
     ]
     if report["sprt"]:
         s = report["sprt"]
-        parts += ["", f"{s['spec']} vs {s['opponent']}: {s['text']}"
-                  + (f" after {s['stopped_after_pairs']} pairs" if s["stopped_after_pairs"] else "")]
+        parts += ["", f"{s['spec']} vs {s['opponent']}: {s['text']}; {_sprt_basis(s)}"]
     for note in report["run"]["notes"]:
         parts.append(f"note: {note}")
     return "\n".join(parts)
@@ -250,8 +260,7 @@ def markdown(report: dict) -> str:
     ]
     if report["sprt"]:
         s = report["sprt"]
-        out += ["", "## SPRT", "", f"`{s['spec']}` vs `{s['opponent']}`: {s['text']}"
-                + (f" after {s['stopped_after_pairs']} pairs." if s["stopped_after_pairs"] else ".")]
+        out += ["", "## SPRT", "", f"`{s['spec']}` vs `{s['opponent']}`: {s['text']}; {_sprt_basis(s)}."]
     if report["games"]["errors"] or report["games"]["aborted"]:
         out += ["", "## Errors", ""] + [f"- {e}" for e in report["games"]["errors"] + report["games"]["aborted"]]
     if report["run"]["notes"]:

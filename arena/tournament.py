@@ -8,7 +8,10 @@ Early stopping is deterministic: the SPRT is evaluated on the longest run of
 *complete* duplicate pairs ``0, 1, ..., k-1`` (in schedule order), never on whatever
 happens to finish first, so the stopping point and the report are the same for any
 number of workers. Games that finished beyond the stopping point stay in the results
-file but are not counted.
+file but are not counted. A pair with a game this run had to abort (dead worker, game
+time limit, engine error) is skipped by the SPRT instead of holding it up; the report
+says on how many pairs the test ran (aborts depend on the machine, so a run with
+aborts may stop at another pair than a clean one).
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ class Outcome:
         skipped: Games already in the results file when the run started.
         notes: Problems found in the results file (corrupt lines, other versions).
         sprt: The SPRT, when one ran.
-        stopped_at: Number of duplicate pairs the SPRT decided after.
+        stopped_at: Number of duplicate pairs (in schedule order) the SPRT decided after.
+        sprt_pairs: Pairs the SPRT scored (complete pairs in its prefix, skipped ones left out).
+        sprt_skipped: Pairs in that prefix the SPRT skipped because a game was aborted.
         interrupted: True if the run was cut short (Ctrl-C).
         elapsed: Wall time of this run in seconds.
         aborted: ``"game_id: error"`` of games this run could not finish (played again on re-run).
@@ -64,6 +69,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     sprt: SPRT | None = None
     stopped_at: int | None = None
+    sprt_pairs: int = 0
+    sprt_skipped: int = 0
     interrupted: bool = False
     elapsed: float = 0.0
     backend: str = "process"
@@ -74,26 +81,34 @@ class Outcome:
 class _SprtTracker:
     """Feeds complete duplicate pairs, in order, to an SPRT (see the module docstring)."""
 
-    def __init__(self, plan: Plan, sprt: SPRT, by_id: dict) -> None:
+    def __init__(self, plan: Plan, sprt: SPRT, by_id: dict, failed: set) -> None:
         self.sprt = sprt
-        self.by_id = by_id
+        self.by_id = by_id  # finished games
+        self.failed = failed  # ids of games this run aborted (they will not finish in it)
         self.spec = plan.specs[0]
         tasks = plan.tasks()
         self.pairs = [tasks[i : i + 2] for i in range(0, len(tasks) - 1, 2) if len(tasks[i : i + 2]) == 2]
         self.k = 0
+        self.scored = 0
+        self.skipped = 0
         self.counts = [0, 0, 0, 0, 0]
         self.decided_at: int | None = None
 
     def advance(self) -> bool:
         """Take in every newly complete pair; True once a bound is crossed."""
         while self.decided_at is None and self.k < len(self.pairs):
-            lines = [self.by_id.get(t["game_id"]) for t in self.pairs[self.k]]
+            pair = self.pairs[self.k]
+            if any(t["game_id"] in self.failed for t in pair):
+                # Waiting for it would freeze the test for the rest of the run.
+                self.k += 1
+                self.skipped += 1
+                continue
+            lines = [self.by_id.get(t["game_id"]) for t in pair]
             if any(ln is None for ln in lines):
                 break
             pts = [game_points(ln, self.spec) for ln in lines]
             self.k += 1
-            if None in pts:
-                continue  # an aborted game: the pair cannot be scored
+            self.scored += 1
             self.counts[int(round(2 * sum(pts)))] += 1
             if self.sprt.update(self.counts):
                 self.decided_at = self.k
@@ -150,7 +165,8 @@ def run(
     for note in notes[len(loaded.problems()):]:
         log.warning("%s: %s", out, note)
     skipped = len(by_id)
-    tracker = _SprtTracker(plan, sprt, by_id) if sprt is not None else None
+    failed: set[str] = set()
+    tracker = _SprtTracker(plan, sprt, by_id, failed) if sprt is not None else None
     done_already = tracker.advance() if tracker else False
     todo = [] if done_already else [t for t in tasks if t["game_id"] not in by_id]
     for t in todo:
@@ -170,6 +186,7 @@ def run(
         if line.get("status") in FINISHED:
             by_id[line["game_id"]] = line
         else:
+            failed.add(line["game_id"])
             outcome.aborted.append(f"{line['game_id']}: {line.get('error')}")
         if on_line is not None:
             on_line(line)
@@ -190,6 +207,7 @@ def run(
     if tracker is not None:
         tracker.advance()
         outcome.stopped_at = tracker.decided_at
+        outcome.sprt_pairs, outcome.sprt_skipped = tracker.scored, tracker.skipped
         counted = tracker.counted_ids() if tracker.decided_at is not None else wanted
     else:
         counted = wanted

@@ -12,6 +12,7 @@ import signal
 import time
 
 import agents
+from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 
 
@@ -73,6 +74,33 @@ class Dier(RandomAgent):
         return super().act(view, legal_moves, rng)
 
 
+class DealHanger(HeuristicAgent):
+    """Plays like ``heuristic``, but hangs at its first move of deal ``seed`` when in ``seat``.
+
+    The view carries no seed, so the deal is recognised by the hand dealt for it.
+    """
+
+    def __init__(self, seed: int = 0, seat: int = 0) -> None:
+        super().__init__()
+        self.seed = seed
+        self.seat = seat
+        self.first = True
+
+    def reset(self) -> None:
+        super().reset()
+        self.first = True
+
+    def act(self, view, legal_moves, rng):
+        if self.first:
+            self.first = False
+            import mulle_env as me
+
+            dealt = me.new_game(seed=self.seed, ruleset=view.ruleset).view(self.seat).hand
+            if view.player == self.seat and tuple(view.hand) == tuple(dealt):
+                time.sleep(60)
+        return super().act(view, legal_moves, rng)
+
+
 class Illegal(RandomAgent):
     """Answers with a move that is not in the legal list."""
 
@@ -90,3 +118,4 @@ def register() -> None:
     agents.register("swallower", Swallower, "hangs inside except Exception")
     agents.register("dier", Dier, "kills its worker process once")
     agents.register("illegal", Illegal, "plays an illegal move")
+    agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")

@@ -225,6 +225,27 @@ def test_sprt_stops_on_a_clear_difference(tmp_path):
     assert o2.played == 0 and o2.stopped_at == o.stopped_at
 
 
+def test_sprt_skips_a_pair_with_an_aborted_game_and_still_stops(tmp_path):
+    # Game 2 (pair 1, the hanger in seat 0) hangs until the watchdog aborts it; its twin finishes.
+    spec = f"dealhanger:seed={deal_seed(1, 1)},seat=0"
+    sprt = SPRT(0, 100, 0.05, 0.05)
+    backend = ProcessBackend(2, game_timeout=1.0)
+    o, out = play(tmp_path, [spec, "random"], 200, backend=backend, sprt=sprt, move_timeout=None)
+    rows = lines_of(out)
+    bad = [r for r in rows if r["status"] == "aborted"]
+    assert len(bad) == 1 and bad[0]["pair"] == 1 and len(o.aborted) == 1
+    # The SPRT went on past the aborted pair and decided; it scored every pair but that one.
+    assert sprt.state == "H1" and o.stopped_at is not None and len(rows) < 200
+    assert o.sprt_pairs == sprt.units == o.stopped_at - 1 and o.sprt_skipped == 1
+    assert sum(sprt.counts) == o.sprt_pairs
+    # The report counts the pairs the SPRT saw (plus the lone twin of the aborted game).
+    assert len(o.lines) == 2 * o.stopped_at - 1
+    rep = report.build(o)
+    assert rep["sprt"]["pairs"] == o.sprt_pairs and rep["sprt"]["skipped_pairs"] == 1
+    assert rep["pairings"][0]["pairs"] == o.sprt_pairs
+    assert f"on {o.sprt_pairs} pairs" in report.text(rep)
+
+
 def test_odd_game_count_and_report_outputs(tmp_path):
     o, out = play(tmp_path, ["random", "heuristic"], 3, save_games=True)
     rows = lines_of(out)
