@@ -20,10 +20,11 @@ Ties go to the heuristic's order (:func:`agents.heuristic.rank_moves`).
 
 from __future__ import annotations
 
+from mulle_env.engine.cards import INTAKE_POINTS
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 from .base import Agent
-from .evaluation import twin_counts, view_state
+from .evaluation import mulle_table, pile_points, twin_counts, view_state
 from .heuristic import rank_moves
 
 
@@ -42,11 +43,19 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
     worst = 0.0
     saved = st.hands[opponent]
     before = st.mpts[opponent] + st.tabbe[opponent] + st.ipts[opponent]
+    # A bound on what any capture here can bank, to skip faces that cannot beat ``worst``.
+    # A capture takes table cards (loose and built) plus the played card: at most the
+    # intake points of all of them, the mulle points of identical pairs among them, and
+    # one tabbe. Only two copies of a face exist, so the played card adds at most its own
+    # intake and one new pair. No fixed constant is safe: a [13] build holding three ace
+    # pairs is worth 51 points by itself.
+    mv = mulle_table(st.ruleset)
+    table_points = pile_points(list(st.loose) + [f for b in st.builds.values() for f in b[0]], mv) + 1
     for face, k in enumerate(counts):
         if not k:
             continue
         p = hold_probability(k, hand_size, unseen)
-        if p * 40 <= worst:  # no capture is worth more than ~40 points
+        if p * (table_points + INTAKE_POINTS[face] + mv[face]) <= worst:
             continue
         # The state is this agent's own scratch copy: try each face as the opponent's hand
         # (two copies, so the capture never empties the hand and ends the deal).

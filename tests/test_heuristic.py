@@ -8,9 +8,10 @@ import pytest
 from engine_helpers import build, position
 
 import agents
-from agents.evaluation import move_effect, pile_points, set_value
-from agents.greedy import hold_probability
+from agents.evaluation import move_effect, pile_points, set_value, twin_counts
+from agents.greedy import hold_probability, reply_exposure
 from agents.heuristic import CLASS_NAMES, classify, rank_moves
+from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 
 def choose(spec: str, st) -> str:
@@ -119,7 +120,64 @@ def test_greedy_takes_the_richer_capture():
     assert choose("greedy", st) == "capture KL 7"
 
 
-def test_greedy_avoids_leaving_a_mulle_to_the_opponent():
-    # Both discards bank nothing; the SP A (2 intake points) would be the opponent's best capture.
-    st = position("SP A, HJ 4", "KL 6", ["KL K"])
-    assert choose("greedy", st) == "discard HJ 4"
+def test_greedy_exposure_term_avoids_leaving_a_mulle():
+    # Both captures bank nothing now (HJ 6 and HJ K carry no intake points); the heuristic
+    # and greedy without risk take the first in move order, KL 6, which leaves HJ K for
+    # the opponent's HJ K (a 13-point mulle). Only the exposure term sees it.
+    st = position("KL 6, KL K", "KL 3, SP 8", ["HJ 6", "HJ K"])
+    assert choose("heuristic", st) == choose("greedy:risk=0", st) == "capture KL 6"
+    assert choose("greedy", st) == "capture KL K"
+
+
+def test_greedy_counts_its_own_build():
+    # The heuristic ranks any capture above a build. Capturing RU 9 with KL 9 banks
+    # nothing; building KL 2 on SP 7 to 9 gathers RU 9 and SP 7 (1 point) into a build
+    # the KL 9 captures next turn, which greedy counts with and without risk.
+    st = position("KL 2, KL 9", "KL 3, SP 8", ["SP 7", "RU 9"])
+    assert choose("heuristic", st) == "capture KL 9"
+    assert choose("greedy:risk=0", st) == choose("greedy", st) == "build KL 2 on SP 7 to 9"
+
+
+def brute_exposure(st, opponent, counts, hand_size, unseen):
+    """reply_exposure without pruning: every face the opponent may hold, by the engine."""
+    before = st.mpts[opponent] + st.tabbe[opponent] + st.ipts[opponent]
+    worst = 0.0
+    for face, k in enumerate(counts):
+        if not k:
+            continue
+        trial = st.copy()
+        trial.set_hand(opponent, (face, face))
+        if CAPTURE_ID[face] in trial.legal_move_ids():
+            trial.play_unchecked(MOVES[CAPTURE_ID[face]])
+            gain = trial.mpts[opponent] + trial.tabbe[opponent] + trial.ipts[opponent] - before
+            worst = max(worst, hold_probability(k, hand_size, unseen) * gain)
+    return worst
+
+
+def test_exposure_pruning_keeps_captures_worth_more_than_40():
+    # KL 10 (two unseen copies, p = 0.36) takes four 10s, two mulles: 26 points. KL K
+    # (one copy, p = 0.2) takes P0's [13] build of three ace pairs: 51 points. A fixed
+    # "at most 40 points" bound skipped KL K since 0.2 * 40 <= 0.36 * 26.
+    st = position("KL 4, RU K", "HJ 4",
+                  [build("KL A, KL A, SP A, SP A, HJ A, HJ A, SP 7", 13, owner=0), "SP 10", "SP 10", "RU 10", "RU 10"],
+                  to_move=1)
+    counts = [0] * 52
+    counts[9], counts[12] = 2, 1  # KL 10, KL K
+    want = brute_exposure(st, 1, counts, 8, 40)
+    assert want == pytest.approx(hold_probability(1, 8, 40) * 51)
+    assert reply_exposure(st.copy(), 1, counts, 8, 40) == pytest.approx(want)
+
+
+def test_exposure_pruning_never_drops_the_maximum():
+    import mulle_env as me
+
+    for seed in range(3):
+        st = me.new_game(seed=seed, ruleset=me.Ruleset(sets=1))
+        rng = random.Random(seed)
+        while not st.over:
+            view = st.view(1 - st.to_move)
+            counts = twin_counts(view)
+            args = (st.to_move, counts, view.opponent_hand_size or 8, sum(counts))
+            assert reply_exposure(st.copy(), *args) == pytest.approx(brute_exposure(st, *args))
+            moves = st.legal_moves()
+            st.play(moves[rng.randrange(len(moves))])
