@@ -43,11 +43,16 @@ def test_single_legal_move_is_returned_without_search():
     assert PIMCAgent(samples=10**6).act(st.view(0), legal, random.Random(0)) is legal[0]
 
 
-def test_pimc_takes_an_obvious_mulle():
-    # KL K makes a 13-point mulle; the alternative is a plain value match.
-    st = position("KL K, SP 9, HJ 3", "KL 6, HJ 5, RU 2", ["KL K", "HJ 9", "KL 5"])
-    bot = agents.make("pimc")
-    assert str(bot.act(st.view(0), st.legal_moves(), random.Random(0))) == "capture KL K"
+@pytest.mark.parametrize("seed", range(3))
+def test_pimc_search_avoids_the_heuristics_trap(seed):
+    # The heuristic ranks a capture of two cards above a mulle single, so it plays HJ 5
+    # (taking HJ 2 + RU 3, no points) and leaves KL K loose for any king of the opponent.
+    # The search sees the 13-point mulle of KL K now is worth more. If PIMC just followed
+    # the heuristic's order (its tie-break) this fails.
+    st = position("KL K, HJ 5, SP 9", "KL 6, HJ 8, RU 2", ["KL K", "HJ 2", "RU 3"])
+    view, legal = st.view(0), st.legal_moves()
+    assert str(agents.make("heuristic").act(view, legal, random.Random(seed))) == "capture HJ 5"
+    assert str(agents.make("pimc").act(view, legal, random.Random(seed))) == "capture KL K"
 
 
 @pytest.mark.parametrize("spec", ["pimc:samples=3,horizon=set", "pimc:samples=3,horizon=4,rollout=random",
