@@ -8,7 +8,9 @@ does not depend on the worker, the process or the order games run in.
 
 Failures are the agents', not the tournament's: an agent that raises, plays an illegal
 move or exceeds the per-move time limit *forfeits* the game (its seat loses, the error
-is recorded) and the next game starts normally.
+is recorded) and the next game starts normally. An exception raised by the game itself
+(``new_game``, ``is_over``, ``legal_moves``, ``view``, ``result``) blames no agent: the
+game is recorded as ``aborted`` and played again when the command is re-run.
 """
 
 from __future__ import annotations
@@ -166,14 +168,20 @@ def play_game(task: dict) -> dict:
         return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) could not be built: {_describe(exc)}", t_start)
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
     think = [0.0, 0.0]
-    state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
     k = 0
-    stage = "reset"
+    # ``stage`` says whose code runs, so a failure is charged to the right party: an
+    # agent's stage forfeits its game, the engine's aborts it (no agent is to blame).
+    stage = "engine"
     try:
+        state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
+        stage = "reset"
         for culprit in (0, 1):
             with time_limit(timeout):
                 seats[culprit].reset()
-        while not state.is_over():
+        while True:
+            stage = "engine"
+            if state.is_over():
+                break
             culprit = p = state.to_move
             legal = state.legal_moves()
             view = state.view(p)
@@ -198,12 +206,17 @@ def play_game(task: dict) -> dict:
     except Exception as exc:
         line["think"] = [round(t, 6) for t in think]
         line["moves"] = k
+        if stage == "engine":
+            return _engine_failed(line, task, f"game engine raised {_describe(exc)} at move {k + 1}", t_start, move_list)
         where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():", "observe": "raised in observe():"}[stage]
         if stage != "play":
             log.debug("agent %r failed:\n%s", specs[culprit], traceback.format_exc())
         return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) {where} {_describe(exc)} at move {k + 1}", t_start, move_list, task)
-    result = state.result()
-    d = result.to_dict()
+    try:
+        result = state.result()
+        d = result.to_dict()
+    except Exception as exc:
+        return _engine_failed(line, task, f"game engine raised {_describe(exc)} in result()", t_start, move_list)
     line.update(
         scores=list(result.scores),
         sheets=d.get("sheets"),
@@ -224,6 +237,16 @@ def _forfeit(line: dict, seat: int, error: str, t_start: float, move_list=None, 
     if task is not None and task.get("save_games"):
         line["move_list"] = move_list or []
     log.warning("game %s: %s", line["game_id"], error)
+    return line
+
+
+def _engine_failed(line: dict, task: dict, error: str, t_start: float, move_list=None) -> dict:
+    """Record a game the game engine failed: ``aborted``, nobody forfeits, replayed on re-run."""
+    log.error("game %s: %s\n%s", line["game_id"], error, traceback.format_exc())
+    line.update(winner=None, forfeit=None, error=error, status="aborted", attempts=1)
+    line["duration"] = round(time.perf_counter() - t_start, 6)
+    if task.get("save_games"):
+        line["move_list"] = move_list or []  # the moves that led to the failure
     return line
 
 

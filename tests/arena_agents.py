@@ -111,6 +111,49 @@ class Illegal(RandomAgent):
         return next(m for m in me.MOVES if m not in legal)
 
 
+class _BrokenState:
+    """A Mulle game state whose ``legal_moves`` raises once ``break_at`` moves are played."""
+
+    def __init__(self, inner, break_at: int) -> None:
+        self._inner = inner
+        self._break_at = break_at
+        self._played = 0
+
+    def legal_moves(self):
+        if self._played >= self._break_at:
+            raise RuntimeError("engine bug")
+        return self._inner.legal_moves()
+
+    def play(self, move):
+        self._inner.play(move)
+        self._played += 1
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+class BrokenGame:
+    """A game "module" (``--game arena_agents:BrokenGame``): Mulle with an engine bug at move 5."""
+
+    ENGINE_VERSION = "broken-1"
+    BREAK_AT = 4
+
+    @staticmethod
+    def new_game(seed, ruleset=None):
+        import mulle_env as me
+
+        return _BrokenState(me.new_game(seed=seed, ruleset=ruleset), BrokenGame.BREAK_AT)
+
+
+def _ruleset_class():
+    import mulle_env as me
+
+    return me.Ruleset
+
+
+BrokenGame.Ruleset = _ruleset_class()
+
+
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")

@@ -133,6 +133,17 @@ def test_crashing_agent_forfeits_and_the_tournament_goes_on(tmp_path):
     assert (p["wins"], p["losses"], p["forfeits"]["crasher:at=3"]) == (0, 4, 4)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_engine_error_aborts_the_game_and_blames_no_agent(tmp_path, workers):
+    o, out = play(tmp_path, ["random", "heuristic"], 2, workers=workers, game="arena_agents:BrokenGame")
+    rows = lines_of(out)
+    assert len(rows) == 2 and o.lines == []
+    for r in rows:
+        assert r["status"] == "aborted" and r["forfeit"] is None and r["winner"] is None
+        assert r["error"] == "game engine raised RuntimeError: engine bug at move 5", r["error"]
+        assert "agent" not in r["error"]
+
+
 def test_illegal_move_forfeits(tmp_path):
     o, out = play(tmp_path, ["illegal", "random"], 2)
     assert all("played an illegal move" in r["error"] for r in lines_of(out))
