@@ -7,7 +7,7 @@
 """
 
 from .base import Agent
-from .registry import AgentSpecError, available, make, parse_spec, register
+from .registry import AgentSpecError, available, canonical, make, parse_spec, register
 
 
-__all__ = ["Agent", "AgentSpecError", "available", "make", "parse_spec", "register"]
+__all__ = ["Agent", "AgentSpecError", "available", "canonical", "make", "parse_spec", "register"]
