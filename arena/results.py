@@ -1,7 +1,8 @@
 """The results file: JSON Lines, one finished game per line, written as games finish.
 
-Durability: every line is written with one ``write`` and flushed at once, so killing
-the process (Ctrl-C, ``kill -9``) loses nothing that finished; ``fsync`` runs at most
+Durability: every line goes to the operating system at once (one ``write``, repeated
+only if the system takes fewer bytes than asked), so killing the process (Ctrl-C,
+``kill -9``) loses nothing that finished; ``fsync`` runs at most
 every ``fsync_interval`` seconds (default 1 s) and on close, so an operating-system
 crash or power cut loses at most that last second of games.
 
@@ -95,15 +96,21 @@ class Writer:
     def __init__(self, path: str, fsync_interval: float = 1.0) -> None:
         self.path = path
         self.fsync_interval = fsync_interval
-        # Unbuffered binary: each line goes to the OS in a single write() call.
+        # Unbuffered binary: each line goes to the OS at once, normally in one write() call.
         self._f = open(path, "ab", buffering=0)
         self._last_sync = time.monotonic()
         self.written = 0
 
     def write(self, line: dict) -> None:
         """Append one line and hand it to the operating system at once."""
-        data = (json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
-        self._f.write(data)
+        data = memoryview((json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
+        # A raw write() may take fewer bytes than given (signal, full disk, pipe);
+        # the rest must follow or the line is torn.
+        while data:
+            n = self._f.write(data)
+            if not n:
+                raise OSError(f"{self.path}: write() took no bytes")
+            data = data[n:]
         self.written += 1
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_interval:

@@ -108,6 +108,31 @@ def test_corrupt_and_torn_lines_are_reported_and_skipped(tmp_path):
     assert [comparable(x) for x in again.lines] == [comparable(x) for x in done.lines]
 
 
+def test_writer_completes_short_writes(tmp_path):
+    from arena.results import Writer
+
+    class Trickle:
+        """A raw file whose write() takes at most 7 bytes, as write(2) may."""
+
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            return self.f.write(bytes(data[:7]))
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    path = tmp_path / "w.jsonl"
+    w = Writer(str(path))
+    w._f = Trickle(w._f)
+    rows = [{"game_id": f"g{i}", "text": "x" * (50 + i)} for i in range(3)]
+    for r in rows:
+        w.write(r)
+    w.close()
+    assert lines_of(path) == rows
+
+
 def test_other_engine_version_is_not_mixed_in(tmp_path):
     done, out = play(tmp_path, ["random", "heuristic"], 2)
     rows = lines_of(out)
