@@ -67,10 +67,14 @@ class Dier(RandomAgent):
         self.marker = marker
 
     def act(self, view, legal_moves, rng):
-        if self.marker and not os.path.exists(self.marker):
-            with open(self.marker, "w"):
+        if self.marker:
+            try:
+                # Atomic, so two workers playing a Dier at once cannot both die.
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
                 pass
-            os.kill(os.getpid(), signal.SIGKILL)
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
         return super().act(view, legal_moves, rng)
 
 
