@@ -265,13 +265,15 @@ def test_sprt_skips_a_pair_with_an_aborted_game_and_still_stops(tmp_path):
     # Game 2 (pair 1, the hanger in seat 0) hangs until the watchdog aborts it; its twin finishes.
     spec = f"dealhanger:seed={deal_seed(1, 1)},seat=0"
     sprt = SPRT(0, 100, 0.05, 0.05)
-    backend = ProcessBackend(2, game_timeout=1.0)
+    # One worker: games end in schedule order, so the run stops right after the deciding pair
+    # (with more, the others may play everything while the hung game waits for its deadline).
+    backend = ProcessBackend(1, game_timeout=0.5)
     o, out = play(tmp_path, [spec, "random"], 200, backend=backend, sprt=sprt, move_timeout=None)
     rows = lines_of(out)
     bad = [r for r in rows if r["status"] == "aborted"]
     assert len(bad) == 1 and bad[0]["pair"] == 1 and len(o.aborted) == 1
     # The SPRT went on past the aborted pair and decided; it scored every pair but that one.
-    assert sprt.state == "H1" and o.stopped_at is not None and len(rows) < 200
+    assert sprt.state == "H1" and o.stopped_at is not None and len(rows) == 2 * o.stopped_at
     assert o.sprt_pairs == sprt.units == o.stopped_at - 1 and o.sprt_skipped == 1
     assert sum(sprt.counts) == o.sprt_pairs
     # The report counts the pairs the SPRT saw (plus the lone twin of the aborted game).
