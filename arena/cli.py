@@ -34,22 +34,6 @@ def _derived(out: str, suffix: str) -> str:
     return f"{base}.report{suffix}"
 
 
-def _rule_value(text: str):
-    low = text.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (its flags are a public interface)."""
     p = argparse.ArgumentParser(
@@ -84,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="abandon a game (and replace its worker) after this long (default: 600 or "
                    "60 x --move-timeout, whichever is larger)")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false")
+                   help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
+                   "(parsed by the game's Ruleset.from_strings: booleans true/false, yes/no, on/off, 1/0)")
     p.add_argument("--game", default="mulle_env", metavar="MODULE",
                    help="import path of the game (default mulle_env)")
     p.add_argument("--worker-init", metavar="MODULE:FUNC",
@@ -140,25 +125,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         game = load_game(args.game)
     except Exception as exc:
         parser.error(f"--game {args.game!r} cannot be imported: {exc}")
-    rules = {}
-    for item in args.rule:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            parser.error(f"--rule must read KEY=VALUE, not {item!r}")
-        rules[key.strip()] = _rule_value(value.strip())
+    # The game parses its own rules (types, names, messages): the arena only passes the texts on.
+    from_strings = getattr(getattr(game, "Ruleset", None), "from_strings", None)
+    if args.rule and from_strings is None:
+        parser.error(f"--rule needs a game whose Ruleset has from_strings(); --game {args.game!r} has none")
     try:
-        ruleset = make_ruleset(game, rules)
-    except ValueError as exc:
+        ruleset = from_strings(args.rule) if args.rule else make_ruleset(game, {})
+    except ValueError as exc:  # InvalidRulesetError says which flag and what it takes
         parser.error(f"--rule: {exc}")
-    args.ruleset = ruleset.to_dict() if hasattr(ruleset, "to_dict") else rules
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    try:
-        with open(args.out, "a"):
-            pass
-    except OSError as exc:
-        parser.error(f"--out {args.out!r} is not writable: {exc.strerror or exc}")
-    if not os.path.isdir(out_dir):
-        parser.error(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    args.ruleset = ruleset.to_dict() if hasattr(ruleset, "to_dict") else dict(ruleset or {})
     if args.backend != "ray" and args.ray_address:
         parser.error("--ray-address needs --backend ray")
     if args.backend == "ray":
@@ -169,6 +144,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     args.report = args.report or _derived(args.out, ".json")
     args.markdown = args.markdown or _derived(args.out, ".md")
     args.plot = args.plot or _derived(args.out, ".png")
+    # Last, once every other argument is known to be good: a rejected command leaves no file behind.
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        parser.error(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    try:
+        with open(args.out, "a"):
+            pass
+    except OSError as exc:
+        parser.error(f"--out {args.out!r} is not writable: {exc.strerror or exc}")
     return args, parser
 
 

@@ -29,9 +29,12 @@ SCRIPT = ROOT / "scripts" / "mulle-arena"
         (["random", "heuristic", "--sprt", "10", "0", "0.05", "0.05"], "elo0 < elo1"),
         (["random", "heuristic", "--sprt", "0", "10", "1.5", "0.05"], "alpha"),
         (["random", "heuristic", "greedy", "--sprt", "0", "10", "0.05", "0.05"], "exactly 2 specs"),
-        (["random", "heuristic", "--rule", "jokers=1"], "unknown ruleset flag(s) jokers"),
-        (["random", "heuristic", "--rule", "sets"], "KEY=VALUE"),
-        (["random", "heuristic", "--out", "/nonexistent-dir/r.jsonl"], "not writable"),
+        (["random", "heuristic", "--rule", "jokers=1"], "--rule: unknown ruleset flag 'jokers'; known flags: sets"),
+        (["random", "heuristic", "--rule", "sets"], "--rule: a rule reads key=value, not 'sets'"),
+        (["random", "heuristic", "--rule", "forced_capture=maybe"], "rule forced_capture takes true or false, not 'maybe'"),
+        (["random", "heuristic", "--rule", "sets=two"], "rule sets takes a whole number, not 'two'"),
+        (["random", "heuristic", "--out", "/nonexistent-dir/r.jsonl"], "does not exist"),
+        (["random", "heuristic", "--out", "/proc/r.jsonl"], "not writable"),
         (["random", "heuristic", "--backend", "slurm"], "invalid choice"),
         (["random", "heuristic", "--games", "ten"], "invalid int value"),
     ],
@@ -42,6 +45,28 @@ def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_pa
         cli.parse_args(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_rule_flags_are_parsed_by_the_game():
+    args, _ = cli.parse_args(["random", "heuristic", "--out", os.devnull, "--rule", "sets=1",
+                              "--rule", "forced_capture=off", "--rule", "lock_every_build = YES"])
+    assert args.ruleset["sets"] == 1 and args.ruleset["forced_capture"] is False
+    assert args.ruleset["lock_every_build"] is True and args.ruleset["discard_only_if_no_capture"] is True
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["random", "heuristic", "--ray-address", "auto"],
+        ["random", "heuristic", "--rule", "jokers=1"],
+        ["random", "heuristic", "--sprt", "0", "10", "0.05", "0.05", "--single"],
+    ],
+)
+def test_rejected_command_creates_no_results_file(argv, tmp_path, capsys):
+    out = tmp_path / "never.jsonl"
+    with pytest.raises(SystemExit) as exc:
+        cli.parse_args([*argv, "--out", str(out)])
+    assert exc.value.code == 2 and not out.exists()
 
 
 def _cmd(out, games, workers=2, *extra):
