@@ -90,7 +90,11 @@ def bench_mulle_gym(seconds: float, seed: int) -> dict:
 def bench_mulle_pettingzoo(seconds: float, seed: int) -> dict:
     from mulle_env.pettingzoo import env as make_env
 
-    env = make_env()
+    return _bench_aec(make_env(), seconds, seed)
+
+
+def _bench_aec(env, seconds: float, seed: int) -> dict:
+    """Random masked play through any PettingZoo AEC env: ours and the peers alike."""
     rng = np.random.default_rng(seed)
     pick = random.Random(seed).random  # the uniform legal pick costs the same for every env
 
@@ -138,25 +142,7 @@ def bench_pettingzoo_peer(module: str, seconds: float, seed: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env = importlib.import_module(f"pettingzoo.classic.{module}").env()
-    rng = np.random.default_rng(seed)
-    pick = random.Random(seed).random  # the uniform legal pick costs the same for every env
-
-    def loop(deadline):
-        steps = games = 0
-        while time.perf_counter() < deadline:
-            env.reset(seed=int(rng.integers(2**31)))
-            for agent in env.agent_iter():
-                obs, reward, term, trunc, info = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = obs["action_mask"].nonzero()[0]
-                env.step(int(legal[int(pick() * len(legal))]))
-                steps += 1
-            games += 1
-        return steps, {"games": games}
-
-    return _timed(loop, seconds)
+    return _bench_aec(env, seconds, seed)
 
 
 def bench_openspiel(game: str, seconds: float, seed: int) -> dict:

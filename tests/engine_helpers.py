@@ -56,3 +56,18 @@ def random_game(seed: int, ruleset: me.Ruleset | None = None, each=None):
         if each is not None:
             each(st)
     return st, moves
+
+
+def random_states(n_games: int, seed: int, ruleset: me.Ruleset | None = None):
+    """Every state of ``n_games`` seeded random games, before each move and at the end.
+
+    The same state object is yielded again after each move: copy it to keep one.
+    """
+    rng = random.Random(seed)
+    for g in range(n_games):
+        st = me.new_game(seed=seed * 1000 + g, ruleset=ruleset)
+        while not st.is_over():
+            yield st
+            moves = st.legal_moves()
+            st.play_unchecked(moves[rng.randrange(len(moves))])
+        yield st

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import mulle_env as me
+from engine_helpers import random_states
 from mulle_env import codec
 from mulle_env.engine.moves import MOVES
 
@@ -17,18 +18,6 @@ RULESETS = [
     me.Ruleset(discard_only_if_no_capture=False, mulle_hand_values=True),
     me.Ruleset(sets=1),
 ]
-
-
-def random_states(n_games: int, seed: int, ruleset=None):
-    """Every state of ``n_games`` random games (seeded), before each move."""
-    rng = random.Random(seed)
-    for g in range(n_games):
-        st = me.new_game(seed=seed * 1000 + g, ruleset=ruleset)
-        while not st.is_over():
-            yield st
-            moves = st.legal_moves()
-            st.play_unchecked(moves[rng.randrange(len(moves))])
-        yield st
 
 
 def test_constants_and_layout():

@@ -8,19 +8,9 @@ import numpy as np
 import pytest
 
 import mulle_env as me
+from engine_helpers import random_states
 from mulle_env import observation as ob
 from mulle_env.engine.cards import NUM_FACES
-
-
-def random_states(n_games: int, seed: int, ruleset=None):
-    rng = random.Random(seed)
-    for g in range(n_games):
-        st = me.new_game(seed=seed * 1000 + g, ruleset=ruleset)
-        while not st.is_over():
-            yield st
-            moves = st.legal_moves()
-            st.play_unchecked(moves[rng.randrange(len(moves))])
-        yield st
 
 
 def test_layout_constants():
