@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import insort
 
-from .capture import forced_groups, gather_pairs, has_group, maximal_group_sets
+from .capture import forced_groups, gather_pairs, maximal_group_sets
 from .cards import (
     CARD_NAMES,
     CARDS,
@@ -323,7 +323,7 @@ def explain(st, move: Move) -> str:
     name = CARD_NAMES[c]
     if c not in hand:
         return f"{name} is not in your hand (hand: {', '.join(CARD_NAMES[f] for f in hand)})"
-    hv, tv = HV[c], TV[c]
+    hv = HV[c]
     own = sorted(v for v, b in st.builds.items() if b[1] == p)
     hc = [0] * 17
     for f in hand:

@@ -12,8 +12,6 @@ from .cards import (
     CARD_NAMES,
     CARDS,
     COPIES,
-    DECK_SIZE,
-    HAND_VALUE,
     INTAKE_POINTS,
     MULLE_VALUE,
     MULLE_VALUE_HAND,
@@ -22,7 +20,7 @@ from .cards import (
     parse_card,
 )
 from .errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
-from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE, MOVES, Move
+from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
 from .ruleset import Ruleset
 
@@ -32,11 +30,6 @@ ENGINE_VERSION = "1.0"
 SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
 INTAKE_BONUS_FROM = 20
 
-_POSITION_KEYS = (
-    "ruleset", "seed", "set", "deal", "to_move", "hands", "table", "deck",
-    "mulle", "intake", "tabbe", "last_capturer", "sheets", "over",
-)
-_BUILD_KEYS = ("build", "value", "owner", "locked")
 
 
 def sheet(mulle: int, tabbe: int, intake: int) -> dict:
