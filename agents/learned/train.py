@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--steps", type=int, default=2_000_000, help="total PPO environment steps (learner decisions)")
     g.add_argument("--seed", type=int, default=0, help="seed of everything (envs, pool draws, nets, BC data)")
     g.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out-dir")
+    g.add_argument("--init-from", default="",
+                   help="start a new run from the weights (policy, value, optimizer) of this checkpoint .zip, with "
+                   "this command's hyperparameters (e.g. a second, gentler stage); no warm start")
     g.add_argument("--max-minutes", type=float, default=0, help="stop (with a checkpoint) after this wall time; 0 = no limit")
     g.add_argument("--export", default="", help="copy the best evaluated policy here at the end (e.g. agents/data/learned.npz)")
     g.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these small nets)")
@@ -205,7 +208,14 @@ def train(args) -> dict:
             policy_kwargs=dict(net_arch=dict(pi=_net(args.net), vf=_net(args.net)),
                                activation_fn=torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU),
         )
-        if args.bc_games > 0:
+        if args.init_from:
+            model.set_parameters(args.init_from, exact_match=True, device="cpu")
+            state["init_from"] = args.init_from
+            source_state = Path(args.init_from).resolve().parent.parent / "state.json"
+            if source_state.is_file():  # keep the warm start's figures with the policy's history
+                bc_figures = state["bc"] = json.loads(source_state.read_text()).get("bc")
+            print(f"mulle-train: weights from {args.init_from}", flush=True)
+        elif args.bc_games > 0:
             meta = dict(teacher=args.bc_teacher, opponents=args.bc_opponents, games=args.bc_games, seed=args.seed)
             cache = out / "bc_data.npz"
             data = bc.load_data(cache, **meta)
@@ -240,7 +250,7 @@ def train(args) -> dict:
             "command": command, "timesteps": int(model.num_timesteps), "seed": args.seed,
             "training_seconds": round(elapsed(), 1), "evaluation": evaluation, "bc": bc_figures,
             "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
-            "trainer": "sb3-contrib MaskablePPO", "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "init_from": args.init_from or None, "trainer": "sb3-contrib MaskablePPO", "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
 
     def evaluate() -> dict:
