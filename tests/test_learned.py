@@ -258,6 +258,13 @@ def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
                "--batch-size", "128", "--eval-games", "2", "--eval-every", "256", "--checkpoint-every", "256",
                "--no-progress"])
     assert rc == 0 and json.loads((out / "summary.json").read_text())["timesteps"] >= 768
+    ckpt = sorted((out / "checkpoints").glob("*.zip"))[-1]
+    rc = main(["--out-dir", str(tmp_path / "stage2"), "--init-from", str(ckpt), "--net", "32,32", "--steps", "256",
+               "--envs", "2", "--n-steps", "128", "--batch-size", "128", "--eval-games", "2", "--no-progress",
+               "--lr", "1e-5"])
+    assert rc == 0
+    meta = load_policy(tmp_path / "stage2" / "best.npz").metadata
+    assert meta["init_from"] == str(ckpt) and meta["bc"]["games"] == 2
 
 
 def test_suit_swap_augmentation_is_a_symmetry_of_the_encoding():
