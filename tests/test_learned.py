@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -31,7 +32,7 @@ def _learned_registered() -> None:
 def random_policy(seed: int = 0, hidden=(32, 16), activation="tanh") -> MLPPolicy:
     rng = np.random.default_rng(seed)
     sizes = [OBS_SIZE, *hidden, NUM_ACTIONS]
-    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in itertools.pairwise(sizes)]
     bs = [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
     return MLPPolicy(ws, bs, activation, {"note": "test"})
 
@@ -54,7 +55,7 @@ def positions(n_games: int = 4, seed: int = 0):
 def test_importing_the_agent_needs_no_torch():
     code = "import sys, agents.learned; from agents.learned import LearnedAgent; " \
            "sys.exit(1 if {'torch', 'stable_baselines3', 'sb3_contrib'} & set(sys.modules) else 0)"
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
@@ -144,7 +145,8 @@ def test_incompatible_files_fail_clearly(policy_file, tmp_path, change, message)
 
 
 def test_corrupt_files_fail_clearly(policy_file, tmp_path):
-    data = open(policy_file, "rb").read()
+    with open(policy_file, "rb") as fh:
+        data = fh.read()
     truncated = tmp_path / "truncated.npz"
     truncated.write_bytes(data[: len(data) // 2])
     text = tmp_path / "text.npz"
@@ -183,10 +185,10 @@ def test_pool_plays_in_the_env(tmp_path):
     from mulle_env.gym_env import MulleEnv
 
     env = MulleEnv(opponent=OpponentPool({"random": 1, "heuristic": 1}, seed=0), seat="alternate")
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     done = False
     while not done:
-        obs, r, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        _obs, r, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert r in (-1.0, 0.0, 1.0)
 
 
@@ -219,7 +221,7 @@ def test_export_matches_torch_policy(tmp_path):
     torch.manual_seed(0)
     for activation in (torch.nn.Tanh, torch.nn.ReLU):
         model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu", seed=0,
-                            policy_kwargs=dict(net_arch=dict(pi=[64, 32], vf=[16]), activation_fn=activation))
+                            policy_kwargs={"net_arch": {"pi": [64, 32], "vf": [16]}, "activation_fn": activation})
         with torch.no_grad():  # untrained heads are near-uniform; widen them so argmax is not a near tie
             model.policy.action_net.weight.mul_(50)
         pol = export_model(model, tmp_path / "exported.npz", {"test": True})
@@ -258,7 +260,7 @@ def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
                "--batch-size", "128", "--eval-games", "2", "--eval-every", "256", "--checkpoint-every", "256",
                "--no-progress"])
     assert rc == 0 and json.loads((out / "summary.json").read_text())["timesteps"] >= 768
-    ckpt = sorted((out / "checkpoints").glob("*.zip"))[-1]
+    ckpt = max((out / "checkpoints").glob("*.zip"))
     rc = main(["--out-dir", str(tmp_path / "stage2"), "--init-from", str(ckpt), "--net", "32,32", "--steps", "256",
                "--envs", "2", "--n-steps", "128", "--batch-size", "128", "--eval-games", "2", "--no-progress",
                "--lr", "1e-5"])

@@ -10,8 +10,16 @@ Importing this package needs only numpy (torch and sb3-contrib are for training:
 from .agent import DEFAULT_POLICY_PATH, LearnedAgent
 from .policy import FORMAT_VERSION, MLPPolicy, PolicyFileError, load_policy, save_policy
 
-__all__ = ["LearnedAgent", "DEFAULT_POLICY_PATH", "MLPPolicy", "PolicyFileError", "load_policy", "save_policy",
-           "FORMAT_VERSION", "register"]
+__all__ = [
+    "DEFAULT_POLICY_PATH",
+    "FORMAT_VERSION",
+    "LearnedAgent",
+    "MLPPolicy",
+    "PolicyFileError",
+    "load_policy",
+    "register",
+    "save_policy",
+]
 
 
 def register() -> None:
@@ -19,7 +27,8 @@ def register() -> None:
 
     Usable as an arena worker-init hook: ``agents.learned:register``.
     """
-    from ..registry import _REGISTRY, register as _register
+    from ..registry import _REGISTRY
+    from ..registry import register as _register
 
     if "learned" not in _REGISTRY:
         _register("learned", LearnedAgent, "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")

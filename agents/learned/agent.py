@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 from ..base import Agent
 from .policy import MLPPolicy, load_policy
 
-__all__ = ["LearnedAgent", "DEFAULT_POLICY_PATH", "cached_policy"]
+__all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy"]
 
 #: The shipped policy (trained with mulle-train; see docs/learning.md).
 DEFAULT_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "learned.npz")
@@ -66,7 +66,7 @@ class LearnedAgent(Agent):
         self._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
 
     @classmethod
-    def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> "LearnedAgent":
+    def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> LearnedAgent:
         """An agent around an in-memory policy (used for training snapshots and tests)."""
         agent = cls.__new__(cls)
         agent.path = "<memory>"

@@ -27,7 +27,7 @@ from mulle_env import codec
 from mulle_env.engine import new_game
 from mulle_env.observation import OBS_SIZE, encode_state
 
-__all__ = ["generate", "save_data", "load_data", "pretrain", "value_targets", "MAX_LEGAL"]
+__all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 
 #: Legal-move lists are stored padded to this length (-1 = padding); larger ones are truncated to the teacher's move
 #: plus the first others, which never happens in practice (about 50 legal moves at most).

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from .policy import MLPPolicy, PolicyFileError, save_policy
 
-__all__ = ["policy_from_sb3", "export_model"]
+__all__ = ["export_model", "policy_from_sb3"]
 
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
 def policy_from_sb3(sb3_policy, metadata: dict | None = None) -> MLPPolicy:
     """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``)."""
-    import torch.nn as nn
+    from torch import nn
 
     if type(sb3_policy.features_extractor).__name__ != "FlattenExtractor":
         raise PolicyFileError(

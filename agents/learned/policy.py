@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -34,7 +34,13 @@ from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
 
 __all__ = [
-    "FORMAT", "FORMAT_VERSION", "ACTIVATIONS", "PolicyFileError", "MLPPolicy", "load_policy", "save_policy",
+    "ACTIVATIONS",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MLPPolicy",
+    "PolicyFileError",
+    "load_policy",
+    "save_policy",
 ]
 
 #: Tag stored in every policy file.

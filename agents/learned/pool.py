@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .agent import LearnedAgent, cached_policy
 
-__all__ = ["OpponentPool", "parse_weights", "SELF"]
+__all__ = ["SELF", "OpponentPool", "parse_weights"]
 
 #: The pool member that stands for earlier snapshots of the learner.
 SELF = "self"

@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import shutil
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["main", "build_parser", "train"]
+__all__ = ["build_parser", "main", "train"]
 
 EVAL_FIELDS = ["timesteps", "games_trained", "elapsed_s", "opponent", "games", "wins", "draws", "losses", "score",
                "score_low", "score_high", "mean_diff"]
@@ -148,7 +147,6 @@ def _latest_checkpoint(ckpt_dir: Path) -> Path | None:
 def train(args) -> dict:
     """Run the pipeline described in the module docstring; return a summary dict."""
     _import_training_stack()
-    import numpy as np
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -205,8 +203,8 @@ def train(args) -> dict:
             n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip,
             ent_coef=args.ent_coef, vf_coef=args.vf_coef, target_kl=args.target_kl or None, seed=args.seed,
             device="cpu", verbose=0,
-            policy_kwargs=dict(net_arch=dict(pi=_net(args.net), vf=_net(args.net)),
-                               activation_fn=torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU),
+            policy_kwargs={"net_arch": {"pi": _net(args.net), "vf": _net(args.net)},
+                               "activation_fn": torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU},
         )
         if args.init_from:
             model.set_parameters(args.init_from, exact_match=True, device="cpu")
@@ -216,7 +214,7 @@ def train(args) -> dict:
                 bc_figures = state["bc"] = json.loads(source_state.read_text()).get("bc")
             print(f"mulle-train: weights from {args.init_from}", flush=True)
         elif args.bc_games > 0:
-            meta = dict(teacher=args.bc_teacher, opponents=args.bc_opponents, games=args.bc_games, seed=args.seed)
+            meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed}
             cache = out / "bc_data.npz"
             data = bc.load_data(cache, **meta)
             if data is None:
@@ -229,7 +227,7 @@ def train(args) -> dict:
                 gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
                 log=lambda f: print(f"mulle-train: bc {json.dumps(f)}", flush=True),
             )
-            bc_figures.update(decisions=int(len(data["action"])), games=args.bc_games, teacher=args.bc_teacher,
+            bc_figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
                               seconds=round(time.monotonic() - t_bc, 1))
             state["bc"] = bc_figures
             del data
@@ -237,7 +235,7 @@ def train(args) -> dict:
 
     eval_path = out / "eval.csv"
     new_eval_file = not eval_path.is_file()
-    eval_fh = open(eval_path, "a", newline="")
+    eval_fh = open(eval_path, "a", newline="")  # noqa: SIM115 - written by callbacks all run long, closed at the end
     eval_csv = csv.DictWriter(eval_fh, fieldnames=EVAL_FIELDS)
     if new_eval_file:
         eval_csv.writeheader()
