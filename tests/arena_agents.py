@@ -16,10 +16,10 @@ from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 
 
-class Crasher(RandomAgent):
-    """Plays randomly, then raises at its ``at``-th move."""
+class _Misbehaver(RandomAgent):
+    """Plays randomly until its ``at``-th move of a game, then calls :meth:`misbehave`."""
 
-    def __init__(self, at: int = 3) -> None:
+    def __init__(self, at: int = 3) -> None:  # agents.make types parameters by their defaults
         self.at = at
         self.n = 0
 
@@ -29,25 +29,28 @@ class Crasher(RandomAgent):
     def act(self, view, legal_moves, rng):
         self.n += 1
         if self.n >= self.at:
-            raise ValueError("boom")
+            self.misbehave()
         return super().act(view, legal_moves, rng)
 
+    def misbehave(self) -> None:
+        raise NotImplementedError
 
-class Hanger(RandomAgent):
+
+class Crasher(_Misbehaver):
+    """Plays randomly, then raises at its ``at``-th move."""
+
+    def misbehave(self) -> None:
+        raise ValueError("boom")
+
+
+class Hanger(_Misbehaver):
     """Plays randomly, then sleeps far beyond any time limit at its ``at``-th move."""
 
     def __init__(self, at: int = 2) -> None:
-        self.at = at
-        self.n = 0
+        super().__init__(at)
 
-    def reset(self) -> None:
-        self.n = 0
-
-    def act(self, view, legal_moves, rng):
-        self.n += 1
-        if self.n >= self.at:
-            time.sleep(60)
-        return super().act(view, legal_moves, rng)
+    def misbehave(self) -> None:
+        time.sleep(60)
 
 
 class Swallower(Hanger):
