@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -298,6 +299,11 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
     except (AgentSpecError, ReplayFileError, me.MulleError) as exc:
         print(f"mulle-play: error: {exc}", file=out if out is not sys.stdout else sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (e.g. `mulle-play --replay ... | head`): stop quietly, and point
+        # stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the agent's default for that keyword (int, float, bool, str).
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from typing import Callable
 
@@ -101,7 +102,9 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Pa
     factory = _REGISTRY.get(name)
     if factory is None:
         known = "; ".join(f"{k}: {v}" for k, v in available().items())
-        raise AgentSpecError(f"unknown agent {name!r}; available agents: {known}")
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise AgentSpecError(f"unknown agent {name!r}{hint}; available agents: {known}")
     params = _params(factory)
     kwargs = {}
     for key, text in raw.items():

@@ -21,7 +21,8 @@ try:
     from pettingzoo.utils import wrappers
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "mulle_env.pettingzoo needs PettingZoo: pip install 'mulle-env[pettingzoo]' (or pip install pettingzoo)"
+        "mulle_env.pettingzoo needs PettingZoo: pip install 'mulle-env[pettingzoo]' "
+        "(from a checkout: pip install -e '.[pettingzoo]'; or pip install pettingzoo)"
     ) from exc
 
 from . import codec

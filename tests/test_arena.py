@@ -198,7 +198,11 @@ def test_dead_worker_is_replaced_and_its_game_replayed(tmp_path):
 
 
 def _kill_and_wait(pid):
-    """SIGKILL ``pid`` (our child) and wait until it is a zombie, without reaping it."""
+    """SIGKILL worker ``pid`` and wait until it is a zombie or gone.
+
+    Workers are the forkserver's children, so it may reap one at any moment, even
+    between opening and reading its /proc entry.
+    """
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -206,7 +210,7 @@ def _kill_and_wait(pid):
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
                     return
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             return
         time.sleep(0.005)
 
