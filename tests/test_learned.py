@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
@@ -193,8 +194,6 @@ def test_pool_plays_in_the_env(tmp_path):
 
 
 def test_shipped_policy_loads_and_plays():
-    import os
-
     if not os.path.isfile(DEFAULT_POLICY_PATH):
         pytest.skip("no shipped policy yet")
     _learned_registered()
@@ -288,3 +287,14 @@ def test_suit_swap_augmentation_is_a_symmetry_of_the_encoding():
         p = st.to_move
         assert np.array_equal(encode_state(st, p)[obs_perm], encode_state(twin, p))
         assert sorted(act_perm[st.legal_move_ids()].tolist()) == twin.legal_move_ids()
+
+
+def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
+    if not os.path.isfile(DEFAULT_POLICY_PATH):
+        pytest.skip("no shipped policy")
+    agent = LearnedAgent()
+    st = me.new_game(4, me.Ruleset(forced_capture=False))
+    while all(m.id is not None for m in st.legal_moves()):
+        st.play(st.legal_moves()[-1])
+    with pytest.raises(ValueError, match="forced_capture=True"):
+        agent.act(st.view(st.to_move), st.legal_moves(), random.Random(0))

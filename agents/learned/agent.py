@@ -81,6 +81,11 @@ class LearnedAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         ids = [m.id for m in legal_moves]
+        if None in ids:
+            raise ValueError(
+                "the learned policy's fixed action space needs forced_capture=True; "
+                f"this game's ruleset is {view.ruleset.changes()}"
+            )
         obs = encode_view(view, out=self._obs)
         z = self.policy.legal_logits(obs, ids)
         if not self.sample:
