@@ -233,7 +233,14 @@ def test_idle_worker_that_died_between_games_is_replaced(tmp_path, workers):
     ids = [r["game_id"] for r in rows]
     assert len(ids) == len(set(ids)) == 6 and o.played == 6 and len(o.lines) == 6
     assert all(r["status"] == "ok" for r in rows)
-    assert len(killed) == 6 and backend.replaced == 6 - workers  # the last ones are never asked again
+    assert len(killed) == 6
+    # Every killed worker that is asked again is replaced; the last ones never are. With two
+    # workers a game can also reach a worker that died a moment earlier yet still looked
+    # alive: its death is then seen mid-game and the game replayed on one more replacement.
+    if workers == 1:
+        assert backend.replaced == 6 - workers
+    else:
+        assert 6 - workers <= backend.replaced <= 6
 
 
 def test_game_deadline_kills_a_stuck_worker(tmp_path):
