@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mulle_env.engine import GameState, Move, PlayerView
-from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, MULLE_VALUE_HAND, NUM_FACES, TABLE_VALUE
+from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
 from mulle_env.engine.moves import CAPTURE_ID, DISCARD_ID, NUM_MOVE_IDS
 
 #: First id of the discard moves (ids are captures, builds, trottas, discards: moves.py).
@@ -64,11 +64,6 @@ class MoveEffect:
     def points(self) -> int:
         """Points the move banks now: mulle points + tabbe + intake points."""
         return self.mulle_points + int(self.tabbe) + self.intake_points
-
-
-def mulle_table(ruleset) -> tuple[int, ...]:
-    """The mulle-point table a ruleset scores with."""
-    return MULLE_VALUE_HAND if ruleset.mulle_hand_values else MULLE_VALUE
 
 
 def view_state(view: PlayerView) -> GameState:
@@ -117,7 +112,7 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
             move=move,
             build_value=value,
             build_cards=len(cards),
-            build_points=pile_points(cards, mulle_table(view.ruleset)),
+            build_points=pile_points(cards, view.ruleset.mulle_values),
         )
     return MoveEffect(move=move)
 

@@ -24,7 +24,7 @@ from mulle_env.engine.cards import INTAKE_POINTS
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 from .base import Agent
-from .evaluation import mulle_table, pile_points, twin_counts, view_state
+from .evaluation import pile_points, twin_counts, view_state
 from .heuristic import rank_moves
 
 
@@ -49,7 +49,7 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
     # one tabbe. Only two copies of a face exist, so the played card adds at most its own
     # intake and one new pair. No fixed constant is safe: a [13] build holding three ace
     # pairs is worth 51 points by itself.
-    mv = mulle_table(st.ruleset)
+    mv = st.ruleset.mulle_values
     table_points = pile_points(list(st.loose) + [f for b in st.builds.values() for f in b[0]], mv) + 1
     for face, k in enumerate(counts):
         if not k:

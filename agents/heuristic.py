@@ -18,7 +18,7 @@ order, so the agent never needs its rng.
 from __future__ import annotations
 
 from .base import Agent
-from .evaluation import MoveEffect, discard_cost, move_effect, mulle_table, twin_counts, view_state
+from .evaluation import MoveEffect, discard_cost, move_effect, twin_counts, view_state
 
 CLASS_NAMES = (
     "mulle capture",
@@ -54,7 +54,7 @@ def rank_moves(view, legal_moves) -> list[tuple[tuple, MoveEffect]]:
     """Every legal move with its heuristic sort key, best first."""
     base = view_state(view)
     unseen = twin_counts(view)
-    mv = mulle_table(view.ruleset)
+    mv = view.ruleset.mulle_values
     hand = [int(f) for f in view.hand]
     ranked = []
     for order, move in enumerate(legal_moves):

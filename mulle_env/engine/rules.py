@@ -15,8 +15,6 @@ from .cards import (
     CARDS,
     HAND_VALUE,
     INTAKE_POINTS,
-    MULLE_VALUE,
-    MULLE_VALUE_HAND,
     TABLE_VALUE,
 )
 from .moves import (
@@ -174,10 +172,6 @@ def capture_choices(st, c: int) -> list[Move]:
     ]
 
 
-def _mulle_table(st):
-    return MULLE_VALUE_HAND if st.ruleset.mulle_hand_values else MULLE_VALUE
-
-
 def _remove_all(pile: list[int], cards) -> None:
     for f in cards:
         pile.remove(f)
@@ -221,11 +215,11 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
             chosen = list(taking)
         else:
             singles = [f for f in loose if TV[f] == hv]
-            chosen = singles + forced_groups(loose, hv, taken, _mulle_table(st))
+            chosen = singles + forced_groups(loose, hv, taken, st.ruleset.mulle_values)
         _remove_all(loose, chosen)
         taken.extend(chosen)
     captured = sorted(taken + [c])
-    mv = _mulle_table(st)
+    mv = st.ruleset.mulle_values
     mulle = st.mulle[p]
     intake = st.intake[p]
     prev = -1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from .cards import MULLE_VALUE, MULLE_VALUE_HAND
 from .errors import InvalidRulesetError
 
 
@@ -38,6 +39,11 @@ class Ruleset:
                     )
         if isinstance(self.sets, bool) or not isinstance(self.sets, int) or not 1 <= self.sets <= 100:
             raise InvalidRulesetError(f"Ruleset.sets must be an int from 1 to 100, not {self.sets!r}")
+
+    @property
+    def mulle_values(self) -> tuple[int, ...]:
+        """Mulle points per face under these rules (RULES.md 6.1, ``mulle_hand_values``)."""
+        return MULLE_VALUE_HAND if self.mulle_hand_values else MULLE_VALUE
 
     def to_dict(self) -> dict:
         """All flags as a plain dict (the canonical JSON form)."""

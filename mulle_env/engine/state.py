@@ -13,8 +13,6 @@ from .cards import (
     CARDS,
     COPIES,
     INTAKE_POINTS,
-    MULLE_VALUE,
-    MULLE_VALUE_HAND,
     NUM_FACES,
     Card,
     parse_card,
@@ -404,7 +402,7 @@ class GameState:
         return st
 
     def _recount(self) -> None:
-        mv = MULLE_VALUE_HAND if self.ruleset.mulle_hand_values else MULLE_VALUE
+        mv = self.ruleset.mulle_values
         self.mpts = [sum(mv[f] for f in self.mulle[p]) for p in (0, 1)]
         self.ipts = [sum(INTAKE_POINTS[f] for f in self.mulle[p] + self.intake[p]) for p in (0, 1)]
 
