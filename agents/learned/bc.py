@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from mulle_env import codec
-from mulle_env.engine import new_game
 from mulle_env.observation import OBS_SIZE, encode_state
+
+from ..match import play_game
 
 __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 
@@ -40,19 +41,14 @@ def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
 
     teacher_spec, opp_spec, seed, seat = args
     both = teacher_spec == opp_spec
-    bots = {seat: agents.make(teacher_spec), 1 - seat: agents.make(opp_spec)}
-    rngs = {p: random.Random(seed * 7919 + p) for p in (0, 1)}
-    st = new_game(seed)
-    for b in bots.values():
-        b.reset()
+    teacher, opp = agents.make(teacher_spec), agents.make(opp_spec)
+    bots = [teacher, opp] if seat == 0 else [opp, teacher]
+    rngs = [random.Random(seed * 7919 + p) for p in (0, 1)]
     obs, legal, acts, seats, steps = [], [], [], [], []
     count = [0, 0]
-    while not st.over:
-        p = st.to_move
-        moves = st.legal_moves()
-        move = bots[p].act(st.view(p), moves, rngs[p])
-        record = (p == seat or both) and len(moves) > 1
-        if record:
+
+    def record(st, p, moves, move) -> None:
+        if (p == seat or both) and len(moves) > 1:
             ids = [m.id for m in moves][:MAX_LEGAL]
             if move.id not in ids:
                 ids[-1] = move.id
@@ -64,10 +60,8 @@ def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
             seats.append(p)
             steps.append(count[p])
         count[p] += 1
-        st.play_unchecked(move)
-        for b in bots.values():
-            b.observe((p, move))
-    scores = st.scores()
+
+    scores = play_game(bots, seed, rngs, on_move=record).scores()
     seats_a = np.array(seats, dtype=np.int8)
     diff = np.where(seats_a == 0, scores[0] - scores[1], scores[1] - scores[0]).astype(np.float32)
     return {

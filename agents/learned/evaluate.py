@@ -14,7 +14,7 @@ import random
 import numpy as np
 from scipy import stats
 
-from mulle_env.engine import new_game
+from ..match import play_game
 
 __all__ = ["duplicate_match"]
 
@@ -33,18 +33,9 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
     for k in range(pairs):
         pair_pts, pair_diff = 0.0, 0.0
         for seat in (0, 1):
-            st = new_game(seed + k)
-            bots = {seat: agent, 1 - seat: opp}
-            rngs = {p: random.Random((seed + k) * 1_000_003 + 17 + 12 * p) for p in (0, 1)}
-            for b in bots.values():
-                b.reset()
-            while not st.over:
-                p = st.to_move
-                move = bots[p].act(st.view(p), st.legal_moves(), rngs[p])
-                st.play(move)
-                for b in bots.values():
-                    b.observe((p, move))
-            s = st.scores()
+            bots = [agent, opp] if seat == 0 else [opp, agent]
+            rngs = [random.Random((seed + k) * 1_000_003 + 17 + 12 * p) for p in (0, 1)]
+            s = play_game(bots, seed + k, rngs).scores()
             diff = s[seat] - s[1 - seat]
             w, d, l = w + (diff > 0), d + (diff == 0), l + (diff < 0)
             pair_pts += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
