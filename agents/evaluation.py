@@ -86,20 +86,11 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
     st = base.copy()
     before_m, before_i = len(st.mulle[p]), st.ipts[p]
     before_mp, before_tabbe = st.mpts[p], st.tabbe[p]
-    table_before = list(st.loose) + [f for b in st.builds.values() for f in b[0]]
     st.play_unchecked(move)
     if move.kind == "capture":
-        after = list(st.loose) + [f for b in st.builds.values() for f in b[0]]
-        remaining = list(after)
-        taken = []
-        for f in table_before:
-            if f in remaining:
-                remaining.remove(f)
-            else:
-                taken.append(f)
         return MoveEffect(
             move=move,
-            taken=tuple(sorted(taken)),
+            taken=st.last_taken,
             mulles=len(st.mulle[p]) - before_m,
             mulle_points=st.mpts[p] - before_mp,
             intake_points=st.ipts[p] - before_i,

@@ -241,3 +241,13 @@ def test_ruleset_from_strings():
                        ("lock_every_build=maybe", "true or false"), ("sets=two", "whole number")]:
         with pytest.raises(me.InvalidRulesetError, match=words):
             me.Ruleset.from_strings([bad])
+
+
+def test_last_taken_names_the_captured_table_cards():
+    st = position("KL 7, HJ K", "SP K", ["HJ 3", "HJ 4", "RU 5", build("KL 2, HJ 5", 7, owner=None)])
+    st.play("capture KL 7")
+    taken = sorted(me.Card.from_str(c) for c in ["HJ 3", "HJ 4", "KL 2", "HJ 5"])
+    assert list(st.last_taken) == taken and st.view(1).last_taken == st.last_taken
+    assert str(st.last_taken[0]) == "KL 2"
+    st.play("discard SP K")
+    assert st.last_taken == ()

@@ -218,6 +218,7 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
             chosen = singles + forced_groups(loose, hv, taken, st.ruleset.mulle_values)
         _remove_all(loose, chosen)
         taken.extend(chosen)
+    taken.sort()
     captured = sorted(taken + [c])
     mv = st.ruleset.mulle_values
     mulle = st.mulle[p]
@@ -240,7 +241,7 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
     if not loose and not builds:
         st.tabbe[p] += 1
     st.last_capturer = p
-    return captured
+    return taken
 
 
 def apply(st, move: Move) -> None:
@@ -250,7 +251,7 @@ def apply(st, move: Move) -> None:
     st.hands[p].remove(c)
     kind = move.kind
     if kind == CAPTURE:
-        _capture(st, p, c, None if move.taking is None else [int(f) for f in move.taking])
+        st.last_taken = tuple(map(CARDS.__getitem__, _capture(st, p, c, None if move.taking is None else [int(f) for f in move.taking])))
     elif kind == BUILD:
         if move.on is not None:
             st.loose.remove(move.on)
@@ -269,6 +270,8 @@ def apply(st, move: Move) -> None:
         st.builds[HV[c]] = (tuple(cards), p, True)
     else:
         insort(st.loose, c)
+    if kind != CAPTURE:
+        st.last_taken = ()
     st.to_move = 1 - p
     st.last_move = (p, move)
     st._legal = None

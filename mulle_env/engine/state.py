@@ -112,6 +112,8 @@ class PlayerView(NamedTuple):
     last_move: tuple[int, Move] | None
     ruleset: Ruleset
     over: bool
+    #: The table cards the last move captured (public: both players saw them go).
+    last_taken: tuple[Card, ...] = ()
 
     def unseen(self) -> list[Card]:
         """Cards of this set the player has not seen: the opponent's hand plus the deck."""
@@ -141,7 +143,7 @@ class GameState:
     __slots__ = (
         "ruleset", "seed", "hands", "loose", "builds", "deck", "mulle", "intake",
         "tabbe", "to_move", "set_no", "deal_no", "last_capturer", "sheets", "over",
-        "mpts", "ipts", "last_move", "_legal", "_public",
+        "mpts", "ipts", "last_move", "last_taken", "_legal", "_public",
     )
 
     def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
@@ -163,6 +165,8 @@ class GameState:
         self.mpts = [0, 0]
         self.ipts = [0, 0]
         self.last_move: tuple[int, Move] | None = None
+        #: The table cards the last move captured (empty unless it was a capture).
+        self.last_taken: tuple[Card, ...] = ()
         self._legal: list[int] | None = None
         # Captured piles and scores as views show them; they change only when a capture
         # or a set end happens, which is when rules.py clears this cache.
@@ -329,6 +333,7 @@ class GameState:
         st.mpts = self.mpts[:]
         st.ipts = self.ipts[:]
         st.last_move = self.last_move
+        st.last_taken = self.last_taken
         st._legal = self._legal
         st._public = self._public
         return st
@@ -364,6 +369,7 @@ class GameState:
             deal_no=self.deal_no,
             last_capturer=self.last_capturer,
             last_move=self.last_move,
+            last_taken=self.last_taken,
             ruleset=self.ruleset,
             over=self.over,
         )
@@ -398,6 +404,7 @@ class GameState:
         st.sheets = list(view.sheets)
         st.over = view.over
         st.last_move = view.last_move
+        st.last_taken = view.last_taken
         st._recount()
         return st
 
