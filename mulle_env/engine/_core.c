@@ -36,6 +36,7 @@ static int8_t M_KIND[MAX_IDS], M_CARD[MAX_IDS], M_ON[MAX_IDS], M_ONB[MAX_IDS], M
 static PyObject *MOVES = NULL, *CARDS = NULL, *INVALID_POSITION = NULL;
 static PyObject *K_MULLE, *K_TABBE, *K_INTAKE, *K_BONUS, *K_TOTAL;
 static PyObject *S_ID, *S_CARD, *S_TAKING;
+static PyObject *ID_OBJS[MAX_IDS]; /* the int object of every move id, made once */
 
 typedef struct {
     uint8_t n;
@@ -418,11 +419,8 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
             return -1;
         }
     }
-    Search *s = malloc(sizeof(Search));
-    if (!s) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    static Search search; /* one at a time: the GIL is held and nothing here calls back into Python */
+    Search *s = &search;
     s->v = v;
     s->n = n;
     int any = 0;
@@ -435,16 +433,12 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
         }
     }
     if (!any) {
-        free(s);
         return 0;
     }
     int8_t r[MAXV], taken[MAXV] = {0};
     memcpy(r, cnt, sizeof r);
     int best = best_cover(s, r);
-    if (best == 0) {
-        free(s);
-        return 0;
-    }
+    if (best == 0) return 0;
     CoverDfs d;
     d.s = s;
     d.best = best;
@@ -452,7 +446,6 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
     if (!set2_init(&d.seen, 64) || !set2_init(&d.found, 16)) {
         set2_free(&d.seen);
         set2_free(&d.found);
-        free(s);
         PyErr_NoMemory();
         return -1;
     }
@@ -460,7 +453,6 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
     if (d.oom) {
         set2_free(&d.seen);
         set2_free(&d.found);
-        free(s);
         PyErr_NoMemory();
         return -1;
     }
@@ -487,7 +479,6 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
     }
     set2_free(&d.seen);
     set2_free(&d.found);
-    free(s);
     return nbest;
 }
 
@@ -1067,7 +1058,10 @@ static PyObject *ids_list(Core *self) {
     int n = legal_ids(&self->g, ids);
     PyObject *l = PyList_New(n);
     if (!l) return NULL;
-    for (int i = 0; i < n; i++) PyList_SET_ITEM(l, i, PyLong_FromLong(ids[i]));
+    for (int i = 0; i < n; i++) {
+        Py_INCREF(ID_OBJS[ids[i]]);
+        PyList_SET_ITEM(l, i, ID_OBJS[ids[i]]);
+    }
     self->legal = l;
     return l;
 }
@@ -1814,6 +1808,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     S_ID = PyUnicode_InternFromString("id");
     S_CARD = PyUnicode_InternFromString("card");
     S_TAKING = PyUnicode_InternFromString("taking");
+    for (int i = 0; i < NUM_IDS; i++)
+        if (!(ID_OBJS[i] = PyLong_FromLong(i))) return NULL;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_MOVE_IDS", NUM_IDS);

@@ -29,6 +29,7 @@ from .position import read_position
 from .ruleset import Ruleset
 
 _core.setup(MOVES, CARDS, InvalidPositionError)
+_DEFAULT_RULES = Ruleset()  # frozen, so one instance serves every default game
 
 # Public names of the state module that do not depend on the backend.
 ENGINE_VERSION = _py.ENGINE_VERSION
@@ -53,7 +54,7 @@ class GameState(_core.Core):
     __slots__ = ()
 
     def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
-        super().__init__(ruleset if ruleset is not None else Ruleset(), seed)
+        super().__init__(ruleset if ruleset is not None else _DEFAULT_RULES, seed)
 
     def legal_moves(self) -> list[Move]:
         """Every legal move for the player to move, in canonical order."""

@@ -263,6 +263,14 @@ class GameState:
         rules.apply(self, move)
         return self
 
+    def play_id(self, move_id: int) -> None:
+        """Apply the legal move with id ``move_id`` (from :meth:`legal_move_ids`), unchecked.
+
+        The fastest way to play from Python (environments, rollouts, benchmarks): the
+        same as ``play_unchecked(MOVES[move_id])``; returns ``None``.
+        """
+        rules.apply(self, MOVES[move_id])
+
     def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
         """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
 
