@@ -332,3 +332,42 @@ def test_memory_flat_over_a_million_moves():
     sizes = flat_memory(1_000_000, rounds=10)
     assert max(sizes) < 256 * 1024, sizes
     assert rss_kb() - before < 20 * 1024  # KiB: no leak in C allocations either
+
+
+# ----------------------------------------------------------------- env fast paths
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(3))
+def test_observation_and_mask_writers_equal_the_python_encoders(seed):
+    np = pytest.importorskip("numpy")
+    from mulle_env.observation import OBS_SIZE, encode_state
+
+    rng = random.Random(seed)
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    mask = np.empty(me.NUM_MOVE_IDS, dtype=bool)
+    for g in range(12):
+        st = backends()["c"].new_game(seed * 100 + g, random_ruleset(rng))
+        while True:
+            for p in (0, 1):
+                st.write_observation(p, obs)
+                assert np.array_equal(obs, encode_state(st, p)), (seed, g, p)
+            n = st.write_mask(mask)
+            assert np.flatnonzero(mask).tolist() == st.legal_move_ids() and n == len(st.legal_move_ids())
+            if st.over:
+                break
+            ids = st.legal_move_ids()
+            st.play_id(ids[rng.randrange(len(ids))])
+
+
+@needs_c
+def test_writers_refuse_wrong_buffers():
+    np = pytest.importorskip("numpy")
+    st = backends()["c"].new_game(1)
+    for bad in (np.empty(10, np.float32), np.empty(524, np.float64), bytearray(4 * 524), b"x" * 2096):
+        with pytest.raises((ValueError, TypeError, BufferError)):
+            st.write_observation(0, bad)
+    with pytest.raises(ValueError):
+        st.write_observation(2, np.empty(524, np.float32))
+    with pytest.raises((ValueError, TypeError, BufferError)):
+        st.write_mask(np.empty(100, bool))

@@ -816,10 +816,26 @@ static int apply_id(Core *self, int id, const uint8_t *taking, int n_taking) {
     G *g = &self->g;
     int p = g->to_move;
     int c = M_CARD[id], kind = M_KIND[id];
-    if (!pile_remove(&g->hand[p], c)) {
+    /* Moves are trusted to be legal, but whatever they name must exist, so that even an
+     * illegal one can only move cards between piles, never make new ones (no pile overruns). */
+    if (pile_index(&g->hand[p], c) < 0) {
         PyErr_SetString(PyExc_ValueError, "the card played is not in the hand");
         return -1;
     }
+    if (kind == K_BUILD && ((M_ON[id] >= 0 && pile_index(&g->loose, M_ON[id]) < 0) ||
+                            (M_ON[id] < 0 && !g->bc[M_ONB[id]].n))) {
+        PyErr_SetString(PyExc_ValueError, "the build's target is not on the table");
+        return -1;
+    }
+    if (taking) {
+        Pile rest = g->loose;
+        for (int i = 0; i < n_taking; i++)
+            if (!pile_remove(&rest, taking[i])) {
+                PyErr_SetString(PyExc_ValueError, "the capture takes a card that is not loose on the table");
+                return -1;
+            }
+    }
+    pile_remove(&g->hand[p], c);
     if (kind == K_CAPTURE) {
         if (do_capture(g, p, c, taking, n_taking) < 0) return -1;
         Py_CLEAR(self->public_);
@@ -1584,7 +1600,7 @@ static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const cha
     if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
     const char *f = view->format ? view->format : "B";
     if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
-    if (strcmp(f, fmt_char) != 0 || view->len < need) {
+    if (strcmp(f, fmt_char) != 0 || view->len < need || view->readonly) {
         PyErr_Format(PyExc_ValueError, "%s must be a writable contiguous buffer of %zd items of format '%s'", what,
                      need / view->itemsize, fmt_char);
         PyBuffer_Release(view);
@@ -1611,6 +1627,122 @@ static PyObject *Core_write_mask(Core *self, PyObject *arg) {
     int n = write_mask(&self->g, (uint8_t *)b.buf);
     PyBuffer_Release(&b);
     return PyLong_FromLong(n);
+}
+
+/* observation.py's encode_state, float32[524]; see that module and docs/environments.md for the
+ * layout: 8 face blocks (hand, loose, build cards, my mulle, my intake, opponent's mulle,
+ * opponent's intake, unseen = 2 minus the rest), 15 builds x 5 features, 4 score sheets / 100,
+ * 13 scalars. Divisions are done in double and rounded once to float32, as numpy does. */
+#define OBS_BUILDS 416
+#define OBS_SCORES (OBS_BUILDS + 15 * 5)
+#define OBS_SCALARS (OBS_SCORES + 20)
+static const char *SHEET_NAMES[5] = {"mulle", "tabbe", "intake", "bonus", "total"};
+
+static inline void set_values(long long m, long long t, long long i, long long *out) {
+    long long bonus = i > 20 ? 2 * (i - 20) : 0;
+    out[0] = m;
+    out[1] = t;
+    out[2] = i;
+    out[3] = bonus;
+    out[4] = m + t + bonus;
+}
+
+static int write_obs(const G *g, PyObject *sheets, int player, float *o) {
+    int opp = 1 - player;
+    memset(o, 0, OBS_SIZE * sizeof(float));
+    const Pile *piles[7] = {&g->hand[player], &g->loose, NULL, &g->mulle[player], &g->intake[player], &g->mulle[opp],
+                            &g->intake[opp]};
+    int seen[NF] = {0};
+    for (int b = 0; b < 7; b++) {
+        if (b == 2) {
+            for (int v = MINB; v <= MAXB; v++)
+                for (int i = 0; i < g->bc[v].n; i++) {
+                    o[2 * NF + g->bc[v].c[i]] += 1.0f;
+                    seen[g->bc[v].c[i]]++;
+                }
+            continue;
+        }
+        const Pile *p = piles[b];
+        for (int i = 0; i < p->n; i++) {
+            o[b * NF + p->c[i]] += 1.0f;
+            seen[p->c[i]]++;
+        }
+    }
+    for (int f = 0; f < NF; f++) o[7 * NF + f] = (float)(2 - seen[f]);
+    for (int v = MINB; v <= MAXB; v++) {
+        if (!g->bc[v].n) continue;
+        float *b = o + OBS_BUILDS + (v - MINB) * 5;
+        b[0] = 1.0f;
+        if (g->bowner[v] == player)
+            b[1] = 1.0f;
+        else if (g->bowner[v] == opp)
+            b[2] = 1.0f;
+        if (g->blocked[v]) b[3] = 1.0f;
+        b[4] = (float)(g->bc[v].n / 10.0);
+    }
+    long long cur[2][5] = {{0}}, game[2][5];
+    if (!g->over) {
+        set_values(g->mpts[player], g->tabbe[player], g->ipts[player], cur[0]);
+        set_values(g->mpts[opp], g->tabbe[opp], g->ipts[opp], cur[1]);
+    }
+    memcpy(game, cur, sizeof game);
+    Py_ssize_t ns = PyList_GET_SIZE(sheets);
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        PyObject *pair = PyList_GET_ITEM(sheets, k);
+        for (int i = 0; i < 2; i++) {
+            PyObject *sh = PySequence_GetItem(pair, i == 0 ? player : opp);
+            if (!sh) return -1;
+            for (int j = 0; j < 5; j++) {
+                PyObject *x = PyMapping_GetItemString(sh, SHEET_NAMES[j]);
+                long long val = x ? PyLong_AsLongLong(x) : -1;
+                Py_XDECREF(x);
+                if (val == -1 && PyErr_Occurred()) {
+                    Py_DECREF(sh);
+                    return -1;
+                }
+                game[i][j] += val;
+            }
+            Py_DECREF(sh);
+        }
+    }
+    float *sc = o + OBS_SCORES;
+    for (int j = 0; j < 5; j++) {
+        sc[j] = (float)(game[0][j] / 100.0);
+        sc[5 + j] = (float)(game[1][j] / 100.0);
+        sc[10 + j] = (float)(cur[0][j] / 100.0);
+        sc[15 + j] = (float)(cur[1][j] / 100.0);
+    }
+    float *x = o + OBS_SCALARS;
+    x[0] = (float)(g->hand[opp].n / 8.0);
+    x[1] = (float)(g->deck.n / 80.0);
+    x[2] = (float)((double)g->set_no / g->sets);
+    x[3] = (float)(g->deal_no / 6.0);
+    x[4] = g->to_move == player;
+    x[5] = leader(g->set_no, g->deal_no) == player;
+    x[6] = (float)player;
+    x[7] = g->last_capturer == player;
+    x[8] = g->last_capturer == opp;
+    x[9] = (float)g->over;
+    x[10] = (float)g->lock_every;
+    x[11] = (float)g->discard_only;
+    x[12] = (float)g->mulle_hand;
+    return 0;
+}
+
+static PyObject *Core_write_observation(Core *self, PyObject *args) {
+    int player;
+    PyObject *out;
+    if (!PyArg_ParseTuple(args, "iO", &player, &out)) return NULL;
+    if (player != 0 && player != 1) {
+        PyErr_Format(PyExc_ValueError, "player must be 0 or 1, not %d", player);
+        return NULL;
+    }
+    Py_buffer b;
+    if (get_buffer(out, &b, OBS_SIZE * sizeof(float), "f", "the observation buffer") < 0) return NULL;
+    int rc = write_obs(&self->g, self->sheets, player, (float *)b.buf);
+    PyBuffer_Release(&b);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Core_capture_cards(PyObject *mod, PyObject *args) {
@@ -1678,6 +1810,8 @@ static PyMethodDef Core_methods[] = {
     {"deal_set", (PyCFunction)Core_deal_set, METH_NOARGS,
      "Shuffle a fresh 104-card deck for the current set and make its first deal."},
     {"_core_copy", (PyCFunction)Core_copy, METH_NOARGS, "An independent copy."},
+    {"write_observation", (PyCFunction)Core_write_observation, METH_VARARGS,
+     "write_observation(player, out): observation.encode_state into a writable float32 buffer of 524."},
     {"write_mask", (PyCFunction)Core_write_mask, METH_O,
      "Write the legal-move mask into a writable bool/uint8 buffer of NUM_MOVE_IDS; returns the count."},
     {NULL}};
@@ -1694,6 +1828,400 @@ static PyTypeObject CoreType = {
     .tp_clear = (inquiry)Core_clear,
     .tp_methods = Core_methods,
     .tp_getset = Core_getset,
+};
+
+/* ------------------------------------------------------------------ the batched stepper */
+
+/* K games stepped in one call, for mulle_env.vector_env (its stepper contract is in that
+ * module's docstring). The games are cstate.GameState objects, so `state(i)` hands out the
+ * live game; the internal random opponent draws ids[splitmix64(x) % len(ids)] from a
+ * SplitMix64 stream seeded with opp_seed (rng.py's generator), not from random.Random. */
+typedef struct {
+    PyObject_HEAD
+    int k, internal;
+    PyObject *ruleset, *games, *over_obj, *to_move_obj, *new_game;
+    Py_buffer over_buf, to_move_buf;
+    uint64_t *rng;
+    int8_t *seat;
+} Stepper;
+
+static int read_index(Py_buffer *b, Py_ssize_t i, long long *out) {
+    const char *f = b->format ? b->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    const char *p = (const char *)b->buf + i * b->itemsize;
+    switch (f[0]) {
+    case '?': case 'B': *out = *(const uint8_t *)p; return 0;
+    case 'b': *out = *(const int8_t *)p; return 0;
+    case 'h': *out = *(const int16_t *)p; return 0;
+    case 'H': *out = *(const uint16_t *)p; return 0;
+    case 'i': *out = *(const int32_t *)p; return 0;
+    case 'I': *out = *(const uint32_t *)p; return 0;
+    case 'l': case 'q':
+        if (b->itemsize == 8) *out = *(const int64_t *)p; else *out = *(const int32_t *)p;
+        return 0;
+    case 'L': case 'Q':
+        if (b->itemsize == 8) *out = (long long)*(const uint64_t *)p; else *out = *(const uint32_t *)p;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "an integer array is needed, not format '%s'", b->format);
+    return -1;
+}
+
+/* An integer vector as a C-contiguous buffer (numpy arrays) or any sequence (lists). */
+typedef struct {
+    Py_buffer b;
+    PyObject *fast;
+    Py_ssize_t n;
+} IntVec;
+
+static int intvec_open(PyObject *o, IntVec *v, const char *what) {
+    v->fast = NULL;
+    if (PyObject_CheckBuffer(o) && PyObject_GetBuffer(o, &v->b, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        if (v->b.ndim != 1) {
+            PyBuffer_Release(&v->b);
+            PyErr_Format(PyExc_ValueError, "%s must be one-dimensional", what);
+            return -1;
+        }
+        v->n = v->b.shape ? v->b.shape[0] : v->b.len / v->b.itemsize;
+        return 0;
+    }
+    PyErr_Clear();
+    v->fast = PySequence_Fast(o, what);
+    if (!v->fast) return -1;
+    v->n = PySequence_Fast_GET_SIZE(v->fast);
+    return 0;
+}
+
+static int intvec_get(IntVec *v, Py_ssize_t i, long long *out) {
+    if (v->fast) {
+        *out = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(v->fast, i));
+        return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    }
+    return read_index(&v->b, i, out);
+}
+
+static void intvec_close(IntVec *v) {
+    if (v->fast)
+        Py_DECREF(v->fast);
+    else
+        PyBuffer_Release(&v->b);
+}
+
+static inline Core *stepper_game(Stepper *s, Py_ssize_t i) { return (Core *)PyList_GET_ITEM(s->games, i); }
+
+static void stepper_sync(Stepper *s, int i) {
+    Core *c = stepper_game(s, i);
+    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)c->g.over;
+    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)c->g.to_move;
+}
+
+static int stepper_random_moves(Stepper *s, int i) {
+    Core *c = stepper_game(s, i);
+    int ids[2048];
+    while (!c->g.over && c->g.to_move != s->seat[i]) {
+        int n = legal_ids(&c->g, ids);
+        if (n == 0) {
+            PyErr_Format(PyExc_ValueError, "game %d: no legal move for the opponent", i);
+            return -1;
+        }
+        if (apply_id(c, ids[splitmix(&s->rng[i]) % (uint64_t)n], NULL, -1) < 0) return -1;
+        Py_CLEAR(c->last_move_obj);
+    }
+    return 0;
+}
+
+static int own_buffer(PyObject *o, Py_buffer *b, int k, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (b->len < k || b->itemsize != 1) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_ValueError, "%s must be a writable 1-byte-per-item buffer of %d items", what, k);
+        return -1;
+    }
+    return 0;
+}
+
+static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"num_envs", "ruleset", "internal_random", "over", "to_move", NULL};
+    int k, internal;
+    PyObject *rs, *over = Py_None, *to_move = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOp|OO", kwlist, &k, &rs, &internal, &over, &to_move)) return -1;
+    if (k < 1 || k > 1 << 20) {
+        PyErr_Format(PyExc_ValueError, "num_envs must be 1..%d, not %d", 1 << 20, k);
+        return -1;
+    }
+    if (self->games) {
+        PyErr_SetString(PyExc_RuntimeError, "a Stepper is initialized once");
+        return -1;
+    }
+    PyObject *mod = PyImport_ImportModule("mulle_env.engine.cstate");
+    if (!mod) return -1;
+    self->new_game = PyObject_GetAttrString(mod, "new_game");
+    Py_DECREF(mod);
+    if (!self->new_game) return -1;
+    self->k = k;
+    self->internal = internal;
+    Py_INCREF(rs);
+    self->ruleset = rs;
+    if (over == Py_None) over = PyByteArray_FromStringAndSize(NULL, k); else Py_INCREF(over);
+    if (!over) return -1;
+    self->over_obj = over;
+    if (to_move == Py_None) to_move = PyByteArray_FromStringAndSize(NULL, k); else Py_INCREF(to_move);
+    if (!to_move) return -1;
+    self->to_move_obj = to_move;
+    if (own_buffer(over, &self->over_buf, k, "over") < 0) {
+        Py_CLEAR(self->over_obj);
+        return -1;
+    }
+    if (own_buffer(to_move, &self->to_move_buf, k, "to_move") < 0) {
+        Py_CLEAR(self->to_move_obj);
+        return -1;
+    }
+    self->rng = calloc(k, sizeof(uint64_t));
+    self->seat = calloc(k, 1);
+    if (!self->rng || !self->seat) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->games = PyList_New(k);
+    if (!self->games) return -1;
+    for (int i = 0; i < k; i++) {
+        PyObject *g = PyObject_CallFunction(self->new_game, "iO", 0, rs);
+        if (!g) return -1;
+        if (!PyObject_TypeCheck(g, &CoreType)) {
+            Py_DECREF(g);
+            PyErr_SetString(PyExc_TypeError, "cstate.new_game did not return a core state");
+            return -1;
+        }
+        PyList_SET_ITEM(self->games, i, g);
+        ((Core *)g)->g.over = 1; /* not started */
+        stepper_sync(self, i);
+    }
+    return 0;
+}
+
+static int Stepper_traverse(Stepper *self, visitproc visit, void *arg) {
+    Py_VISIT(self->ruleset);
+    Py_VISIT(self->games);
+    Py_VISIT(self->over_obj);
+    Py_VISIT(self->to_move_obj);
+    Py_VISIT(self->new_game);
+    return 0;
+}
+
+static int Stepper_clear(Stepper *self) {
+    if (self->over_obj && self->over_buf.obj) PyBuffer_Release(&self->over_buf);
+    if (self->to_move_obj && self->to_move_buf.obj) PyBuffer_Release(&self->to_move_buf);
+    Py_CLEAR(self->ruleset);
+    Py_CLEAR(self->games);
+    Py_CLEAR(self->over_obj);
+    Py_CLEAR(self->to_move_obj);
+    Py_CLEAR(self->new_game);
+    return 0;
+}
+
+static void Stepper_dealloc(Stepper *self) {
+    PyObject_GC_UnTrack(self);
+    Stepper_clear(self);
+    free(self->rng);
+    free(self->seat);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int stepper_index(Stepper *s, long long i) {
+    if (!s->games) {
+        PyErr_SetString(PyExc_RuntimeError, "Stepper not initialized");
+        return -1;
+    }
+    if (i < 0 || i >= s->k) {
+        PyErr_Format(PyExc_IndexError, "game index %lld outside 0..%d", i, s->k - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Stepper_start(Stepper *self, PyObject *args) {
+    long long i;
+    int seat;
+    PyObject *game_seed;
+    unsigned long long opp_seed;
+    if (!PyArg_ParseTuple(args, "LOiK", &i, &game_seed, &seat, &opp_seed)) return NULL;
+    if (stepper_index(self, i) < 0) return NULL;
+    if (seat != 0 && seat != 1) {
+        PyErr_Format(PyExc_ValueError, "seat must be 0 or 1, not %d", seat);
+        return NULL;
+    }
+    PyObject *g = PyObject_CallFunction(self->new_game, "OO", game_seed, self->ruleset);
+    if (!g) return NULL;
+    PyList_SetItem(self->games, (Py_ssize_t)i, g); /* steals g */
+    self->seat[i] = (int8_t)seat;
+    self->rng[i] = opp_seed;
+    if (self->internal && stepper_random_moves(self, (int)i) < 0) return NULL;
+    stepper_sync(self, (int)i);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Stepper_step(Stepper *self, PyObject *args) {
+    PyObject *acts, *active;
+    if (!PyArg_ParseTuple(args, "OO", &acts, &active)) return NULL;
+    if (stepper_index(self, 0) < 0) return NULL;
+    IntVec a, m;
+    if (intvec_open(acts, &a, "actions") < 0) return NULL;
+    if (intvec_open(active, &m, "active") < 0) {
+        intvec_close(&a);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    if (a.n < self->k || m.n < self->k) {
+        PyErr_Format(PyExc_ValueError, "actions and active need %d entries", self->k);
+        goto done;
+    }
+    for (int i = 0; i < self->k; i++) {
+        long long on, id;
+        if (intvec_get(&m, i, &on) < 0) goto done;
+        if (!on) continue;
+        if (intvec_get(&a, i, &id) < 0) goto done;
+        Core *c = stepper_game(self, i);
+        if (id < 0 || id >= NUM_IDS || c->g.over) {
+            PyErr_Format(PyExc_ValueError, "game %d: action %lld cannot be played (ids 0..%d, game on)", i, id,
+                         NUM_IDS - 1);
+            goto done;
+        }
+        if (apply_id(c, (int)id, NULL, -1) < 0) goto done;
+        Py_CLEAR(c->last_move_obj);
+        if (self->internal && stepper_random_moves(self, i) < 0) goto done;
+        stepper_sync(self, i);
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    intvec_close(&a);
+    intvec_close(&m);
+    return ret;
+}
+
+static PyObject *Stepper_play(Stepper *self, PyObject *args) {
+    long long i, id;
+    if (!PyArg_ParseTuple(args, "LL", &i, &id)) return NULL;
+    if (stepper_index(self, i) < 0) return NULL;
+    Core *c = stepper_game(self, (Py_ssize_t)i);
+    if (id < 0 || id >= NUM_IDS || c->g.over) {
+        PyErr_Format(PyExc_ValueError, "game %lld: action %lld cannot be played", i, id);
+        return NULL;
+    }
+    if (apply_id(c, (int)id, NULL, -1) < 0) return NULL;
+    Py_CLEAR(c->last_move_obj);
+    stepper_sync(self, (int)i);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Stepper_write(Stepper *self, PyObject *args) {
+    PyObject *idx, *seats, *obs, *mask;
+    if (!PyArg_ParseTuple(args, "OOOO", &idx, &seats, &obs, &mask)) return NULL;
+    if (stepper_index(self, 0) < 0) return NULL;
+    IntVec iv, sv;
+    if (intvec_open(idx, &iv, "idx") < 0) return NULL;
+    if (intvec_open(seats, &sv, "seats") < 0) {
+        intvec_close(&iv);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    Py_buffer ob, mb;
+    int have_ob = 0, have_mb = 0;
+    Py_ssize_t n = iv.n;
+    if (sv.n != n) {
+        PyErr_SetString(PyExc_ValueError, "idx and seats differ in length");
+        goto done;
+    }
+    if (get_buffer(obs, &ob, n * OBS_SIZE * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    have_ob = 1;
+    if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+    have_mb = 1;
+    if (mb.itemsize != 1 || mb.len < n * NUM_IDS) {
+        PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", n, NUM_IDS);
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        long long i, seat;
+        if (intvec_get(&iv, j, &i) < 0 || intvec_get(&sv, j, &seat) < 0) goto done;
+        if (stepper_index(self, i) < 0) goto done;
+        if (seat != 0 && seat != 1) {
+            PyErr_Format(PyExc_ValueError, "seats[%zd] must be 0 or 1, not %lld", j, seat);
+            goto done;
+        }
+        Core *c = stepper_game(self, (Py_ssize_t)i);
+        if (write_obs(&c->g, c->sheets, (int)seat, (float *)ob.buf + j * OBS_SIZE) < 0) goto done;
+        uint8_t *row = (uint8_t *)mb.buf + j * NUM_IDS;
+        if (c->g.to_move == seat && !c->g.over)
+            write_mask(&c->g, row);
+        else
+            memset(row, 0, NUM_IDS);
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    if (have_ob) PyBuffer_Release(&ob);
+    if (have_mb) PyBuffer_Release(&mb);
+    intvec_close(&iv);
+    intvec_close(&sv);
+    return ret;
+}
+
+static PyObject *Stepper_scores(Stepper *self, PyObject *arg) {
+    long long i = PyLong_AsLongLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (stepper_index(self, i) < 0) return NULL;
+    return PyObject_CallMethod((PyObject *)stepper_game(self, (Py_ssize_t)i), "scores", NULL);
+}
+
+static PyObject *Stepper_state(Stepper *self, PyObject *arg) {
+    long long i = PyLong_AsLongLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (stepper_index(self, i) < 0) return NULL;
+    PyObject *g = (PyObject *)stepper_game(self, (Py_ssize_t)i);
+    Py_INCREF(g);
+    return g;
+}
+
+static PyObject *Stepper_get_over(Stepper *self, void *c) {
+    Py_INCREF(self->over_obj);
+    return self->over_obj;
+}
+static PyObject *Stepper_get_to_move(Stepper *self, void *c) {
+    Py_INCREF(self->to_move_obj);
+    return self->to_move_obj;
+}
+static PyObject *Stepper_get_num_envs(Stepper *self, void *c) { return PyLong_FromLong(self->k); }
+
+static PyGetSetDef Stepper_getset[] = {
+    {"over", (getter)Stepper_get_over, NULL, "Per game: over (the buffer given, or a bytearray).", NULL},
+    {"to_move", (getter)Stepper_get_to_move, NULL, "Per game: the seat to move (int8).", NULL},
+    {"num_envs", (getter)Stepper_get_num_envs, NULL, "K, the number of games.", NULL},
+    {NULL}};
+
+static PyMethodDef Stepper_methods[] = {
+    {"start", (PyCFunction)Stepper_start, METH_VARARGS,
+     "start(i, game_seed, seat, opp_seed): deal game i; the internal random opponent moves until the learner's turn."},
+    {"step", (PyCFunction)Stepper_step, METH_VARARGS,
+     "step(actions, active): play actions[i] for the learner in every active game, then the internal opponent."},
+    {"play", (PyCFunction)Stepper_play, METH_VARARGS, "play(i, action): one legal action for the seat to move."},
+    {"write", (PyCFunction)Stepper_write, METH_VARARGS,
+     "write(idx, seats, obs, mask): row j = observation and legal mask of seat seats[j] in game idx[j]."},
+    {"scores", (PyCFunction)Stepper_scores, METH_O, "scores(i): game i's two game totals by seat."},
+    {"state", (PyCFunction)Stepper_state, METH_O, "state(i): game i itself (a cstate.GameState)."},
+    {NULL}};
+
+static PyTypeObject StepperType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mulle_env.engine._core.Stepper",
+    .tp_basicsize = sizeof(Stepper),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Stepper(num_envs, ruleset, internal_random, over=None, to_move=None): K games stepped in C.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Stepper_init,
+    .tp_dealloc = (destructor)Stepper_dealloc,
+    .tp_traverse = (traverseproc)Stepper_traverse,
+    .tp_clear = (inquiry)Stepper_clear,
+    .tp_methods = Stepper_methods,
+    .tp_getset = Stepper_getset,
 };
 
 /* ------------------------------------------------------------------ module */
@@ -1797,7 +2325,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     memo_key = calloc(MEMO_SIZE, sizeof(uint64_t));
     memo_val = calloc(MEMO_SIZE, 1);
     if (!memo_key || !memo_val) return PyErr_NoMemory();
-    if (PyType_Ready(&CoreType) < 0) return NULL;
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&StepperType) < 0) return NULL;
     PyObject *m = PyModule_Create(&coremodule);
     if (!m) return NULL;
     K_MULLE = PyUnicode_InternFromString("mulle");
@@ -1812,6 +2340,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         if (!(ID_OBJS[i] = PyLong_FromLong(i))) return NULL;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) return NULL;
+    Py_INCREF(&StepperType);
+    if (PyModule_AddObject(m, "Stepper", (PyObject *)&StepperType) < 0) return NULL;
     PyModule_AddIntConstant(m, "NUM_MOVE_IDS", NUM_IDS);
     PyModule_AddIntConstant(m, "MAX_CARDS", MAXP);
     return m;
