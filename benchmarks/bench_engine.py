@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mulle_env.engine import BACKEND, backends  # noqa: E402
-from mulle_env.engine.moves import MOVES  # noqa: E402
+from mulle_env.engine import BACKEND, backends
+from mulle_env.engine.moves import MOVES
 
 
 def mulle_loop(mod, mode: str):

@@ -34,7 +34,7 @@ from .engine.state import GameState, new_game
 from .gym_env import SEED_BOUND, check_options, checked_index, illegal_reward
 from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
 
-__all__ = ["env", "raw_env", "AGENTS"]
+__all__ = ["AGENTS", "env", "raw_env"]
 
 #: Agent names; ``player_i`` sits in seat ``i`` (seat 0 leads the first deal).
 AGENTS = ("player_0", "player_1")

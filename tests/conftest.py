@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mulle_env
-import mulle_env.engine as engine
+from mulle_env import engine
 
 ENGINES = sorted(engine.backends())
 

@@ -24,7 +24,9 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
+from .match import Match, MoveEvent, NotYourTurnError
 from .moves import MOVES, NUM_MOVE_IDS, Move
+from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, PlayerView
 
@@ -62,8 +64,32 @@ def backends() -> dict[str, _ModuleType]:
 
 
 __all__ = [
-    "BACKEND", "CARDS", "Card", "parse_card", "GameOverError", "IllegalMoveError", "InvalidCardError",
-    "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
-    "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "backends", "new_game", "replay",
+    "BACKEND",
+    "CARDS",
+    "ENGINE_VERSION",
+    "MOVES",
+    "NUM_MOVE_IDS",
+    "Build",
+    "Card",
+    "GameOverError",
+    "GameRecord",
+    "GameResult",
+    "GameState",
+    "IllegalMoveError",
+    "InvalidCardError",
+    "InvalidMoveError",
+    "InvalidPositionError",
+    "InvalidRecordError",
+    "InvalidRulesetError",
+    "Match",
+    "Move",
+    "MoveEvent",
+    "MulleError",
+    "NotYourTurnError",
+    "PlayerView",
+    "Ruleset",
+    "backends",
+    "new_game",
+    "parse_card",
+    "replay",
 ]

@@ -18,7 +18,7 @@ runs in Python (:func:`.rules.capture_choices`).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import _core, rules
 from . import state as _py
@@ -134,8 +134,11 @@ class GameState(_core.Core):
         """A full state consistent with ``view``, given guesses for the hidden cards.
 
         Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
-        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals.
+        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
+        a seed they are dealt from a fresh random one (as :meth:`.state.GameState.from_view`).
         """
+        if seed is None:
+            seed = _py._FRESH_SEEDS.getrandbits(63)
         st = cls(view.ruleset, seed)
         p = view.player
         hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
