@@ -1797,6 +1797,26 @@ bad:
     return NULL;
 }
 
+static PyObject *Core_rollout(Core *self, PyObject *args);
+
+/* state.py _recount: mulle and intake points from the captured piles. */
+static PyObject *Core_recount(Core *self, PyObject *unused) {
+    G *g = &self->g;
+    const int *mv = g->mulle_hand ? MV1 : MV0;
+    for (int p = 0; p < 2; p++) {
+        long long m = 0, ip = 0;
+        for (int i = 0; i < g->mulle[p].n; i++) {
+            m += mv[g->mulle[p].c[i]];
+            ip += IPTS[g->mulle[p].c[i]];
+        }
+        for (int i = 0; i < g->intake[p].n; i++) ip += IPTS[g->intake[p].c[i]];
+        g->mpts[p] = m;
+        g->ipts[p] = ip;
+    }
+    Py_CLEAR(self->public_);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Core_methods[] = {
     {"_ids", (PyCFunction)Core_ids, METH_NOARGS, "The cached legal id list itself (never mutate it)."},
     {"legal_move_ids", (PyCFunction)Core_legal_move_ids, METH_NOARGS,
@@ -1810,6 +1830,9 @@ static PyMethodDef Core_methods[] = {
     {"deal_set", (PyCFunction)Core_deal_set, METH_NOARGS,
      "Shuffle a fresh 104-card deck for the current set and make its first deal."},
     {"_core_copy", (PyCFunction)Core_copy, METH_NOARGS, "An independent copy."},
+    {"_recount", (PyCFunction)Core_recount, METH_NOARGS, "Mulle and intake points from the captured piles."},
+    {"rollout", (PyCFunction)Core_rollout, METH_VARARGS,
+     "rollout(player, policy, plies, stop, root_set, root_deal, seed): pimc's rollout in C; returns set_value."},
     {"write_observation", (PyCFunction)Core_write_observation, METH_VARARGS,
      "write_observation(player, out): observation.encode_state into a writable float32 buffer of 524."},
     {"write_mask", (PyCFunction)Core_write_mask, METH_O,
@@ -1829,6 +1852,239 @@ static PyTypeObject CoreType = {
     .tp_methods = Core_methods,
     .tp_getset = Core_getset,
 };
+
+/* ------------------------------------------------------------------ rollouts for search agents */
+
+/* Python's random.Random (MT19937 seeded from an int, getrandbits, random, randrange), so a
+ * rollout run here draws exactly what agents/pimc.py's Python loop draws from the same seed. */
+typedef struct {
+    uint32_t mt[624];
+    int i;
+} MT;
+
+static void mt_init(MT *m, uint32_t s) {
+    m->mt[0] = s;
+    for (int i = 1; i < 624; i++) m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t)i;
+    m->i = 624;
+}
+
+static void mt_init_by_array(MT *m, const uint32_t *key, size_t len) {
+    mt_init(m, 19650218u);
+    size_t i = 1, j = 0, k = 624 > len ? 624 : len;
+    for (; k; k--) {
+        m->mt[i] = (m->mt[i] ^ ((m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) * 1664525u)) + key[j] + (uint32_t)j;
+        i++;
+        j++;
+        if (i >= 624) {
+            m->mt[0] = m->mt[623];
+            i = 1;
+        }
+        if (j >= len) j = 0;
+    }
+    for (k = 623; k; k--) {
+        m->mt[i] = (m->mt[i] ^ ((m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) * 1566083941u)) - (uint32_t)i;
+        i++;
+        if (i >= 624) {
+            m->mt[0] = m->mt[623];
+            i = 1;
+        }
+    }
+    m->mt[0] = 0x80000000u;
+}
+
+static uint32_t mt_next(MT *m) {
+    static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
+    uint32_t y;
+    if (m->i >= 624) {
+        int kk;
+        for (kk = 0; kk < 624 - 397; kk++) {
+            y = (m->mt[kk] & 0x80000000u) | (m->mt[kk + 1] & 0x7fffffffu);
+            m->mt[kk] = m->mt[kk + 397] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        for (; kk < 623; kk++) {
+            y = (m->mt[kk] & 0x80000000u) | (m->mt[kk + 1] & 0x7fffffffu);
+            m->mt[kk] = m->mt[kk + (397 - 624)] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        y = (m->mt[623] & 0x80000000u) | (m->mt[0] & 0x7fffffffu);
+        m->mt[623] = m->mt[396] ^ (y >> 1) ^ mag01[y & 1u];
+        m->i = 0;
+    }
+    y = m->mt[m->i++];
+    y ^= (y >> 11);
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= (y >> 18);
+    return y;
+}
+
+/* random.Random(seed) for a non-negative seed below 2**64. */
+static void mt_seed(MT *m, uint64_t seed) {
+    uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    mt_init_by_array(m, key, key[1] ? 2 : 1);
+}
+
+static inline double mt_random(MT *m) {
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+static inline int mt_randbelow(MT *m, int n) {
+    int k = 0;
+    while ((1 << k) <= n) k++; /* n.bit_length() */
+    uint32_t r;
+    do r = mt_next(m) >> (32 - k); while ((int)r >= n);
+    return (int)r;
+}
+
+#define END_CAPTURE 52
+
+/* agents/evaluation.py quick_capture_gain: a cheap estimate of a capture's worth. */
+static double quick_capture_gain(const G *g, int card) {
+    int p = g->to_move, hv = HV[card];
+    int has_b = has_build(g, hv);
+    if (hv <= 13 && pile_index(&g->loose, card) >= 0 && !(has_b && g->bowner[hv] == p))
+        return 2.0 * MV0[card] + 2 * IPTS[card] + 1.0;
+    long gain = IPTS[card];
+    int n = 0;
+    if (has_b) {
+        for (int i = 0; i < g->bc[hv].n; i++) {
+            int f = g->bc[hv].c[i];
+            gain += IPTS[f];
+            if (f == card) gain += MV0[f];
+        }
+        n += g->bc[hv].n;
+    }
+    if (hv <= 13)
+        for (int i = 0; i < g->loose.n; i++)
+            if (TV[g->loose.c[i]] == hv) {
+                gain += IPTS[g->loose.c[i]];
+                n++;
+            }
+    return gain + 0.5 * n;
+}
+
+/* agents/evaluation.py fast_policy_id ("heuristic" rollouts). */
+static int fast_policy(const G *g, const int *ids, int n, MT *rng) {
+    int first_discard = NUM_IDS - NF;
+    if (ids[0] < END_CAPTURE) {
+        int best = ids[0];
+        double best_gain = -1.0;
+        for (int k = 0; k < n && ids[k] < END_CAPTURE; k++) {
+            double gn = quick_capture_gain(g, ids[k]);
+            if (gn > best_gain) {
+                best = ids[k];
+                best_gain = gn;
+            }
+        }
+        return best;
+    }
+    if (ids[n - 1] >= first_discard) {
+        int best = ids[n - 1];
+        double best_cost = 99.0;
+        for (int k = n - 1; k >= 0 && ids[k] >= first_discard; k--) {
+            int c = ids[k] - first_discard;
+            double cost = 2 * IPTS[c] + 0.01 * TV[c];
+            if (cost < best_cost) {
+                best = ids[k];
+                best_cost = cost;
+            }
+        }
+        if (n > 1 && ids[0] < first_discard && mt_random(rng) < 0.25) return ids[mt_randbelow(rng, n)];
+        return best;
+    }
+    return ids[mt_randbelow(rng, n)];
+}
+
+/* agents/evaluation.py set_value: the score difference for `player` so far. */
+static int set_value(Core *self, int player, double *out) {
+    G *g = &self->g;
+    int o = 1 - player;
+    long long v = 0;
+    Py_ssize_t ns = PyList_GET_SIZE(self->sheets);
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        PyObject *pair = PyList_GET_ITEM(self->sheets, k);
+        for (int q = 0; q < 2; q++) {
+            PyObject *sh = PySequence_GetItem(pair, q == 0 ? player : o);
+            if (!sh) return -1;
+            PyObject *x = PyMapping_GetItemString(sh, "total");
+            Py_DECREF(sh);
+            long long t = x ? PyLong_AsLongLong(x) : -1;
+            Py_XDECREF(x);
+            if (t == -1 && PyErr_Occurred()) return -1;
+            v += q == 0 ? t : -t;
+        }
+    }
+    if (!g->over) {
+        v += g->mpts[player] + g->tabbe[player] + g->ipts[player];
+        v -= g->mpts[o] + g->tabbe[o] + g->ipts[o];
+    }
+    *out = (double)v;
+    return 0;
+}
+
+/* rollout(player, policy, plies, stop, rng_seed): pimc's rollout loop on this state (mutated).
+ * policy 0 = "heuristic" (fast_policy_id), 1 = "random"; stop 0 = plies only, 1 = end of the
+ * deal, 2 = end of the set; the first ply (the candidate move) is already played, as in pimc.
+ * Returns set_value(state, player). */
+static PyObject *Core_rollout(Core *self, PyObject *args) {
+    int player, policy, stop, root_set, root_deal;
+    long long plies;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "iiLiiiK", &player, &policy, &plies, &stop, &root_set, &root_deal, &seed)) return NULL;
+    if ((player != 0 && player != 1) || policy < 0 || policy > 1 || stop < 0 || stop > 2) {
+        PyErr_SetString(PyExc_ValueError, "rollout: player 0/1, policy 0/1, stop 0..2");
+        return NULL;
+    }
+    G *g = &self->g;
+    MT rng;
+    mt_seed(&rng, seed);
+    int ids[2048];
+    long long n = 1;
+    while (!g->over && n < plies) {
+        if (stop == 1 && (g->deal_no != root_deal || g->set_no != root_set)) break;
+        if (stop == 2 && g->set_no != root_set) break;
+        int k = legal_ids(g, ids);
+        if (k == 0) {
+            PyErr_SetString(PyExc_ValueError, "rollout: no legal move");
+            return NULL;
+        }
+        int id = policy == 0 ? fast_policy(g, ids, k, &rng) : ids[mt_randbelow(&rng, k)];
+        Py_CLEAR(self->legal);
+        if (apply_id(self, id, NULL, -1) < 0) return NULL;
+        Py_CLEAR(self->last_move_obj);
+        n++;
+    }
+    double v;
+    if (set_value(self, player, &v) < 0) return NULL;
+    return PyFloat_FromDouble(v);
+}
+
+/* The same MT stream, for tests: n draws of (random(), randrange(m)). */
+static PyObject *mod_mt_draws(PyObject *mod, PyObject *args) {
+    unsigned long long seed;
+    int n, m;
+    if (!PyArg_ParseTuple(args, "Kii", &seed, &n, &m)) return NULL;
+    if (m < 1 || m > (1 << 30)) {
+        PyErr_SetString(PyExc_ValueError, "m must be 1..2**30");
+        return NULL;
+    }
+    MT rng;
+    mt_seed(&rng, seed);
+    PyObject *l = PyList_New(0);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) {
+        double x = mt_random(&rng);
+        int r = mt_randbelow(&rng, m);
+        PyObject *t = Py_BuildValue("(di)", x, r);
+        if (!t || PyList_Append(l, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(l);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return l;
+}
 
 /* ------------------------------------------------------------------ the batched stepper */
 
@@ -2266,6 +2522,7 @@ static PyMethodDef mod_methods[] = {
     {"derive_seed", mod_derive_seed, METH_VARARGS, "derive_seed(seed, stream): rng.derive_seed with one stream."},
     {"forced_groups", Core_capture_cards, METH_VARARGS,
      "forced_groups(loose, v, fixed, mulle_hand_values): capture.forced_groups in C."},
+    {"mt_draws", mod_mt_draws, METH_VARARGS, "mt_draws(seed, n, m): n x (random(), randrange(m)) of random.Random(seed)."},
     {"memo_size", mod_memo_size, METH_NOARGS, "Entries in the shared capture-search memo."},
     {NULL}};
 

@@ -40,7 +40,7 @@ PlayerView = _py.PlayerView
 # The methods whose Python reference code works unchanged on the C attributes.
 _SHARED = (
     "leader", "is_legal", "_check", "is_over", "set_sheet", "score", "scores", "result", "view",
-    "_build_views", "to_dict", "to_json", "key", "__repr__", "__str__", "check_invariants", "_recount",
+    "_build_views", "to_dict", "to_json", "key", "__repr__", "__str__", "check_invariants",
 )
 
 
@@ -192,7 +192,7 @@ def _from_dict_exact(data: dict, last_move, last_taken) -> GameState:
 def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, not {seed!r}")
+        raise ValueError(f"seed must be an int, not {seed!r}")  # noqa: TRY004 - the engine API raises ValueError
     if ruleset is not None and not isinstance(ruleset, Ruleset):
         ruleset = Ruleset.from_dict(ruleset)
     st = GameState(ruleset, seed)
