@@ -12,6 +12,10 @@ keeps every run and the medians, and the ratios are of medians:
 - ``c_in_core``: ``random_playout``: the same random play without leaving C (the ceiling);
 - ``openspiel_hearts``: OpenSpiel's compiled Hearts (``pip install -e '.[bench]'``).
 
+Then the exact forced-capture search on crowded 22-card tables (low cards, the most
+groupings), every capture value 2..13, with the memo emptied before each table (cold)
+and kept (warm), per engine: milliseconds per table.
+
     python benchmarks/bench_engine.py --seconds 2 --rounds 5 --out benchmarks/results/engine.json
 """
 
@@ -97,11 +101,49 @@ def hearts_loop():
     return run
 
 
+def capture_search(tables: int, seed: int) -> dict:
+    """Milliseconds per 22-card table (all values 2..13) of the forced-capture search, per engine."""
+    from mulle_env.engine import capture
+    from mulle_env.engine.cards import MULLE_VALUE, NUM_FACES
+
+    rng = random.Random(seed)
+    low = [f for f in range(NUM_FACES) if f % 13 < 6 for _ in range(2)]
+    boards = [sorted(rng.sample(low, 22)) for _ in range(tables)]
+
+    def python_search(loose, v):
+        return capture.forced_groups(loose, v, [], MULLE_VALUE)
+
+    def python_clear():
+        capture._best_memo.clear()
+        capture._covers_memo.clear()
+        capture._pick_memo.clear()
+
+    engines = {"python": (python_search, python_clear)}
+    if "c" in backends():
+        from mulle_env.engine import _core
+
+        engines["c"] = (lambda loose, v: _core.forced_groups(loose, v, [], False), _core.clear_memo)
+    out = {}
+    for name, (search, clear) in engines.items():
+        for memo in ("cold", "warm"):
+            times = []
+            for loose in boards:
+                if memo == "cold":
+                    clear()
+                start = time.perf_counter()
+                for v in range(2, 14):
+                    search(loose, v)
+                times.append((time.perf_counter() - start) * 1000)
+            out[f"{name}_{memo}"] = {"median_ms": round(statistics.median(times), 3), "max_ms": round(max(times), 3)}
+    return {"tables": tables, "cards": 22, "values": "2..13 per table", "ms_per_table": out}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds; medians are reported (default 5)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tables", type=int, default=100, help="22-card tables for the capture-search timing")
     ap.add_argument("--out", default="benchmarks/results/engine.json", help="JSON file to write ('-' for none)")
     args = ap.parse_args(argv)
     configs = {}
@@ -143,8 +185,9 @@ def main(argv=None) -> int:
         if f"c_{mode}" in medians:
             ratios[f"c_{mode}/python_{mode}"] = round(medians[f"c_{mode}"] / medians[f"python_{mode}"], 2)
     result["ratios"] = ratios
+    result["capture_search_22_cards"] = capture_search(args.tables, args.seed)
     text = json.dumps(result, indent=2)
-    print(json.dumps({"median_moves_per_s": medians, "ratios": ratios}, indent=2))
+    print(json.dumps({k: result[k] for k in ("median_moves_per_s", "ratios", "capture_search_22_cards")}, indent=2))
     if args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text + "\n")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 import os
 import random
+import subprocess
+import sys
 import tracemalloc
 
 import pytest
@@ -41,6 +43,21 @@ def test_backend_names_the_engine_in_use():
     assert me.BACKEND in ("c", "python")
     assert me.GameState is backends()[me.BACKEND].GameState
     assert me.new_game(3).__class__ is me.GameState
+
+
+@pytest.mark.parametrize("value,expect", [("python", "python"), ("PYTHON", "python"), ("auto", "c" if HAVE_C else "python"),
+                                          ("", "c" if HAVE_C else "python")])
+def test_mulle_engine_variable_chooses_the_backend(value, expect):
+    code = "import mulle_env as me; print(me.BACKEND, type(me.new_game(1)).__module__)"
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_ENGINE": value},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == expect and out[1].endswith("cstate" if expect == "c" else ".state")
+
+
+def test_mulle_engine_variable_rejects_unknown_values():
+    run = subprocess.run([sys.executable, "-c", "import mulle_env"], env={**os.environ, "MULLE_ENGINE": "rust"},
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "MULLE_ENGINE must be 'c', 'python' or unset" in run.stderr
 
 
 @needs_c
@@ -132,7 +149,7 @@ def test_random_games_agree(chunk):
 @pytest.mark.slow
 def test_thousands_of_random_games_agree():
     rng = random.Random(2024)
-    for g in range(5000):
+    for g in range(2000):
         play_both(10**6 + g, random_ruleset(rng), check_views=g % 50 == 0)
 
 

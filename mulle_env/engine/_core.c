@@ -2516,6 +2516,12 @@ static PyObject *mod_derive_seed(PyObject *mod, PyObject *args) {
 
 static PyObject *mod_memo_size(PyObject *mod, PyObject *unused) { return PyLong_FromUnsignedLong(memo_used); }
 
+static PyObject *mod_clear_memo(PyObject *mod, PyObject *unused) {
+    memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);
+    memo_used = 0;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
     {"setup", mod_setup, METH_VARARGS, "setup(MOVES, CARDS, InvalidPositionError): the Python objects the core returns."},
     {"move_table", mod_move_table, METH_NOARGS, "The core's move id table: (kind, card, on, on_build, to) per id."},
@@ -2523,6 +2529,7 @@ static PyMethodDef mod_methods[] = {
     {"forced_groups", Core_capture_cards, METH_VARARGS,
      "forced_groups(loose, v, fixed, mulle_hand_values): capture.forced_groups in C."},
     {"mt_draws", mod_mt_draws, METH_VARARGS, "mt_draws(seed, n, m): n x (random(), randrange(m)) of random.Random(seed)."},
+    {"clear_memo", mod_clear_memo, METH_NOARGS, "Empty the capture-search memo (for cold-memo timings)."},
     {"memo_size", mod_memo_size, METH_NOARGS, "Entries in the shared capture-search memo."},
     {NULL}};
 
