@@ -33,7 +33,7 @@ enum { K_CAPTURE, K_BUILD, K_TROTTA, K_DISCARD };
 static int8_t M_KIND[MAX_IDS], M_CARD[MAX_IDS], M_ON[MAX_IDS], M_ONB[MAX_IDS], M_TO[MAX_IDS];
 
 /* Python objects the core hands out: interned Moves and Cards, small ints, sheet keys. */
-static PyObject *MOVES = NULL, *CARDS = NULL, *INVALID_POSITION = NULL;
+static PyObject *MOVES = NULL, *CARDS = NULL, *INVALID_POSITION = NULL, *BUILD_CLS = NULL;
 static PyObject *K_MULLE, *K_TABBE, *K_INTAKE, *K_BONUS, *K_TOTAL;
 static PyObject *S_ID, *S_CARD, *S_TAKING;
 static PyObject *ID_OBJS[MAX_IDS]; /* the int object of every move id, made once */
@@ -185,7 +185,7 @@ static inline uint64_t pack(const int8_t *r, int n) {
 }
 
 /* The memo of `_best`, shared by all games: (v, counts) -> most cards coverable. */
-#define MEMO_BITS 19
+#define MEMO_BITS 18
 #define MEMO_SIZE (1u << MEMO_BITS)
 #define MEMO_LIMIT (MEMO_SIZE / 2)
 static uint64_t *memo_key = NULL;
@@ -1799,6 +1799,51 @@ bad:
 
 static PyObject *Core_rollout(Core *self, PyObject *args);
 
+/* The fields of PlayerView in order, for state.py's view(); `public` is the cached
+ * (mulle, intake, tabbe, scores) part that only changes with captures and set ends. */
+static PyObject *Core_view_tuple(Core *self, PyObject *args) {
+    int player;
+    PyObject *public_;
+    if (!PyArg_ParseTuple(args, "iO!", &player, &PyTuple_Type, &public_)) return NULL;
+    if ((player != 0 && player != 1) || PyTuple_GET_SIZE(public_) != 4) {
+        PyErr_SetString(PyExc_ValueError, "_view_tuple(player 0/1, public of 4)");
+        return NULL;
+    }
+    G *g = &self->g;
+    PyObject *builds;
+    int nb = 0;
+    for (int v = MINB; v <= MAXB; v++) nb += g->bc[v].n > 0;
+    builds = PyTuple_New(nb);
+    if (!builds) return NULL;
+    for (int v = MINB, k = 0; v <= MAXB; v++) {
+        if (!g->bc[v].n) continue;
+        PyObject *owner = g->bowner[v] < 0 ? Py_None : PyLong_FromLong(g->bowner[v]);
+        if (g->bowner[v] < 0) Py_INCREF(Py_None);
+        PyObject *b = PyObject_CallFunction(BUILD_CLS, "iNNO", v, pile_cards(&g->bc[v]), owner,
+                                            g->blocked[v] ? Py_True : Py_False);
+        if (!b) {
+            Py_DECREF(builds);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(builds, k++, b);
+    }
+    PyObject *sheets = PyList_AsTuple(self->sheets);
+    PyObject *last_move = get_last_move(self, NULL);
+    if (!sheets || !last_move) {
+        Py_XDECREF(sheets);
+        Py_XDECREF(last_move);
+        Py_DECREF(builds);
+        return NULL;
+    }
+    PyObject *lc = g->last_capturer < 0 ? Py_None : PyLong_FromLong(g->last_capturer);
+    if (g->last_capturer < 0) Py_INCREF(Py_None);
+    return Py_BuildValue("(iiNiiNNOOOONiiNNONN)", player, g->to_move, pile_cards(&g->hand[player]),
+                         (int)g->hand[1 - player].n, (int)g->deck.n, pile_cards(&g->loose), builds,
+                         PyTuple_GET_ITEM(public_, 0), PyTuple_GET_ITEM(public_, 1), PyTuple_GET_ITEM(public_, 2),
+                         PyTuple_GET_ITEM(public_, 3), sheets, g->set_no, g->deal_no, lc, last_move, self->ruleset,
+                         PyBool_FromLong(g->over), pile_cards(&g->taken));
+}
+
 /* state.py _recount: mulle and intake points from the captured piles. */
 static PyObject *Core_recount(Core *self, PyObject *unused) {
     G *g = &self->g;
@@ -1830,6 +1875,7 @@ static PyMethodDef Core_methods[] = {
     {"deal_set", (PyCFunction)Core_deal_set, METH_NOARGS,
      "Shuffle a fresh 104-card deck for the current set and make its first deal."},
     {"_core_copy", (PyCFunction)Core_copy, METH_NOARGS, "An independent copy."},
+    {"_view_tuple", (PyCFunction)Core_view_tuple, METH_VARARGS, "PlayerView's fields in order (for view())."},
     {"_recount", (PyCFunction)Core_recount, METH_NOARGS, "Mulle and intake points from the captured piles."},
     {"rollout", (PyCFunction)Core_rollout, METH_VARARGS,
      "rollout(player, policy, plies, stop, root_set, root_deal, seed): pimc's rollout in C; returns set_value."},
@@ -2483,8 +2529,8 @@ static PyTypeObject StepperType = {
 /* ------------------------------------------------------------------ module */
 
 static PyObject *mod_setup(PyObject *mod, PyObject *args) {
-    PyObject *moves, *cards, *invalid;
-    if (!PyArg_ParseTuple(args, "O!O!O", &PyTuple_Type, &moves, &PyTuple_Type, &cards, &invalid)) return NULL;
+    PyObject *moves, *cards, *invalid, *build;
+    if (!PyArg_ParseTuple(args, "O!O!OO", &PyTuple_Type, &moves, &PyTuple_Type, &cards, &invalid, &build)) return NULL;
     if (PyTuple_GET_SIZE(moves) != NUM_IDS || PyTuple_GET_SIZE(cards) != NF) {
         PyErr_Format(PyExc_ValueError, "setup: %d moves and %d cards expected", NUM_IDS, NF);
         return NULL;
@@ -2495,6 +2541,8 @@ static PyObject *mod_setup(PyObject *mod, PyObject *args) {
     Py_XSETREF(CARDS, cards);
     Py_INCREF(invalid);
     Py_XSETREF(INVALID_POSITION, invalid);
+    Py_INCREF(build);
+    Py_XSETREF(BUILD_CLS, build);
     Py_RETURN_NONE;
 }
 
@@ -2523,7 +2571,8 @@ static PyObject *mod_clear_memo(PyObject *mod, PyObject *unused) {
 }
 
 static PyMethodDef mod_methods[] = {
-    {"setup", mod_setup, METH_VARARGS, "setup(MOVES, CARDS, InvalidPositionError): the Python objects the core returns."},
+    {"setup", mod_setup, METH_VARARGS,
+     "setup(MOVES, CARDS, InvalidPositionError, Build): the Python objects the core returns."},
     {"move_table", mod_move_table, METH_NOARGS, "The core's move id table: (kind, card, on, on_build, to) per id."},
     {"derive_seed", mod_derive_seed, METH_VARARGS, "derive_seed(seed, stream): rng.derive_seed with one stream."},
     {"forced_groups", Core_capture_cards, METH_VARARGS,
@@ -2589,6 +2638,10 @@ PyMODINIT_FUNC PyInit__core(void) {
     memo_key = calloc(MEMO_SIZE, sizeof(uint64_t));
     memo_val = calloc(MEMO_SIZE, 1);
     if (!memo_key || !memo_val) return PyErr_NoMemory();
+    /* Touch the memo now: first-touch page faults scattered over a capture search cost more
+     * than the search itself (about 20 ms on a loaded machine). */
+    memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);
+    memset(memo_val, 0, MEMO_SIZE);
     if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&StepperType) < 0) return NULL;
     PyObject *m = PyModule_Create(&coremodule);
     if (!m) return NULL;

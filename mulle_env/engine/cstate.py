@@ -28,7 +28,7 @@ from .moves import CAPTURE, MOVES, Move
 from .position import read_position
 from .ruleset import Ruleset
 
-_core.setup(MOVES, CARDS, InvalidPositionError)
+_core.setup(MOVES, CARDS, InvalidPositionError, _py.Build)
 _DEFAULT_RULES = Ruleset()  # frozen, so one instance serves every default game
 
 # Public names of the state module that do not depend on the backend.
@@ -37,9 +37,11 @@ Build = _py.Build
 GameResult = _py.GameResult
 PlayerView = _py.PlayerView
 
+_new_tuple = tuple.__new__
+
 # The methods whose Python reference code works unchanged on the C attributes.
 _SHARED = (
-    "leader", "is_legal", "_check", "is_over", "set_sheet", "score", "scores", "result", "view",
+    "leader", "is_legal", "_check", "is_over", "set_sheet", "score", "scores", "result",
     "_build_views", "to_dict", "to_json", "key", "__repr__", "__str__", "check_invariants",
 )
 
@@ -93,6 +95,22 @@ class GameState(_core.Core):
         hands[player] = hand
         self.hands = hands
         return self
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know: own hand, the table, public piles and counts."""
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        public = self._public
+        if public is None:
+            card = CARDS.__getitem__
+            mulle, intake, tabbe = self.mulle, self.intake, self.tabbe
+            public = self._public = (
+                (tuple(map(card, mulle[0])), tuple(map(card, mulle[1]))),
+                (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
+                (tabbe[0], tabbe[1]),
+                (self.score(0), self.score(1)),
+            )
+        return _new_tuple(PlayerView, self._view_tuple(player, public))
 
     def copy(self) -> GameState:
         """An independent copy (one memcpy of the C struct)."""
