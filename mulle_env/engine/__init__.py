@@ -5,6 +5,7 @@ Public names are re-exported by :mod:`mulle_env`.
 
 from .cards import CARDS, Card, parse_card
 from .errors import (
+    GameNotOverError,
     GameOverError,
     IllegalMoveError,
     InvalidCardError,
@@ -18,7 +19,7 @@ from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
 
 __all__ = [
-    "CARDS", "Card", "parse_card", "GameOverError", "IllegalMoveError", "InvalidCardError",
+    "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError", "InvalidCardError",
     "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
     "PlayerView", "new_game", "replay",

@@ -17,7 +17,7 @@ from .cards import (
     Card,
     parse_card,
 )
-from .errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
+from .errors import GameNotOverError, GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
 from .ruleset import Ruleset
@@ -303,9 +303,16 @@ class GameState:
         return self.score(0)["total"], self.score(1)["total"]
 
     def result(self) -> GameResult:
-        """Score sheets and winner of a finished game; raises if the game is not over."""
+        """Score sheets and winner of a finished game.
+
+        Raises :class:`GameNotOverError` while the game is still being played: use
+        :meth:`scores` for the running totals.
+        """
         if not self.over:
-            raise IllegalMoveError(f"the game is not over yet (set {self.set_no}, deal {self.deal_no})")
+            raise GameNotOverError(
+                f"the game is not over yet (set {self.set_no} of {self.ruleset.sets}, deal {self.deal_no}): "
+                "result() needs a finished game; scores() gives the running totals"
+            )
         per = tuple(tuple(s[p] for s in self.sheets) for p in (0, 1))
         totals = (add_sheets(per[0]), add_sheets(per[1]))
         a, b = totals[0]["total"], totals[1]["total"]
@@ -507,6 +514,12 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
+    if isinstance(moves, (str, Move)):
+        # A string is iterable too, which would replay it letter by letter.
+        raise InvalidMoveError(
+            f"moves must be a list of moves (Move values or texts), not a single {type(moves).__name__} "
+            f"{str(moves)!r}; write replay(seed, [{str(moves)!r}])"
+        )
     st = new_game(seed, ruleset)
     for i, m in enumerate(moves):
         try:
