@@ -104,7 +104,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         try:
             canonical.append(agents.make(spec).spec)
         except ValueError as exc:
-            parser.error(f"bad agent spec {spec!r}: {exc}")
+            parser.error(str(exc))  # AgentSpecError names the spec and what is wrong
     dupes = sorted({s for s in canonical if canonical.count(s) > 1})
     if dupes:
         parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
