@@ -126,6 +126,19 @@ class PlayerView(NamedTuple):
                 counts[f] -= 1
         return [CARDS[f] for f in range(NUM_FACES) for _ in range(counts[f])]
 
+    def to_dict(self) -> dict:
+        """The JSON form (what the live server sends a person); see :mod:`mulle_env.engine.record`."""
+        from .record import view_to_dict
+
+        return view_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PlayerView:
+        """Read :meth:`to_dict`'s form back; raises :class:`~mulle_env.engine.record.InvalidRecordError`."""
+        from .record import view_from_dict
+
+        return view_from_dict(data)
+
     def legal_moves(self) -> list[Move]:
         """The player's legal moves (they depend only on what the player can see)."""
         if self.to_move != self.player:
