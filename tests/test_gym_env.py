@@ -248,3 +248,15 @@ def test_illegal_action_never_pays_under_score_reward():
     _, reward, terminated, _, info = env.step(illegal)
     assert terminated and info["illegal_action"]
     assert reward == -2 * 600 / 10.0  # below any defeat: a set total stays under 600
+
+
+def test_reset_refuses_unknown_options_and_float_actions():
+    env = gym.make("Mulle-v0", opponent="random").unwrapped
+    with pytest.raises(ValueError, match="unknown reset option.*'foo'.*'seat'"):
+        env.reset(seed=1, options={"foo": 1})
+    env.reset(seed=1)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    for bad in (float(legal), True, np.float64(legal)):
+        with pytest.raises(codec.IllegalActionError, match="must be an int"):
+            env.step(bad)
+    env.step(np.int64(legal))  # numpy integers are actions
