@@ -187,7 +187,7 @@ def decode(state: GameState, index: int) -> Move:
     """
     check_ruleset(state.ruleset)
     i = _as_index(index)
-    ids = state._ids()
+    ids = state.legal_ids()
     if i in ids:
         return MOVES[i]
     if state.over:
@@ -212,7 +212,7 @@ def encode(state: GameState, move: Move | str) -> int:
         raise IllegalActionError(
             f"{move} names the cards it takes; under forced_capture=True write 'capture {CARD_NAMES[move.card]}'"
         )
-    ids = state._ids()
+    ids = state.legal_ids()
     if move.id in ids:
         return move.id
     if state.over:

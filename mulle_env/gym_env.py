@@ -84,7 +84,7 @@ def checked_index(state, action, illegal_action: str) -> int | None:
     error, which names the action, the move it stands for, why, and the legal actions.
     """
     a = codec.action_int(action)
-    if a is not None and a in state._ids():
+    if a is not None and a in state.legal_ids():
         return a
     if illegal_action == "raise":
         codec.decode(state, action)  # raises, naming the action, why and the legal ones
@@ -304,7 +304,7 @@ class MulleEnv(gym.Env):
         while not st.over and st.to_move == opp:
             legal = st.legal_moves()
             move = agent.act(st.view(opp), legal, self._opp_rng)
-            if move.id is None or move.id not in st._ids():
+            if move.id is None or move.id not in st.legal_ids():
                 raise ValueError(f"opponent {agent!r} chose {move}, which is not one of its legal moves")
             st.play_unchecked(move)
             if self._observe is not None:
@@ -317,7 +317,7 @@ class MulleEnv(gym.Env):
         st = self.state
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         if not self._done:
-            mask[st._ids()] = 1
+            mask[st.legal_ids()] = 1
         info = {"action_mask": mask}
         if st.over:
             info["final_scores"] = self._final_scores()

@@ -155,7 +155,7 @@ class raw_env(AECEnv, EzPickle):
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         # An agent removed at the end of the game has no entries left: its mask is all zeros.
         if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
-            mask[st._ids()] = 1
+            mask[st.legal_ids()] = 1
         return {"observation": encode_state(st, p), "action_mask": mask}
 
     def step(self, action) -> None:

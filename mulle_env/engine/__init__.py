@@ -18,11 +18,23 @@ from .match import Match, MoveEvent, NotYourTurnError
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
+from .knowledge import (
+    SetPoints,
+    build_at,
+    build_cards,
+    build_owner,
+    capture_takes,
+    intake_bonus,
+    is_mulle_capture,
+    set_points,
+)
 from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
 
 __all__ = [
     "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError", "InvalidCardError",
     "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "new_game", "replay", "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
+    "PlayerView", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes",
+    "intake_bonus", "is_mulle_capture", "set_points",
+    "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
 ]

@@ -230,5 +230,5 @@ def check_invariants(st, complete: bool = True) -> None:
         return
     if not st.hands[st.to_move]:
         _fail(f"player {st.to_move} is to move but holds no cards")
-    if not st._ids():
+    if not st.legal_ids():
         _fail(f"player {st.to_move} is to move but has no legal move (RULES.md 4.6)")

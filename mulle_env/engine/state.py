@@ -33,9 +33,14 @@ INTAKE_BONUS_FROM = 20
 
 
 
+def intake_bonus(intake: int) -> int:
+    """The bonus of RULES.md 6.4 for ``intake`` intake points: 2 x (intake - 20) above 20, else 0."""
+    return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+
+
 def sheet(mulle: int, tabbe: int, intake: int) -> dict:
     """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
-    bonus = 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+    bonus = intake_bonus(intake)
     return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
 
 
@@ -221,6 +226,13 @@ class GameState:
         The list is the caller's own.
         """
         return list(self._ids())
+
+    def legal_ids(self) -> list[int]:
+        """The legal move ids as the state's own cached list, without a copy, for hot paths.
+
+        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
+        """
+        return self._ids()
 
     def _ids(self) -> list[int]:
         # The cached list itself, for the package's hot paths, which never mutate it.
