@@ -23,6 +23,7 @@ import agents
 
 from . import report as report_mod
 from . import tournament
+from .game import GameProtocolError
 from .results import ResultsFileBusyError
 from .schedule import Plan
 from .stats import SPRT
@@ -128,6 +129,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             parser.error("--sprt needs --games of at least 2 (one duplicate pair)")
     try:
         game = load_game(args.game)
+    except GameProtocolError as exc:
+        parser.error(str(exc))
     except Exception as exc:
         parser.error(f"--game {args.game!r} cannot be imported: {exc}")
     # The game parses its own rules (types, names, messages): the arena only passes the texts on.

@@ -183,3 +183,21 @@ def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli.os, "cpu_count", lambda: 1)
     args, _ = cli.parse_args(_fast(tmp_path, "--workers", "3"))
     assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
+
+
+def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
+    import types
+
+    from arena.game import GameProtocolError, check_game
+
+    import mulle_env
+
+    check_game(mulle_env)  # the real game passes
+    with pytest.raises(GameProtocolError, match="no new_game"):
+        check_game(types.SimpleNamespace())
+    with pytest.raises(GameProtocolError, match="lacks legal_moves, play, view"):
+        check_game(types.SimpleNamespace(new_game=lambda seed, ruleset=None: types.SimpleNamespace(
+            to_move=0, is_over=lambda: False, result=lambda: None)))
+    with pytest.raises(SystemExit) as exc:
+        cli.parse_args(["random", "heuristic", "--game", "json", "--out", os.devnull])
+    assert exc.value.code == 2 and "--game 'json' is not a game for the arena" in capsys.readouterr().err
