@@ -13,7 +13,7 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError
+from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
@@ -23,5 +23,6 @@ __all__ = [
     "CARDS", "Card", "parse_card", "GameOverError", "IllegalMoveError", "InvalidCardError",
     "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "new_game", "replay", "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
+    "PlayerView", "new_game", "replay", "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord",
+    "InvalidRecordError",
 ]

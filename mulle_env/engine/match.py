@@ -32,7 +32,7 @@ from .record import GameRecord
 from .ruleset import Ruleset
 from .state import GameResult, GameState, PlayerView, new_game
 
-__all__ = ["Match", "MoveEvent", "NotYourTurnError"]
+__all__ = ["Match", "MoveEvent", "NotYourTurnError", "move_event"]
 
 
 class NotYourTurnError(IllegalMoveError):
@@ -115,8 +115,13 @@ def _pairs(cards) -> int:
     return pairs
 
 
-def _apply(st: GameState, move: Move | str, number: int) -> MoveEvent:
-    """Play ``move`` on ``st`` (checked: an illegal move raises and leaves ``st`` as it was); its event."""
+def move_event(st: GameState, move: Move | str, number: int = 1) -> MoveEvent:
+    """Play ``move`` on the state ``st`` and return its :class:`MoveEvent` (numbered ``number``).
+
+    Checked: an illegal move raises and leaves ``st`` as it was. :class:`Match` plays
+    every move through this; on a copy (``move_event(st.copy(), move)``) it says what a
+    move would do without playing it.
+    """
     if isinstance(move, str):
         move = Move.from_str(move)
     p = st.to_move
@@ -196,7 +201,7 @@ class Match:
         game untouched.
         """
         self._check_turn(player)
-        event = _apply(self.state, move, len(self.history) + 1)
+        event = move_event(self.state, move, len(self.history) + 1)
         self.history.append(event)
         return event
 
@@ -208,7 +213,7 @@ class Match:
         mover nothing hidden; a tool shows it before a person commits to the move.
         """
         self._check_turn(player)
-        return _apply(self.state.copy(), move, len(self.history) + 1)
+        return move_event(self.state.copy(), move, len(self.history) + 1)
 
     def _check_turn(self, player: int | None) -> None:
         st = self.state
