@@ -16,6 +16,7 @@ from types import ModuleType as _ModuleType
 from . import state as _pystate
 from .cards import CARDS, Card, parse_card
 from .errors import (
+    GameNotOverError,
     GameOverError,
     IllegalMoveError,
     InvalidCardError,
@@ -24,10 +25,20 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError
+from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
+from .knowledge import (
+    SetPoints,
+    build_at,
+    build_cards,
+    build_owner,
+    capture_takes,
+    intake_bonus,
+    is_mulle_capture,
+    set_points,
+)
 from .state import ENGINE_VERSION, Build, GameResult, PlayerView
 
 _choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
@@ -64,32 +75,10 @@ def backends() -> dict[str, _ModuleType]:
 
 
 __all__ = [
-    "BACKEND",
-    "CARDS",
-    "ENGINE_VERSION",
-    "MOVES",
-    "NUM_MOVE_IDS",
-    "Build",
-    "Card",
-    "GameOverError",
-    "GameRecord",
-    "GameResult",
-    "GameState",
-    "IllegalMoveError",
-    "InvalidCardError",
-    "InvalidMoveError",
-    "InvalidPositionError",
-    "InvalidRecordError",
-    "InvalidRulesetError",
-    "Match",
-    "Move",
-    "MoveEvent",
-    "MulleError",
-    "NotYourTurnError",
-    "PlayerView",
-    "Ruleset",
-    "backends",
-    "new_game",
-    "parse_card",
-    "replay",
+    "BACKEND", "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError",
+    "InvalidCardError", "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
+    "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
+    "PlayerView", "backends", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner",
+    "capture_takes", "intake_bonus", "is_mulle_capture", "set_points",
+    "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord", "InvalidRecordError",
 ]

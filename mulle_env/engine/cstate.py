@@ -18,12 +18,13 @@ runs in Python (:func:`.rules.capture_choices`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from . import _core, rules
 from . import state as _py
 from .cards import CARDS, NUM_FACES, parse_card
-from .errors import InvalidPositionError
+from .errors import InvalidMoveError, InvalidPositionError
 from .moves import CAPTURE, MOVES, Move
 from .position import read_position
 from .ruleset import Ruleset
@@ -57,6 +58,13 @@ class GameState(_core.Core):
 
     def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
         super().__init__(ruleset if ruleset is not None else _DEFAULT_RULES, seed)
+
+    def legal_ids(self) -> list[int]:
+        """The legal move ids as the state's own cached list, without a copy, for hot paths.
+
+        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
+        """
+        return self._ids()
 
     def legal_moves(self) -> list[Move]:
         """Every legal move for the player to move, in canonical order."""
@@ -187,12 +195,20 @@ class GameState(_core.Core):
         wins over the dict's. Raises :class:`InvalidPositionError` naming what is wrong.
         """
         # All validation runs in the Python reference before anything reaches C.
-        return cls.from_py(read_position(_py.GameState, data, ruleset))
+        st = read_position(_py.GameState, data, ruleset)
+        try:
+            return cls.from_py(st)
+        except (OverflowError, ValueError) as exc:  # e.g. a tabbe count beyond 64 bits
+            raise InvalidPositionError(f"the position does not fit the compiled core: {exc}") from None
 
     @classmethod
     def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
         """Read a position from JSON text."""
-        return cls.from_py(_py.GameState.from_json(text, ruleset))
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
+        return cls.from_dict(data, ruleset)
 
 
 for _name in _SHARED:
@@ -224,6 +240,12 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
+    if isinstance(moves, (str, Move)):
+        # A string is iterable too, which would replay it letter by letter.
+        raise InvalidMoveError(
+            f"moves must be a list of moves (Move values or texts), not a single {type(moves).__name__} "
+            f"{str(moves)!r}; write replay(seed, [{str(moves)!r}])"
+        )
     st = new_game(seed, ruleset)
     for i, m in enumerate(moves):
         try:
