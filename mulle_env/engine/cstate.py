@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from . import _core, rules
 from . import state as _py
 from .cards import CARDS, NUM_FACES, parse_card
-from .errors import InvalidMoveError, InvalidPositionError
+from .errors import InvalidPositionError
 from .moves import CAPTURE, MOVES, Move
 from .position import read_position
 from .ruleset import Ruleset
@@ -240,16 +240,4 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
-    if isinstance(moves, (str, Move)):
-        # A string is iterable too, which would replay it letter by letter.
-        raise InvalidMoveError(
-            f"moves must be a list of moves (Move values or texts), not a single {type(moves).__name__} "
-            f"{str(moves)!r}; write replay(seed, [{str(moves)!r}])"
-        )
-    st = new_game(seed, ruleset)
-    for i, m in enumerate(moves):
-        try:
-            st.play(m)
-        except _py.MulleError as exc:
-            raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
-    return st
+    return _py.play_all(new_game(seed, ruleset), moves, "replay")
