@@ -884,7 +884,14 @@ static PyObject *pile_list(const Pile *p) {
     return l;
 }
 
+static int need_setup(void) {
+    if (CARDS && MOVES && BUILD_CLS) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "mulle_env.engine._core: import mulle_env.engine (cstate calls setup) first");
+    return -1;
+}
+
 static PyObject *pile_cards(const Pile *p) {
+    if (need_setup() < 0) return NULL;
     PyObject *t = PyTuple_New(p->n);
     if (!t) return NULL;
     for (int i = 0; i < p->n; i++) {
@@ -1477,6 +1484,7 @@ static int set_over(Core *self, PyObject *v, void *c) {
     return 0;
 }
 static PyObject *get_sheets(Core *self, void *c) {
+    if (!self->sheets) return PyList_New(0);
     return PyList_GetSlice(self->sheets, 0, PyList_GET_SIZE(self->sheets));
 }
 static int set_sheets(Core *self, PyObject *v, void *c) {
@@ -1492,6 +1500,7 @@ static int set_sheets(Core *self, PyObject *v, void *c) {
 }
 static PyObject *get_last_move(Core *self, void *c) {
     if (self->g.last_player < 0) Py_RETURN_NONE;
+    if (need_setup() < 0) return NULL;
     if (self->last_move_obj) return Py_BuildValue("(iO)", self->g.last_player, self->last_move_obj);
     if (self->g.last_id < 0) Py_RETURN_NONE;
     return Py_BuildValue("(iO)", self->g.last_player, PyTuple_GET_ITEM(MOVES, self->g.last_id));
@@ -1521,6 +1530,7 @@ static int set_last_move(Core *self, PyObject *v, void *c) {
     return 0;
 }
 static PyObject *get_seed(Core *self, void *c) {
+    if (!self->seed) Py_RETURN_NONE;
     Py_INCREF(self->seed);
     return self->seed;
 }
@@ -1532,6 +1542,7 @@ static int set_seed(Core *self, PyObject *v, void *c) {
     return read_seed(self, v);
 }
 static PyObject *get_ruleset(Core *self, void *c) {
+    if (!self->ruleset) Py_RETURN_NONE; /* made with __new__ and never initialized */
     Py_INCREF(self->ruleset);
     return self->ruleset;
 }
@@ -1739,7 +1750,10 @@ static PyObject *Core_write_observation(Core *self, PyObject *args) {
     }
     Py_buffer b;
     if (get_buffer(out, &b, OBS_SIZE * sizeof(float), "f", "the observation buffer") < 0) return NULL;
-    int rc = write_obs(&self->g, self->sheets, player, (float *)b.buf);
+    PyObject *sheets = self->sheets; /* held: a sheet's __getitem__ could replace the list */
+    Py_INCREF(sheets);
+    int rc = write_obs(&self->g, sheets, player, (float *)b.buf);
+    Py_DECREF(sheets);
     PyBuffer_Release(&b);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
@@ -1812,6 +1826,11 @@ static PyObject *Core_view_tuple(Core *self, PyObject *args) {
     G *g = &self->g;
     PyObject *builds;
     int nb = 0;
+    if (need_setup() < 0) return NULL;
+    if (!self->ruleset || !self->sheets) {
+        PyErr_SetString(PyExc_RuntimeError, "the state was never initialized");
+        return NULL;
+    }
     for (int v = MINB; v <= MAXB; v++) nb += g->bc[v].n > 0;
     builds = PyTuple_New(nb);
     if (!builds) return NULL;
@@ -2046,20 +2065,29 @@ static int set_value(Core *self, int player, double *out) {
     G *g = &self->g;
     int o = 1 - player;
     long long v = 0;
-    Py_ssize_t ns = PyList_GET_SIZE(self->sheets);
+    PyObject *sheets = self->sheets; /* held: a sheet's __getitem__ could replace the list */
+    Py_INCREF(sheets);
+    Py_ssize_t ns = PyList_GET_SIZE(sheets);
     for (Py_ssize_t k = 0; k < ns; k++) {
-        PyObject *pair = PyList_GET_ITEM(self->sheets, k);
+        PyObject *pair = PyList_GET_ITEM(sheets, k);
         for (int q = 0; q < 2; q++) {
             PyObject *sh = PySequence_GetItem(pair, q == 0 ? player : o);
-            if (!sh) return -1;
+            if (!sh) {
+                Py_DECREF(sheets);
+                return -1;
+            }
             PyObject *x = PyMapping_GetItemString(sh, "total");
             Py_DECREF(sh);
             long long t = x ? PyLong_AsLongLong(x) : -1;
             Py_XDECREF(x);
-            if (t == -1 && PyErr_Occurred()) return -1;
+            if (t == -1 && PyErr_Occurred()) {
+                Py_DECREF(sheets);
+                return -1;
+            }
             v += q == 0 ? t : -t;
         }
     }
+    Py_DECREF(sheets);
     if (!g->over) {
         v += g->mpts[player] + g->tabbe[player] + g->ipts[player];
         v -= g->mpts[o] + g->tabbe[o] + g->ipts[o];
@@ -2451,7 +2479,11 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
             goto done;
         }
         Core *c = stepper_game(self, (Py_ssize_t)i);
-        if (write_obs(&c->g, c->sheets, (int)seat, (float *)ob.buf + j * OBS_SIZE) < 0) goto done;
+        PyObject *sheets = c->sheets;
+        Py_INCREF(sheets);
+        int rc = write_obs(&c->g, sheets, (int)seat, (float *)ob.buf + j * OBS_SIZE);
+        Py_DECREF(sheets);
+        if (rc < 0) goto done;
         uint8_t *row = (uint8_t *)mb.buf + j * NUM_IDS;
         if (c->g.to_move == seat && !c->g.over)
             write_mask(&c->g, row);
@@ -2485,10 +2517,12 @@ static PyObject *Stepper_state(Stepper *self, PyObject *arg) {
 }
 
 static PyObject *Stepper_get_over(Stepper *self, void *c) {
+    if (!self->over_obj) Py_RETURN_NONE;
     Py_INCREF(self->over_obj);
     return self->over_obj;
 }
 static PyObject *Stepper_get_to_move(Stepper *self, void *c) {
+    if (!self->to_move_obj) Py_RETURN_NONE;
     Py_INCREF(self->to_move_obj);
     return self->to_move_obj;
 }
