@@ -84,6 +84,7 @@ def test_same_seed_same_deal(seed):
         assert _core.derive_seed(seed & (2**64 - 1), s) == derive_seed(seed, s)
     py, c = backends()["python"].new_game(seed), backends()["c"].new_game(seed)
     assert py.to_dict() == c.to_dict() and py.key() == c.key()
+    assert py == c and c == py and not (py != c)  # equality works both ways across the engines
 
 
 def random_ruleset(rng: random.Random) -> me.Ruleset:

@@ -492,7 +492,9 @@ class GameState:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, GameState) and self.to_dict() == other.to_dict()
+        if not isinstance(other, GameState):
+            return NotImplemented  # lets the compiled core's GameState compare with this one
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # mutable: use key()
 
