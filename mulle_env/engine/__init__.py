@@ -11,6 +11,7 @@ Public names are re-exported by :mod:`mulle_env`.
 """
 
 import os as _os
+from importlib.util import find_spec as _find_spec
 from types import ModuleType as _ModuleType
 
 from . import state as _pystate
@@ -25,10 +26,6 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError, move_event
-from .moves import MOVES, NUM_MOVE_IDS, Move
-from .record import GameRecord, InvalidRecordError
-from .ruleset import Ruleset
 from .knowledge import (
     SetPoints,
     build_at,
@@ -39,6 +36,10 @@ from .knowledge import (
     is_mulle_capture,
     set_points,
 )
+from .match import Match, MoveEvent, NotYourTurnError, move_event
+from .moves import MOVES, NUM_MOVE_IDS, Move
+from .record import GameRecord, InvalidRecordError
+from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, PlayerView
 
 _choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
@@ -48,11 +49,16 @@ _cstate: _ModuleType | None = None
 #: Why the C backend is not available (None when it is).
 C_IMPORT_ERROR: str | None = None
 try:
-    from . import cstate as _cstate
+    from . import _core  # noqa: F401  (built by setup.py when a C compiler was there)
 except ImportError as _exc:  # no compiler at install time: the Python reference runs
-    C_IMPORT_ERROR = f"{type(_exc).__name__}: {_exc}"
-    if _choice == "c":
-        raise ImportError(f"MULLE_ENGINE=c but the compiled core is not built ({C_IMPORT_ERROR})") from None
+    if _find_spec(f"{__name__}._core") is None:
+        C_IMPORT_ERROR = "the extension mulle_env.engine._core is not built (no C compiler at install time?)"
+    else:
+        C_IMPORT_ERROR = f"the extension mulle_env.engine._core does not load: {_exc}"
+else:
+    from . import cstate as _cstate
+if C_IMPORT_ERROR is not None and _choice == "c":
+    raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
 
 #: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference).
 BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
@@ -75,10 +81,42 @@ def backends() -> dict[str, _ModuleType]:
 
 
 __all__ = [
-    "BACKEND", "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError",
-    "InvalidCardError", "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
-    "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "backends", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner",
-    "capture_takes", "intake_bonus", "is_mulle_capture", "set_points",
-    "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord", "InvalidRecordError",
+    "BACKEND",
+    "CARDS",
+    "ENGINE_VERSION",
+    "MOVES",
+    "NUM_MOVE_IDS",
+    "Build",
+    "Card",
+    "GameNotOverError",
+    "GameOverError",
+    "GameRecord",
+    "GameResult",
+    "GameState",
+    "IllegalMoveError",
+    "InvalidCardError",
+    "InvalidMoveError",
+    "InvalidPositionError",
+    "InvalidRecordError",
+    "InvalidRulesetError",
+    "Match",
+    "Move",
+    "MoveEvent",
+    "MulleError",
+    "NotYourTurnError",
+    "PlayerView",
+    "Ruleset",
+    "SetPoints",
+    "backends",
+    "build_at",
+    "build_cards",
+    "build_owner",
+    "capture_takes",
+    "intake_bonus",
+    "is_mulle_capture",
+    "move_event",
+    "new_game",
+    "parse_card",
+    "replay",
+    "set_points",
 ]
