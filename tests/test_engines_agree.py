@@ -405,3 +405,20 @@ def test_uninitialized_core_objects_raise_instead_of_crashing():
         stepper.step([0], [True])
     with pytest.raises(RuntimeError):
         stepper.state(0)
+
+
+@needs_c
+@pytest.mark.parametrize("forced", [True, False])
+def test_moves_made_by_hand_without_an_id_play_alike(forced):
+    """A Move built field by field (its id left None) is played by its fields on both engines."""
+    rules = me.Ruleset(forced_capture=forced)
+    games = [backends()[name].new_game(4, rules) for name in ("python", "c")]
+    rng = random.Random(1)
+    while not games[0].over:
+        m = rng.choice(games[0].legal_moves())
+        hand_made = me.Move(m.kind, m.card, m.on, m.on_build, m.to, m.taking)
+        for st in games:
+            st.play(hand_made)
+        assert games[0].to_dict() == games[1].to_dict()
+    with pytest.raises(ValueError):
+        backends()["c"].new_game(1).play_unchecked(me.Move("build", me.CARDS[0], on_build=5, to=9))

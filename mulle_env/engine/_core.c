@@ -1114,6 +1114,41 @@ static int check_playable(Core *self) {
     return 0;
 }
 
+/* The id of a Move made by hand (its `id` left None): from kind, card and target. -1: none. */
+static long move_id_from_fields(PyObject *move, long c) {
+    PyObject *kind = PyObject_GetAttrString(move, "kind");
+    if (!kind) return -2;
+    const char *k = PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+    long id = -1;
+    if (k && !strcmp(k, "capture")) id = CAPTURE_ID[c];
+    else if (k && !strcmp(k, "trotta")) id = TROTTA_ID[c];
+    else if (k && !strcmp(k, "discard")) id = DISCARD_ID[c];
+    else if (k && !strcmp(k, "build")) {
+        PyObject *on = PyObject_GetAttrString(move, "on");
+        PyObject *onb = on ? PyObject_GetAttrString(move, "on_build") : NULL;
+        PyObject *to = onb ? PyObject_GetAttrString(move, "to") : NULL;
+        if (to) {
+            long f = on == Py_None ? -1 : PyLong_AsLong(on);
+            long v = onb == Py_None ? -1 : PyLong_AsLong(onb);
+            long t = to == Py_None ? -1 : PyLong_AsLong(to);
+            if (!PyErr_Occurred()) {
+                if (f >= 0 && f < NF)
+                    id = LOOSE_ID[c][f];
+                else if (v >= MINB && v <= MAXB && t == v + TV[c])
+                    id = UP_ID[c][v];
+                else if (v >= MINB && v <= MAXB && t == v - TV[c])
+                    id = DOWN_ID[c][v];
+            }
+        }
+        Py_XDECREF(on);
+        Py_XDECREF(onb);
+        Py_XDECREF(to);
+        if (PyErr_Occurred()) id = -2;
+    }
+    Py_DECREF(kind);
+    return id;
+}
+
 /* Apply a Move object (trusted legal): by id, or a `taking` capture. */
 static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
     if (check_playable(self) < 0) return NULL;
@@ -1142,6 +1177,20 @@ static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
         }
         PyObject *taking = PyObject_GetAttr(move, S_TAKING);
         if (!taking) return NULL;
+        if (taking == Py_None) { /* a Move made by hand: find its id */
+            Py_DECREF(taking);
+            long id = move_id_from_fields(move, c);
+            if (id == -2) return NULL;
+            if (id < 0) {
+                PyErr_Format(PyExc_ValueError, "%R names no move of the move table", move);
+                return NULL;
+            }
+            if (apply_id(self, (int)id, NULL, -1) < 0) return NULL;
+            Py_INCREF(move);
+            Py_XSETREF(self->last_move_obj, move);
+            Py_INCREF(self);
+            return (PyObject *)self;
+        }
         Pile t;
         t.n = 0;
         Pile *dst = &t;
@@ -1631,9 +1680,11 @@ static int write_mask(const G *g, uint8_t *mask) {
 
 static PyObject *Core_write_mask(Core *self, PyObject *arg) {
     Py_buffer b;
-    if (get_buffer(arg, &b, NUM_IDS, "?", "mask") < 0) {
-        PyErr_Clear();
-        if (get_buffer(arg, &b, NUM_IDS, "B", "mask (bool or uint8)") < 0) return NULL;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (b.itemsize != 1 || b.len < NUM_IDS) {
+        PyBuffer_Release(&b);
+        PyErr_Format(PyExc_ValueError, "mask must be a writable bool/int8/uint8 buffer of %d items", NUM_IDS);
+        return NULL;
     }
     int n = write_mask(&self->g, (uint8_t *)b.buf);
     PyBuffer_Release(&b);
