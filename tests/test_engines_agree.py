@@ -422,3 +422,25 @@ def test_moves_made_by_hand_without_an_id_play_alike(forced):
         assert games[0].to_dict() == games[1].to_dict()
     with pytest.raises(ValueError):
         backends()["c"].new_game(1).play_unchecked(me.Move("build", me.CARDS[0], on_build=5, to=9))
+
+
+@needs_c
+def test_absurd_states_set_directly_stay_memory_safe():
+    """No game reaches these, but attribute writes can: 52 distinct cards in hand and on the
+    table (thousands of legal builds), 15 loose aces; the core answers or raises, never overruns."""
+    mod = backends()["c"]
+    for hand, loose in ((list(range(52)), list(range(52))), ([0, 13, 26, 39], [0] * 15 + [13] * 15),
+                        ([5] * 60, [5] * 60)):
+        st = mod.GameState()
+        try:
+            st.hands = [hand, [1]]
+            st.loose = loose
+        except ValueError:
+            continue  # more cards than a state holds: refused up front
+        ids = st.legal_move_ids()
+        assert len(ids) == len(set(ids)) <= me.NUM_MOVE_IDS
+        for i in ids[:: max(1, len(ids) // 40)]:
+            try:
+                st.copy().play_id(i)
+            except ValueError:
+                pass

@@ -357,8 +357,8 @@ static void cover_dfs(CoverDfs *d, int8_t *r, int8_t *taken, int used) {
 
 /* Best k of the same-value cards avail (sorted): most mulle points, then the earliest list. */
 static int pick(const uint8_t *avail, int na, int k, const uint8_t *fixed, int nf, const int *mv, uint8_t *out) {
-    int idx[8], best_pts = -1;
-    uint8_t cur[8];
+    int idx[16], best_pts = -1;
+    uint8_t cur[16];
     if (k > na) k = na;
     for (int i = 0; i < k; i++) idx[i] = i;
     for (;;) {
@@ -457,7 +457,7 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
         return -1;
     }
     int best_pts = -1, nbest = 0;
-    uint8_t cards[MAXP], chosen[8];
+    uint8_t cards[MAXP], chosen[16];
     for (size_t h = 0; h < d.found.cap; h++) {
         if (!d.found.used[h]) continue;
         uint64_t key = d.found.a[h];
@@ -564,7 +564,7 @@ static int legal_ids(const G *g, int *out) {
     }
     uint32_t free_ = ~opp_locked;
     int caps = 0, nb = 0, ntr = 0, nd = 0;
-    int blds[1024], trots[NF], discs[NF];
+    int blds[MAX_IDS], trots[NF], discs[NF];
     prev = -1;
     for (int i = 0; i < hand->n; i++) {
         int c = hand->c[i];
@@ -1077,7 +1077,7 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 static PyObject *ids_list(Core *self) {
     if (self->legal) return self->legal;
-    int ids[2048];
+    int ids[MAX_IDS];
     int n = legal_ids(&self->g, ids);
     PyObject *l = PyList_New(n);
     if (!l) return NULL;
@@ -1102,7 +1102,7 @@ static PyObject *Core_legal_move_ids(Core *self, PyObject *unused) {
 }
 
 static PyObject *Core_n_legal(Core *self, PyObject *unused) {
-    int ids[2048];
+    int ids[MAX_IDS];
     return PyLong_FromLong(legal_ids(&self->g, ids));
 }
 
@@ -1245,7 +1245,7 @@ static PyObject *Core_random_playout(Core *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "KL", &seed, &n)) return NULL;
     uint64_t x = seed;
     long long done = 0;
-    int ids[2048];
+    int ids[MAX_IDS];
     while (done < n && !self->g.over) {
         int k = legal_ids(&self->g, ids);
         if (k == 0) {
@@ -1671,7 +1671,7 @@ static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const cha
 
 /* Write the legal mask (one byte per move id: 1 legal, 0 not) for the player to move. */
 static int write_mask(const G *g, uint8_t *mask) {
-    int ids[2048];
+    int ids[MAX_IDS];
     memset(mask, 0, NUM_IDS);
     int n = legal_ids(g, ids);
     for (int i = 0; i < n; i++) mask[ids[i]] = 1;
@@ -2163,7 +2163,7 @@ static PyObject *Core_rollout(Core *self, PyObject *args) {
     G *g = &self->g;
     MT rng;
     mt_seed(&rng, seed);
-    int ids[2048];
+    int ids[MAX_IDS];
     long long n = 1;
     while (!g->over && n < plies) {
         if (stop == 1 && (g->deal_no != root_deal || g->set_no != root_set)) break;
@@ -2298,7 +2298,7 @@ static void stepper_sync(Stepper *s, int i) {
 
 static int stepper_random_moves(Stepper *s, int i) {
     Core *c = stepper_game(s, i);
-    int ids[2048];
+    int ids[MAX_IDS];
     while (!c->g.over && c->g.to_move != s->seat[i]) {
         int n = legal_ids(&c->g, ids);
         if (n == 0) {
