@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -98,6 +99,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"--games must be at least 1, not {args.games}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
+    for flag, value in (("--move-timeout", args.move_timeout), ("--game-timeout", args.game_timeout)):
+        if value is not None and not math.isfinite(value):
+            parser.error(f"{flag} must be a finite number of seconds, not {value}"
+                         + (" (0 means no limit)" if flag == "--move-timeout" else ""))
     if args.move_timeout < 0:
         parser.error(f"--move-timeout must be 0 (none) or positive, not {args.move_timeout:g}")
     if args.game_timeout is not None and args.game_timeout <= 0:

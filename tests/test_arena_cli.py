@@ -43,6 +43,8 @@ SCRIPT = ROOT / "scripts" / "mulle-arena"
         (["random", "heuristic", "--report", "/proc/r.json"], "--report '/proc/r.json' is not writable"),
         (["random", "heuristic", "--out", "r.jsonl", "--report", "r.jsonl"], "is the same file as --out"),
         (["random", "heuristic", "--plot", "."], "is a directory"),
+        (["random", "heuristic", "--move-timeout", "nan"], "--move-timeout must be a finite number of seconds"),
+        (["random", "heuristic", "--game-timeout", "inf"], "--game-timeout must be a finite number of seconds"),
         (["random", "heuristic", "--workers", "100000"], "--workers 100000 is far more than the"),
         (["random", "learned", "--rule", "forced_capture=false"],
          "agent 'learned' cannot play with these rules (--rule): the learned policy's fixed action space"),

@@ -317,3 +317,14 @@ def test_card_faces_outside_0_to_51_are_refused():
 def test_replay_of_a_single_move_text_says_to_give_a_list():
     with pytest.raises(me.InvalidMoveError, match=r"list of moves.*replay\(seed, \['capture KL 2'\]\)"):
         me.replay(7, "capture KL 2")
+
+
+@pytest.mark.parametrize("bad", [1.0, True, 2, "1", None])
+def test_player_arguments_are_0_or_1(bad):
+    import numpy as np
+
+    st = me.new_game(1)
+    for call in (st.view, st.score, lambda p: st.set_hand(p, [1])):
+        with pytest.raises(ValueError, match="player must be 0 or 1"):
+            call(bad)
+    assert st.view(np.int64(1)).player == 1 and type(st.view(np.int64(1)).player) is int

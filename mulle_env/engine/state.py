@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import random
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
@@ -31,6 +32,17 @@ SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
 _FRESH_SEEDS = random.SystemRandom()
 INTAKE_BONUS_FROM = 20
 
+
+
+def _seat(player) -> int:
+    """``player`` as the int 0 or 1 (numpy ints too); a ``ValueError`` for anything else (1.0, True, 2)."""
+    try:
+        p = operator.index(player)
+    except TypeError:
+        p = None
+    if isinstance(player, bool) or p not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, not {player!r}")
+    return p
 
 
 def intake_bonus(intake: int) -> int:
@@ -297,9 +309,13 @@ class GameState:
         For search agents trying hypotheses on their own copies: no invariant is
         checked (``check_invariants`` does that), but cached legal moves are dropped.
         """
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
-        hand = sorted(int(c) for c in cards)
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
+        cards = list(cards)
+        try:
+            hand = sorted(operator.index(c) for c in cards)  # 1.5 is no card, and int() would make it one
+        except TypeError:
+            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1} (ints or Cards), not {cards!r}") from None
         if any(not 0 <= f < NUM_FACES for f in hand):
             raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
         self.hands[player] = hand
@@ -317,8 +333,8 @@ class GameState:
 
     def score(self, player: int) -> dict:
         """``player``'s game sheet so far: finished sets plus the set in play."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
         if not self.sheets:
             return self.set_sheet(player)
         done = [s[player] for s in self.sheets]
@@ -375,8 +391,8 @@ class GameState:
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: own hand, the table, public piles and counts."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
         card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
         public = self._public
         if public is None:
