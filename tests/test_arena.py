@@ -366,6 +366,7 @@ def test_a_second_writer_of_the_same_file_is_refused(tmp_path):
     (lambda ln: ln.update(winner=1, scores=[90, 10]), "contradicts the scores"),
     (lambda ln: ln.update(seed="7"), "'seed' must be an int"),
     (lambda ln: ln.update(status="won"), "'status' must be one of"),
+    (lambda ln: ln.update(scores=[float("nan"), 3]), "'scores' must be a list of two numbers"),
 ])
 def test_lines_breaking_the_schema_are_reported_skipped_and_replayed(tmp_path, change, why):
     done, out = play(tmp_path, ["random", "heuristic"], 2)

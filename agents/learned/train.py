@@ -180,6 +180,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for dest in ("gamma", "gae_lambda"):
         if getattr(args, dest) > 1:
             parser.error(f"--{dest.replace('_', '-')} must be at most 1, not {getattr(args, dest):g}")
+    if args.eval_games % 2:
+        parser.error(f"--eval-games plays duplicate pairs (each deal from both seats), so it must be even, "
+                     f"not {args.eval_games}")
     if args.lr_final > args.lr:
         parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
     try:
