@@ -90,6 +90,8 @@ class Move:
         if not words:
             raise InvalidMoveError(f"empty move text; forms: {_FORMS}")
         kind = words[0].lower()
+        if kind in (CAPTURE, TROTTA, DISCARD, BUILD) and len(words) == 1:
+            raise InvalidMoveError(f"malformed move {text!r}: it names no card; e.g. '{kind} SP 2'; forms: {_FORMS}")
         try:
             if kind in (CAPTURE, TROTTA, DISCARD):
                 lowered = [w.lower() for w in words]
