@@ -425,3 +425,36 @@ def test_a_workers_log_record_reaches_the_parent(tmp_path, caplog):
     play(tmp_path, ["crasher:at=2", "random"], 1, workers=1)
     from_worker = [r for r in caplog.records if r.name == "arena.worker" and "boom" in r.getMessage()]
     assert from_worker and all(r.process != os.getpid() for r in from_worker)
+
+
+def test_ray_backend_reads_its_tasks_lazily(monkeypatch):
+    """RayBackend with a stand-in ``ray`` (runs tasks inline): it reads the schedule as it dispatches."""
+    import sys
+    import types
+
+    from arena.ray_backend import RayBackend
+
+    class Ref:
+        def __init__(self, value):
+            self.value = value
+
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: True,
+        remote=lambda fn: types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+            remote=lambda task: Ref(fn(task)))),
+        wait=lambda refs, num_returns, timeout: (refs[:num_returns], refs[num_returns:]),
+        get=lambda ref: ref.value,
+        cancel=lambda ref, force: None,
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr("arena.ray_backend.play_game", lambda task: {"game_id": task["game_id"]})
+    taken = []
+
+    def tasks():
+        for i in range(10**9):
+            taken.append(i)
+            yield {"game_id": str(i)}
+
+    seen = []
+    RayBackend(workers=2).run(tasks(), lambda line: seen.append(line["game_id"]), stop=lambda: len(seen) >= 5)
+    assert seen[:5] == ["0", "1", "2", "3", "4"] and len(taken) <= 5 + 2 * 2 + 1
