@@ -291,6 +291,8 @@ def train(args) -> dict:
     command = "mulle-train " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("mulle-train") else " ".join(sys.argv)
     state = {"best": None, "elapsed_before": 0.0, "runs": []}
     latest = _latest_checkpoint(ckpt_dir) if args.resume else None
+    if args.resume and latest is None:
+        say(f"mulle-train: note: --resume found no checkpoint in {ckpt_dir}; starting a new run")
     if args.resume and state_path.is_file():
         state = json.loads(state_path.read_text())
     state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
