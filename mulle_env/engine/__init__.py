@@ -14,7 +14,7 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError
+from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
@@ -36,5 +36,5 @@ __all__ = [
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
     "PlayerView", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes",
     "intake_bonus", "is_mulle_capture", "set_points",
-    "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
+    "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord", "InvalidRecordError",
 ]
