@@ -2,7 +2,8 @@
 
 Deal seeds come from the tournament seed and the *deal index* only, not from the
 pairing (SHA-256 of ``("deal", seed, index)``, the arena's own :func:`arena.worker.stable_seed`,
-so the arena needs nothing from a game module but its play interface): every pairing of a tournament plays the same deals, and ``A B`` and ``B A``
+so the arena needs nothing from a game module but its play interface): every pairing of a
+tournament plays the same deals, and ``A B`` and ``B A``
 name the same duplicate games. With the duplicate format (the default) game ``2j`` and
 game ``2j + 1`` of a pairing share deal ``j`` with the seats swapped. With an odd
 ``--games N`` the last deal is played once, first-named spec in seat 0; it counts in

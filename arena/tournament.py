@@ -215,7 +215,8 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
             "they are not counted and those games are played again"
         )
     if foreign:
-        notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) and are ignored")
+        notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) "
+                     "and are ignored")
     n_moves = sum(1 for why in redo.values() if why == "moves")
     n_timeout = len(redo) - n_moves
     if n_moves:

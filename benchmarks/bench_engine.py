@@ -72,7 +72,8 @@ def run_openspiel(seconds: float, seed: int, game: str = "hearts") -> dict | Non
                 moves += 1
         games += 1
     elapsed = time.perf_counter() - start
-    return {"game": game, "moves": moves, "games": games, "moves_per_s": round(moves / elapsed), "games_per_s": round(games / elapsed, 2)}
+    return {"game": game, "moves": moves, "games": games, "moves_per_s": round(moves / elapsed),
+            "games_per_s": round(games / elapsed, 2)}
 
 
 def main(argv=None) -> int:

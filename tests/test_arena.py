@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from arena import Plan, ProcessBackend, SPRT, report, run
+from arena import SPRT, Plan, ProcessBackend, report, run
 from arena.results import comparable, load
 from arena.schedule import deal_seed
 
@@ -31,7 +31,8 @@ def play(tmp_path, specs, games, workers=1, name="r.jsonl", **kw):
 def test_schedule_duplicate_pairs_share_deals_and_swap_seats():
     plan = Plan(("random", "heuristic"), 5, seed=3)
     tasks = plan.tasks()
-    assert [t["specs"] for t in tasks] == [["random", "heuristic"], ["heuristic", "random"]] * 2 + [["random", "heuristic"]]
+    ab, ba = ["random", "heuristic"], ["heuristic", "random"]
+    assert [t["specs"] for t in tasks] == [ab, ba] * 2 + [ab]
     assert tasks[0]["seed"] == tasks[1]["seed"] == deal_seed(3, 0) != tasks[2]["seed"]
     assert len({t["game_id"] for t in tasks}) == 5
     assert tasks[0]["ruleset"]["sets"] == 2  # every flag is recorded, not only changes

@@ -31,14 +31,17 @@ SCRIPT = ROOT / "scripts" / "mulle-arena"
         (["random", "heuristic", "greedy", "--sprt", "0", "10", "0.05", "0.05"], "exactly 2 specs"),
         (["random", "heuristic", "--rule", "jokers=1"], "--rule: unknown ruleset flag 'jokers'; known flags: sets"),
         (["random", "heuristic", "--rule", "sets"], "--rule: a rule reads key=value, not 'sets'"),
-        (["random", "heuristic", "--rule", "forced_capture=maybe"], "rule forced_capture takes true or false, not 'maybe'"),
+        (["random", "heuristic", "--rule", "forced_capture=maybe"],
+         "rule forced_capture takes true or false, not 'maybe'"),
         (["random", "heuristic", "--rule", "sets=two"], "rule sets takes a whole number, not 'two'"),
         (["random", "heuristic", "--out", "/nonexistent-dir/r.jsonl"], "does not exist"),
         (["random", "heuristic", "--out", "/proc/r.jsonl"], "not writable"),
         (["random", "heuristic", "--backend", "slurm"], "invalid choice"),
         (["random", "heuristic", "--games", "ten"], "invalid int value"),
-        (["random", "heuristic", "--report", "/nonexistent-dir/r.json"], "--report '/nonexistent-dir/r.json': directory"),
-        (["random", "heuristic", "--markdown", "/nonexistent-dir/r.md"], "--markdown '/nonexistent-dir/r.md': directory"),
+        (["random", "heuristic", "--report", "/nonexistent-dir/r.json"],
+         "--report '/nonexistent-dir/r.json': directory"),
+        (["random", "heuristic", "--markdown", "/nonexistent-dir/r.md"],
+         "--markdown '/nonexistent-dir/r.md': directory"),
         (["random", "heuristic", "--plot", "/nonexistent-dir/r.png"], "--plot '/nonexistent-dir/r.png': directory"),
         (["random", "heuristic", "--report", "/proc/r.json"], "--report '/proc/r.json' is not writable"),
         (["random", "heuristic", "--out", "r.jsonl", "--report", "r.jsonl"], "is the same file as --out"),
@@ -190,9 +193,8 @@ def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
 def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
     import types
 
-    from arena.game import GameProtocolError, check_game
-
     import mulle_env
+    from arena.game import GameProtocolError, check_game
 
     check_game(mulle_env)  # the real game passes
     with pytest.raises(GameProtocolError, match="no new_game"):

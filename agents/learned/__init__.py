@@ -31,4 +31,5 @@ def register() -> None:
     from ..registry import register as _register
 
     if "learned" not in _REGISTRY:
-        _register("learned", LearnedAgent, "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")
+        _register("learned", LearnedAgent,
+                  "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")

@@ -19,7 +19,14 @@ from .cards import (
     Card,
     parse_card,
 )
-from .errors import GameNotOverError, GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
+from .errors import (
+    GameNotOverError,
+    GameOverError,
+    IllegalMoveError,
+    InvalidMoveError,
+    InvalidPositionError,
+    MulleError,
+)
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
 from .ruleset import Ruleset
