@@ -20,15 +20,9 @@ import os
 import sys
 import tempfile
 
-import agents
-
-from . import report as report_mod
-from . import tournament
-from .game import GameProtocolError
-from .results import ResultsFileBusyError
-from .schedule import Plan
-from .stats import SPRT
-from .worker import call_path, load_game, make_ruleset
+# Only the standard library at module level: the agents, the games and the statistics
+# (numpy, scipy) are imported inside main(), so a Ctrl-C while they load (a second or more
+# on a busy machine) is reported like any other instead of as an import traceback.
 
 log = logging.getLogger("arena")
 
@@ -88,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
+    import agents
+
+    from .game import GameProtocolError
+    from .worker import call_path, load_game, make_ruleset
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.worker_init:
@@ -121,6 +120,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
     args.specs = canonical
     if args.sprt is not None:
+        from .stats import SPRT
+
         elo0, elo1, alpha, beta = args.sprt
         if len(args.specs) != 2:
             parser.error(f"--sprt runs a head-to-head: give exactly 2 specs, not {len(args.specs)}")
@@ -219,6 +220,8 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset) -> None:
     """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
+    import agents
+
     for spec in specs:
         check = getattr(agents.make(spec), "check_ruleset", None)
         if check is None:
@@ -243,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args, parser = parse_args(argv)
+    from . import report as report_mod
+    from . import tournament
+    from .results import ResultsFileBusyError
+    from .schedule import Plan
+
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     move_timeout = args.move_timeout or None

@@ -152,11 +152,11 @@ def test_ctrl_c_at_start_up_and_during_the_report_exits_130_cleanly(tmp_path, ca
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(cli.agents, "make", interrupt)  # Ctrl-C while the agents load
+        m.setattr("agents.make", interrupt)  # Ctrl-C while the agents load
         assert cli.main(_fast(tmp_path)) == 130
     assert "interrupted" in capsys.readouterr().err
     with monkeypatch.context() as m:
-        m.setattr(cli.report_mod, "markdown", interrupt)  # Ctrl-C while the report is written
+        m.setattr("arena.report.markdown", interrupt)  # Ctrl-C while the report is written
         assert cli.main(_fast(tmp_path)) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "Traceback" not in err
