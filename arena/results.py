@@ -148,7 +148,7 @@ def check_line(line: dict) -> str | None:
         return f"'status' must be one of {', '.join(STATUSES)}, not {status!r}"
     if not isinstance(line.get("ruleset", {}), dict):
         return f"'ruleset' must be an object, not {line['ruleset']!r}"
-    for key in ("pair", "moves"):
+    for key in ("pair", "moves", "index"):
         value = line.get(key)
         if value is not None and (not _is_int(value) or value < 0):
             return f"'{key}' must be an int >= 0 or null, not {value!r}"

@@ -131,11 +131,12 @@ class Plan:
         """Where a task (or its result line) stands in the schedule: ``(game index, pairing index)``."""
         return task_or_line["index"], self.pairings().index(tuple(task_or_line["pairing"]))
 
-    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None]) -> tuple[int, int] | None:
+    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None] | None = None) -> tuple[int, int] | None:
         """The schedule position ``(game index, pairing index)`` of a result line, or ``None`` if not this plan's.
 
-        ``deal_of_seed(seed)`` finds a deal index from its seed; it is asked only for
-        single-format lines, whose deal is not recorded (duplicate lines carry ``pair``).
+        Lines record their game ``index``; older ones do not, and then a duplicate line's
+        ``pair`` gives it, and for a single-format line ``deal_of_seed(seed)`` (see
+        :meth:`deal_finder`) finds it from the seed.
         """
         specs = line.get("specs")
         pairings = self.pairings()
@@ -148,17 +149,17 @@ class Plan:
         seed = line["seed"]
         if line["game_id"] != game_id(specs, seed, dict(self.ruleset or {}), self.game):
             return None
-        if self.duplicate:
+        index = line.get("index")
+        if index is not None:  # recorded by the arena since results lines carry it
+            deal = index // 2 if self.duplicate else index
+        elif self.duplicate:
             deal = line.get("pair")
-            if deal is None or deal_seed(self.seed, deal) != seed:
-                return None
-            index = 2 * deal + swap
-        else:
-            deal = deal_of_seed(seed)
-            if deal is None or deal % 2 != swap:
-                return None
-            index = deal
-        return (index, pi) if index < self.games else None
+            index = None if deal is None else 2 * deal + swap
+        else:  # an older single-format line: find its deal from its seed
+            deal = index = deal_of_seed(seed) if deal_of_seed is not None else None
+        if index is None or index >= self.games or index % 2 != swap or deal_seed(self.seed, deal) != seed:
+            return None
+        return index, pi
 
     def deal_finder(self, seeds: set[int]) -> Callable[[int], int | None]:
         """A ``deal_of_seed`` for :meth:`locate`: scans deal indices once for the given seeds.

@@ -390,8 +390,14 @@ def test_every_line_the_arena_writes_passes_the_schema(tmp_path):
     assert all(check_line(r) is None for r in lines_of(out))
 
 
-def test_single_format_resume_finds_its_games(tmp_path):
+@pytest.mark.parametrize("legacy", [False, True])
+def test_single_format_resume_finds_its_games(tmp_path, legacy):
     first, out = play(tmp_path, ["random", "heuristic"], 3, duplicate=False)
+    assert [ln["index"] for ln in lines_of(out)] == [0, 1, 2]
+    if legacy:  # lines written before results lines carried their index
+        rows = lines_of(out)
+        with open(out, "w") as f:
+            f.writelines(json.dumps({k: v for k, v in r.items() if k != "index"}) + "\n" for r in rows)
     again, _ = play(tmp_path, ["random", "heuristic"], 5, duplicate=False)
     assert first.played == 3 and again.played == 2 and again.skipped == 3 and len(again.lines) == 5
     assert [ln["game_id"] for ln in again.lines[:3]] == [ln["game_id"] for ln in first.lines]
