@@ -52,6 +52,18 @@ def _seat(player) -> int:
     return p
 
 
+def hand_faces(cards: Iterable) -> list[int]:
+    """``cards`` (faces or Cards) as a sorted list of faces; a ``ValueError`` for anything else (1.5, 52)."""
+    cards = list(cards)
+    try:
+        hand = sorted(operator.index(c) for c in cards)  # 1.5 is no card, and int() would make it one
+    except TypeError:
+        raise ValueError(f"cards must be faces 0..{NUM_FACES - 1} (ints or Cards), not {cards!r}") from None
+    if any(not 0 <= f < NUM_FACES for f in hand):
+        raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+    return hand
+
+
 def intake_bonus(intake: int) -> int:
     """The bonus of RULES.md 6.4 for ``intake`` intake points: 2 x (intake - 20) above 20, else 0."""
     return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
@@ -310,21 +322,21 @@ class GameState:
         rules.apply(self, move)
         return self
 
+    def play_id(self, move_id: int) -> None:
+        """Apply the legal move with id ``move_id`` (from :meth:`legal_move_ids`), unchecked.
+
+        The fastest way to play from Python (environments, rollouts, benchmarks): the
+        same as ``play_unchecked(MOVES[move_id])``; returns ``None``.
+        """
+        rules.apply(self, MOVES[move_id])
+
     def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
         """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
 
         For search agents trying hypotheses on their own copies: no invariant is
         checked (``check_invariants`` does that), but cached legal moves are dropped.
         """
-        if player.__class__ is not int or player not in (0, 1):
-            player = _seat(player)
-        cards = list(cards)
-        try:
-            hand = sorted(operator.index(c) for c in cards)  # 1.5 is no card, and int() would make it one
-        except TypeError:
-            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1} (ints or Cards), not {cards!r}") from None
-        if any(not 0 <= f < NUM_FACES for f in hand):
-            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+        player, hand = _seat(player), hand_faces(cards)
         self.hands[player] = hand
         self._legal = None
         return self
@@ -570,16 +582,20 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
+    return play_all(new_game(seed, ruleset), moves, "replay")
+
+
+def play_all(st, moves: Iterable[Move | str], what: str = "replay"):
+    """Play ``moves`` on ``st`` in order, each checked; errors name the move's number (both backends use this)."""
     if isinstance(moves, (str, Move)):
         # A string is iterable too, which would replay it letter by letter.
         raise InvalidMoveError(
             f"moves must be a list of moves (Move values or texts), not a single {type(moves).__name__} "
-            f"{str(moves)!r}; write replay(seed, [{str(moves)!r}])"
+            f"{str(moves)!r}; write {what}(seed, [{str(moves)!r}])"
         )
-    st = new_game(seed, ruleset)
     for i, m in enumerate(moves):
         try:
             st.play(m)
         except MulleError as exc:
-            raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
+            raise type(exc)(f"move {i + 1} of the {what}: {exc}") from None
     return st
