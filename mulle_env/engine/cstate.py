@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from . import _core, rules
 from . import state as _py
-from .cards import CARDS, NUM_FACES, parse_card
+from .cards import CARDS, parse_card
 from .errors import InvalidPositionError
 from .moves import CAPTURE, MOVES, Move
 from .position import read_position
