@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Callable, Iterator
@@ -72,8 +73,19 @@ class Plan:
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
         object.__setattr__(self, "specs", specs)
+        mt = self.move_timeout
+        if mt is not None and (isinstance(mt, bool) or not isinstance(mt, (int, float)) or not 0 < mt < math.inf):
+            raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
         # Record every flag, not just the changed ones, so a line says exactly what was played.
-        from .worker import load_game, make_ruleset
+        from .worker import load_game, make_ruleset, run_init
+
+        # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
+        # The worker_init hook runs first, as in the workers, since it may register agents.
+        import agents
+
+        run_init(self.worker_init)
+        for spec in specs:
+            agents.canonical(spec)
 
         rules = make_ruleset(load_game(self.game), self.ruleset)
         object.__setattr__(self, "ruleset", rules.to_dict() if hasattr(rules, "to_dict") else dict(rules or {}))

@@ -465,3 +465,16 @@ def test_ray_backend_reads_its_tasks_lazily(monkeypatch):
     seen = []
     RayBackend(workers=2).run(tasks(), lambda line: seen.append(line["game_id"]), stop=lambda: len(seen) >= 5)
     assert seen[:5] == ["0", "1", "2", "3", "4"] and len(taken) <= 5 + 2 * 2 + 1
+
+
+def test_plan_refuses_specs_that_name_no_agent_and_bad_time_limits():
+    from agents import AgentSpecError
+
+    with pytest.raises(AgentSpecError, match="unknown agent 'nosuch'"):
+        Plan(("random", "nosuch"), 2)
+    with pytest.raises(AgentSpecError, match="samples='x' must be an int"):
+        Plan(("random", "pimc:samples=x"), 2)
+    for bad in (0, -1, float("nan"), float("inf"), "10"):
+        with pytest.raises(ValueError, match="move_timeout"):
+            Plan(("random", "heuristic"), 2, move_timeout=bad)
+    assert Plan(("crasher:at=2", "random"), 2, worker_init=INIT).specs[0] == "crasher:at=2"

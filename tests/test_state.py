@@ -337,3 +337,12 @@ def test_player_arguments_are_0_or_1(bad):
         with pytest.raises(ValueError, match="player must be 0 or 1"):
             call(bad)
     assert st.view(np.int64(1)).player == 1 and type(st.view(np.int64(1)).player) is int
+
+
+def test_text_arguments_given_whole_where_a_list_is_expected_are_named():
+    with pytest.raises(me.InvalidRulesetError, match=r"list of 'key=value' texts.*from_strings\(\['sets=1'\]\)"):
+        me.Ruleset.from_strings("sets=1")
+    with pytest.raises(me.InvalidPositionError, match="JSON is text"):
+        me.GameState.from_json(5)
+    with pytest.raises(me.InvalidPositionError, match="not valid JSON"):
+        me.GameState.from_json(b"\xff")

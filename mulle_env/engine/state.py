@@ -548,9 +548,11 @@ class GameState:
     @classmethod
     def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
         """Read a position from JSON text."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
         return cls.from_dict(data, ruleset)
 
