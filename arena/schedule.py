@@ -76,17 +76,16 @@ class Plan:
         mt = self.move_timeout
         if mt is not None and (isinstance(mt, bool) or not isinstance(mt, (int, float)) or not 0 < mt < math.inf):
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
-        # Record every flag, not just the changed ones, so a line says exactly what was played.
-        # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
-        # The worker_init hook runs first, as in the workers, since it may register agents.
         import agents
 
         from .worker import load_game, make_ruleset, run_init
 
+        # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
+        # The worker_init hook runs first, as in the workers, since it may register agents.
         run_init(self.worker_init)
         for spec in specs:
             agents.canonical(spec)
-
+        # Record every flag, not just the changed ones, so a line says exactly what was played.
         rules = make_ruleset(load_game(self.game), self.ruleset)
         object.__setattr__(self, "ruleset", rules.to_dict() if hasattr(rules, "to_dict") else dict(rules or {}))
 
