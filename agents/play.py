@@ -175,7 +175,8 @@ def play_game(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, input_fn
                 print(f"--- Set {st.set_no}, deal {st.deal_no}: new cards ---", file=out)
                 where = (st.set_no, st.deal_no)
     except _Quit:
-        print(f"\nGame left at set {st.set_no}, deal {st.deal_no}; scores so far P0 {st.scores()[0]}, P1 {st.scores()[1]}.", file=out)
+        a, b = st.scores()
+        print(f"\nGame left at set {st.set_no}, deal {st.deal_no}; scores so far P0 {a}, P1 {b}.", file=out)
         return 0
     print("\n" + render_sheets(st.result()), file=out)
     return 0
@@ -216,9 +217,13 @@ def load_record(path: Path, game: int | None = None) -> dict:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ReplayFileError(f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
+            raise ReplayFileError(
+                f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read"
+            ) from None
     if not isinstance(record, dict):
-        raise ReplayFileError(f"{path}: a game record is a JSON object with keys seed, ruleset, moves, not {type(record).__name__}")
+        raise ReplayFileError(
+            f"{path}: a game record is a JSON object with keys seed, ruleset, moves, not {type(record).__name__}"
+        )
     # Arena results lines keep the move count under "moves" and the list, when the run
     # had --save-games, under "move_list"; a hand-written record may use "moves" for the list.
     if isinstance(record.get("move_list"), list):
@@ -229,7 +234,9 @@ def load_record(path: Path, game: int | None = None) -> dict:
         )
     missing = [k for k in ("seed", "moves") if k not in record]
     if missing:
-        raise ReplayFileError(f"{path}: the game record lacks {', '.join(missing)} (needs seed, moves; optional ruleset, specs)")
+        raise ReplayFileError(
+            f"{path}: the game record lacks {', '.join(missing)} (needs seed, moves; optional ruleset, specs)"
+        )
     if isinstance(record["seed"], bool) or not isinstance(record["seed"], int):
         raise ReplayFileError(f"{path}: seed must be an integer, not {record['seed']!r}")
     if not isinstance(record["moves"], list) or not all(isinstance(m, str) for m in record["moves"]):
@@ -273,15 +280,20 @@ def replay_game(record: dict, input_fn, out: TextIO, step: bool = False) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``mulle-play`` argument parser."""
-    ap = argparse.ArgumentParser(prog="mulle-play", description="Play Mulle against an agent in the terminal, or replay a game.")
-    ap.add_argument("--opponent", default="heuristic", help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
+    ap = argparse.ArgumentParser(prog="mulle-play",
+                                 description="Play Mulle against an agent in the terminal, or replay a game.")
+    ap.add_argument("--opponent", default="heuristic",
+                    help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
     ap.add_argument("--seed", type=int, default=None, help="deal seed (default: a random one, printed)")
-    ap.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat; seat 0 leads the first deal (default 0)")
+    ap.add_argument("--seat", type=int, choices=(0, 1), default=0,
+                    help="your seat; seat 0 leads the first deal (default 0)")
     ap.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                     help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
                          "(booleans: true/false, yes/no, on/off, 1/0)")
-    ap.add_argument("--replay", type=Path, metavar="FILE", help="show a finished game (.json record or .jsonl results file)")
-    ap.add_argument("--game", type=int, default=None, help="with a .jsonl results file: which game (0-based, default 0)")
+    ap.add_argument("--replay", type=Path, metavar="FILE",
+                    help="show a finished game (.json record or .jsonl results file)")
+    ap.add_argument("--game", type=int, default=None,
+                    help="with a .jsonl results file: which game (0-based, default 0)")
     ap.add_argument("--step", action="store_true", help="with --replay: wait for Enter after every move")
     return ap
 
