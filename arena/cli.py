@@ -204,11 +204,18 @@ def _check_output(parser: argparse.ArgumentParser, flag: str, path: str) -> None
 MAX_WORKERS_PER_CORE = 4
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the system says, else all of them)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse far more local workers than cores; say so when there are more than cores."""
     if args.backend != "process":
         return  # Ray workers live on the cluster, whose size this machine does not know
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     if args.workers > MAX_WORKERS_PER_CORE * cores:
         parser.error(f"--workers {args.workers} is far more than the {cores} core(s) of this machine; "
                      f"allowed: at most {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core; "

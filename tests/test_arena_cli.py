@@ -185,7 +185,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal_and_notes_said_once(tmp_pa
 
 
 def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(cli.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(cli, "usable_cores", lambda: 1)
     args, _ = cli.parse_args(_fast(tmp_path, "--workers", "3"))
     assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
 
