@@ -133,7 +133,8 @@ def render_table(view, labels: Sequence[str]) -> list[str]:
     for b in view.builds:
         owner = "nobody's" if b.owner is None else f"P{b.owner}'s"
         cards = "+".join(CARD_NAMES[f] for f in b.cards)
-        lines.extend(_wrap(f"       build [{b.value}] ", [cards, f"({owner}{', locked' if b.locked else ''})"], sep="  "))
+        lock = ", locked" if b.locked else ""
+        lines.extend(_wrap(f"       build [{b.value}] ", [cards, f"({owner}{lock})"], sep="  "))
     return lines
 
 
@@ -388,7 +389,8 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ReplayFileError(f"cannot read replay file {str(path)!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        why = getattr(exc, "strerror", None) or exc
+        raise ReplayFileError(f"cannot read replay file {str(path)!r}: {why}") from None
     # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
     # asked for must be valid: the arena leaves a torn last line when a run is cut off
     # (and skips it when it reads the file), which must not hide the games before it.

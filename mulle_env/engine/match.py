@@ -96,7 +96,8 @@ class MoveEvent:
         who = names[self.player] if names is not None else f"P{self.player}"
         if self.move.kind != "capture":
             return f"{who} plays {self.move}"
-        text = f"{who} plays capture {CARD_NAMES[self.move.card]}, taking {', '.join(CARD_NAMES[f] for f in self.taken)}"
+        taken = ", ".join(CARD_NAMES[f] for f in self.taken)
+        text = f"{who} plays capture {CARD_NAMES[self.move.card]}, taking {taken}"
         if self.mulles:
             text += f" ({self.mulles} mulle{'s' if self.mulles > 1 else ''}!)"
         if self.tabbe:
@@ -234,7 +235,8 @@ class Match:
         try:
             return self.play(move)
         except (IllegalMoveError, InvalidMoveError) as exc:
-            raise type(exc)(f"agent {getattr(agent, 'spec', agent)!r} (seat {p}) chose an illegal move: {exc}") from None
+            who = getattr(agent, "spec", agent)
+            raise type(exc)(f"agent {who!r} (seat {p}) chose an illegal move: {exc}") from None
 
     def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
                  ) -> GameResult:
