@@ -92,6 +92,12 @@ def _wrap(label: str, items: Sequence[str], sep: str = "   ", width: int = WIDTH
     return [line.replace("+ ", "+").replace(_NBSP, " ") for line in lines]
 
 
+def _prose(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped to ``width`` at spaces, never inside a card name such as ``RU 10``."""
+    glued = re.sub(r"\b(KL|SP|HJ|RU) (?=(?:10|[2-9AJQK])\b)", lambda m: m.group(1) + _NBSP, text)
+    return textwrap.fill(glued, width, break_long_words=False, break_on_hyphens=False).replace(_NBSP, " ")
+
+
 def seat_labels(specs: Sequence[str | None] | None, person: int | None = None) -> list[str]:
     """How the seats are named on screen: ``P0 (you)``, ``P1 (heuristic)``; a replay names both by spec."""
     labels = []
@@ -229,8 +235,8 @@ def render_sheets(result, labels: Sequence[str] = ("P0", "P1")) -> str:
     """The full score sheets of a finished game, set by set, and the winner."""
     short = _short(labels)
     w = max(len(x) for x in short) + 1
-    cols = (("mulle", "mulle pts", 10), ("tabbe", "tabbes", 7), ("intake", "intake pts", 11), ("bonus", "bonus", 6),
-            ("total", "total", 6))
+    cols = (("mulle", "mulle pts", 11), ("tabbe", "tabbes", 8), ("intake", "intake pts", 12), ("bonus", "bonus", 7),
+            ("total", "total", 7))
     lines = ["Final score sheets:", f"  {'':<{w + 6}}" + "".join(f"{head:>{n}}" for _, head, n in cols)]
 
     def row(title: str, p: int, s: dict) -> str:
@@ -244,19 +250,34 @@ def render_sheets(result, labels: Sequence[str] = ("P0", "P1")) -> str:
     return "\n".join(lines)
 
 
-def render_transition(match: me.Match, event, labels: Sequence[str]) -> list[str]:
-    """Lines after a move that ended a deal or a set (the set's sheet, then the new deal)."""
-    if not event.deal_over or event.game_over:
+def render_transition(match: me.Match, event, labels: Sequence[str], before=None) -> list[str]:
+    """Lines after a move that ended a deal or a set: the set's result, then the new deal.
+
+    ``before`` is the mover's view before the move; with it, the end of a set also says
+    which cards were left on the table and who got them (the last to capture).
+    """
+    if not event.deal_over:
         return []
     lines = []
     st = match.state
     if event.set_over:
         a, b = st.sheets[-1]
+        if before is not None:
+            left = [*before.loose, *(f for bld in before.builds for f in bld.cards)]
+            if event.move.kind != "capture":
+                left.append(int(event.move.card))
+            for f in event.taken:
+                left.remove(f)
+            taker = event.player if event.move.kind == "capture" else before.last_capturer
+            if left and taker is not None:
+                lines.append(f"The cards left on the table ({_cards(sorted(left))}) go to {labels[taker]}, "
+                             f"the last to capture.")
         lines.append(f"--- Set {event.set_no} over: {labels[0]} {a['total']}, {labels[1]} {b['total']} "
-                     f"(mulle pts {a['mulle']}/{b['mulle']}, tabbes {a['tabbe']}/{b['tabbe']}, "
-                     f"bonus {a['bonus']}/{b['bonus']}) ---")
-    lines.append(f"--- Set {st.set_no}, deal {st.deal_no}: 8 new cards each; {labels[st.to_move]} leads ---")
-    return lines
+                     f"(P0/P1: mulle pts {a['mulle']}/{b['mulle']}, tabbes {a['tabbe']}/{b['tabbe']}, "
+                     f"intake pts {a['intake']}/{b['intake']}, bonus {a['bonus']}/{b['bonus']}) ---")
+    if not event.game_over:
+        lines.append(f"--- Set {st.set_no}, deal {st.deal_no}: 8 new cards each; {labels[st.to_move]} leads ---")
+    return [_prose(ln) for ln in lines]
 
 
 def describe(before, move, labels: Sequence[str] | None = None) -> str:
@@ -322,7 +343,7 @@ def human_turn(match: me.Match, labels: Sequence[str], input_fn, out: TextIO):
                       file=out)
                 continue
             print("Your moves in the notation (type the number or the text):\n" + _listing(moves), file=out)
-            print(textwrap.fill(SCORE_HELP, WIDTH), file=out)
+            print(_prose(SCORE_HELP), file=out)
             print("'quit' leaves the game; Ctrl-C leaves at once.", file=out)
             continue
         move, why = parse_choice(line, moves, match)
@@ -345,17 +366,18 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
     labels = seat_labels(specs, person=seat)
     print(f"Mulle, seed {seed}: you are P{seat}, your opponent P{1 - seat} is {bot.spec}. "
           f"{ruleset.sets} set{'s' if ruleset.sets > 1 else ''} of {DEALS_PER_SET} deals.", file=out)
-    print(textwrap.fill(SCORE_HELP, WIDTH), file=out)
+    print(_prose(SCORE_HELP), file=out)
     status, left = 0, None
     try:
         while not match.over:
+            before = match.view(match.to_move)
             if match.to_move == seat:
                 event = match.play(human_turn(match, labels, input_fn, out), player=seat)
             else:
                 event = match.step(bot, rng)
             bot.observe((event.player, event.move))
             print(event.describe(labels), file=out)
-            for line in render_transition(match, event, labels):
+            for line in render_transition(match, event, labels, before):
                 print(line, file=out)
     except _Quit:
         left = ""
@@ -440,9 +462,10 @@ def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = Fal
     i = 0
     while i < n:
         print("\n" + render_position(match, labels, f"move {i + 1} of {n}"), file=out)
+        before = match.view(match.to_move)
         event = match.play(record.moves[i])
         print(f"Move {i + 1}: {event.describe(labels)}", file=out)
-        for line in render_transition(match, event, labels):
+        for line in render_transition(match, event, labels, before):
             print(line, file=out)
         i += 1
         if not step:

@@ -403,3 +403,23 @@ def test_launcher_runs_from_a_checkout(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "mulle-play"), "--replay", str(path)],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and "Final score sheets:" in proc.stdout
+
+
+def test_the_end_of_a_set_says_where_the_table_went(tmp_path):
+    record, _ = recorded_game(seed=1)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(record))
+    code, text, _ = run(["--replay", str(path)])
+    # The engine's own sweep: the table before the last move, plus a discarded last card, minus what it captured.
+    st = me.replay(1, record["moves"][:-1], me.Ruleset(sets=1))
+    left = [*st.loose, *(f for cards, _owner, _locked in st.builds.values() for f in cards)]
+    last = me.Move.from_str(record["moves"][-1])
+    event = me.move_event(st.copy(), last)
+    if last.kind != "capture":
+        left.append(int(last.card))
+    for f in event.taken:
+        left.remove(f)
+    taker = event.player if last.kind == "capture" else st.last_capturer
+    names = "  ".join(str(me.CARDS[f]) for f in sorted(left))
+    flat = " ".join(text.split())
+    assert left and " ".join(f"The cards left on the table ({names}) go to P{taker} (random), the last".split()) in flat
