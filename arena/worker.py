@@ -138,8 +138,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def play_game(task: dict) -> dict:
-    """Play the game ``task`` describes and return its result line (see docs/arena.md)."""
+def play_task(task: dict) -> dict:
+    """Play the game ``task`` describes and return its result line (see docs/arena.md).
+
+    The loop is the arena's own rather than the engine's ``Match``: it drives any game
+    of the protocol in :mod:`arena.game` (a state with ``legal_moves``, ``play``,
+    ``view``...), times each ``act`` against the per-move limit, and knows at each moment
+    whose code runs, which is what decides between a forfeit and an aborted game. With
+    ``save_games`` the line carries ``move_list``, and the line is then a game record:
+    ``GameRecord.from_dict`` and ``mulle-play --replay`` read it.
+    """
     t_start = time.perf_counter()
     run_init(task.get("worker_init"))
     game = load_game(task.get("game", "mulle_env"))
@@ -235,6 +243,10 @@ def play_game(task: dict) -> dict:
     if task.get("save_games"):
         line["move_list"] = move_list
     return line
+
+
+#: The old name of :func:`play_task`, kept for code that imports it.
+play_game = play_task
 
 
 def _forfeit(line: dict, seat: int, error: str, t_start: float, move_list=None, task=None) -> dict:
