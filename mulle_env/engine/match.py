@@ -30,7 +30,7 @@ from .errors import IllegalMoveError, InvalidMoveError
 from .moves import Move
 from .record import GameRecord
 from .ruleset import Ruleset
-from .state import GameResult, GameState, PlayerView, new_game
+from .state import GameResult, GameState, PlayerView
 
 __all__ = ["Match", "MoveEvent", "NotYourTurnError", "move_event"]
 
@@ -156,7 +156,9 @@ class Match:
 
     def __init__(self, seed: int = 0, ruleset: Ruleset | dict | None = None,
                  specs: Sequence[str | None] | None = None) -> None:
-        self.state: GameState = new_game(seed, ruleset)
+        from . import new_game as backend_new_game  # the active backend (C core when built)
+
+        self.state: GameState = backend_new_game(seed, ruleset)
         self.seed = seed
         self.ruleset: Ruleset = self.state.ruleset
         if specs is not None and len(specs) != 2:
