@@ -176,11 +176,15 @@ def play_task(task: dict) -> dict:
     }
     move_list: list[str] = []
     culprit: int | None = None
+
+    def agent(seat: int) -> str:
+        return f"agent {specs[seat]!r} (seat {seat})"
+
     try:
         seats = [agent_for(specs[0], 0), agent_for(specs[1], 1)]
     except Exception as exc:  # a spec that no longer builds is the agent's failure
         culprit = next((s for s in (0, 1) if (specs[s], s) not in _agents), 0)
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) could not be built: {_describe(exc)}", t_start)
+        return _forfeit(line, culprit, f"{agent(culprit)} could not be built: {_describe(exc)}", t_start)
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
     think = [0.0, 0.0]
     k = 0
@@ -216,17 +220,21 @@ def play_task(task: dict) -> dict:
     except MoveTimeout:
         line["think"] = [round(t, 6) for t in think]
         line["moves"] = k
-        what = f"exceeded the move time limit of {timeout:g} s" if stage == "act" else f"exceeded the time limit of {timeout:g} s in {stage}()"
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) {what} at move {k + 1}", t_start, move_list, task)
+        what = (f"exceeded the move time limit of {timeout:g} s" if stage == "act"
+                else f"exceeded the time limit of {timeout:g} s in {stage}()")
+        return _forfeit(line, culprit, f"{agent(culprit)} {what} at move {k + 1}", t_start, move_list, task)
     except Exception as exc:
         line["think"] = [round(t, 6) for t in think]
         line["moves"] = k
         if stage == "engine":
-            return _engine_failed(line, task, f"game engine raised {_describe(exc)} at move {k + 1}", t_start, move_list)
-        where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():", "observe": "raised in observe():"}[stage]
+            error = f"game engine raised {_describe(exc)} at move {k + 1}"
+            return _engine_failed(line, task, error, t_start, move_list)
+        where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():",
+                 "observe": "raised in observe():"}[stage]
         if stage != "play":
             log.debug("agent %r failed:\n%s", specs[culprit], traceback.format_exc())
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) {where} {_describe(exc)} at move {k + 1}", t_start, move_list, task)
+        error = f"{agent(culprit)} {where} {_describe(exc)} at move {k + 1}"
+        return _forfeit(line, culprit, error, t_start, move_list, task)
     try:
         result = state.result()
         d = result.to_dict()
