@@ -33,6 +33,7 @@ class Script:
         self.lines = list(lines)
         self.rng = random.Random(seed)
         self.prompts = 0
+        self.typed = 0
         self.screens = []
 
     def __call__(self, prompt: str) -> str:
@@ -42,8 +43,9 @@ class Script:
         if not prompt.startswith("your move"):
             return ""  # replay --step: Enter
         text = self.out.getvalue()
-        if text.rstrip().endswith("trotta, discard."):  # just asked for help: type a listed move
+        if text.rstrip().endswith("Ctrl-C leaves at once."):  # just asked for help: type a listed move
             listed = re.findall(r"^\s+\d+\. (.+)$", text.rsplit("Your moves in the notation", 1)[-1], re.M)
+            self.typed += 1
             return "  " + self.rng.choice(listed).lower() + " "
         screen = text.rsplit("\n-- Set ", 1)[-1]
         self.screens.append("-- Set " + screen)
@@ -79,8 +81,9 @@ def test_full_game_with_bad_input_in_between():
 
 
 def test_full_game_at_seat_one_against_pimc_typing_moves():
-    code, text, _ = run(["--opponent", "pimc:samples=2", "--seed", "5", "--seat", "1", "--rule", "sets=1"], seed=1)
+    code, text, script = run(["--opponent", "pimc:samples=2", "--seed", "5", "--seat", "1", "--rule", "sets=1"], seed=1)
     assert code == 0 and "Final score sheets:" in text and "set 2" not in text
+    assert script.typed > 3 and "Not played" not in text  # moves typed in lower case from the help list
     assert "you are P1" in text and "P0 (pimc:samples=2) plays" in text and "P1 (you) plays" in text
 
 
