@@ -426,3 +426,16 @@ def test_the_end_of_a_set_says_where_the_table_went(tmp_path):
     names = "  ".join(str(me.CARDS[f]) for f in sorted(left))
     flat = " ".join(text.split())
     assert left and " ".join(f"The cards left on the table ({names}) go to P{taker} (random), the last".split()) in flat
+
+
+def test_ctrl_c_in_a_replay_exits_130(tmp_path):
+    record, _ = recorded_game(seed=2)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(record))
+    out = io.StringIO()
+
+    def stop(prompt):
+        raise KeyboardInterrupt
+
+    assert main(["--replay", str(path), "--step"], input_fn=stop, out=out) == 130
+    assert out.getvalue().rstrip().endswith("mulle-play: interrupted")
