@@ -93,8 +93,8 @@ def _wrap(label: str, items: Sequence[str], sep: str = "   ", width: int = WIDTH
 
 
 def _prose(text: str, width: int = WIDTH) -> str:
-    """``text`` wrapped to ``width`` at spaces, never inside a card name such as ``RU 10``."""
-    glued = re.sub(r"\b(KL|SP|HJ|RU) (?=(?:10|[2-9AJQK])\b)", lambda m: m.group(1) + _NBSP, text)
+    """``text`` wrapped to ``width`` at spaces, never inside a card name (``RU 10``) or a seat (``P0 (you)``)."""
+    glued = re.sub(r"\b(KL|SP|HJ|RU|P[01]) (?=(?:10|[2-9AJQK])\b|\()", lambda m: m.group(1) + _NBSP, text)
     return textwrap.fill(glued, width, break_long_words=False, break_on_hyphens=False).replace(_NBSP, " ")
 
 
@@ -201,7 +201,8 @@ def render_moves(match: me.Match, moves: list, compact: bool = False) -> list[st
             items.append(f"{i}. {_option(m, match.preview(m) if m.kind == 'capture' else None, prev)}")
             prev = m
         if not items:
-            items = ["no move now (you own a build: keep its card)" if owns_build else "no move now"]
+            # Only the trail restriction leaves a card idle: an owner may not discard (RULES.md 4.4).
+            items = ["no move now (you own a build, so you may not discard)" if owns_build else "no move now"]
         lines.extend(_wrap(label, items, sep="  "))
     return lines
 
@@ -339,7 +340,7 @@ def human_turn(match: me.Match, labels: Sequence[str], input_fn, out: TextIO):
             raise _Quit
         if word in ("", "?", "h", "help"):
             if word == "":
-                print(f"Type a move number (1 to {len(moves)}) or a move, e.g. '{moves[0]}'; 'help' explains.",
+                print(_prose(f"Type a move number (1 to {len(moves)}) or a move, e.g. '{moves[0]}'; 'help' explains."),
                       file=out)
                 continue
             print("Your moves in the notation (type the number or the text):\n" + _listing(moves), file=out)
@@ -349,7 +350,7 @@ def human_turn(match: me.Match, labels: Sequence[str], input_fn, out: TextIO):
         move, why = parse_choice(line, moves, match)
         if move is not None:
             return move
-        print(f"Not played: {why}", file=out)
+        print(_prose(f"Not played: {why}"), file=out)
 
 
 def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, input_fn, out: TextIO,
@@ -364,8 +365,8 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
     specs = ["person", bot.spec] if seat == 0 else [bot.spec, "person"]
     match = me.Match(seed, ruleset, specs)
     labels = seat_labels(specs, person=seat)
-    print(f"Mulle, seed {seed}: you are P{seat}, your opponent P{1 - seat} is {bot.spec}. "
-          f"{ruleset.sets} set{'s' if ruleset.sets > 1 else ''} of {DEALS_PER_SET} deals.", file=out)
+    print(_prose(f"Mulle, seed {seed}: you are P{seat}, your opponent P{1 - seat} is {bot.spec}. "
+                 f"{ruleset.sets} set{'s' if ruleset.sets > 1 else ''} of {DEALS_PER_SET} deals."), file=out)
     print(_prose(SCORE_HELP), file=out)
     status, left = 0, None
     try:
@@ -376,7 +377,7 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
             else:
                 event = match.step(bot, rng)
             bot.observe((event.player, event.move))
-            print(event.describe(labels), file=out)
+            print(_prose(event.describe(labels)), file=out)
             for line in render_transition(match, event, labels, before):
                 print(line, file=out)
     except _Quit:
@@ -385,13 +386,14 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
         left, status = " (interrupted)", EXIT_INTERRUPTED
     if left is not None:
         a, b = match.state.scores()
-        print(f"\nGame left{left} at set {match.state.set_no}, deal {match.state.deal_no}, after "
-              f"{len(match.history)} moves; game scores so far {labels[0]} {a}, {labels[1]} {b}.", file=out)
+        print("\n" + _prose(f"Game left{left} at set {match.state.set_no}, deal {match.state.deal_no}, after "
+                            f"{len(match.history)} moves; game scores so far {labels[0]} {a}, {labels[1]} {b}."),
+              file=out)
     else:
         print("\n" + render_sheets(match.result(), labels), file=out)
     if save is not None:
         save.write_text(json.dumps(match.record().to_dict()) + "\n")
-        print(f"Game record saved to {save} (replay it with: mulle-play --replay {save}).", file=out)
+        print(_prose(f"Game record saved to {save} (replay it with: mulle-play --replay {save})."), file=out)
     return status
 
 
@@ -456,15 +458,15 @@ def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = Fal
     labels = seat_labels(record.specs)
     n = len(record.moves)
     who = f" ({labels[0]} vs {labels[1]})" if record.specs else ""
-    print(f"Replay of seed {record.seed}{who}, {n} moves."
-          + (" Enter: next move, b: back, q: stop." if step else ""), file=out)
+    print(_prose(f"Replay of seed {record.seed}{who}, {n} moves."
+                 + (" Enter: next move, b: back, q: stop." if step else "")), file=out)
     match = me.Match(record.seed, record.ruleset, record.specs)
     i = 0
     while i < n:
         print("\n" + render_position(match, labels, f"move {i + 1} of {n}"), file=out)
         before = match.view(match.to_move)
         event = match.play(record.moves[i])
-        print(f"Move {i + 1}: {event.describe(labels)}", file=out)
+        print(_prose(f"Move {i + 1}: {event.describe(labels)}"), file=out)
         for line in render_transition(match, event, labels, before):
             print(line, file=out)
         i += 1
@@ -484,10 +486,10 @@ def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = Fal
         print("\n" + render_sheets(final.result(), labels), file=out)
     else:
         a, b = final.state.scores()
-        print(f"\nThe record ends before the game does; game scores so far {labels[0]} {a}, {labels[1]} {b}.",
-              file=out)
+        print("\n" + _prose(f"The record ends before the game does; game scores so far {labels[0]} {a}, "
+                            f"{labels[1]} {b}."), file=out)
     if raw is not None and raw.get("status") in ("forfeit", "aborted") and raw.get("error"):
-        print(f"The arena recorded this game as {raw['status']}: {raw['error']}", file=out)
+        print(_prose(f"The arena recorded this game as {raw['status']}: {raw['error']}"), file=out)
     return 0
 
 

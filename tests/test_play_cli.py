@@ -78,6 +78,7 @@ def test_full_game_with_bad_input_in_between():
     assert "Table  " in text and "this set: mulles  mulle pts  tabbes  intake pts  bonus" in text
     assert "--- Set 2, deal 1: 8 new cards each" in text and "--- Set 1 over: P0 (you)" in text
     assert "2 per intake point above 20" in text  # the score labels are explained
+    assert max(map(len, text.splitlines())) <= 79  # an 80-column terminal never wraps a line
 
 
 def test_full_game_at_seat_one_against_pimc_typing_moves():
@@ -85,6 +86,7 @@ def test_full_game_at_seat_one_against_pimc_typing_moves():
     assert code == 0 and "Final score sheets:" in text and "set 2" not in text
     assert script.typed > 3 and "Not played" not in text  # moves typed in lower case from the help list
     assert "you are P1" in text and "P0 (pimc:samples=2) plays" in text and "P1 (you) plays" in text
+    assert max(map(len, text.splitlines())) <= 79
 
 
 def test_every_turn_fits_an_80_by_24_terminal():
@@ -125,7 +127,7 @@ def test_a_capture_says_what_it_takes_before_it_is_played():
 def test_forced_capture_off_lists_taken_cards_once():
     # Bug: the move text "capture KL 8 taking KL 7, SP A" was followed by ", taking KL 7, SP A" again.
     code, text, _ = run(["--seed", "3", "--rule", "forced_capture=false", "--rule", "sets=1"], ["1"], seed=2)
-    assert code == 0 and "Final score sheets:" in text
+    assert code == 0 and "Final score sheets:" in text and max(map(len, text.splitlines())) <= 79
     assert "plays capture KL 8, taking KL 7, SP A\n" in text
     plays = [ln for ln in text.splitlines() if " plays capture " in ln]
     assert plays and not [ln for ln in plays if ln.count("taking") != 1]
@@ -320,7 +322,7 @@ def test_replay_step_goes_back_and_stops(tmp_path):
 def test_save_then_replay_the_same_game(tmp_path):
     save = tmp_path / "mine.json"
     code, text, _ = run(["--seed", "8", "--rule", "sets=1", "--opponent", "greedy", "--save", str(save)], seed=3)
-    assert code == 0 and f"Game record saved to {save}" in text
+    assert code == 0 and f"Game record saved to {save}" in " ".join(text.split())
     data = json.loads(save.read_text())
     assert data["specs"] == ["person", "greedy"] and data["result"] is not None
     final = text.rsplit("Final score sheets:", 1)[1].split("Game record saved")[0]
