@@ -4,7 +4,7 @@ Ray is an optional extra (``pip install 'mulle-env[ray]'``). Without ``--ray-add
 a local Ray is started with ``workers`` CPUs; with one (``auto``, ``ray://host:10001``)
 the tasks go to that cluster, whose workers must have this package installed.
 
-Each game is one Ray task running :func:`arena.worker.play_task`, so results are the
+Each game is one Ray task running :func:`arena.worker.play_game`, so results are the
 same as with the process pool. Ray retries a task whose worker process died (up to
 ``max_attempts`` runs); a game that still fails, or runs past ``game_timeout``, is
 recorded as ``aborted``. Results come back to this process, which writes the file, so
@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Callable, Iterable
 
-from .worker import aborted, play_task
+from .worker import aborted, play_game
 
 log = logging.getLogger("arena.ray")
 
@@ -75,7 +75,7 @@ class RayBackend:
             return bool(pending)
 
         ray = self._init()
-        remote = ray.remote(play_task).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
+        remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         window = 2 * self.workers
         inflight: dict = {}
         stopping = False
