@@ -4,9 +4,10 @@
 :class:`MoveEvent` s (who played what, what a capture took, whether a deal, set or the
 game ended). It never blocks: :meth:`Match.play` applies a move that arrives from
 outside (a person at a terminal or a browser), :meth:`Match.step` asks an agent seat for
-its move, and :meth:`Match.play_out` runs a whole game between agents. The arena, the
-training tools, ``mulle-play`` and the live server build on it; :meth:`Match.record`
-gives the JSON :class:`~mulle_env.engine.record.GameRecord` they all read back.
+its move, and :meth:`Match.play_out` runs a whole game between agents. The training
+tools, ``mulle-play`` and the live server build on it; :meth:`Match.record` gives the
+JSON :class:`~mulle_env.engine.record.GameRecord` they and the arena's results lines
+(with ``--save-games``) share.
 
 Agents are duck-typed (anything with ``act(view, legal_moves, rng)``, optionally
 ``reset()`` and ``observe((player, move))``): the engine knows nothing of the
