@@ -18,7 +18,6 @@ runs in Python (:func:`.rules.capture_choices`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from . import _core, rules
@@ -102,8 +101,8 @@ class GameState(_core.Core):
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: own hand, the table, public piles and counts."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if player.__class__ is not int or player not in (0, 1):
+            player = _py._seat(player)  # the reference engine's check (numpy ints pass, 1.0 and True do not)
         public = self._public
         if public is None:
             card = CARDS.__getitem__
@@ -197,14 +196,8 @@ class GameState(_core.Core):
         except (OverflowError, ValueError) as exc:  # e.g. a tabbe count beyond 64 bits
             raise InvalidPositionError(f"the position does not fit the compiled core: {exc}") from None
 
-    @classmethod
-    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
-        """Read a position from JSON text."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
-        return cls.from_dict(data, ruleset)
+    # The reference's from_json (its checks and errors), reading through this class's from_dict.
+    from_json = classmethod(_py.GameState.from_json.__func__)
 
 
 for _name in _SHARED:
