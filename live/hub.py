@@ -509,7 +509,7 @@ class Table:
         self.request = None
         self.notify("game_over", {
             "scores": list(result.scores), "winner": result.winner,
-            "sheets": [[a, b] for a, b in result.sheets], "totals": list(result.totals),
+            "sheets": [[a, b] for a, b in self.match.state.sheets], "totals": list(result.totals),
             "record": self.match.record().to_dict(), "table": self.info(),
         })
         self._maybe_close()

@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import threading
+import weakref
 from importlib import resources
 
 from aiohttp import WSMsgType, web
@@ -34,6 +35,7 @@ __all__ = ["ServerThread", "make_app", "start"]
 log = logging.getLogger("live")
 
 _HUB = web.AppKey("hub", Hub)
+_SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 #: Largest replay upload (a record of a long game is a few kB).
 MAX_REPLAY_BYTES = 1 << 20
 
@@ -73,6 +75,7 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
     # and the connection goes on.
     ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30)
     await ws.prepare(request)
+    request.app[_SOCKETS].add(ws)
     conn = Connection(ws.send_str)
     try:
         async for msg in ws:
@@ -92,6 +95,8 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
 
 
 async def _on_shutdown(app: web.Application) -> None:
+    for ws in list(app[_SOCKETS]):
+        await ws.close(code=1001, message=b"server shutting down")
     app[_HUB].shutdown()
 
 
@@ -99,6 +104,7 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     """The aiohttp application serving the page, ``/ws`` and the APIs with a fresh :class:`Hub`."""
     app = web.Application(client_max_size=MAX_REPLAY_BYTES)
     app[_HUB] = Hub(config)
+    app[_SOCKETS] = weakref.WeakSet()
     app.router.add_get("/", _index)
     app.router.add_get("/ws", _ws)
     app.router.add_get("/api/agents", _agents)

@@ -152,8 +152,7 @@ function onNotification(event, data, view) {
   switch (event) {
     case "moved":
       if (ui.request) ui.request = null;
-      log(data.text, data.player === ui.seat);
-      $("last-move").textContent = data.text;
+      log(eventText(data), data.player === ui.seat);
       break;
     case "set_over":
       log(`set ${data.set} over: ${seatName(0)} ${data.sheets[0].total}, ${seatName(1)} ${data.sheets[1].total}`);
@@ -205,6 +204,15 @@ function leave() {
   $("game").hidden = true;
   $("start").hidden = false;
   setTimeout(() => { ui.leaving = false; }, 100);
+}
+
+function eventText(e) {
+  // One move for people, with the seat's name and what a capture took.
+  let text = `${seatName(e.player)}: ${e.move}`;
+  if (e.taken && e.taken.length) text += `, taking ${e.taken.join(", ")}`;
+  if (e.mulles) text += ` (${e.mulles} mulle${e.mulles > 1 ? "s" : ""}!)`;
+  if (e.tabbe) text += " – tabbe!";
+  return text;
 }
 
 function log(text, mine = false) {
@@ -290,10 +298,10 @@ function render() {
     $(`${side}-tabbe`).textContent = v.tabbe[seat];
     $(`${side}-score`).textContent = v.scores[seat].total;
   }
-  if (v.last_move) {
+  if (v.last_move && ui.mode !== "replay") {
     const taken = v.last_taken && v.last_taken.length ? `, taking ${v.last_taken.join(", ")}` : "";
-    $("last-move").textContent = `Last: ${seatName(v.last_move[0])} played ${v.last_move[1]}${taken}`;
-  }
+    $("last-move").textContent = `Last: ${seatName(v.last_move[0])}: ${v.last_move[1]}${taken}`;
+  } else if (!v.last_move) $("last-move").textContent = "";
   renderSheets(v);
 }
 
@@ -351,8 +359,8 @@ function showFrame(i) {
   ui.frame = Math.max(0, Math.min(i, ui.frames.length - 1));
   const f = ui.frames[ui.frame];
   $("rp-pos").textContent = `move ${ui.frame} / ${ui.frames.length - 1}`;
-  $("last-move").textContent = f.text || "";
-  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: fr.text })));
+  $("last-move").textContent = f.event ? `Last: ${eventText(f.event)}` : "";
+  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event) })));
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
   if (over && ui.record.result) {
