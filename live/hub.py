@@ -112,7 +112,7 @@ class Connection:
                 return
             try:
                 await self._send_text(text)
-            except Exception:  # the peer went away; the reader side reports the close
+            except Exception:  # noqa: BLE001 - the peer went away; the reader side reports the close
                 self.closed = True
                 return
 
@@ -122,7 +122,7 @@ class Connection:
             self._queue.put_nowait(None)
             try:
                 await asyncio.wait_for(self._writer, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 self._writer.cancel()
         self.closed = True
 
@@ -556,11 +556,11 @@ class Table:
                 asyncio.get_running_loop().run_in_executor(self.hub.executor, agent.act, view, legal, seat.rng), limit)
             if move not in legal:
                 failure = f"chose an illegal move: {move!s:.80}"
-        except asyncio.TimeoutError:
+        except TimeoutError:
             failure = f"took longer than the move time limit of {limit:g} s"
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # an agent's bug must not stop the table
+        except Exception as exc:  # noqa: BLE001 - an agent's bug must not stop the table
             failure = f"crashed: {type(exc).__name__}: {exc}"
         if token != self._token or self.closed:
             return  # a person took the seat, or the table closed, while the agent thought

@@ -19,6 +19,7 @@ import logging
 import threading
 import weakref
 from importlib import resources
+from typing import Self
 
 from aiohttp import WSMsgType, web
 
@@ -150,7 +151,7 @@ class ServerThread:
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="live-server", daemon=True)
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         self._thread.start()
         self._runner, self.url = asyncio.run_coroutine_threadsafe(
             start(self.config, self.host, self.port), self._loop).result(30)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -13,14 +14,14 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
-import agents  # noqa: E402
-from agents.base import Agent  # noqa: E402
-from live.hub import LiveConfig  # noqa: E402
-from live.protocol import ErrorCode  # noqa: E402
-from live.server import ServerThread  # noqa: E402
-from mulle_env.engine.match import Match  # noqa: E402
-from mulle_env.engine.record import GameRecord  # noqa: E402
-from tests.live_helpers import Client, play_to_end  # noqa: E402
+import agents
+from agents.base import Agent
+from live.hub import LiveConfig
+from live.protocol import ErrorCode
+from live.server import ServerThread
+from mulle_env.engine.match import Match
+from mulle_env.engine.record import GameRecord
+from tests.live_helpers import Client, play_to_end
 
 CONFIG = LiveConfig(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
 
@@ -594,17 +595,13 @@ def test_cli_serves_on_the_given_port():
     loop_box = {}
 
     def serve():
-        import asyncio as aio
-
-        loop = aio.new_event_loop()
+        loop = asyncio.new_event_loop()
         loop_box["loop"] = loop
         args, config = cli.parse_config(["--port", str(port)])
         task = loop.create_task(cli._serve(config, args.host, port, Out()))
         loop_box["task"] = task
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             loop.run_until_complete(task)
-        except BaseException:
-            pass
         loop.close()
 
     t = threading.Thread(target=serve, daemon=True)
@@ -627,6 +624,6 @@ def test_the_package_imports_without_aiohttp():
     code = ("import sys; sys.modules['aiohttp'] = None\n"
             "import live, live.hub, live.protocol, live.views, live.cli\n"
             "print(live.LiveConfig().opponent)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "heuristic"
