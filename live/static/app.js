@@ -363,9 +363,10 @@ function showFrame(i) {
   fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event) })));
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
-  if (over && ui.record.result) {
-    const s = ui.record.result.scores;
-    $("game-over").textContent = `Final: ${seatName(0)} ${s[0]} – ${seatName(1)} ${s[1]}`;
+  if (over) {
+    const s = f.view.scores.map((x) => x.total);
+    const w = s[0] === s[1] ? "A draw." : `${seatName(s[0] > s[1] ? 0 : 1)} wins.`;
+    $("game-over").textContent = `Final: ${seatName(0)} ${s[0]} – ${seatName(1)} ${s[1]}. ${w}`;
   }
   setView(f.view);
 }
