@@ -421,7 +421,7 @@ class Table:
         self.notify("lobby_update", {"action": "start_game", "table": self.info()}, with_view=False)
         self.notify("game_started", {"game": self.games, "seats": self.seats_public()})
         self.notify("deal", self._deal_data())
-        self.notify("player_turn_changed", {"current_turn_index": self.match.to_move})
+        self.notify("player_turn_changed", {"current_turn_index": self.match.to_move}, with_view=False)
         self._advance()
 
     def _new_agent(self, seat: _Seat, spec: str | None = None) -> None:
@@ -500,7 +500,7 @@ class Table:
             return
         if event.deal_over:
             self.notify("deal", self._deal_data())
-        self.notify("player_turn_changed", {"current_turn_index": st.to_move})
+        self.notify("player_turn_changed", {"current_turn_index": st.to_move}, with_view=False)
         self._advance()
 
     def _game_over(self) -> None:
