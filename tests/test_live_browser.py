@@ -136,7 +136,9 @@ def test_a_whole_game_against_random_by_clicking(server, page):
     over = page.inner_text("#game-over")
     assert f"{result.scores[0]}" in over and f"{result.scores[1]}" in over
     assert clicks == sum(1 for e in table.match.history if e.player == 0)
-    assert page.locator("#sheet-table tr").count() == 1 + 2  # header + both seats' sheet for the one set
+    assert page.locator("#sheets table.sheet").count() == 1  # one set, one score sheet
+    totals = page.locator("#sheets table.sheet tr.total td").all_inner_texts()
+    assert totals == ["total", str(result.scores[0]), str(result.scores[1])]
     assert page.inner_text("#turn") == "Game over"
     # The lobby offers a new game.
     assert page.is_visible("#start-btn") and page.inner_text("#start-btn") == "New game"

@@ -216,16 +216,15 @@ function eventText(e) {
 }
 
 function log(text, mine = false) {
-  const item = el("li", { class: mine ? "me" : "", text });
-  $("log").append(item);
-  item.scrollIntoView({ block: "nearest" });
+  $("log").append(el("li", { class: mine ? "me" : "", text }));
+  $("log-box").scrollTop = $("log-box").scrollHeight;
 }
 
 // ----- drawing -----------------------------------------------------------------------------------
 function seatName(seat) {
   if (ui.mode === "replay") {
     const specs = ui.record && ui.record.specs;
-    return specs && specs[seat] ? specs[seat] : `P${seat}`;
+    return specs && specs[seat] ? specs[seat].replace(/^person:/, "") : `P${seat}`;
   }
   const s = ui.table && ui.table.seats ? ui.table.seats[seat] : null;
   if (!s) return `P${seat}`;
@@ -309,12 +308,12 @@ function renderSheets(v) {
   const box = $("sheets");
   box.className = "sheets";
   if (!v.sheets.length) { fill(box, []); return; }
-  const rows = [];
-  v.sheets.forEach((pair, i) => pair.forEach((s, seat) => rows.push(el("tr", {},
-    el("td", { text: `Set ${i + 1} · ${seatName(seat)}` }), el("td", { text: s.mulle }), el("td", { text: s.tabbe }),
-    el("td", { text: s.intake }), el("td", { text: s.bonus }), el("td", { text: s.total })))));
-  fill(box, [el("h3", { text: "Score sheets" }), el("table", { id: "sheet-table" },
-    el("tr", {}, ...["", "mulle", "tabbe", "intake", "bonus", "total"].map((h) => el("th", { text: h }))), ...rows)]);
+  // One small table per finished set: the score sheet's lines down, the two seats across.
+  const tables = v.sheets.map((pair, i) => el("table", { class: "sheet", "data-set": i + 1 },
+    el("tr", {}, el("th", { text: `Set ${i + 1}` }), el("th", { text: seatName(0) }), el("th", { text: seatName(1) })),
+    ...["mulle", "tabbe", "intake", "bonus", "total"].map((k) => el("tr", { class: k },
+      el("td", { text: k }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
+  fill(box, [el("h3", { text: "Score sheets" }), ...tables]);
 }
 
 // ----- playing: a click on a hand card ----------------------------------------------------------
@@ -361,6 +360,7 @@ function showFrame(i) {
   $("rp-pos").textContent = `move ${ui.frame} / ${ui.frames.length - 1}`;
   $("last-move").textContent = f.event ? `Last: ${eventText(f.event)}` : "";
   fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event) })));
+  $("log-box").scrollTop = $("log-box").scrollHeight;
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
   if (over) {
