@@ -224,6 +224,10 @@ class Table:
             for w in self.watchers:
                 w.send(msg)
 
+    def _history(self) -> list[dict]:
+        # Every move so far is public: a (re)joining page rebuilds its move list from it.
+        return [e.to_dict() for e in self.match.history] if self.match is not None else []
+
     def _send_request(self, person: Person) -> None:
         request_id, seat = self.request
         person.conn.send(message("request", {
@@ -262,7 +266,7 @@ class Table:
             "protocol_version": PROTOCOL_VERSION, "session_id": person.session_id, "player_name": person.name,
             "seat": person.seat, "host": self.host is person, "rejoined": rejoin, "table": self.info(),
             "view": self._view_for_seat(person.seat),
-            "last_event": self.match.history[-1].to_dict() if self.match and self.match.history else None,
+            "history": self._history(),
         }))
 
     def rejoin(self, person: Person, conn: Connection) -> None:
@@ -337,7 +341,7 @@ class Table:
         self._cancel_close()
         conn.send(message("watch_confirmation", {
             "protocol_version": PROTOCOL_VERSION, "table": self.info(), "view": self._spectator(),
-            "last_event": self.match.history[-1].to_dict() if self.match and self.match.history else None,
+            "history": self._history(),
         }))
         self._advance()
 

@@ -98,8 +98,8 @@ def sit_down(page, server, table: str, name: str = "Anna", seed: int | None = No
              opponent: str = "random") -> None:
     query = f"?delay=0&table={table}&name={name}" + (f"&seed={seed}" if seed is not None else "")
     page.goto(server.url + "/" + query)
-    page.wait_for_selector("#opponent option", state="attached")
-    page.select_option("#opponent", opponent)
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.fill("#opponent", opponent)
     page.select_option("#sets", str(sets))
     page.click("#join-btn")
     page.wait_for_selector("#game:not([hidden])")
@@ -265,14 +265,14 @@ def test_screenshot_and_its_key_elements(server, page, tmp_path):
 
 def test_watch_two_agents_to_the_end(server, page):
     page.goto(server.url + "/?seed=2&sets=1")
-    page.wait_for_selector("#watch-a option", state="attached")
-    page.select_option("#watch-a", "random")
-    page.select_option("#watch-b", "greedy")
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.fill("#watch-a", "random")
+    page.fill("#watch-b", "greedy:risk=0.5")
     page.fill("#watch-speed", "0")
     page.click("#watch-btn")
     page.wait_for_selector("#game-over:not([hidden])", timeout=20_000)
     assert page.locator("#top-hand .card.back").count() == 0  # both hands shown, no card backs
-    assert "greedy" in page.inner_text("#top-name")
+    assert "greedy:risk=0.5" in page.inner_text("#top-name")
 
 
 def test_server_errors_are_shown(server, browser, page):
@@ -280,9 +280,26 @@ def test_server_errors_are_shown(server, browser, page):
     other = browser.new_page()
     try:
         other.goto(server.url + "/?table=browser-error&name=anna")
-        other.wait_for_selector("#opponent option", state="attached")
+        other.wait_for_selector("#agent-names option", state="attached")
         other.click("#join-btn")
         other.wait_for_selector("#error:not([hidden])")
         assert "2004" in other.inner_text("#error") and other.is_visible("#start")
     finally:
         other.close()
+
+
+def test_a_reload_inside_the_grace_period_keeps_the_seat(server, page):
+    sit_down(page, server, "browser-reload", seed=4)
+    start(page)
+    page.locator("#hand.active .card:not(.unusable)").first.click()
+    if page.is_visible("#choices"):
+        page.locator("#choices button[data-move]").first.click()
+    page.wait_for_selector("#hand.active .card")
+    before = page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    page.reload()
+    page.wait_for_selector("#hand.active .card")  # back at the table, asked to move again
+    assert page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)") == before
+    assert page.is_hidden("#start") and "you are back" in page.inner_text("#log")
+    assert page.locator("#log li").count() == 1 + 2  # the two moves so far, rebuilt from the history
+    table = server.call(lambda: server.hub.tables["browser-reload"])
+    assert server.call(lambda: table.seats[0].person.name) == "Anna"

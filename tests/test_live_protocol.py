@@ -170,11 +170,12 @@ def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server
         await a.join(name, "Anna", seed=8)
         await a.send("lobby_action", {"action": "start_game"})
         req = await a.expect("request")
-        await a.play_first(req)  # the agent in seat 1 answers, then Anna is asked again
+        first = await a.play_first(req)  # the agent in seat 1 answers, then Anna is asked again
         req = await a.expect("request")
         conf = await b.join(name, "Bert")
         assert conf["seat"] == 1 and conf["view"]["player"] == 1 and conf["table"]["phase"] == "playing"
-        assert conf["view"]["hand"] and conf["last_event"]["player"] == 1
+        assert conf["view"]["hand"] and len(conf["history"]) == 2
+        assert conf["history"][0]["move"] == first and conf["history"][1]["player"] == 1
         # Bert now plays seat 1: after Anna's move, Bert is asked.
         await a.play_first(req)
         breq = await b.expect("request")

@@ -106,6 +106,7 @@ function onMessage(msg) {
       ui.table = p.table;
       ui.request = null;
       enterGame();
+      restoreLog(p.history);
       setView(p.view);
       if (p.rejoined) log(`you are back at seat ${p.seat}`);
       break;
@@ -114,6 +115,7 @@ function onMessage(msg) {
       ui.seat = null;
       ui.table = p.table;
       enterGame();
+      restoreLog(p.history);
       setView(p.view);
       break;
     case "request":
@@ -179,7 +181,7 @@ function onNotification(event, data, view) {
     case "player_joined": log(`${data.player_name} sits down in seat ${data.seat}`); break;
     case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.seat}`); break;
     case "player_dropped": log(`${data.player_name} lost the connection (seat kept ${data.grace} s)`); break;
-    case "player_reconnected": log(`${data.player_name} is back`); break;
+    case "player_reconnected": if (data.seat !== ui.seat) log(`${data.player_name} is back`); break;
     case "agent_replaced": log(`agent ${data.agent} ${data.reason}; ${data.replaced_by_name} plays on`); break;
   }
   if (view !== undefined && view !== null) setView(view); else render();
@@ -213,6 +215,11 @@ function eventText(e) {
   if (e.mulles) text += ` (${e.mulles} mulle${e.mulles > 1 ? "s" : ""}!)`;
   if (e.tabbe) text += " – tabbe!";
   return text;
+}
+
+function restoreLog(history) {
+  fill($("log"), []);
+  for (const e of history || []) log(eventText(e), e.player === ui.seat);
 }
 
 function log(text, mine = false) {
@@ -416,19 +423,18 @@ async function loadAgents() {
   const res = await fetch("/api/agents");
   const data = await res.json();
   const names = Object.keys(data.agents);
-  for (const id of ["opponent", "watch-a", "watch-b", "lobby-opponent"]) {
-    fill($(id), names.map((n) => el("option", { value: n, title: data.agents[n], text: n })));
-  }
-  $("opponent").value = params.get("opponent") || data.default.split(":")[0];
+  fill($("agent-names"), names.map((n) => el("option", { value: n, text: data.agents[n] })));
+  $("opponent").value = params.get("opponent") || data.default;
   $("watch-a").value = names.includes("heuristic") ? "heuristic" : names[0];
   $("watch-b").value = names.includes("greedy") ? "greedy" : names[names.length - 1];
+  ui.agentsLoaded = true;
 }
 
 function joinTable() {
   const table = $("table-name").value.trim();
   const name = $("player-name").value.trim();
   if (!table || !name) { showError("a table name and your name, please"); return; }
-  const payload = { table_name: table, player_name: name, opponent: $("opponent").value, sets: Number($("sets").value),
+  const payload = { table_name: table, player_name: name, opponent: $("opponent").value.trim() || undefined, sets: Number($("sets").value),
     agent_delay_ms: Number(params.get("delay") ?? 500) };
   if (params.get("seed")) payload.seed = Number(params.get("seed"));
   ui.mode = "play";
@@ -436,7 +442,7 @@ function joinTable() {
 }
 
 function watchAgents() {
-  const payload = { agents: [$("watch-a").value, $("watch-b").value], delay_ms: Number($("watch-speed").value) };
+  const payload = { agents: [$("watch-a").value.trim(), $("watch-b").value.trim()], delay_ms: Number($("watch-speed").value) };
   if (params.get("seed")) payload.seed = Number(params.get("seed"));
   if (params.get("sets")) payload.sets = Number(params.get("sets"));
   $("speed").value = $("watch-speed").value;
@@ -449,7 +455,7 @@ $("watch-btn").addEventListener("click", watchAgents);
 $("replay-btn").addEventListener("click", startReplay);
 $("leave-btn").addEventListener("click", leave);
 $("start-btn").addEventListener("click", () => send("lobby_action", { action: "start_game" }));
-$("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value } }));
+$("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value.trim() } }));
 $("watch-speed").addEventListener("input", (e) => { $("watch-speed-out").textContent = `${e.target.value} ms`; });
 $("speed").addEventListener("change", (e) => { $("speed-out").textContent = `${e.target.value} ms`; send("set_speed", { delay_ms: Number(e.target.value) }); });
 $("rp-first").addEventListener("click", () => showFrame(0));
