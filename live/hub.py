@@ -724,8 +724,8 @@ class Hub:
             name = f"{WATCH_PREFIX}{next(self._watch_ids)}-{secrets.token_hex(3)}"
             table = self._new_table(name, opponent=specs[1], seed=p["seed"], sets=p["sets"], agent_delay=delay,
                                     watch=True, specs=specs)
+            table.start_game()  # nobody watches yet, so the agents wait for the watcher's confirmation
             table.add_watcher(conn)
-            table.start_game()
             return
         table = self.tables.get(p["table_name"])
         if table is None:

@@ -485,6 +485,7 @@ def test_watch_two_agents_with_both_hands_and_a_chosen_speed(server):
         await c.send("watch", {"agents": ["random", "greedy"], "delay_ms": 0, "seed": 4, "sets": 1})
         conf = (await c.expect("watch_confirmation"))["payload"]
         assert conf["table"]["watch"] is True and conf["table"]["seats"][1]["name"] == "greedy"
+        assert conf["table"]["phase"] == "playing" and len(conf["view"]["hands"][0]) == 8
         await c.send("set_speed", {"delay_ms": 1})
         upd = await c.expect("notification", "lobby_update")
         while upd["payload"]["data"]["action"] != "set_speed":
