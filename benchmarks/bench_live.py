@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -102,6 +103,16 @@ async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio
         await ws.send_json({"type": "leave", "payload": {}})
 
 
+def process_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc), or None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-quantile (0..1) of values, in milliseconds."""
     if not values:
@@ -110,7 +121,8 @@ def pct(values: list[float], q: float) -> float:
     return 1000 * values[min(len(values) - 1, int(q * len(values)))]
 
 
-async def run(url: str, tables: int, think: float, warmup: float, seconds: float, seed: int) -> dict:
+async def run(url: str, tables: int, think: float, warmup: float, seconds: float, seed: int,
+              server_pid: int | None = None) -> dict:
     """Run the players, measure for ``seconds`` after ``warmup``; return the figures."""
     stats, stop = Stats(), asyncio.Event()
     tasks = []
@@ -118,13 +130,17 @@ async def run(url: str, tables: int, think: float, warmup: float, seconds: float
         tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i)))
         await asyncio.sleep(0.005)  # a ramp, not a thundering herd of joins
     await asyncio.sleep(warmup)
+    gc.collect()
+    gc.freeze()  # the players' own collector pauses would show up as server latency
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    server0 = process_cpu(server_pid) if server_pid else None
     stats.recording = True
     t0 = time.perf_counter()
     await asyncio.sleep(seconds)
     stats.recording = False
     dt = time.perf_counter() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    server1 = process_cpu(server_pid) if server_pid else None
     stop.set()
     await asyncio.wait(tasks, timeout=10)
     lat = stats.latencies
@@ -136,6 +152,7 @@ async def run(url: str, tables: int, think: float, warmup: float, seconds: float
                        "p99": round(pct(lat, 0.99), 2), "max": round(1000 * max(lat), 2) if lat else None,
                        "mean": round(1000 * statistics.fmean(lat), 2) if lat else None},
         "players_cpu_s": round((cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime), 2),
+        "server_cpu_s": round(server1 - server0, 2) if server0 is not None and server1 is not None else None,
     }
 
 
@@ -154,7 +171,7 @@ def main(argv=None) -> int:
     for tables in args.tables:
         proc, url = start_server(max(1000, 2 * tables), args.workers)
         try:
-            figures = asyncio.run(run(url, tables, args.think, args.warmup, args.seconds, args.seed))
+            figures = asyncio.run(run(url, tables, args.think, args.warmup, args.seconds, args.seed, proc.pid))
         finally:
             proc.terminate()
             proc.wait(10)
@@ -162,11 +179,13 @@ def main(argv=None) -> int:
         lat = figures["latency_ms"]
         print(f"{tables:4d} tables  think {args.think:g} s  {figures['moves_per_s']:8.1f} moves/s  "
               f"reply latency p50 {lat['p50']:.2f} ms  p99 {lat['p99']:.2f} ms  max {lat['max']} ms  "
-              f"errors {figures['errors']}", flush=True)
+              f"errors {figures['errors']}  CPU s: server {figures['server_cpu_s']} players {figures['players_cpu_s']}",
+              flush=True)
     result = {
         "benchmark": "live server load (scripted WebSocket players vs random, loopback)",
         "runs": runs,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                    "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
         "command": "python benchmarks/bench_live.py " + " ".join(sys.argv[1:] if argv is None else argv),
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
