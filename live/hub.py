@@ -582,6 +582,25 @@ class Table:
         self._after_move(self.match.play(move, player=seat.index))
 
 
+class _RecentSet:
+    """A set that forgets its oldest entries beyond ``size`` (expired sessions must not grow without end)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: dict[str, None] = {}
+
+    def add(self, item: str) -> None:
+        self._items[item] = None
+        if len(self._items) > self._size:
+            del self._items[next(iter(self._items))]
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class Hub:
     """All tables and sessions of one server (see the module docstring).
 
@@ -593,8 +612,8 @@ class Hub:
         self.config = config or LiveConfig()
         self.tables: dict[str, Table] = {}
         self.sessions: dict[str, Person] = {}
-        #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001).
-        self.expired: set[str] = set()
+        #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001); the newest only.
+        self.expired = _RecentSet(100_000)
         self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
         self._watch_ids = itertools.count(1)
 

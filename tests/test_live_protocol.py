@@ -276,6 +276,23 @@ def test_bad_messages_get_1001_and_the_connection_goes_on(server):
     run(go())
 
 
+def test_a_server_bug_answers_1000_and_the_connection_goes_on(server, monkeypatch):
+    def broken(conn, payload):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(server.hub, "_on_set_speed", broken)
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("set_speed", {"delay_ms": 5})
+        err = await c.error()
+        assert err["code"] == ErrorCode.UNKNOWN_ERROR and err["details"] == {"exception_type": "RuntimeError"}
+        await c.send("ping", {"timestamp": "after"})
+        assert (await c.expect("pong"))["payload"]["timestamp"] == "after"
+        await c.close()
+    run(go())
+
+
 def test_session_and_table_errors(server):
     async def go():
         c = await Client.open(server.url)
