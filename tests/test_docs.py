@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", flags=re.S | re.M)
+FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
 
 
 def blocks(page: Path, kinds: tuple[str, ...]) -> list[str]:
