@@ -235,6 +235,14 @@ def test_screenshot_and_its_key_elements(server, page, tmp_path):
     page.wait_for_selector("#hand.active .card")
     table = server.call(lambda: server.hub.tables["browser-shot"])
     view = server.call(lambda: table.match.view(0).to_dict())
+    # Open the choice of a card with several uses, so the picture shows the offer too.
+    match = server.call(lambda: table.match)
+    several = [(c, u) for c, u in server.call(lambda: uses_by_card(match)).items() if len(u) >= 2]
+    if several:
+        page.locator(f'#hand .card[data-card="{several[0][0]}"]').first.click()
+        page.wait_for_selector("#choices:not([hidden])")
+        offered = page.locator("#choices button[data-move]").evaluate_all("bs => bs.map(b => b.dataset.move)")
+        assert sorted(offered) == sorted(several[0][1])
     target = Path(os.environ.get("MULLE_LIVE_SCREENSHOT") or tmp_path / "live.png")
     page.screenshot(path=str(target))
     assert target.stat().st_size > 10_000
