@@ -73,8 +73,9 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
     hub = request.app[_HUB]
     limit = hub.config.max_message
     # aiohttp closes the connection (1009) above its own cap; below it, oversized messages get error 1001
-    # and the connection goes on.
-    ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30)
+    # and the connection goes on. No per-message deflate: the messages are a few kB of JSON, and
+    # compressing them cost a quarter of the server's CPU per move in bench_live.py.
+    ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30, compress=False)
     await ws.prepare(request)
     request.app[_SOCKETS].add(ws)
     conn = Connection(ws.send_str)
