@@ -254,7 +254,7 @@ class Table:
         self.hub.sessions[person.session_id] = person
         self._cancel_close()
         self._attach(person, conn, rejoin=False)
-        self.notify("player_joined", {"seat": seat.index, "player_name": name, "replaced": seat.spec,
+        self.notify("player_joined", {"player_index": seat.index, "player_name": name, "replaced": seat.spec,
                                       "table": self.info()}, with_view=False)
         self._turn_changed_for_seat(seat.index)
         return person
@@ -278,10 +278,10 @@ class Table:
         if old is not None and old is not conn:
             old.person = None
             old.send(message("error", {"message": "this session continued on another connection",
-                                       "code": int(ErrorCode.ALREADY_ON_TABLE), "details": {"seat": person.seat}}))
+                                       "code": int(ErrorCode.ALREADY_ON_TABLE), "details": {"player_index": person.seat}}))
         self._cancel_close()
         self._attach(person, conn, rejoin=True)
-        self.notify("player_reconnected", {"seat": person.seat, "player_name": person.name, "table": self.info()},
+        self.notify("player_reconnected", {"player_index": person.seat, "player_name": person.name, "table": self.info()},
                     with_view=False)
         if self.request is not None and self.request[1] == person.seat:
             self._send_request(person)
@@ -291,7 +291,7 @@ class Table:
     def dropped(self, person: Person) -> None:
         """The person's connection closed without ``leave``: keep the seat for the grace period."""
         person.conn = None
-        self.notify("player_dropped", {"seat": person.seat, "player_name": person.name, "grace": self.hub.config.grace,
+        self.notify("player_dropped", {"player_index": person.seat, "player_name": person.name, "grace": self.hub.config.grace,
                                        "table": self.info()}, with_view=False)
         loop = asyncio.get_running_loop()
         person.grace = loop.call_later(self.hub.config.grace, self._grace_over, person)
@@ -326,7 +326,7 @@ class Table:
         self._token += 1
         if self.match is not None and self.phase == "playing":
             self._new_agent(seat)
-        self.notify("player_left", {"seat": seat.index, "player_name": person.name, "reason": reason,
+        self.notify("player_left", {"player_index": seat.index, "player_name": person.name, "reason": reason,
                                     "replaced_by_name": seat.spec, "table": self.info()}, with_view=False)
         self._maybe_close()
         self._advance()
@@ -573,7 +573,7 @@ class Table:
                         self.hub.config.fallback)
             old = seat.spec
             self._new_agent(seat, self.hub.config.fallback)
-            self.notify("agent_replaced", {"seat": seat.index, "agent": old, "replaced_by_name": seat.spec,
+            self.notify("agent_replaced", {"player_index": seat.index, "agent": old, "replaced_by_name": seat.spec,
                                            "reason": failure, "seconds": round(time.perf_counter() - started, 3),
                                            "table": self.info()}, with_view=False)
             self._token += 1

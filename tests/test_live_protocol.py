@@ -226,7 +226,7 @@ def test_after_the_grace_period_an_agent_has_the_seat_and_the_session_expired(se
         dropped = await b.expect("notification", "player_dropped")
         assert dropped["payload"]["data"]["grace"] == CONFIG.grace
         left = await b.expect("notification", "player_left", timeout=5)
-        assert left["payload"]["data"]["reason"] == "timeout" and left["payload"]["data"]["seat"] == 0
+        assert left["payload"]["data"]["reason"] == "timeout" and left["payload"]["data"]["player_index"] == 0
         # The agent plays Anna's seat now, and Bert (host now) is asked.
         await b.expect("request")
         a2 = await Client.open(server.url)
@@ -431,10 +431,10 @@ class _Crasher(Agent):
 
 
 class _Busy(Agent):
-    """Thinks (burns CPU, holding the GIL as pure Python does) for 0.8 s, then plays the first move."""
+    """Thinks (burns CPU, holding the GIL as pure Python does) for 1.5 s, then plays the first move."""
 
     def act(self, view, legal_moves, rng):
-        end = time.perf_counter() + 0.8
+        end = time.perf_counter() + 1.5
         x = 0
         while time.perf_counter() < end:
             x += 1
@@ -444,7 +444,7 @@ class _Busy(Agent):
 @pytest.fixture()
 def test_agents():
     agents.register("crasher", _Crasher, "test agent that raises")
-    agents.register("busy", _Busy, "test agent that thinks 0.8 s")
+    agents.register("busy", _Busy, "test agent that thinks 1.5 s")
     yield
     from agents import registry
 
@@ -483,7 +483,8 @@ def test_a_slow_agent_neither_blocks_other_tables_nor_exceeds_its_time_limit(tes
             await other.expect("pong")
             worst = max(worst, time.perf_counter() - t)
             await asyncio.sleep(0.02)
-        assert worst < 0.15, f"a ping took {worst:.3f} s while an agent thought"
+        # Blocked by the agent, a ping would wait well over a second; threads share the GIL every few ms.
+        assert worst < 0.5, f"a ping took {worst:.3f} s while an agent thought"
         rep = await slow.expect("notification", "agent_replaced", timeout=5)
         assert "time limit of 0.3 s" in rep["payload"]["data"]["reason"]
         await slow.expect("request")  # the fallback moved and the game goes on

@@ -178,10 +178,10 @@ function onNotification(event, data, view) {
     case "deal":
       log(`set ${data.set}, deal ${data.deal}: ${data.deck_size} cards left in the deck`);
       break;
-    case "player_joined": log(`${data.player_name} sits down in seat ${data.seat}`); break;
-    case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.seat}`); break;
+    case "player_joined": log(`${data.player_name} sits down in seat ${data.player_index}`); break;
+    case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.player_index}`); break;
     case "player_dropped": log(`${data.player_name} lost the connection (seat kept ${data.grace} s)`); break;
-    case "player_reconnected": if (data.seat !== ui.seat) log(`${data.player_name} is back`); break;
+    case "player_reconnected": if (data.player_index !== ui.seat) log(`${data.player_name} is back`); break;
     case "agent_replaced": log(`agent ${data.agent} ${data.reason}; ${data.replaced_by_name} plays on`); break;
   }
   if (view !== undefined && view !== null) setView(view); else render();
