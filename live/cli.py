@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import logging
+import signal
 import sys
 
 import agents
@@ -93,14 +95,18 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
     gc.collect()
     gc.freeze()
     print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops)", file=out, flush=True)
+    stop = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows or off the main thread
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        await asyncio.Event().wait()
+        await stop.wait()
     finally:
         await runner.cleanup()
 
 
 def main(argv: list[str] | None = None, out=None) -> int:
-    """Entry point of ``mulle-serve``; returns the exit code (0 stopped, 1 could not serve, 2 bad flags)."""
+    """Entry point of ``mulle-serve``; returns the exit code (0 stopped by Ctrl-C or SIGTERM, 1 could not serve,
+    2 bad flags)."""
     args, config = parse_config(argv)
     out = out or sys.stdout
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")

@@ -142,6 +142,15 @@ def test_a_whole_game_against_random_by_clicking(server, page):
     assert page.inner_text("#turn") == "Game over"
     # The lobby offers a new game.
     assert page.is_visible("#start-btn") and page.inner_text("#start-btn") == "New game"
+    # The record can be saved, or replayed at once.
+    assert page.get_attribute("#save-record", "download") == f"mulle-{table.match.seed}.json"
+    page.click("#replay-record")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    n = len(table.match.history)
+    assert page.inner_text("#rp-pos") == f"move 0 / {n}"
+    page.click("#rp-last")
+    assert page.inner_text("#rp-pos") == f"move {n} / {n}"
+    assert f"{result.scores[0]}" in page.inner_text("#game-over")
 
 
 def test_one_use_plays_at_once_several_uses_are_offered(server, page):

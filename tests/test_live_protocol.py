@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-import threading
 import time
 import uuid
 
@@ -594,47 +592,25 @@ def test_cli_flags_reach_the_config():
     assert args.host == "127.0.0.1" and args.port == 8000
 
 
-def test_cli_serves_on_the_given_port():
-    import socket
+def test_cli_serves_the_page_and_stops_cleanly_on_sigterm():
+    import signal
+    import subprocess
+    import sys
     import urllib.request
 
-    from live import cli
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    out: list[str] = []
-
-    class Out:
-        def write(self, text):
-            out.append(text)
-
-        def flush(self):
-            pass
-
-    loop_box = {}
-
-    def serve():
-        loop = asyncio.new_event_loop()
-        loop_box["loop"] = loop
-        args, config = cli.parse_config(["--port", str(port)])
-        task = loop.create_task(cli._serve(config, args.host, port, Out()))
-        loop_box["task"] = task
-        with contextlib.suppress(asyncio.CancelledError):
-            loop.run_until_complete(task)
-        loop.close()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    for _ in range(100):
-        if out:
-            break
-        time.sleep(0.05)
-    assert out and f"http://127.0.0.1:{port}/" in out[0]
-    page = urllib.request.urlopen(f"http://127.0.0.1:{port}/").read().decode()
-    assert "<title>Mulle live</title>" in page
-    loop_box["loop"].call_soon_threadsafe(loop_box["task"].cancel)
-    t.join(10)
+    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"open (http://127\.0\.0\.1:\d+/)", line).group(1)
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "<title>Mulle live</title>" in page
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_the_package_imports_without_aiohttp():

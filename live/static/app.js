@@ -164,7 +164,7 @@ function onNotification(event, data, view) {
       const w = data.winner;
       const text = `Game over: ${seatName(0)} ${data.scores[0]} – ${seatName(1)} ${data.scores[1]}. ` +
         (w === null || w === undefined ? "A draw." : `${seatName(w)} wins.`);
-      $("game-over").textContent = text;
+      fill($("game-over"), [el("div", { text }), recordLinks(data.record)]);
       $("game-over").hidden = false;
       log(text);
       break;
@@ -185,6 +185,22 @@ function onNotification(event, data, view) {
     case "agent_replaced": log(`agent ${data.agent} ${data.reason}; ${data.replaced_by_name} plays on`); break;
   }
   if (view !== undefined && view !== null) setView(view); else render();
+}
+
+function recordLinks(record) {
+  // The finished game's record: download it, or step through it at once.
+  const blob = new Blob([JSON.stringify(record)], { type: "application/json" });
+  const save = el("a", { id: "save-record", href: URL.createObjectURL(blob), download: `mulle-${record.seed}.json`,
+    text: "Save the game record" });
+  const replay = el("button", { id: "replay-record", text: "Replay it", onclick: () => {
+    if (ui.mode === "play") send("leave");
+    sessionStorage.removeItem("mulle-session");
+    ui.session = null;
+    $("replay-text").value = JSON.stringify(record);
+    $("replay-games").hidden = true;
+    startReplay();
+  } });
+  return el("div", { class: "record-links" }, save, " ", replay);
 }
 
 // ----- entering and leaving ----------------------------------------------------------------------
