@@ -320,3 +320,23 @@ def test_a_reload_inside_the_grace_period_keeps_the_seat(server, page):
     assert page.locator("#log li").count() == 1 + 2  # the two moves so far, rebuilt from the history
     table = server.call(lambda: server.hub.tables["browser-reload"])
     assert server.call(lambda: table.seats[0].person.name) == "Anna"
+
+
+def test_a_refused_move_is_shown_and_the_turn_goes_on(server, page):
+    """The page never sends an illegal move itself; a forged one shows the server's error and play continues."""
+    sit_down(page, server, "browser-refused", seed=6)
+    start(page)
+    hand = page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    missing = next(f"{s} {r}" for s in ("KL", "SP", "HJ", "RU") for r in ("2", "3", "4", "5", "6", "7", "8", "9")
+                   if f"{s} {r}" not in hand)
+    page.evaluate("""m => { ui.ws.send(JSON.stringify({type: "response",
+        payload: {request_id: ui.request.id, data: {move: m}}})); ui.request.sent = true; render(); }""",
+                  f"discard {missing}")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "3001" in page.inner_text("#error") and missing in page.inner_text("#error")
+    page.wait_for_selector("#hand.active .card:not(.unusable)")  # the request still stands
+    page.locator("#hand.active .card:not(.unusable)").first.click()
+    if page.is_visible("#choices"):
+        page.locator("#choices button[data-move]").first.click()
+    page.wait_for_function("() => document.querySelectorAll('#log li').length >= 4")
+    assert server.call(lambda: len(server.hub.tables["browser-refused"].match.history)) >= 1

@@ -144,7 +144,11 @@ function onError(p) {
     $("game").hidden = true;
     $("start").hidden = false;
   }
-  if (p.original_request_id && ui.request && p.original_request_id === ui.request.id) ui.selected = null;
+  // The server refused our answer: its request still stands, so the hand is active again.
+  if (p.original_request_id && ui.request && p.original_request_id === ui.request.id) {
+    ui.selected = null;
+    ui.request.sent = false;
+  }
   showError(`error ${p.code}: ${p.message}`);
   render();
 }
@@ -296,7 +300,7 @@ function render() {
   $("opp-hand-size").textContent = oppSize;
   fill($("top-hand"), hands ? hands[opp].map((c) => cardEl(c)) : Array.from({ length: oppSize }, () => backEl()));
   const myHand = hands ? hands[me] : v.hand;
-  const active = ui.mode === "play" && ui.request && !v.over && v.to_move === me;
+  const active = ui.mode === "play" && ui.request && !ui.request.sent && !v.over && v.to_move === me;
   const hand = $("hand");
   hand.classList.toggle("active", !!active);
   fill(hand, myHand.map((c) => {
@@ -369,8 +373,9 @@ function renderChoices(active) {
 
 function play(move) {
   // Only texts from the request's legal moves are ever sent.
-  if (!ui.request || !ui.request.moves.includes(move)) return;
+  if (!ui.request || ui.request.sent || !ui.request.moves.includes(move)) return;
   send("response", { request_id: ui.request.id, data: { move } });
+  ui.request.sent = true;  // one answer per request: no double clicks
   ui.selected = null;
   $("hand").classList.remove("active");
   $("choices").hidden = true;
