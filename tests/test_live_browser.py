@@ -168,6 +168,12 @@ def test_one_use_plays_at_once_several_uses_are_offered(server, page):
     page.wait_for_selector("#choices:not([hidden])")
     offered = page.locator("#choices button[data-move]")
     assert sorted(offered.evaluate_all("bs => bs.map(b => b.dataset.move)")) == sorted(uses[card])
+    # Hovering a build shows its target on the table.
+    build = next((m for m in uses[card] if m.startswith("build") and " on [" not in m), None)
+    if build is not None:
+        page.hover(f'#choices button[data-move="{build}"]')
+        target = build.split(" on ")[1].rsplit(" to ", 1)[0]
+        assert page.locator("#loose .card.target").evaluate_all("cs => cs.map(c => c.dataset.card)") == [target]
     labels = offered.all_inner_texts()
     assert all(re.fullmatch(r"capture( taking .+)?|build to \d+ on .+|trotta|discard", x) for x in labels), labels
     # Cancel, then play the one-use card: it goes at once, with no choice shown.

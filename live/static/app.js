@@ -367,8 +367,28 @@ function renderChoices(active) {
   if (!active || !ui.selected) { box.hidden = true; fill(box, []); return; }
   box.hidden = false;
   fill(box, [el("span", { text: `${ui.selected}: ` }),
-    ...usesOf(ui.selected).map((m) => el("button", { "data-move": m, onclick: () => play(m), text: describeUse(m) })),
+    ...usesOf(ui.selected).map((m) => el("button", { "data-move": m, onclick: () => play(m), text: describeUse(m),
+      onmouseenter: () => markTargets(m), onmouseleave: () => markTargets(null) })),
     el("button", { class: "cancel", onclick: () => { ui.selected = null; render(); }, text: "cancel" })]);
+}
+
+function markTargets(move) {
+  // Show on the table what a build goes onto, or what a capture with a choice takes.
+  document.querySelectorAll(".target").forEach((n) => n.classList.remove("target"));
+  if (!move) return;
+  const w = move.split(" ");
+  if (w[0] === "build") {
+    const on = w.slice(4, w.length - 2).join(" ");
+    const sel = on.startsWith("[") ? `#builds .build[data-value="${on.slice(1, -1)}"]` : `#loose .card[data-card="${on}"]`;
+    const node = document.querySelector(sel);
+    if (node) node.classList.add("target");
+  } else if (w[0] === "capture" && w[3] === "taking") {
+    const left = w.slice(4).join(" ").split(", ");
+    document.querySelectorAll("#loose .card").forEach((n) => {
+      const i = left.indexOf(n.dataset.card);
+      if (i >= 0) { n.classList.add("target"); left.splice(i, 1); }
+    });
+  }
 }
 
 function play(move) {
