@@ -277,12 +277,12 @@ class Table:
         old = person.conn
         if old is not None and old is not conn:
             old.person = None
-            old.send(message("error", {"message": "this session continued on another connection",
-                                       "code": int(ErrorCode.ALREADY_ON_TABLE), "details": {"player_index": person.seat}}))
+            old.send(ProtocolError(ErrorCode.ALREADY_ON_TABLE, "this session continued on another connection",
+                                   {"player_index": person.seat}).to_message())
         self._cancel_close()
         self._attach(person, conn, rejoin=True)
-        self.notify("player_reconnected", {"player_index": person.seat, "player_name": person.name, "table": self.info()},
-                    with_view=False)
+        self.notify("player_reconnected", {"player_index": person.seat, "player_name": person.name,
+                                           "table": self.info()}, with_view=False)
         if self.request is not None and self.request[1] == person.seat:
             self._send_request(person)
         else:
@@ -291,8 +291,8 @@ class Table:
     def dropped(self, person: Person) -> None:
         """The person's connection closed without ``leave``: keep the seat for the grace period."""
         person.conn = None
-        self.notify("player_dropped", {"player_index": person.seat, "player_name": person.name, "grace": self.hub.config.grace,
-                                       "table": self.info()}, with_view=False)
+        self.notify("player_dropped", {"player_index": person.seat, "player_name": person.name,
+                                       "grace": self.hub.config.grace, "table": self.info()}, with_view=False)
         loop = asyncio.get_running_loop()
         person.grace = loop.call_later(self.hub.config.grace, self._grace_over, person)
         self._maybe_close()

@@ -148,7 +148,8 @@ def _check_watch(p: dict) -> dict:
         if (not isinstance(agents, list) or len(agents) != 2
                 or not all(isinstance(a, str) and a.strip() and len(a) <= 200 for a in agents)):
             raise ProtocolError(ErrorCode.INVALID_MESSAGE,
-                                f"'agents' must be two agent specs such as [\"heuristic\", \"pimc\"], not {agents!r:.80}",
+                                "'agents' must be two agent specs such as [\"heuristic\", \"pimc\"], "
+                                f"not {agents!r:.80}",
                                 {"field": "agents"})
         out["agents"] = [a.strip() for a in agents]
     elif out["table_name"] is None:
