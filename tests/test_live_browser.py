@@ -77,7 +77,9 @@ def browser(server):
 
     with sync_playwright() as pw:
         args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-        b = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=[*args, "--disable-gpu"])
+        # A small /dev/shm (containers) crashes Chromium's renderer unless it uses /tmp.
+        args += ["--disable-gpu", "--disable-dev-shm-usage"]
+        b = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=args)
         yield b
         b.close()
 
