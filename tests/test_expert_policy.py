@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import numpy as np
 import pytest
+from expert_helpers import net
 
-from agents.learned import DEFAULT_POLICY_PATH, MLPPolicy, PolicyFileError, load_policy, save_policy
+from agents.learned import DEFAULT_POLICY_PATH, PolicyFileError, load_policy, save_policy
 from agents.learned.policy import V1_LAYOUT
 from mulle_env import observation as ob
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
-
-
-def net(seed=0, hidden=(16,), value=(8,)) -> MLPPolicy:
-    rng = np.random.default_rng(seed)
-
-    def mlp(sizes):
-        ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in itertools.pairwise(sizes)]
-        return ws, [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
-
-    w, b = mlp([OBS_SIZE, *hidden, NUM_ACTIONS])
-    vw, vb = mlp([OBS_SIZE, *value, 1]) if value is not None else ([], [])
-    return MLPPolicy(w, b, "relu", {"note": "test"}, vw, vb)
 
 
 def rewrite(path, out, change):
