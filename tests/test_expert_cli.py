@@ -1,0 +1,98 @@
+"""mulle-expert: flag checks, a tiny generation end to end, resume, interrupt, plots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from agents.learned import load_policy
+from expert import cli
+
+pytest.importorskip("torch")
+
+TINY = ["--games", "2", "--shard-games", "1", "--teacher", "pimc:samples=2,horizon=2",
+        "--search", "netsearch:samples=2,width=2,depth=2", "--hidden", "16", "--value-hidden", "8", "--epochs", "1",
+        "--batch-size", "64", "--eval-opponents", "random", "--eval-games", "2", "--no-progress"]
+
+
+def run(tmp_path, *extra, out=None):
+    lines = [] if out is None else out
+    code = cli.main(["run", "--out-dir", str(tmp_path / "run"), "--generations", "1", *TINY, *extra], out=lines.append)
+    return code, lines
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["run", "--games", "0"], "--games"),
+    (["run", "--games", "3", "--shard-games", "2"], "--games 3 must be a multiple of --shard-games"),
+    (["run", "--search", "heuristic"], "--search 'heuristic'"),
+    (["run", "--search", "netsearch:policy=x.npz"], "leave policy= out"),
+    (["run", "--eval-opponents", "nobody"], "--eval-opponents 'nobody'"),
+    (["run", "--teacher", "pimc:samples=x"], "--teacher"),
+    (["run", "--hidden", "16,-1"], "--hidden"),
+    (["run", "--temperature", "0"], "--temperature"),
+    (["run", "--init-from", "/no/such.npz"], "--init-from"),
+    (["plot", "/no/manifest.json"], "manifest"),
+    (["speed", "/no/results.jsonl"], "results"),
+])
+def test_bad_flags_exit_2_naming_the_flag(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_a_generation_end_to_end_resumes_and_plots(tmp_path, capsys):
+    code, lines = run(tmp_path)
+    assert code == 0, lines
+    root = tmp_path / "run"
+    manifest = json.loads((root / "manifest.json").read_text())
+    gen = manifest["generations"][0]
+    assert gen["done"] and gen["teacher"] == "pimc:horizon=2,samples=2" and gen["decisions"] > 100
+    pol = load_policy(gen["policy"])
+    assert pol.has_value and pol.metadata["generation"] == 0 and pol.hidden_sizes == (16,)
+    assert set(gen["eval"]) == {"learned|random", "search|random"}
+    match = gen["eval"]["search|random"]
+    assert match["games"] == 2 and match["a"] == gen["search"] and match["ms_per_decision"][gen["search"]] > 0
+    # A rerun finds everything done and plays nothing.
+    results = (root / "gen_000" / "eval_search_random.jsonl").read_text()
+    code, lines = run(tmp_path)
+    assert code == 0 and not any("vs random" in ln for ln in lines)
+    assert (root / "gen_000" / "eval_search_random.jsonl").read_text() == results
+    # Other settings are refused, naming them.
+    assert cli.main(["run", "--out-dir", str(root), *TINY, "--games", "4", "--shard-games", "2"]) == 2
+    assert "--games: 2 there, 4 now" in capsys.readouterr().err
+    assert cli.main(["run", "--out-dir", str(root), *TINY, "--seed", "3"]) == 2
+    # Plots: Elo by generation from the manifest, Elo against thinking time from one arena file.
+    assert cli.main(["plot", str(root), "--out", str(tmp_path / "gen.png")], out=lambda _: None) == 0
+    assert (tmp_path / "gen.png").stat().st_size > 1000
+    speed_json = tmp_path / "speed.json"
+    assert cli.main(["speed", str(root / "gen_000" / "eval_search_random.jsonl"), "--out", str(tmp_path / "s.png"),
+                     "--json", str(speed_json)], out=lambda _: None) == 0
+    points = {p["spec"]: p for p in json.loads(speed_json.read_text())["points"]}
+    assert set(points) == {gen["search"], "random"} and points["random"]["elo"] == 0
+
+
+def test_interrupt_exits_130_and_the_rerun_reuses_the_data(tmp_path, monkeypatch):
+    from agents.learned import distill
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(distill, "fit", interrupted)
+    assert run(tmp_path)[0] == 130
+    shards = sorted((tmp_path / "run" / "gen_000" / "data").glob("shard_*.npz"))
+    stamps = [p.stat().st_mtime_ns for p in shards]
+    assert len(shards) == 2
+    monkeypatch.undo()
+    assert run(tmp_path)[0] == 0
+    assert [p.stat().st_mtime_ns for p in shards] == stamps
+
+
+def test_the_teacher_is_the_newest_search_that_beat_the_reference():
+    args = argparse.Namespace(reference="pimc", teacher="pimc")
+    gens = [{"search": "netsearch:policy=a", "eval": {"search|pimc": {"score_low": 0.52}}},
+            {"search": "netsearch:policy=b", "eval": {"search|pimc": {"score_low": 0.49}}}]
+    assert cli._teacher_for({"generations": gens}, args) == "netsearch:policy=a"
+    assert cli._teacher_for({"generations": gens[1:]}, args) == "pimc"
