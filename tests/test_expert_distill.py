@@ -103,3 +103,30 @@ def test_init_from_a_policy_file_and_bad_settings(tmp_path):
     for bad, msg in (({"temperature": 0}, "temperature"), ({"epochs": 0}, "epochs"), ({"nope": 1}, "unknown")):
         with pytest.raises(ValueError, match=msg):
             distill.FitConfig(**bad)
+
+
+def test_sb3_checkpoint_for_ppo_fine_tuning_keeps_the_policy(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from expert_helpers import net
+    from sb3_contrib import MaskablePPO
+
+    from agents.learned import save_policy
+    from agents.learned.export import policy_from_sb3
+    from agents.learned.finetune import to_sb3_checkpoint
+    from mulle_env.gym_env import MulleEnv
+
+    path = save_policy(net(4, hidden=(16,), value=(16,)), tmp_path / "p.npz")
+    info = to_sb3_checkpoint(path, tmp_path / "init.zip")
+    assert info == {"net": "16", "activation": "relu", "value": True}
+    # What mulle-train --init-from does with it: a fresh model of the same shape loads it exactly.
+    model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu",
+                        policy_kwargs={"net_arch": {"pi": [16], "vf": [16]}, "activation_fn": torch.nn.ReLU})
+    model.set_parameters(str(tmp_path / "init.zip"), exact_match=True, device="cpu")
+    x = np.random.default_rng(0).random((6, OBS_SIZE), dtype=np.float32)
+    pol = load_policy(path)
+    assert np.allclose(policy_from_sb3(model.policy).logits(x), pol.logits(x), atol=1e-5)
+    with torch.no_grad():
+        v = model.policy.predict_values(torch.from_numpy(x)).numpy()[:, 0]
+    assert np.allclose(v, pol.value(x), atol=1e-5)
+    other = save_policy(net(4, hidden=(16,), value=(8,)), tmp_path / "q.npz")
+    assert to_sb3_checkpoint(other, tmp_path / "q.zip")["value"] is False
