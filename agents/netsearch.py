@@ -9,10 +9,10 @@ network in the three places where pimc uses hand-written rules:
 2. **Rollouts**: after the candidate, both seats play the policy's moves (its argmax)
    for ``depth - 1`` more plies. The rollouts of every candidate and determinization
    advance together, so each ply is one batched forward pass.
-3. **Leaves**: ``leaf=value`` scores a leaf with the value head (the predicted final
-   score difference of the game from the searcher's seat); ``leaf=score`` with the
-   points so far (:func:`agents.evaluation.set_value`, as pimc); ``auto`` uses the
-   value head when the file has one. A finished game is always scored exactly.
+3. **Leaves**: ``leaf=score`` scores a leaf with the points banked so far
+   (:func:`agents.evaluation.set_value`, as pimc); ``leaf=value`` adds the value
+   head's prediction of the points still to come from the searcher's seat; ``auto``
+   uses the value head when the file has one. A finished game is scored exactly.
 
 ``prior`` (points) adds ``prior x log p(move)`` from the policy to each candidate's
 value, which breaks near-ties toward the network's choice when samples are few.
@@ -72,7 +72,8 @@ class NetSearchAgent(Agent):
         samples: Determinizations per decision.
         width: Search the policy's best ``width`` moves (0 = all).
         depth: Plies per rollout, the candidate included (1 = evaluate right after it).
-        leaf: ``auto``, ``value`` or ``score`` (see the module docstring).
+        leaf: ``auto``, ``value`` (banked points + the value head's points to come) or
+            ``score`` (banked points only); see the module docstring.
         prior: Weight in points of the policy's log-probability added to each value.
         history: Deal determinizations by what the heard moves prove (as pimc).
     """
@@ -183,7 +184,7 @@ class NetSearchAgent(Agent):
             obs = np.empty((len(live), OBS_SIZE), dtype=OBS_DTYPE)
             for j, i in enumerate(live):
                 encode_state(states[i], me, out=obs[j])
-            exact[live] = self.net.value(obs).astype(np.float64) * VALUE_SCALE
+            exact[live] += self.net.value(obs).astype(np.float64) * VALUE_SCALE
         return exact
 
     def __getstate__(self):

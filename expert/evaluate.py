@@ -16,7 +16,10 @@ def pair_score_interval(pentanomial: list[int]) -> tuple[float | None, float | N
     if iv is None:
         return None, None, None
     d = iv.to_dict()
-    return d["value"], d["low"], d["high"]
+    # A score lies in [0, 1]; the t interval of a few pairs can reach past it.
+    low = None if d["low"] is None else max(0.0, d["low"])
+    high = None if d["high"] is None else min(1.0, d["high"])
+    return d["value"], low, high
 
 
 def ms_per_decision(lines: list[dict], spec: str) -> float | None:

@@ -96,3 +96,12 @@ def test_the_teacher_is_the_newest_search_that_beat_the_reference():
             {"search": "netsearch:policy=b", "eval": {"search|pimc": {"score_low": 0.49}}}]
     assert cli._teacher_for({"generations": gens}, args) == "netsearch:policy=a"
     assert cli._teacher_for({"generations": gens[1:]}, args) == "pimc"
+
+
+def test_pair_score_interval_stays_within_0_and_1():
+    from expert.evaluate import pair_score_interval
+
+    score, low, high = pair_score_interval([0, 0, 1, 0, 2])  # pair scores .5, 1, 1
+    assert score == pytest.approx(5 / 6) and 0 <= low < score < high == 1.0
+    assert pair_score_interval([0, 0, 0, 0, 0]) == (None, None, None)
+    assert pair_score_interval([0, 0, 4, 0, 0]) == (0.5, 0.5, 0.5)

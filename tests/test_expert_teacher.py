@@ -35,6 +35,7 @@ def test_rows_hold_every_legal_move_with_its_value(data_dir):
     n = len(d["action"])
     assert d["obs"].shape == (n, OBS_SIZE) and d["obs"].dtype == np.float16
     assert d["legal"].dtype == np.int16 and d["values"].dtype == np.float32 and d["outcome"].dtype == np.float32
+    assert d["banked"].dtype == np.float32 and d["banked"][0] == 0 and np.abs(d["banked"]).max() > 0
     # Games 0, 1 are self-play (both seats recorded), games 2, 3 against heuristic (one seat).
     per_game = np.bincount(d["game"])
     assert len(per_game) == 4 and per_game[0] > per_game[2] and per_game[1] > per_game[3]
@@ -49,6 +50,23 @@ def test_rows_hold_every_legal_move_with_its_value(data_dir):
     # Outcome is from the mover's seat: the two seats of a self-play game see opposite numbers.
     g0 = d["game"] == 0
     assert set(np.unique(d["outcome"][g0])) <= {float(x) for x in (d["outcome"][g0][0], -d["outcome"][g0][0])}
+
+
+def test_banked_points_equal_set_value_along_games():
+    import random
+
+    from agents.evaluation import set_value
+    from mulle_env.engine import new_game
+
+    rng = random.Random(4)
+    for seed in range(3):
+        st = new_game(seed, {"sets": 2})
+        while True:
+            for p in (0, 1):
+                assert teacher.banked_points(st.view(p)) == set_value(st, p)
+            if st.over:
+                break
+            st.play(rng.choice(st.legal_moves()))
 
 
 def test_same_seed_same_data_in_any_number_of_workers(data_dir, tmp_path):

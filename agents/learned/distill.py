@@ -14,8 +14,12 @@ Loss, per decision with legal actions ``L`` and teacher values ``q(a)`` (points)
   and not the teacher's choice: the values say *how much* worse the other moves are,
   which is what a one-pass policy most needs to learn where the choice is close, and
   they carry more information per (expensive) search than one label.
-* value: squared error against the game's final score difference / ``VALUE_SCALE``,
-  weighted by ``vf_coef``.
+* value: squared error against the points still to come, ``(outcome - banked) /
+  VALUE_SCALE`` (the final score difference minus what the mover had banked at the
+  decision, :func:`agents.learned.teacher.banked_points`), weighted by ``vf_coef``.
+  Learning the remainder rather than the final difference spares the net from
+  reproducing the banked points exactly from the score features, and it is what a
+  search adds to the points it can count at a leaf.
 
 Each training decision is shown with clubs and hearts swapped half of the time (the
 symmetry :func:`agents.learned.bc.suit_swap_permutations` checks). 5% of the *games*
@@ -175,7 +179,7 @@ def _batch(data, idx, cfg, targets, perms, swap):
     keep = cols >= 0
     mask[rows[keep], cols[keep]] = True
     dense[rows[keep], cols[keep]] = tgt.ravel()[keep]
-    ret = data["outcome"][idx].astype(np.float32) / VALUE_SCALE
+    ret = (data["outcome"][idx] - data["banked"][idx]).astype(np.float32) / VALUE_SCALE
     return (torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(dense), torch.from_numpy(ret))
 
 

@@ -19,7 +19,8 @@ key                    content
 ``metadata``           JSON text: training command, steps, seed, evaluation figures
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
-``value{i}.bias``      expected final score difference / 100 from the observer's seat
+``value{i}.bias``      points still to come / 100 from the observer's seat (final score
+                       difference minus :func:`agents.evaluation.set_value` now)
 =====================  =================================================================
 
 Every hidden layer is followed by the activation; the last layer gives the logits.
@@ -62,7 +63,7 @@ __all__ = [
 FORMAT = "mulle-learned-policy"
 #: Version of the file layout written; versions 1 and 2 are read, others refused.
 FORMAT_VERSION = 2
-#: The value head predicts the final score difference divided by this.
+#: The value head predicts the points still to come (final minus banked score difference) divided by this.
 VALUE_SCALE = 100.0
 #: The observation layout every version-1 file was made for (version 1 recorded only its size).
 V1_LAYOUT: dict = json.loads(
@@ -100,7 +101,8 @@ class MLPPolicy:
     """A multilayer perceptron from observations to action logits, evaluated with numpy.
 
     Optionally a second MLP, the value head, reads the same observation and predicts the
-    final score difference from the observer's seat divided by :data:`VALUE_SCALE`
+    points still to come from the observer's seat (the final score difference minus the
+    points banked now, :func:`agents.evaluation.set_value`) divided by :data:`VALUE_SCALE`
     (searches use it to evaluate positions; the ``learned`` agent ignores it).
 
     Attributes:
@@ -197,7 +199,7 @@ class MLPPolicy:
         return np.einsum("kj,jk->k", h[np.asarray(rows, dtype=np.intp)], self.weights[-1][:, ids]) + self.biases[-1][ids]
 
     def value(self, obs: np.ndarray) -> np.ndarray:
-        """The value head's prediction (final score difference / :data:`VALUE_SCALE`) for one observation or a batch."""
+        """The value head's prediction (points still to come / :data:`VALUE_SCALE`) for one observation or a batch."""
         if not self.value_weights:
             raise ValueError("this policy has no value head (train one with mulle-expert fit)")
         out = self._forward(np.asarray(obs, dtype=np.float32), self.value_weights, self.value_biases)

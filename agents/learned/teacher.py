@@ -21,6 +21,9 @@ Data lives in a directory of *shards*, each the decisions of ``shard_games`` gam
                              seat); NaN for padding and for moves it did not search
   ``action``     int16       the move played
   ``outcome``    float32     final score difference of the game, mover's seat
+  ``banked``     float32     points banked at the decision, mover's seat
+                             (:func:`banked_points`; the value head learns
+                             ``outcome - banked``, the points still to come)
   ``step``       int16       the mover's decision number in the game (0-based)
   ``game``       int32       the game's index in the data set
   =============  ==========  =====================================================
@@ -49,10 +52,11 @@ from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 from ..base import Agent
 
-__all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "deal_seed", "generate", "load", "play_shard"]
+__all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate", "load",
+           "play_shard"]
 
 #: Tag in ``spec.json``.
-FORMAT = "mulle-teacher-data-1"
+FORMAT = "mulle-teacher-data-2"
 #: Legal-move lists are stored padded to this length (Mulle has about 50 at most).
 MAX_LEGAL = 96
 #: Opponent name meaning "the teacher itself" (both seats are recorded).
@@ -69,6 +73,26 @@ def deal_seed(seed: int, game: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 11
 
 
+def banked_points(view) -> float:
+    """The score difference the viewer has banked: finished sets exactly, the set in play as mulle + tabbe + intake.
+
+    Equal to :func:`agents.evaluation.set_value` of the state the view comes from (tested),
+    computed from the view's score sheets alone.
+    """
+    p, o = view.player, 1 - view.player
+    v = 0.0
+    done = {p: dict.fromkeys(("mulle", "tabbe", "intake"), 0), o: dict.fromkeys(("mulle", "tabbe", "intake"), 0)}
+    for sheets in view.sheets:
+        v += sheets[p]["total"] - sheets[o]["total"]
+        for q in (p, o):
+            for k in done[q]:
+                done[q][k] += sheets[q][k]
+    if not view.over:
+        for k in done[p]:
+            v += (view.scores[p][k] - done[p][k]) - (view.scores[o][k] - done[o][k])
+    return v
+
+
 def _stream(seed: int, game: int, seat: int) -> random.Random:
     digest = hashlib.sha256(f"teacher-rng|{seed}|{game}|{seat}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
@@ -77,7 +101,7 @@ def _stream(seed: int, game: int, seat: int) -> random.Random:
 class LabellingAgent(Agent):
     """Wraps a teacher: plays its best-valued move and records the decision with every move's value.
 
-    ``rows`` collects ``(obs, legal ids, values, action, seat, step)`` per decision with a choice.
+    ``rows`` collects ``(obs, legal ids, values, action, seat, step, banked)`` per decision with a choice.
     """
 
     def __init__(self, teacher: Agent, record_seats=(0, 1)) -> None:
@@ -121,7 +145,7 @@ class LabellingAgent(Agent):
             if move.id not in ids:
                 ids[-1] = move.id
             self.rows.append((encode_view(view).astype(np.float16), ids,
-                              [value_of.get(i, np.nan) for i in ids], move.id, p, step))
+                              [value_of.get(i, np.nan) for i in ids], move.id, p, step, banked_points(view)))
         return move
 
 
@@ -160,6 +184,7 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
         "action": np.array([r[4] for r in rows], dtype=np.int16),
         "outcome": np.array(outcomes, dtype=np.float32),
         "step": np.array([r[6] for r in rows], dtype=np.int16),
+        "banked": np.array([r[7] for r in rows], dtype=np.float32),
         "game": np.array([r[0] for r in rows], dtype=np.int32),
     }
     path = Path(out_dir) / f"shard_{shard:05d}.npz"
