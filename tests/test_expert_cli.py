@@ -105,3 +105,17 @@ def test_pair_score_interval_stays_within_0_and_1():
     assert score == pytest.approx(5 / 6) and 0 <= low < score < high == 1.0
     assert pair_score_interval([0, 0, 0, 0, 0]) == (None, None, None)
     assert pair_score_interval([0, 0, 4, 0, 0]) == (0.5, 0.5, 0.5)
+
+
+@pytest.mark.slow
+def test_two_generations_fit_on_a_window_and_resume_from_a_raised_count(tmp_path):
+    assert run(tmp_path)[0] == 0
+    code = cli.main(["run", "--out-dir", str(tmp_path / "run"), "--generations", "2", *TINY], out=lambda _: None)
+    assert code == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    g0, g1 = manifest["generations"]
+    pol = load_policy(g1["policy"])
+    assert pol.metadata["data"] == [g0["data"], g1["data"]] and pol.metadata["init_from"] == g0["policy"]
+    assert g1["decisions"] > g0["decisions"]
+    beat = g0["eval"].get("search|pimc")  # the reference is pimc, not evaluated here: the teacher stays
+    assert beat is None and g1["teacher"] == g0["teacher"]
