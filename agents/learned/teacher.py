@@ -272,8 +272,8 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
                             if bar:
                                 bar.update(shard_games)
                 except BaseException:
-                    for fut in pending:
-                        fut.cancel()
+                    # Ctrl-C: drop the shards not started; finished ones are on disk already.
+                    pool.shutdown(wait=False, cancel_futures=True)
                     raise
     finally:
         if bar:
