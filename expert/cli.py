@@ -149,8 +149,13 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
         agents.canonical(_join(args.search, "policy=x.npz"))
     except agents.AgentSpecError:
         parser.error(f"--search {args.search!r}: agent {name!r} takes no policy=<file> parameter; use netsearch")
-    if args.init_from and not Path(args.init_from).is_file():
-        parser.error(f"--init-from {args.init_from!r} does not exist")
+    if args.init_from:
+        from agents.learned import PolicyFileError, load_policy
+
+        try:
+            load_policy(args.init_from)
+        except PolicyFileError as exc:
+            parser.error(f"--init-from: {exc}")
     if args.games % args.shard_games:
         parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
 
@@ -276,7 +281,11 @@ def _search_spec_learned(policy: str) -> str:
 
 
 def main(argv: list[str] | None = None, out=print) -> int:
-    """Entry point of ``mulle-expert``; returns the exit code (0 done, 1 error, 2 bad usage, 130 interrupted)."""
+    """Entry point of ``mulle-expert``; returns the exit code (0 done, 1 error, 2 bad usage, 130 interrupted).
+
+    Errors of the run (a data directory made with other settings, an unusable policy
+    file) exit 1 with the message; bad flags exit 2 naming the flag.
+    """
     # Small batched matrix products are far slower with a multithreaded BLAS on shared cores; worker
     # processes started from here read these when they import numpy.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -291,7 +300,14 @@ def main(argv: list[str] | None = None, out=print) -> int:
             except ImportError:
                 print('mulle-expert: error: run needs torch (pip install "mulle-env[train]")', file=sys.stderr)
                 return 2
-            return run(args, out)
+            from agents.learned import PolicyFileError
+            from agents.learned.teacher import TeacherDataError
+
+            try:
+                return run(args, out)
+            except (PolicyFileError, TeacherDataError) as exc:
+                print(f"mulle-expert: error: {exc}", file=sys.stderr)
+                return 1
         if args.command == "plot":
             from .plots import plot_generations
 

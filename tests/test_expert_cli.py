@@ -32,7 +32,7 @@ def run(tmp_path, *extra, out=None):
     (["run", "--teacher", "pimc:samples=x"], "--teacher"),
     (["run", "--hidden", "16,-1"], "--hidden"),
     (["run", "--temperature", "0"], "--temperature"),
-    (["run", "--init-from", "/no/such.npz"], "--init-from"),
+    (["run", "--init-from", "/no/such.npz"], "--init-from: policy file '/no/such.npz' does not exist"),
     (["plot", "/no/manifest.json"], "manifest"),
     (["speed", "/no/results.jsonl"], "results"),
 ])
@@ -96,6 +96,14 @@ def test_the_teacher_is_the_newest_search_that_beat_the_reference():
             {"search": "netsearch:policy=b", "eval": {"search|pimc": {"score_low": 0.49}}}]
     assert cli._teacher_for({"generations": gens}, args) == "netsearch:policy=a"
     assert cli._teacher_for({"generations": gens[1:]}, args) == "pimc"
+
+
+def test_run_errors_exit_1_with_the_reason(tmp_path, capsys):
+    data = tmp_path / "run" / "gen_000" / "data"
+    data.mkdir(parents=True)
+    (data / "spec.json").write_text(json.dumps({"format": "mulle-teacher-data-2", "seed": 99}))
+    assert run(tmp_path)[0] == 1
+    assert "holds teacher data made with other settings" in capsys.readouterr().err
 
 
 def test_pair_score_interval_stays_within_0_and_1():
