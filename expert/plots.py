@@ -104,6 +104,9 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
         ax.errorbar([ms], [p["elo"]], yerr=[[p["elo"] - p["low"]], [p["high"] - p["elo"]]], fmt="o", capsize=3)
         ax.annotate(p["spec"], (ms, p["elo"]), textcoords="offset points", xytext=(5, 4), fontsize=7)
     ax.set_xscale("log")
+    # Room on the right for the labels of the slowest agents.
+    xs = [max(p["ms"] or 1e-3, 1e-3) for p in points]
+    ax.set_xlim(min(xs) / 2, max(xs) * 8)
     ax.set_xlabel("milliseconds per decision (arena thinking time, log scale)")
     ax.set_ylabel(f"Bradley-Terry Elo relative to {anchor} (95% interval)")
     ax.set_title(f"Strength against thinking time ({len(loaded.lines)} games, one arena run)")
