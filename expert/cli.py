@@ -14,7 +14,7 @@
    time), each in its own resumable results file.
 
 Everything lands in ``--out-dir``: ``gen_NNN/{data/, fit.pt, policy.npz, eval_*.jsonl}``
-and ``manifest.json`` (settings, and per generation: teacher, decisions, fit figures,
+and ``manifest.json`` (settings, every invocation's command line, and per generation: teacher, decisions, fit figures,
 the policy file and its measured strength), rewritten atomically after every stage.
 Rerunning the same command resumes where it stopped (Ctrl-C any time); ``--generations``
 may be raised to continue. ``mulle-expert plot`` draws Elo by generation from the
@@ -210,6 +210,10 @@ def run(args, out=print) -> int:
     else:
         manifest = {"format": "mulle-expert-manifest-1", "settings": settings, "generations": []}
         _write_json(path, manifest)
+    # Every invocation is kept, so the manifest says exactly how its files were made.
+    manifest.setdefault("commands", []).append(
+        {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
+    _write_json(path, manifest)
     progress = not args.no_progress
     cfg = distill.FitConfig(hidden=args.hidden, value_hidden=args.value_hidden, activation=args.activation,
                             epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, temperature=args.temperature,
@@ -292,6 +296,7 @@ def main(argv: list[str] | None = None, out=print) -> int:
         os.environ.setdefault(var, "1")
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if args.command == "run":
             _check_specs(parser, args)
