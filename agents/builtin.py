@@ -12,7 +12,8 @@ from .random_agent import RandomAgent
 from .registry import register, same_as_default
 
 register("random", RandomAgent, "uniform over legal moves")
-register("heuristic", HeuristicAgent, "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
+register("heuristic", HeuristicAgent,
+         "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
 register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - opponent's best reply capture")
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
 register("netsearch", NetSearchAgent,

@@ -107,7 +107,9 @@ class PIMCAgent(Agent):
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}")
         horizon = str(horizon)
         if horizon not in HORIZONS and not (horizon.isdigit() and int(horizon) > 0):
-            raise ValueError(f"horizon must be one of {', '.join(HORIZONS)} or a positive number of plies, not {horizon!r}")
+            raise ValueError(
+                f"horizon must be one of {', '.join(HORIZONS)} or a positive number of plies, not {horizon!r}"
+            )
         if width < 0:
             raise ValueError(f"width must be >= 0, not {width!r}")
         self.samples = samples

@@ -32,7 +32,7 @@ from .engine.cards import COPIES, NUM_FACES
 from .engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL, leader
 from .engine.ruleset import Ruleset
-from .engine.state import SHEET_KEYS, intake_bonus, GameState, PlayerView, add_sheets, sheet
+from .engine.state import SHEET_KEYS, GameState, PlayerView, add_sheets, intake_bonus, sheet
 
 __all__ = [
     "BUILD_FEATURES",

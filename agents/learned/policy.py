@@ -224,9 +224,13 @@ class MLPPolicy:
 
 def _check_layers(weights, biases, activation, where: str, outputs: int | None = None) -> None:
     if activation not in ACTIVATIONS:
-        raise PolicyFileError(f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+        raise PolicyFileError(
+            f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}"
+        )
     if not weights or len(weights) != len(biases):
-        raise PolicyFileError(f"{where}: needs one or more layers with one bias each, got {len(weights)} weights and {len(biases)} biases")
+        raise PolicyFileError(
+            f"{where}: needs one or more layers with one bias each, got {len(weights)} weights and {len(biases)} biases"
+        )
     for i, (w, b) in enumerate(zip(weights, biases)):
         if w.ndim != 2 or b.ndim != 1 or b.shape[0] != w.shape[1]:
             raise PolicyFileError(
@@ -371,7 +375,9 @@ def _from_arrays(data, where: str) -> MLPPolicy:
         raise PolicyFileError(f"{where}: format tag is {fmt!r}, not {FORMAT!r}")
     version = _scalar(data, "format_version", int, where)
     if version not in (1, 2):
-        raise PolicyFileError(f"{where}: format version {version} is not supported (this code reads versions 1 and 2)")
+        raise PolicyFileError(
+            f"{where}: format version {version} is not supported (this code reads versions 1 and 2)"
+        )
     activation = _scalar(data, "activation", str, where)
     obs_size = _scalar(data, "obs_size", int, where)
     num_actions = _scalar(data, "num_actions", int, where)
