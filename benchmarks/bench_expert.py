@@ -73,9 +73,11 @@ def main(argv=None) -> int:
     pos = positions(args.games, args.every, args.seed)
     rows = [time_spec(s, pos) for s in args.specs]
     for r in rows:
-        print(f"{r['spec']:45s} {r['mean_ms']:8.2f} ms mean  {r['median_ms']:8.2f} ms median  ({r['positions']} positions)")
-    Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "machine": platform.platform(),
-                                          "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": rows}, indent=1) + "\n")
+        print(f"{r['spec']:45s} {r['mean_ms']:8.2f} ms mean  {r['median_ms']:8.2f} ms median  "
+              f"({r['positions']} positions)")
+    record = {"command": " ".join(sys.argv), "machine": platform.platform(),
+              "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": rows}
+    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 

@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="mulle-expert", description="Expert iteration for Mulle: a search labels "
                                  "positions, a network learns them, the search uses the network; repeat.")
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run (or resume) generations", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    r = sub.add_parser("run", help="run (or resume) generations",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     r.add_argument("--out-dir", default="runs/expert", help="data, checkpoints, policies, results and manifest.json")
     r.add_argument("--generations", type=_positive, default=3, help="generations to complete (raise it to continue)")
     r.add_argument("--teacher", default="pimc", help="agent spec labelling generation 0 (needs move_values)")
@@ -265,8 +266,9 @@ def run(args, out=print) -> int:
                 _write_json(path, manifest)
                 m = evals[key]
                 ms = ", ".join(f"{k} {_num(v, '.2f')}" for k, v in m["ms_per_decision"].items())
-                out(f"  score {_num(m['score'], '.1%')} [{_num(m['score_low'], '.1%')}, {_num(m['score_high'], '.1%')}] "
-                    f"over {m['games']} games; ms per decision: {ms}")
+                out(f"  score {_num(m['score'], '.1%')} "
+                    f"[{_num(m['score_low'], '.1%')}, {_num(m['score_high'], '.1%')}] over {m['games']} games; "
+                    f"ms per decision: {ms}")
         gen["done"] = True
         gen["seconds"] = gen.get("seconds", 0) + round(time.monotonic() - t0, 1)
         _write_json(path, manifest)

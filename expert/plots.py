@@ -71,7 +71,10 @@ def plot_generations(manifest: dict | str | Path, path: str | Path) -> bool:
 
 
 def speed_points(lines: list[dict]) -> list[dict]:
-    """Per spec in an arena results list: Bradley-Terry Elo (95% interval, anchored on ``random`` when it plays) and ms a decision."""
+    """Per spec in arena result lines: Bradley-Terry Elo (95% interval) and ms a decision.
+
+    The ratings are anchored on ``random`` when it plays, else on the first spec.
+    """
     lines = [ln for ln in lines if ln.get("status") in FINISHED]
     specs = sorted({s for ln in lines for s in ln["specs"]})
     if len(specs) < 2:

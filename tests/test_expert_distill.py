@@ -11,7 +11,7 @@ from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
 
 torch = pytest.importorskip("torch")
-from agents.learned import distill
+from agents.learned import distill  # noqa: E402 - needs torch, checked above
 
 
 def synthetic(n=600, seed=0):
@@ -31,8 +31,8 @@ def synthetic(n=600, seed=0):
         action[i] = best
     outcome = (obs[:, :10].argmax(1) * 10.0).astype(np.float32)  # learnable too: 10 x the cue
     banked = (rng.random(n) * 20).astype(np.float32)  # the value head learns outcome - banked
-    return {"obs": obs, "legal": legal, "values": values, "action": action, "outcome": outcome + banked, "banked": banked,
-            "step": np.zeros(n, np.int16), "game": np.arange(n, dtype=np.int32) // 10}
+    return {"obs": obs, "legal": legal, "values": values, "action": action, "outcome": outcome + banked,
+            "banked": banked, "step": np.zeros(n, np.int16), "game": np.arange(n, dtype=np.int32) // 10}
 
 
 def test_soft_targets_follow_values_and_skip_unsearched_moves():

@@ -72,7 +72,8 @@ def test_shipped_version_1_file_loads_while_its_layout_is_todays():
 
 def test_files_for_another_layout_are_refused_naming_the_difference(tmp_path, monkeypatch):
     v2 = save_policy(net(), tmp_path / "v2.npz")
-    v1 = rewrite(v2, tmp_path / "v1.npz", lambda a: [a.pop(k) for k in list(a) if k.startswith(("obs_version", "obs_layout", "obs_fingerprint", "value"))]
+    layout_keys = ("obs_version", "obs_layout", "obs_fingerprint", "value")
+    v1 = rewrite(v2, tmp_path / "v1.npz", lambda a: [a.pop(k) for k in list(a) if k.startswith(layout_keys)]
                  and a.update(format_version=np.array(1)))
     load_policy(v1)  # today's layout is the version-1 layout
     moved = dict(ob.OBS_SLICES)

@@ -61,8 +61,10 @@ class FitConfig(dict):
     ``weight_decay`` 1e-5.
     """
 
-    DEFAULTS: ClassVar[dict] = {"hidden": [512, 256], "value_hidden": [256], "activation": "relu", "epochs": 8, "batch_size": 512,
-                "lr": 1e-3, "temperature": 1.0, "vf_coef": 0.5, "augment": True, "seed": 0, "weight_decay": 1e-5}
+    DEFAULTS: ClassVar[dict] = {
+        "hidden": [512, 256], "value_hidden": [256], "activation": "relu", "epochs": 8, "batch_size": 512,
+        "lr": 1e-3, "temperature": 1.0, "vf_coef": 0.5, "augment": True, "seed": 0, "weight_decay": 1e-5,
+    }
 
     def __init__(self, **kw) -> None:
         unknown = set(kw) - set(self.DEFAULTS)

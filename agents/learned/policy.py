@@ -196,7 +196,8 @@ class MLPPolicy:
         """
         h = self.hidden(obs)
         ids = np.asarray(ids, dtype=np.intp)
-        return np.einsum("kj,jk->k", h[np.asarray(rows, dtype=np.intp)], self.weights[-1][:, ids]) + self.biases[-1][ids]
+        picked = h[np.asarray(rows, dtype=np.intp)]
+        return np.einsum("kj,jk->k", picked, self.weights[-1][:, ids]) + self.biases[-1][ids]
 
     def value(self, obs: np.ndarray) -> np.ndarray:
         """The value head's prediction (points still to come / :data:`VALUE_SCALE`) for one observation or a batch."""
@@ -361,7 +362,8 @@ def _layers(data, prefix: str, n: int, where: str) -> tuple[list, list]:
     for i in range(n):
         for key, out in ((f"{prefix}{i}.weight", weights), (f"{prefix}{i}.bias", biases)):
             if key not in data:
-                raise PolicyFileError(f"{where}: missing array {key!r} ({'num_layers' if prefix == 'layer' else 'value_layers'} is {n})")
+                count = "num_layers" if prefix == "layer" else "value_layers"
+                raise PolicyFileError(f"{where}: missing array {key!r} ({count} is {n})")
             a = data[key]
             if not np.issubdtype(a.dtype, np.floating):
                 raise PolicyFileError(f"{where}: {key!r} must hold floats, not {a.dtype}")

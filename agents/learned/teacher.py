@@ -52,8 +52,8 @@ from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 from ..base import Agent
 
-__all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate", "load",
-           "play_shard"]
+__all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate",
+           "load", "play_shard"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
