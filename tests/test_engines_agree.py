@@ -234,6 +234,14 @@ def test_fuzzed_positions_same_outcome_on_both_engines(data):
 
 
 @needs_c
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(positions)
+def test_fuzzed_positions_long_run(data):
+    assert outcome(backends()["python"], data) == outcome(backends()["c"], data)
+
+
+@needs_c
 @settings(max_examples=200, deadline=None)
 @given(hs.integers(0, 2**32), hs.integers(0, 60), hs.data())
 def test_fuzzed_mid_game_positions_replay_alike(seed, plies, data):
