@@ -18,7 +18,8 @@ def _register_envs() -> None:
     from gymnasium.envs.registration import register, registry
 
     if "Mulle-v0" not in registry:
-        register(id="Mulle-v0", entry_point="mulle_env.gym_env:MulleEnv")
+        register(id="Mulle-v0", entry_point="mulle_env.gym_env:MulleEnv",
+                 vector_entry_point="mulle_env.vector_env:MulleVectorEnv")
 
 
 _register_envs()
