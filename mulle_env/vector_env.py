@@ -456,7 +456,6 @@ class MulleVectorEnv(VectorEnv):
         """Let Python-side opponents (agents, or the self-play policy) move until every learner is to move."""
         if self.agents is None and not self.self_play:
             return
-        st = self._stepper
         while True:
             pending = self._pending()
             if not len(pending):
