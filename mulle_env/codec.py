@@ -56,7 +56,7 @@ from .engine.state import GameState
 __all__ = [
     "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
-    "encode", "decode", "legal_mask", "legal_indices", "describe", "action_to_move",
+    "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "describe", "action_to_move",
 ]
 
 #: Size of the action space: one index per move id.
@@ -129,6 +129,20 @@ def legal_mask(state: GameState, dtype=np.int8, out: np.ndarray | None = None) -
         out[:] = 0
     out[legal_indices(state)] = 1
     return out
+
+
+def mask_indices(mask: np.ndarray) -> np.ndarray:
+    """The actions a 1-D mask allows (``info["action_mask"]``, PettingZoo's ``obs["action_mask"]``), ascending.
+
+    An int8/uint8 0/1 mask is read as bool without a copy: numpy scans a bool array
+    several times faster than an int8 one (about 2 against 10 µs for 2812 entries).
+    """
+    m = np.asarray(mask)
+    if m.ndim != 1:
+        raise ValueError(f"mask_indices reads one mask of shape ({NUM_ACTIONS},), not shape {m.shape}")
+    if m.dtype == np.int8 or m.dtype == np.uint8:
+        m = m.view(bool)
+    return m.nonzero()[0]
 
 
 def describe(index: int) -> str:

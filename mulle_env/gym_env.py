@@ -152,7 +152,8 @@ class MulleEnv(gym.Env):
     ```
     * ``opponent``: agent spec string (``"heuristic"``, ``"random"``, ``"pimc:samples=10"``;
       resolved through the ``mulle_env.agents`` entry points) or an object with
-      ``act(view, legal_moves, rng)`` (and optionally ``reset()``, ``observe(event)``).
+      ``act(view, legal_moves, rng)`` (and optionally ``reset()``, ``observe(event)``, and
+      ``needs_view = False`` if ``act`` never reads the view: it then gets ``None``).
     * ``reward``: ``"win"`` or ``"score"``.
     * ``seat``: the learner's seat, ``0``, ``1``, ``"random"`` (drawn from the seeded
       ``np_random`` at each reset) or ``"alternate"`` (0, 1, 0, ... by episode). Seat 0
@@ -283,9 +284,10 @@ class MulleEnv(gym.Env):
         st = self.state
         opp = 1 - self.seat
         agent = self.opponent
+        needs_view = getattr(agent, "needs_view", True)
         while not st.over and st.to_move == opp:
             legal = st.legal_moves()
-            move = agent.act(st.view(opp), legal, self._opp_rng)
+            move = agent.act(st.view(opp) if needs_view else None, legal, self._opp_rng)
             if move.id is None or move.id not in st._ids():
                 raise ValueError(f"opponent {agent!r} chose {move}, which is not one of its legal moves")
             st.play_unchecked(move)

@@ -117,8 +117,9 @@ def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_ca
     lens.append(len(flat))
     # Each card is counted in its pile's block and once more in the "unseen" block, which
     # then becomes 2 minus the count: every face exists twice.
-    idx = np.array(flat + flat, dtype=np.intp)
-    idx += np.repeat(_BASE8, lens)
+    # bytes() converts the list of small ints in one C loop, several times faster than np.array().
+    idx = np.repeat(_BASE8, lens)
+    idx += np.frombuffer(bytes(flat + flat), dtype=np.uint8)
     out[: _UNSEEN.stop] = np.bincount(idx, minlength=_UNSEEN.stop)
     unseen = out[_UNSEEN]
     np.subtract(COPIES, unseen, out=unseen)

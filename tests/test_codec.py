@@ -132,3 +132,13 @@ def test_non_forced_capture_is_rejected():
         with pytest.raises(codec.UnsupportedRulesetError, match="forced_capture=True"):
             call()
     assert issubclass(codec.UnsupportedRulesetError, me.InvalidRulesetError)
+
+
+def test_mask_indices_reads_int8_and_bool_masks():
+    st = me.new_game(seed=9)
+    mask = codec.legal_mask(st)
+    assert codec.mask_indices(mask).tolist() == st.legal_move_ids()
+    assert codec.mask_indices(mask.astype(bool)).tolist() == st.legal_move_ids()
+    assert codec.mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8)).tolist() == []
+    with pytest.raises(ValueError, match="shape"):
+        codec.mask_indices(np.zeros((2, codec.NUM_ACTIONS), np.int8))
