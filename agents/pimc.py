@@ -4,9 +4,11 @@ For each decision:
 
 1. Draw ``samples`` determinizations: deal the cards the player has not seen
    (``view.unseen()``) into an opponent hand of the right size and a deck, uniformly
-   at random subject to what the player knows. The one hard constraint the public
-   record gives is reservation (RULES.md 4.5): an opponent who owns the build ``[V]``
-   holds a card of hand value ``V``.
+   at random subject to what the player knows. The hard constraints the public
+   record gives come from reservation (RULES.md 4.5): an opponent who owns the build
+   ``[V]`` holds a card of hand value ``V``, and one who built ``[V]`` earlier in the
+   deal still holds it until it plays a card of that value
+   (:mod:`agents.inference`, fed by ``observe``).
 2. For every candidate move and every determinization, play the move on a copy, then
    finish with a fast rollout policy up to the horizon (4 plies by default),
    and score the result with :func:`agents.evaluation.set_value` (the score difference,
@@ -23,12 +25,12 @@ from __future__ import annotations
 import random
 
 from mulle_env.engine import GameState
-from mulle_env.engine.cards import HAND_VALUE
 from mulle_env.engine.moves import MOVES
 
 from .base import Agent
 from .evaluation import fast_policy_id, set_value
 from .heuristic import rank_moves
+from .inference import PublicHistory, sample_hidden
 
 ROLLOUTS = ("heuristic", "random")
 HORIZONS = ("deal", "set", "game")
@@ -41,33 +43,15 @@ def _random_policy(st, ids, rng):
 _POLICIES = {"heuristic": fast_policy_id, "random": _random_policy}
 
 
-def determinize(view, rng: random.Random) -> tuple[list[int], list[int]]:
-    """A random (opponent hand, deck) consistent with ``view``.
+def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[int]]:
+    """A random (opponent hand, deck) consistent with ``view`` and the hand values in ``required``.
 
-    Uniform over the unseen cards, except that for every build the opponent owns, the
-    hand is made to hold a card of that build's hand value (swapped in from the deck).
+    Uniform over the deals of the unseen cards in which the opponent holds a card of the
+    hand value of every build it owns and of every value in ``required`` (what the
+    public history proves: :class:`agents.inference.PublicHistory`); see
+    :func:`agents.inference.sample_hidden`.
     """
-    unseen = [int(c) for c in view.unseen()]
-    rng.shuffle(unseen)
-    h = view.opponent_hand_size
-    hand, deck = unseen[:h], unseen[h:]
-    opp = 1 - view.player
-    pinned: set[int] = set()  # hand positions that satisfy a reservation
-    for b in view.builds:
-        if b.owner != opp:
-            continue
-        v = b.value
-        at = next((i for i, c in enumerate(hand) if HAND_VALUE[c] == v and i not in pinned), None)
-        if at is None:
-            src = next((j for j, c in enumerate(deck) if HAND_VALUE[c] == v), None)
-            free = [i for i in range(len(hand)) if i not in pinned]
-            if src is None or not free:
-                continue  # cannot happen in a consistent view; keep the sample rather than fail
-            at = free[rng.randrange(len(free))]
-            hand[at], deck[src] = deck[src], hand[at]
-        pinned.add(at)
-    # unseen() is exactly hand + deck in a real game; hand-made positions may leave cards out of play.
-    return hand, deck[: view.deck_size]
+    return sample_hidden(view, rng, required)
 
 
 class PIMCAgent(Agent):
@@ -84,11 +68,14 @@ class PIMCAgent(Agent):
             ones: the fast rollout policy adds more noise and bias than it adds
             information (docs/agents.md).
         width: Search only the heuristic's best ``width`` moves (0 = all of them).
+        history: Deal the determinizations by what the heard moves prove too (a card kept
+            for a build that was lost); ``false`` uses the view alone (for comparisons).
     """
 
     name = spec = "pimc"
 
-    def __init__(self, samples: int = 40, rollout: str = "heuristic", horizon: str = "4", width: int = 0) -> None:
+    def __init__(self, samples: int = 40, rollout: str = "heuristic", horizon: str = "4", width: int = 0,
+                 history: bool = True) -> None:
         if samples < 1:
             raise ValueError(f"samples must be >= 1, not {samples!r}")
         if rollout not in _POLICIES:
@@ -102,6 +89,16 @@ class PIMCAgent(Agent):
         self.rollout = rollout
         self.horizon = horizon
         self.width = width
+        self.use_history = history
+        self.history = PublicHistory()
+
+    def reset(self) -> None:
+        """A new game: forget the moves heard."""
+        self.history.reset()
+
+    def observe(self, event) -> None:
+        """Hear a move (the public history the determinizations respect)."""
+        self.history.observe(event)
 
     def act(self, view, legal_moves, rng):
         """The candidate with the best mean rollout value over the determinizations."""
@@ -118,8 +115,9 @@ class PIMCAgent(Agent):
         stop = self.horizon
         root_set, root_deal = view.set_no, view.deal_no
         totals = [0.0] * len(cands)
+        required = self.history.reserved(view, 1 - me) if self.use_history else ()
         for _ in range(self.samples):
-            hand, deck = determinize(view, rng)
+            hand, deck = determinize(view, rng, required)
             root = GameState.from_view(view, hand, deck, seed=rng.getrandbits(31))
             seed = rng.getrandbits(63)
             for k, move in enumerate(cands):

@@ -13,7 +13,9 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
+from .match import Match, MoveEvent, NotYourTurnError
 from .moves import MOVES, NUM_MOVE_IDS, Move
+from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
 
@@ -21,5 +23,5 @@ __all__ = [
     "CARDS", "Card", "parse_card", "GameOverError", "IllegalMoveError", "InvalidCardError",
     "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "new_game", "replay",
+    "PlayerView", "new_game", "replay", "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
 ]

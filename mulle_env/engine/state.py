@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
@@ -26,6 +27,8 @@ from .ruleset import Ruleset
 ENGINE_VERSION = "1.0"
 
 SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
+# Seeds for determinizations made without one (GameState.from_view); not for real games.
+_FRESH_SEEDS = random.SystemRandom()
 INTAKE_BONUS_FROM = 20
 
 
@@ -125,6 +128,19 @@ class PlayerView(NamedTuple):
             for f in b.cards:
                 counts[f] -= 1
         return [CARDS[f] for f in range(NUM_FACES) for _ in range(counts[f])]
+
+    def to_dict(self) -> dict:
+        """The JSON form (what the live server sends a person); see :mod:`mulle_env.engine.record`."""
+        from .record import view_to_dict
+
+        return view_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PlayerView:
+        """Read :meth:`to_dict`'s form back; raises :class:`~mulle_env.engine.record.InvalidRecordError`."""
+        from .record import view_from_dict
+
+        return view_from_dict(data)
 
     def legal_moves(self) -> list[Move]:
         """The player's legal moves (they depend only on what the player can see)."""
@@ -384,8 +400,13 @@ class GameState:
         """A full state consistent with ``view``, given guesses for the hidden cards.
 
         Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
-        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals.
+        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
+        a seed they are dealt from a fresh random one: a fixed default would make every
+        determinization of a game deal the same later sets (and, for a game played with
+        that very seed, the real ones).
         """
+        if seed is None:
+            seed = _FRESH_SEEDS.getrandbits(63)
         st = cls(view.ruleset, seed)
         p = view.player
         hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)

@@ -1,0 +1,246 @@
+"""A game in progress with its move history: the one game loop every tool drives.
+
+:class:`Match` holds a :class:`~mulle_env.engine.state.GameState` and the history of
+:class:`MoveEvent` s (who played what, what a capture took, whether a deal, set or the
+game ended). It never blocks: :meth:`Match.play` applies a move that arrives from
+outside (a person at a terminal or a browser), :meth:`Match.step` asks an agent seat for
+its move, and :meth:`Match.play_out` runs a whole game between agents. The arena, the
+training tools, ``mulle-play`` and the live server build on it; :meth:`Match.record`
+gives the JSON :class:`~mulle_env.engine.record.GameRecord` they all read back.
+
+Agents are duck-typed (anything with ``act(view, legal_moves, rng)``, optionally
+``reset()`` and ``observe((player, move))``): the engine knows nothing of the
+``agents`` package.
+
+>>> m = Match(seed=7)
+>>> event = m.play(m.legal_moves()[0])
+>>> event.number, event.player
+(1, 0)
+>>> m.record().replay().state == m.state
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .cards import CARD_NAMES, Card
+from .errors import IllegalMoveError, InvalidMoveError
+from .moves import Move
+from .record import GameRecord
+from .ruleset import Ruleset
+from .state import GameResult, GameState, PlayerView, new_game
+
+__all__ = ["Match", "MoveEvent", "NotYourTurnError"]
+
+
+class NotYourTurnError(IllegalMoveError):
+    """A move sent for a seat that is not the one to move."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveEvent:
+    """One move as both players saw it (everything here is public information).
+
+    Attributes:
+        number: 1-based move number in the game.
+        player: The seat that moved.
+        move: The move played.
+        taken: The table cards a capture took (empty for other moves).
+        mulles: Mulle pairs the capture made.
+        tabbe: True if the capture emptied the table.
+        set_no: The set the move was played in.
+        deal_no: The deal the move was played in.
+        deal_over: The move ended its deal (new cards were dealt, or the set ended).
+        set_over: The move ended its set (its score sheets are ``state.sheets[-1]``).
+        game_over: The move ended the game.
+    """
+
+    number: int
+    player: int
+    move: Move
+    taken: tuple[Card, ...] = ()
+    mulles: int = 0
+    tabbe: bool = False
+    set_no: int = 1
+    deal_no: int = 1
+    deal_over: bool = False
+    set_over: bool = False
+    game_over: bool = False
+
+    def to_dict(self) -> dict:
+        """The JSON form: the move as text, cards in the notation."""
+        return {
+            "number": self.number,
+            "player": self.player,
+            "move": str(self.move),
+            "taken": [CARD_NAMES[f] for f in self.taken],
+            "mulles": self.mulles,
+            "tabbe": self.tabbe,
+            "set": self.set_no,
+            "deal": self.deal_no,
+            "deal_over": self.deal_over,
+            "set_over": self.set_over,
+            "game_over": self.game_over,
+        }
+
+    def describe(self) -> str:
+        """One line for people, e.g. ``P0 plays capture KL 9, taking HJ 4, SP 5 (1 mulle!)``."""
+        text = f"P{self.player} plays {self.move}"
+        if self.move.kind == "capture":
+            text += f", taking {', '.join(CARD_NAMES[f] for f in self.taken)}"
+            if self.mulles:
+                text += f" ({self.mulles} mulle{'s' if self.mulles > 1 else ''}!)"
+            if self.tabbe:
+                text += " - tabbe!"
+        return text
+
+
+def _pairs(cards) -> int:
+    # Every face exists twice, so the mulles of a capture are the faces it holds twice.
+    seen: set[int] = set()
+    pairs = 0
+    for f in cards:
+        if f in seen:
+            pairs += 1
+        seen.add(f)
+    return pairs
+
+
+class Match:
+    """A game of Mulle with its history (see the module docstring).
+
+    Args:
+        seed: The deal seed; the same seed, ruleset and moves give the same game anywhere.
+        ruleset: A :class:`Ruleset` or a dict of flags (default rules when ``None``).
+        specs: Optional names of who sits where (agent specs, ``"person:Anna"``), kept in the record.
+    """
+
+    def __init__(self, seed: int = 0, ruleset: Ruleset | dict | None = None,
+                 specs: Sequence[str | None] | None = None) -> None:
+        self.state: GameState = new_game(seed, ruleset)
+        self.seed = seed
+        self.ruleset: Ruleset = self.state.ruleset
+        if specs is not None and len(specs) != 2:
+            raise ValueError(f"specs names the two seats, not {specs!r}")
+        self.specs: tuple[str | None, str | None] | None = tuple(specs) if specs is not None else None
+        #: Every move so far, in order.
+        self.history: list[MoveEvent] = []
+
+    # ----- the position --------------------------------------------------------------
+    @property
+    def to_move(self) -> int:
+        """The seat to move."""
+        return self.state.to_move
+
+    @property
+    def over(self) -> bool:
+        """True once the last set has been scored."""
+        return self.state.over
+
+    def legal_moves(self) -> list[Move]:
+        """The legal moves of the seat to move (empty once the game is over)."""
+        return self.state.legal_moves()
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know now."""
+        return self.state.view(player)
+
+    def result(self) -> GameResult:
+        """Score sheets and winner of the finished game (raises while it runs)."""
+        return self.state.result()
+
+    @property
+    def moves(self) -> list[str]:
+        """The move texts played so far."""
+        return [str(e.move) for e in self.history]
+
+    # ----- moving ----------------------------------------------------------------------
+    def play(self, move: Move | str, player: int | None = None) -> MoveEvent:
+        """Check and apply a move from outside (a person); return its event.
+
+        ``player``, when given, must be the seat to move (else :class:`NotYourTurnError`).
+        An illegal or malformed move raises the engine's error saying why and leaves the
+        game untouched.
+        """
+        st = self.state
+        if player is not None and player != st.to_move and not st.over:
+            raise NotYourTurnError(f"player {player} is not to move: it is player {st.to_move}'s turn")
+        if isinstance(move, str):
+            move = Move.from_str(move)
+        p = st.to_move
+        set_no, deal_no, sets_done = st.set_no, st.deal_no, len(st.sheets)
+        tabbe_before = st.tabbe[p]
+        st.play(move)  # checked: raises and leaves the state as it was
+        set_over = len(st.sheets) > sets_done
+        taken = st.last_taken if move.kind == "capture" else ()
+        if move.kind == "capture":
+            tabbe_now = st.sheets[-1][p]["tabbe"] if set_over else st.tabbe[p]
+            tabbe = tabbe_now > tabbe_before
+            mulles = _pairs([*taken, int(move.card)])
+        else:
+            tabbe, mulles = False, 0
+        event = MoveEvent(
+            number=len(self.history) + 1, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,
+            set_no=set_no, deal_no=deal_no, deal_over=set_over or st.deal_no != deal_no,
+            set_over=set_over, game_over=st.over,
+        )
+        self.history.append(event)
+        return event
+
+    def step(self, agent, rng) -> MoveEvent:
+        """Ask ``agent`` (the seat to move) for its move from that seat's view, and play it.
+
+        The move is checked: an illegal choice raises :class:`IllegalMoveError` naming
+        the agent, and the game is left as it was.
+        """
+        st = self.state
+        if st.over:
+            raise IllegalMoveError(f"the game is over (final scores {st.scores()}); no seat is to move")
+        p = st.to_move
+        move = agent.act(st.view(p), st.legal_moves(), rng)
+        try:
+            return self.play(move)
+        except (IllegalMoveError, InvalidMoveError) as exc:
+            raise type(exc)(f"agent {getattr(agent, 'spec', agent)!r} (seat {p}) chose an illegal move: {exc}") from None
+
+    def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
+                 ) -> GameResult:
+        """Play the game to its end with ``agents[p]`` in seat ``p``; return the result.
+
+        Each distinct agent is reset first and hears every move through ``observe``;
+        ``on_event`` is called after each move. One agent may sit in both seats.
+        """
+        distinct = list({id(a): a for a in agents}.values())
+        for a in distinct:
+            reset = getattr(a, "reset", None)
+            if reset is not None:
+                reset()
+        while not self.state.over:
+            p = self.state.to_move
+            event = self.step(agents[p], rngs[p])
+            for a in distinct:
+                observe = getattr(a, "observe", None)
+                if observe is not None:
+                    observe((event.player, event.move))
+            if on_event is not None:
+                on_event(event)
+        return self.state.result()
+
+    # ----- records ---------------------------------------------------------------------
+    def record(self) -> GameRecord:
+        """The game so far as a :class:`GameRecord` (with the result once it is over)."""
+        result = self.state.result().to_dict() if self.state.over else None
+        return GameRecord(self.seed, tuple(self.moves), self.ruleset, self.specs, result)
+
+    @classmethod
+    def from_record(cls, record: GameRecord | dict) -> Match:
+        """Replay a record (or its JSON dict) into a match; every move is checked."""
+        if not isinstance(record, GameRecord):
+            record = GameRecord.from_dict(record)
+        return record.replay()
+
+    def __repr__(self) -> str:
+        return f"<Match seed {self.seed}, {len(self.history)} moves, {self.state!r}>"
+
