@@ -22,8 +22,8 @@ from .engine.errors import GameOverError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine.state import GameState, new_game
-from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_state, observation_bounds
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
+from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_into, observation_bounds
 
 __all__ = ["MulleEnv", "resolve_agent", "REWARD_MODES", "SEAT_MODES", "ILLEGAL_ACTION_MODES"]
 
@@ -295,7 +295,7 @@ class MulleEnv(gym.Env):
                 self._observe((opp, move))
 
     def _obs(self) -> np.ndarray:
-        return encode_state(self.state, self.seat)
+        return encode_into(self.state, self.seat, np.empty(OBS_SIZE, dtype=OBS_DTYPE))
 
     def _info(self) -> dict:
         st = self.state

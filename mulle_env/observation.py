@@ -36,7 +36,7 @@ from .engine.state import INTAKE_BONUS_FROM, SHEET_KEYS, GameState, PlayerView, 
 
 __all__ = [
     "OBS_SIZE", "OBS_SHAPE", "OBS_DTYPE", "OBS_SLICES", "FACE_BLOCKS", "BUILD_FEATURES", "SCALAR_FEATURES",
-    "SCORE_SCALE", "observation_bounds", "encode_state", "encode_view",
+    "SCORE_SCALE", "observation_bounds", "encode_state", "encode_view", "encode_into",
 ]
 
 #: Per-face count blocks (52 entries each, values 0..2), in layout order. ``my_*``/``opp_*``
@@ -221,3 +221,18 @@ def encode_view(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
         out, p, view.to_move, piles, builds, sheets4, view.set_no, view.deal_no, view.last_capturer,
         view.opponent_hand_size, view.deck_size, view.ruleset, view.over,
     )
+
+
+def encode_into(state: GameState, player: int, out: np.ndarray) -> np.ndarray:
+    """:func:`encode_state` into ``out`` (float32, C-contiguous), by the compiled core's own writer for its states.
+
+    The environments call this: a state of the compiled core (``mulle_env.engine.BACKEND
+    == "c"``) writes its observation in C (``GameState.write_observation``, equal to
+    :func:`encode_state`, tested in tests/test_engines_agree.py); a Python engine state
+    goes through :func:`encode_state`.
+    """
+    write = getattr(state, "write_observation", None)
+    if write is None:
+        return encode_state(state, player, out)
+    write(player, out)
+    return out

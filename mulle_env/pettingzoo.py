@@ -30,9 +30,9 @@ from .engine.errors import GameOverError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine.state import GameState, new_game
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .gym_env import SEED_BOUND, check_options, checked_index, illegal_reward
-from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
+from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
 __all__ = ["env", "raw_env", "AGENTS"]
 
@@ -135,7 +135,7 @@ class raw_env(AECEnv, EzPickle):
         # An agent removed at the end of the game has no entries left: its mask is all zeros.
         if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
             mask[st._ids()] = 1
-        return {"observation": encode_state(st, p), "action_mask": mask}
+        return {"observation": encode_into(st, p, np.empty(OBS_SIZE, dtype=OBS_DTYPE)), "action_mask": mask}
 
     def step(self, action) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""

@@ -51,7 +51,8 @@ The env keeps the Gymnasium side (seeding, autoreset, rewards, validation, Pytho
 agents); a *stepper* owns the K games and their rules. :class:`PyStepper` is the
 pure-Python one; a compiled one, ``mulle_env.engine._core.Stepper``, is used when
 it exists (``stepper="auto"``; force one with ``stepper="python"`` or ``"c"``). A
-stepper is built as ``Stepper(num_envs, ruleset, internal_random)`` and provides:
+stepper is built as ``Stepper(num_envs, ruleset, internal_random)`` (the compiled one
+also takes the two arrays it keeps ``over`` and ``to_move`` in) and provides:
 
 * ``over``: bool array (K,), game ``i`` is over; ``to_move``: int8 array (K,), the
   seat to move. Both always current, read by the env without a call.
@@ -97,9 +98,9 @@ from . import codec
 from .engine.errors import IllegalMoveError
 from .engine.moves import MOVES
 from .engine.ruleset import Ruleset
-from .engine.state import GameState, new_game
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .gym_env import SEAT_MODES, SEED_BOUND, check_options, illegal_reward, resolve_agent
-from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
+from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
 __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
 
@@ -169,7 +170,7 @@ class PyStepper:
         states = self._states
         for j, (i, s) in enumerate(zip(idx, seats)):
             st = states[i]
-            encode_state(st, s, obs[j])
+            encode_into(st, s, obs[j])
             m = mask[j]
             m.fill(0)
             if st.to_move == s and not st.over:
@@ -201,8 +202,9 @@ def make_stepper(kind: str, num_envs: int, ruleset: Ruleset, internal_random: bo
         if kind == "c":
             raise ValueError('stepper="c" needs the compiled core (mulle_env.engine._core.Stepper), which is not built '
                              'here; use stepper="auto" or "python"')
-        cls = PyStepper
-    return cls(num_envs, ruleset, internal_random)
+        return PyStepper(num_envs, ruleset, internal_random)
+    # The compiled stepper keeps over/to_move in buffers it is given: numpy arrays, so the env reads them directly.
+    return cls(num_envs, ruleset, internal_random, np.ones(num_envs, dtype=bool), np.zeros(num_envs, dtype=np.int8))
 
 
 class MulleVectorEnv(VectorEnv):

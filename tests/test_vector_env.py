@@ -13,7 +13,11 @@ import mulle_env  # noqa: F401  (registers Mulle-v0)
 from mulle_env import codec
 from mulle_env.gym_env import MulleEnv
 from mulle_env.observation import OBS_SIZE, encode_state
-from mulle_env.vector_env import MulleVectorEnv, PyStepper
+from mulle_env.vector_env import MulleVectorEnv, PyStepper, _c_stepper
+
+# The compiled stepper too when it is built. Its internal random opponent has its own
+# generator, so only games without it (Python agents, self-play) equal Mulle-v0's there.
+STEPPERS = ["python"] + (["c"] if _c_stepper() is not None else [])
 
 ONE_SET = {"sets": 1}  # 48 learner decisions a game: episode ends come quickly
 
@@ -66,6 +70,7 @@ def test_make_vec_builds_the_batched_env_without_warnings():
     envs.close()
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -75,9 +80,11 @@ def test_make_vec_builds_the_batched_env_without_warnings():
         {"opponent": "greedy", "seat": 0},
     ],
 )
-def test_equal_to_single_envs_across_episode_ends(kwargs):
+def test_equal_to_single_envs_across_episode_ends(kwargs, stepper):
+    if stepper == "c" and kwargs["opponent"] == "random":
+        pytest.skip("the compiled stepper's random opponent draws from its own generator")
     k, seed = 3, 11
-    envs = make_vec(k, ruleset=ONE_SET, stepper="python", **kwargs)
+    envs = make_vec(k, ruleset=ONE_SET, stepper=stepper, **kwargs)
     singles = [MulleEnv(ruleset=ONE_SET, **kwargs) for _ in range(k)]
     obs, info = envs.reset(seed=seed)
     single = [e.reset(seed=seed + i) for i, e in enumerate(singles)]
@@ -118,9 +125,10 @@ def test_agent_objects_are_copied_per_game_and_hear_every_move():
         MulleVectorEnv(2, opponent=[FirstMove()])
 
 
-def test_seed_fixes_every_game_and_games_differ():
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_seed_fixes_every_game_and_games_differ(stepper):
     def run():
-        envs = make_vec(4, opponent="random", ruleset=ONE_SET)
+        envs = make_vec(4, opponent="random", ruleset=ONE_SET, stepper=stepper)
         obs, info = envs.reset(seed=5)
         rng = np.random.default_rng(0)
         out = [obs.copy()]
@@ -135,7 +143,7 @@ def test_seed_fixes_every_game_and_games_differ():
 
 
 def test_next_step_autoreset():
-    envs = make_vec(2, opponent="random", ruleset=ONE_SET, autoreset_mode="NextStep", seat=0)
+    envs = make_vec(2, opponent="random", ruleset=ONE_SET, autoreset_mode="NextStep", seat=0, stepper="python")
     assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
     single = MulleEnv(opponent="random", ruleset=ONE_SET, seat=0)
     obs, info = envs.reset(seed=7)
@@ -154,7 +162,8 @@ def test_next_step_autoreset():
     assert not term.any() and (r == 0).all() and info["action_mask"].any(axis=1).all()
 
 
-def test_self_play_policy_moves_the_other_seat():
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_self_play_policy_moves_the_other_seat(stepper):
     calls = []
 
     def first_legal(obs, mask):
@@ -162,7 +171,8 @@ def test_self_play_policy_moves_the_other_seat():
         assert obs.shape[1] == OBS_SIZE and mask.any(axis=1).all()
         return mask.argmax(axis=1)
 
-    envs = MulleVectorEnv(4, opponent="self", ruleset=ONE_SET, seat="alternate", opponent_policy=first_legal)
+    envs = MulleVectorEnv(4, opponent="self", ruleset=ONE_SET, seat="alternate", opponent_policy=first_legal,
+                          stepper=stepper)
     obs, info = envs.reset(seed=0)
     rng = np.random.default_rng(2)
     episodes = 0
@@ -177,8 +187,9 @@ def test_self_play_policy_moves_the_other_seat():
         bad.reset(seed=1)
 
 
-def test_bad_actions_give_the_envs_errors():
-    envs = make_vec(2, opponent="random")
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_bad_actions_give_the_envs_errors(stepper):
+    envs = make_vec(2, opponent="random", stepper=stepper)
     with pytest.raises(gym.error.ResetNeeded):
         envs.step([0, 0])
     obs, info = envs.reset(seed=3)
@@ -216,6 +227,7 @@ def test_option_errors():
         ({"reward": "points"}, "reward"),
         ({"autoreset_mode": "Disabled"}, "autoreset_mode"),
         ({"stepper": "gpu"}, "stepper"),
+        *([({"stepper": "c"}, "not built")] if _c_stepper() is None else []),
         ({"opponent": "nosuchagent"}, "nosuchagent"),
         ({"ruleset": {"forced_capture": False}}, "forced_capture"),
     ]:
