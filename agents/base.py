@@ -33,6 +33,13 @@ class Agent:
         """Return one of ``legal_moves`` for the position ``view``."""
         raise NotImplementedError
 
+    def check_ruleset(self, ruleset) -> None:
+        """Raise ``ValueError`` saying why if this agent cannot play under ``ruleset``.
+
+        The arena asks before a tournament, so an agent that cannot play the rules is
+        refused up front instead of forfeiting every game. Most agents play any ruleset.
+        """
+
     def reset(self) -> None:
         """Forget everything: a new game starts."""
 

@@ -21,9 +21,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mulle_env.engine import GameState, Move, PlayerView
-from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+from mulle_env.engine import (
+    GameState,
+    Move,
+    PlayerView,
+    Ruleset,
+    build_cards,
+    is_mulle_capture,
+    set_points,
+)
+from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, NUM_FACES, TABLE_VALUE
 from mulle_env.engine.moves import CAPTURE_ID, DISCARD_ID, NUM_MOVE_IDS
+
+_DEFAULT_MULLE_VALUES = Ruleset().mulle_values
 
 #: First id of the discard moves (ids are captures, builds, trottas, discards: moves.py).
 FIRST_DISCARD_ID = DISCARD_ID[0]
@@ -84,21 +94,22 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
     base = view_state(view) if base is None else base
     p = view.player
     st = base.copy()
-    before_m, before_i = len(st.mulle[p]), st.ipts[p]
-    before_mp, before_tabbe = st.mpts[p], st.tabbe[p]
+    before_m = len(st.mulle[p])
+    before = set_points(st, p)
     st.play_unchecked(move)
     if move.kind == "capture":
+        after = set_points(st, p)
         return MoveEffect(
             move=move,
             taken=st.last_taken,
             mulles=len(st.mulle[p]) - before_m,
-            mulle_points=st.mpts[p] - before_mp,
-            intake_points=st.ipts[p] - before_i,
-            tabbe=st.tabbe[p] > before_tabbe,
+            mulle_points=after.mulle - before.mulle,
+            intake_points=after.intake - before.intake,
+            tabbe=after.tabbe > before.tabbe,
         )
     if move.kind in ("build", "trotta"):
         value = move.to if move.kind == "build" else HAND_VALUE[move.card]
-        cards = st.builds[value][0]
+        cards = build_cards(st, value)
         return MoveEffect(
             move=move,
             build_value=value,
@@ -108,8 +119,12 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
     return MoveEffect(move=move)
 
 
-def pile_points(cards, mulle_value=MULLE_VALUE) -> int:
-    """Intake points of ``cards`` plus the mulle points of identical pairs among them."""
+def pile_points(cards, mulle_value=None) -> int:
+    """Intake points of ``cards`` plus the mulle points of identical pairs among them.
+
+    ``mulle_value`` is the ruleset's table, ``Ruleset.mulle_values`` (default: the default ruleset's).
+    """
+    mulle_value = _DEFAULT_MULLE_VALUES if mulle_value is None else mulle_value
     pts = sum(INTAKE_POINTS[f] for f in cards)
     seen: set[int] = set()
     for f in cards:
@@ -129,14 +144,16 @@ def twin_counts(view: PlayerView) -> list[int]:
     return counts
 
 
-def discard_cost(card: int, hand, unseen_counts, mulle_value=MULLE_VALUE) -> float:
+def discard_cost(card: int, hand, unseen_counts, mulle_value=None) -> float:
     """How much laying ``card`` loose on the table may give away (lower = safer discard).
 
     A loose card can be mulled by whoever holds its twin, and any loose card can be
     captured by value. Holding the twin oneself turns the discard into bait only the
     discarder can mull, so it costs little. Intake points are what any capture of it
-    hands over; the table value breaks ties (low cards make more sums).
+    hands over; the table value breaks ties (low cards make more sums). ``mulle_value``
+    is the ruleset's table, ``Ruleset.mulle_values`` (default: the default ruleset's).
     """
+    mulle_value = _DEFAULT_MULLE_VALUES if mulle_value is None else mulle_value
     twin_out = unseen_counts[card] > 0
     own_twin = sum(1 for f in hand if f == card) >= 2
     cost = 2.0 * INTAKE_POINTS[card]
@@ -161,8 +178,7 @@ def set_value(st: GameState, player: int) -> float:
     for sheets in st.sheets:
         v += sheets[player]["total"] - sheets[o]["total"]
     if not st.over:
-        v += st.mpts[player] + st.tabbe[player] + st.ipts[player]
-        v -= st.mpts[o] + st.tabbe[o] + st.ipts[o]
+        v += set_points(st, player).banked - set_points(st, o).banked
     return v
 
 
@@ -173,19 +189,18 @@ def quick_capture_gain(st: GameState, card: int) -> float:
     loose singles and the build but not the summing groups (their search is the costly
     part of a capture, and rollouts only need the order roughly right).
     """
-    p = st.to_move
     hv = HAND_VALUE[card]
-    b = st.builds.get(hv)
-    if hv <= 13 and card in st.loose and not (b is not None and b[1] == p):
-        return 2.0 * MULLE_VALUE[card] + 2 * INTAKE_POINTS[card] + 1.0
+    mulle_value = st.ruleset.mulle_values
+    if is_mulle_capture(st, card):
+        return 2.0 * mulle_value[card] + 2 * INTAKE_POINTS[card] + 1.0
     gain = INTAKE_POINTS[card]
     n = 0
-    if b is not None:
-        for f in b[0]:
-            gain += INTAKE_POINTS[f]
-            if f == card:
-                gain += MULLE_VALUE[f]
-        n += len(b[0])
+    built = build_cards(st, hv)
+    for f in built:
+        gain += INTAKE_POINTS[f]
+        if f == card:
+            gain += mulle_value[f]
+    n += len(built)
     if hv <= 13:
         for f in st.loose:
             if TABLE_VALUE[f] == hv:

@@ -20,6 +20,7 @@ Ties go to the heuristic's order (:func:`agents.heuristic.rank_moves`).
 
 from __future__ import annotations
 
+from mulle_env.engine import build_cards, set_points
 from mulle_env.engine.cards import INTAKE_POINTS
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
@@ -42,7 +43,7 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
     """Largest ``P(hold c) * points(capture with c)`` for the opponent to move in ``st``."""
     worst = 0.0
     saved = st.hands[opponent]
-    before = st.mpts[opponent] + st.tabbe[opponent] + st.ipts[opponent]
+    before = set_points(st, opponent).banked
     # A bound on what any capture here can bank, to skip faces that cannot beat ``worst``.
     # A capture takes table cards (loose and built) plus the played card: at most the
     # intake points of all of them, the mulle points of identical pairs among them, and
@@ -50,7 +51,7 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
     # intake and one new pair. No fixed constant is safe: a [13] build holding three ace
     # pairs is worth 51 points by itself.
     mv = st.ruleset.mulle_values
-    table_points = pile_points(list(st.loose) + [f for b in st.builds.values() for f in b[0]], mv) + 1
+    table_points = pile_points(list(st.loose) + [f for v in st.builds for f in build_cards(st, v)], mv) + 1
     for face, k in enumerate(counts):
         if not k:
             continue
@@ -60,10 +61,10 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
         # The state is this agent's own scratch copy: try each face as the opponent's hand
         # (two copies, so the capture never empties the hand and ends the deal).
         st.set_hand(opponent, (face, face))
-        if CAPTURE_ID[face] in st.legal_move_ids():
+        if CAPTURE_ID[face] in st.legal_ids():
             trial = st.copy()
             trial.play_unchecked(_capture_move(face))
-            gain = trial.mpts[opponent] + trial.tabbe[opponent] + trial.ipts[opponent] - before
+            gain = set_points(trial, opponent).banked - before
             worst = max(worst, p * gain)
     st.set_hand(opponent, saved)
     return worst

@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import math
 from typing import Callable
 
 from .base import Agent
 
 
 class AgentSpecError(ValueError):
-    """An agent spec that names no agent or passes a bad parameter."""
+    """An agent spec that names no agent or passes a bad parameter.
+
+    The message reads ``agent spec '<spec>': <reason>``; :attr:`spec` and :attr:`reason`
+    hold the two parts (a CLI prints the message as it is, without adding its own prefix).
+    """
+
+    def __init__(self, spec: object, reason: str) -> None:
+        self.spec = spec
+        self.reason = reason
+        super().__init__(f"agent spec {spec!r}: {reason}")
 
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
@@ -61,7 +71,7 @@ def _params(factory) -> dict[str, inspect.Parameter]:
     }
 
 
-def _convert(name: str, key: str, text: str, default):
+def _convert(spec: str, key: str, text: str, default):
     try:
         if isinstance(default, bool):
             low = text.lower()
@@ -73,24 +83,30 @@ def _convert(name: str, key: str, text: str, default):
         if isinstance(default, int):
             return int(text)
         if isinstance(default, float):
-            return float(text)
-    except ValueError:
-        raise AgentSpecError(
-            f"agent {name!r}: parameter {key}={text!r} must be a {type(default).__name__} (default {default!r})"
-        ) from None
+            value = float(text)
+            if not math.isfinite(value):
+                raise AgentSpecError(spec, f"parameter {key}={text!r} must be a finite number (default {default!r})")
+            return value
+    except ValueError as exc:
+        if isinstance(exc, AgentSpecError):
+            raise
+        kind = {bool: "true or false", int: "an int", float: "a number"}.get(type(default), type(default).__name__)
+        raise AgentSpecError(spec, f"parameter {key}={text!r} must be {kind} (default {default!r})") from None
     return text
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``"name:k=v,k2=v2"`` into the name and raw parameter strings."""
     if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"an agent spec is a non-empty string like 'pimc:samples=30', not {spec!r}")
+        raise AgentSpecError(spec, "give a non-empty string such as 'heuristic' or 'pimc:samples=30'")
     name, _, rest = spec.strip().partition(":")
     params: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
         if not eq or not key.strip():
-            raise AgentSpecError(f"agent spec {spec!r}: parameter {part!r} must read key=value")
+            raise AgentSpecError(spec, f"parameter {part!r} must read key=value")
+        if key.strip() in params:
+            raise AgentSpecError(spec, f"parameter {key.strip()!r} is given twice; give each parameter once")
         params[key.strip()] = value.strip()
     return name.strip(), params
 
@@ -104,15 +120,15 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Pa
         known = "; ".join(f"{k}: {v}" for k, v in available().items())
         close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise AgentSpecError(f"unknown agent {name!r}{hint}; available agents: {known}")
+        raise AgentSpecError(spec, f"unknown agent {name!r}{hint}; available agents: {known}")
     params = _params(factory)
     kwargs = {}
     for key, text in raw.items():
         if key not in params:
             allowed = ", ".join(params) or "none"
-            raise AgentSpecError(f"agent {name!r} has no parameter {key!r}; its parameters: {allowed}")
+            raise AgentSpecError(spec, f"agent {name!r} has no parameter {key!r}; its parameters: {allowed}")
         default = params[key].default
-        kwargs[key] = _convert(name, key, text, None if default is inspect.Parameter.empty else default)
+        kwargs[key] = _convert(spec, key, text, None if default is inspect.Parameter.empty else default)
     return name, factory, params, kwargs
 
 
@@ -121,8 +137,10 @@ def make(spec: str) -> Agent:
     name, factory, params, kwargs = _resolve(spec)
     try:
         agent = factory(**kwargs)
+    except AgentSpecError:
+        raise
     except (TypeError, ValueError) as exc:
-        raise AgentSpecError(f"agent spec {spec!r}: {exc}") from None
+        raise AgentSpecError(spec, str(exc)) from None
     agent.spec = canonical_spec(name, kwargs, params)
     agent.name = name
     return agent
@@ -142,8 +160,10 @@ def canonical(spec: str) -> str:
 def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # risk=1.0 reads back as 1.0 from "1", and "1" is shorter
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e16:
+            return str(int(value))  # risk=1.0 reads back as 1.0 from "1", and "1" is shorter
+        return repr(value)  # shortest round-trip text: 1e+308, not 309 digits
     return str(value)
 
 

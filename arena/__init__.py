@@ -11,12 +11,14 @@
   :mod:`arena.report`: JSON, Markdown, terminal table and plot; :mod:`arena.cli`: ``mulle-arena``.
 
 The arena knows agents only by spec string (:func:`agents.make`) and a game only through
-``new_game``, ``legal_moves``, ``play``, ``view``, ``is_over``, ``result`` and ``to_move``.
+the protocol of :mod:`arena.game` (``new_game``; a state's ``legal_moves``, ``play``,
+``view``, ``is_over``, ``result`` and ``to_move``), checked when a game module is loaded.
 """
 
+from .game import Game, GameProtocolError, check_game
 from .runner import ProcessBackend
 from .schedule import Plan
 from .stats import SPRT
 from .tournament import Outcome, run
 
-__all__ = ["Outcome", "Plan", "ProcessBackend", "SPRT", "run"]
+__all__ = ["Game", "GameProtocolError", "Outcome", "Plan", "ProcessBackend", "SPRT", "check_game", "run"]

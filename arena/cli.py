@@ -17,16 +17,22 @@ import json
 import logging
 import os
 import sys
+import tempfile
 
 import agents
 
 from . import report as report_mod
 from . import tournament
+from .game import GameProtocolError
+from .results import ResultsFileBusyError
 from .schedule import Plan
 from .stats import SPRT
 from .worker import call_path, load_game, make_ruleset
 
 log = logging.getLogger("arena")
+
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL = 30.0
 
 
 def _derived(out: str, suffix: str) -> str:
@@ -104,7 +110,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         try:
             canonical.append(agents.make(spec).spec)
         except ValueError as exc:
-            parser.error(f"bad agent spec {spec!r}: {exc}")
+            parser.error(str(exc))  # AgentSpecError names the spec and what is wrong
     dupes = sorted({s for s in canonical if canonical.count(s) > 1})
     if dupes:
         parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
@@ -123,6 +129,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             parser.error("--sprt needs --games of at least 2 (one duplicate pair)")
     try:
         game = load_game(args.game)
+    except GameProtocolError as exc:
+        parser.error(str(exc))
     except Exception as exc:
         parser.error(f"--game {args.game!r} cannot be imported: {exc}")
     # The game parses its own rules (types, names, messages): the arena only passes the texts on.
@@ -141,9 +149,20 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             import ray  # noqa: F401
         except ImportError:
             parser.error("--backend ray needs Ray: pip install 'mulle-env[ray]'")
+    _check_agents_can_play(parser, args.specs, ruleset)
+    _check_workers(parser, args)
     args.report = args.report or _derived(args.out, ".json")
     args.markdown = args.markdown or _derived(args.out, ".md")
     args.plot = args.plot or _derived(args.out, ".png")
+    # Outputs are checked before the tournament, not found missing after hours of play.
+    paths = {"--out": args.out, "--report": args.report, "--markdown": args.markdown, "--plot": args.plot}
+    seen: dict[str, str] = {}
+    for flag, path in paths.items():
+        real = os.path.realpath(path)
+        if real in seen:
+            parser.error(f"{flag} {path!r} is the same file as {seen[real]}; each output needs its own file")
+        seen[real] = flag
+        _check_output(parser, flag, path)
     # Last, once every other argument is known to be good: a rejected command leaves no file behind.
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
@@ -156,9 +175,69 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     return args, parser
 
 
+def _check_output(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
+    """Exit 2 unless ``path`` can be written (its directory exists and is writable), creating nothing."""
+    if os.path.isdir(path):
+        parser.error(f"{flag} {path!r} is a directory; give a file name")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        parser.error(f"{flag} {path!r}: directory {directory!r} does not exist")
+    try:
+        if os.path.exists(path):
+            with open(path, "a"):  # appends nothing: the file is rewritten only at the end
+                pass
+        else:
+            # A real create-and-remove (access() says yes to root even where creating fails).
+            with tempfile.NamedTemporaryFile(dir=directory, prefix=".mulle-arena-check-"):
+                pass
+    except OSError as exc:
+        parser.error(f"{flag} {path!r} is not writable: {exc.strerror or exc}")
+
+
+#: More worker processes than this many per core only add memory (each holds its agents) and contention.
+MAX_WORKERS_PER_CORE = 4
+
+
+def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse far more local workers than cores; say so when there are more than cores."""
+    if args.backend != "process":
+        return  # Ray workers live on the cluster, whose size this machine does not know
+    cores = os.cpu_count() or 1
+    if args.workers > MAX_WORKERS_PER_CORE * cores:
+        parser.error(f"--workers {args.workers} is far more than the {cores} core(s) of this machine; "
+                     f"allowed: at most {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core; "
+                     f"more processes only add memory, each holds its own agents)")
+    if args.workers > cores and not args.quiet:
+        print(f"note: --workers {args.workers} is more than the {cores} core(s) of this machine; "
+              "games will wait for each other (and tight --move-timeout limits may forfeit)", file=sys.stderr)
+
+
+def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset) -> None:
+    """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
+    for spec in specs:
+        check = getattr(agents.make(spec), "check_ruleset", None)
+        if check is None:
+            continue
+        try:
+            check(ruleset)
+        except ValueError as exc:
+            parser.error(f"agent {spec!r} cannot play with these rules (--rule): {exc}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-arena``; returns the exit code (0 done, 1 error, 130 interrupted)."""
-    args, _ = parse_args(argv)
+    """Entry point of ``mulle-arena``; returns the exit code (0 done, 1 error, 2 bad arguments, 130 interrupted)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C before the first game (importing, building agents) or while the report is
+        # written: every game that finished is already in the results file.
+        print("\nmulle-arena: interrupted; every finished game is saved in the results file; "
+              "run the same command again to continue (and to write the report)", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    args, parser = parse_args(argv)
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     move_timeout = args.move_timeout or None
@@ -182,11 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.quiet:
             outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress=False)
-        else:
+        elif sys.stderr.isatty():
             from tqdm.contrib.logging import logging_redirect_tqdm
 
             with logging_redirect_tqdm():
-                outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress=sys.stderr.isatty())
+                outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress="bar")
+        else:  # a log or CI: a bar would show nothing until the end
+            outcome = tournament.run(plan, args.out, backend, sprt=args.sprt, progress="lines",
+                                     progress_interval=PROGRESS_INTERVAL)
+    except ResultsFileBusyError as exc:
+        parser.error(f"--out {args.out!r}: {exc}")
     except RuntimeError as exc:
         print(f"mulle-arena: error: {exc}", file=sys.stderr)
         return 1
@@ -198,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         f.write(report_mod.markdown(rep))
     plotted = report_mod.plot(rep, args.plot)
     if not args.quiet:
-        print(report_mod.text(rep))
+        # The notes were logged as warnings when the run started; the files keep them.
+        print(report_mod.text(rep, notes=False))
         print(f"\nresults: {args.out} ({outcome.played} games played now, {outcome.skipped} resumed); "
               f"report: {args.report}, {args.markdown}"
               + (f", {args.plot}" if plotted else " (no plot: matplotlib is not installed)"))

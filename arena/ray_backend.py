@@ -61,18 +61,27 @@ class RayBackend:
     def run(self, tasks: Iterable[dict], on_result: Callable[[dict], None],
             stop: Callable[[], bool] = lambda: False) -> None:
         """Play ``tasks``, calling ``on_result(line)`` here as each ends; stop dispatching once ``stop()``."""
-        pending = list(tasks)
-        if not pending:
+        source = iter(tasks)  # read lazily: memory does not grow with the number of games
+        first = next(source, None)
+        if first is None:
             return
+        pending = [first]  # tasks taken from the source but not sent yet, next one last
+
+        def more() -> bool:
+            if not pending:
+                task = next(source, None)
+                if task is not None:
+                    pending.append(task)
+            return bool(pending)
+
         ray = self._init()
         remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         window = 2 * self.workers
         inflight: dict = {}
-        pending.reverse()
         stopping = False
         try:
-            while pending or inflight:
-                while not stopping and pending and len(inflight) < window:
+            while more() or inflight:
+                while not stopping and more() and len(inflight) < window:
                     task = pending.pop()
                     inflight[remote.remote(task)] = (task, time.monotonic())
                 if not inflight:

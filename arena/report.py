@@ -208,8 +208,8 @@ def _table(rows: list[list[str]], left: int = 2) -> str:
     return "\n".join(out)
 
 
-def text(report: dict) -> str:
-    """The terminal summary: leaderboard, pairings, SPRT verdict, notes."""
+def text(report: dict, notes: bool = True) -> str:
+    """The terminal summary: leaderboard, pairings, SPRT verdict, notes (unless ``notes=False``)."""
     t = report["tournament"]
     g = report["games"]
     parts = [
@@ -225,7 +225,7 @@ def text(report: dict) -> str:
     if report["sprt"]:
         s = report["sprt"]
         parts += ["", f"{s['spec']} vs {s['opponent']}: {s['text']}; {_sprt_basis(s)}"]
-    for note in report["run"]["notes"]:
+    for note in report["run"]["notes"] if notes else ():
         parts.append(f"note: {note}")
     return "\n".join(parts)
 

@@ -6,10 +6,16 @@ only if the system takes fewer bytes than asked), so killing the process (Ctrl-C
 every ``fsync_interval`` seconds (default 1 s) and on close, so an operating-system
 crash or power cut loses at most that last second of games.
 
-Reading is forgiving: a line that is not valid JSON is reported and skipped; a torn
-last line (no newline: the writer was killed mid-write) is copied to
-``<file>.torn-<time>`` and cut off before new lines are appended, so the file stays
-valid JSON Lines.
+Reading is forgiving: a line that is not valid JSON, or whose keys break the schema
+(:func:`check_line`: a wrong type, a missing key, a winner the scores contradict), is
+reported and skipped; a torn last line (no newline: the writer was killed mid-write) is
+copied to ``<file>.torn-<time>`` and cut off before new lines are appended, so the file
+stays valid JSON Lines.
+
+One writer per file: a run holds an exclusive lock on the results file (:func:`lock`,
+``flock``, released by the operating system even after ``kill -9``) from before it reads
+the file until it closes it, and a second run on the same file refuses to start
+(:class:`ResultsFileBusyError`) instead of playing every game again.
 """
 
 from __future__ import annotations
@@ -18,7 +24,14 @@ import json
 import logging
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one run per file is then the user's care
+    fcntl = None
 
 log = logging.getLogger("arena.results")
 
@@ -29,6 +42,8 @@ class Loaded:
 
     lines: list[dict] = field(default_factory=list)
     corrupt: list[int] = field(default_factory=list)
+    #: ``(line number, what is wrong)`` of JSON lines that break the schema.
+    invalid: list[tuple[int, str]] = field(default_factory=list)
     torn: bytes = b""
     torn_backup: str | None = None
 
@@ -38,6 +53,11 @@ class Loaded:
         if self.corrupt:
             shown = ", ".join(map(str, self.corrupt[:10])) + (" ..." if len(self.corrupt) > 10 else "")
             out.append(f"skipped {len(self.corrupt)} corrupt line(s) (line {shown})")
+        if self.invalid:
+            shown = "; ".join(f"line {no}: {why}" for no, why in self.invalid[:5])
+            more = f"; and {len(self.invalid) - 5} more" if len(self.invalid) > 5 else ""
+            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema ({shown}{more}); "
+                       "those games are played again")
         if self.torn:
             out.append(
                 f"cut off a truncated last line ({len(self.torn)} bytes"
@@ -72,6 +92,10 @@ def load(path: str, repair: bool = True) -> Loaded:
         if not isinstance(obj, dict) or "game_id" not in obj:
             out.corrupt.append(no)
             continue
+        why = check_line(obj)
+        if why is not None:
+            out.invalid.append((no, why))
+            continue
         out.lines.append(obj)
     if tail.strip():
         out.torn = tail
@@ -88,6 +112,99 @@ def load(path: str, repair: bool = True) -> Loaded:
     for note in out.problems():
         log.warning("%s: %s", path, note)
     return out
+
+
+STATUSES = ("ok", "forfeit", "aborted")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check_line(line: dict) -> str | None:
+    """What is wrong with a results line (``None`` if nothing): the schema of docs/arena.md.
+
+    Checked: the key types the statistics read (``game_id``, ``specs``, ``seed``,
+    ``status``, ``scores``, ``winner``, ``forfeit``, ``pair``, ``moves``, ``move_list``,
+    ``ruleset``), that ``game_id`` names the line's specs and seed, and that the winner
+    agrees with the scores (a finished game) or the forfeit (a forfeited one).
+    """
+    gid, specs, seed, status = line.get("game_id"), line.get("specs"), line.get("seed"), line.get("status")
+    if not isinstance(gid, str):
+        return f"'game_id' must be a string, not {gid!r}"
+    if not (isinstance(specs, list) and len(specs) == 2 and all(isinstance(x, str) for x in specs)):
+        return f"'specs' must be a list of two spec strings, not {specs!r}"
+    if not _is_int(seed) or seed < 0:
+        return f"'seed' must be an int >= 0, not {seed!r}"
+    if not gid.startswith(f"{specs[0]}|{specs[1]}|{seed}|"):
+        return f"'game_id' {gid!r} does not name the line's specs and seed"
+    if status not in STATUSES:
+        return f"'status' must be one of {', '.join(STATUSES)}, not {status!r}"
+    if not isinstance(line.get("ruleset", {}), dict):
+        return f"'ruleset' must be an object, not {line['ruleset']!r}"
+    for key in ("pair", "moves"):
+        value = line.get(key)
+        if value is not None and (not _is_int(value) or value < 0):
+            return f"'{key}' must be an int >= 0 or null, not {value!r}"
+    if "move_list" in line and not (isinstance(line["move_list"], list)
+                                    and all(isinstance(m, str) for m in line["move_list"])):
+        return "'move_list' must be a list of move texts"
+    for key in ("duration",):
+        if line.get(key) is not None and not _is_num(line[key]):
+            return f"'{key}' must be a number or null, not {line[key]!r}"
+    if "scores" not in line or "winner" not in line:
+        return "'scores' and 'winner' are required (null where the game has none)"
+    scores, winner, forfeit = line["scores"], line["winner"], line.get("forfeit")
+    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(_is_num, scores))):
+        return f"'scores' must be a list of two numbers or null, not {scores!r}"
+    if winner is not None and (not _is_int(winner) or winner not in (0, 1)):
+        return f"'winner' must be 0, 1 or null, not {winner!r}"
+    if forfeit is not None and (not _is_int(forfeit) or forfeit not in (0, 1)):
+        return f"'forfeit' must be 0, 1 or null, not {forfeit!r}"
+    if status == "ok":
+        if scores is None:
+            return "a finished game ('status': 'ok') needs its 'scores'"
+        expected = 0 if scores[0] > scores[1] else 1 if scores[1] > scores[0] else None
+        if winner != expected:
+            return f"'winner' {winner!r} contradicts the scores {scores} (expected {expected!r})"
+        if forfeit is not None:
+            return f"a finished game ('status': 'ok') has no 'forfeit', not {forfeit!r}"
+    elif status == "forfeit":
+        if forfeit is None or winner != 1 - forfeit:
+            return f"a forfeit needs 'forfeit' 0 or 1 and the other seat as 'winner', not {forfeit!r}/{winner!r}"
+    elif winner is not None or forfeit is not None:
+        return "an aborted game has no 'winner' and no 'forfeit'"
+    return None
+
+
+class ResultsFileBusyError(RuntimeError):
+    """Another run is writing the results file (it holds its lock)."""
+
+
+@contextmanager
+def lock(path: str) -> Iterator[None]:
+    """Hold the one-writer lock of the results file ``path`` (created if missing) for the block.
+
+    Raises :class:`ResultsFileBusyError` at once if another process (or another open
+    of the file in this process) holds it.
+    """
+    f = open(path, "ab")
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsFileBusyError(
+                    f"{path} is being written by another run (it holds the file's lock); "
+                    "wait for that run to end, or write to another file"
+                ) from None
+        yield
+    finally:
+        f.close()  # closing the file releases the lock
 
 
 class Writer:

@@ -79,6 +79,38 @@ class _Forward(logging.Handler):
             logger.handle(record)
 
 
+class _Pending:
+    """Tasks still to play: an iterator read lazily, plus tasks put back at the front.
+
+    The schedule is consumed as workers free up, so memory does not grow with the number
+    of games (``--games 1000000000`` starts at once).
+    """
+
+    def __init__(self, tasks: Iterable[dict]) -> None:
+        self._source = iter(tasks)
+        self._front: deque = deque()
+
+    def at_least(self, n: int) -> int:
+        """How many tasks are pending, counting at most ``n`` (reads ahead up to ``n``)."""
+        while len(self._front) < n:
+            task = next(self._source, None)
+            if task is None:
+                break
+            self._front.append(task)
+        return min(n, len(self._front))
+
+    def __bool__(self) -> bool:
+        return self.at_least(1) > 0
+
+    def popleft(self) -> dict:
+        if not self:
+            raise IndexError("no task pending")
+        return self._front.popleft()
+
+    def appendleft(self, task: dict) -> None:
+        self._front.appendleft(task)
+
+
 class _Slot:
     __slots__ = ("proc", "conn", "task", "started")
 
@@ -136,7 +168,7 @@ class ProcessBackend:
         After each result ``stop()`` is asked; once it is true nothing more is dispatched
         and games in flight are cancelled (their workers are stopped).
         """
-        pending = deque(tasks)
+        pending = _Pending(tasks)
         if not pending:
             return
         ctx = mp.get_context(self.start_method)
@@ -146,7 +178,7 @@ class ProcessBackend:
         listener = logging.handlers.QueueListener(log_queue, _Forward())
         listener.start()
         attempts: dict[str, int] = {}
-        slots = [self._spawn(ctx, log_queue) for _ in range(min(self.workers, len(pending)))]
+        slots = [self._spawn(ctx, log_queue) for _ in range(pending.at_least(self.workers))]
         stopping = False
         fresh_deaths = 0  # worker deaths with no finished game in between
         try:
@@ -221,7 +253,7 @@ class ProcessBackend:
             listener.stop()
             log_queue.close()
 
-    def _dispatch(self, slot: _Slot, pending: deque, ctx, log_queue, fresh_deaths: int) -> tuple[_Slot, int]:
+    def _dispatch(self, slot: _Slot, pending: _Pending, ctx, log_queue, fresh_deaths: int) -> tuple[_Slot, int]:
         """Send the next pending task to the idle ``slot``; return the slot (maybe a new one) and the death count.
 
         Only busy workers are watched, so an idle one may have died unnoticed (killed,

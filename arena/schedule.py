@@ -20,6 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Callable, Iterator
 
 from .worker import stable_seed
 
@@ -104,11 +105,87 @@ class Plan:
             "worker_init": self.worker_init,
         }
 
-    def tasks(self) -> list[dict]:
-        """All games, deal by deal across pairings, so partial results stay balanced.
+    def total(self) -> int:
+        """Number of games in the tournament (``games`` per pairing)."""
+        return self.games * len(self.pairings())
+
+    def iter_tasks(self, start: int = 0) -> Iterator[dict]:
+        """All games, deal by deal across pairings, so partial results stay balanced; lazily.
 
         For a head-to-head this is simply pair 0, pair 1, ... in order, which the SPRT
-        relies on.
+        relies on. A task is made only when asked for, so memory does not grow with
+        ``games`` (``--games 1000000000`` starts playing at once). ``start`` skips to
+        game index ``start`` of every pairing.
         """
         pairings = self.pairings()
-        return [self.task(p, i) for i in range(self.games) for p in pairings]
+        for i in range(start, self.games):
+            for p in pairings:
+                yield self.task(p, i)
+
+    def tasks(self) -> list[dict]:
+        """All games as a list (:meth:`iter_tasks` without its laziness; small plans only)."""
+        return list(self.iter_tasks())
+
+    def order(self, task_or_line: dict) -> tuple[int, int]:
+        """Where a task (or its result line) stands in the schedule: ``(game index, pairing index)``."""
+        return task_or_line["index"], self.pairings().index(tuple(task_or_line["pairing"]))
+
+    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None]) -> tuple[int, int] | None:
+        """The schedule position ``(game index, pairing index)`` of a result line, or ``None`` if not this plan's.
+
+        ``deal_of_seed(seed)`` finds a deal index from its seed; it is asked only for
+        single-format lines, whose deal is not recorded (duplicate lines carry ``pair``).
+        """
+        specs = line.get("specs")
+        pairings = self.pairings()
+        if (a := tuple(specs)) in pairings:
+            pi, swap = pairings.index(a), 0
+        elif (b := tuple(reversed(specs))) in pairings:
+            pi, swap = pairings.index(b), 1
+        else:
+            return None
+        seed = line["seed"]
+        if line["game_id"] != game_id(specs, seed, dict(self.ruleset or {}), self.game):
+            return None
+        if self.duplicate:
+            deal = line.get("pair")
+            if deal is None or deal_seed(self.seed, deal) != seed:
+                return None
+            index = 2 * deal + swap
+        else:
+            deal = deal_of_seed(seed)
+            if deal is None or deal % 2 != swap:
+                return None
+            index = deal
+        return (index, pi) if index < self.games else None
+
+    def deal_finder(self, seeds: set[int]) -> Callable[[int], int | None]:
+        """A ``deal_of_seed`` for :meth:`locate`: scans deal indices once for the given seeds.
+
+        The scan stops as soon as every seed is found, so it costs what the results file
+        holds, not ``games``, unless a seed is not this tournament's (then it runs to the
+        last deal once). Memory holds only the seeds asked for.
+        """
+        found: dict[int, int] = {}
+        wanted = set(seeds)
+        deals = self.games  # single format: one deal per game index
+
+        def scan() -> None:
+            for d in range(deals):
+                s = deal_seed(self.seed, d)
+                if s in wanted:
+                    found[s] = d
+                    wanted.discard(s)
+                    if not wanted:
+                        return
+
+        scanned = False
+
+        def deal_of_seed(seed: int) -> int | None:
+            nonlocal scanned
+            if not scanned:
+                scan()
+                scanned = True
+            return found.get(seed)
+
+        return deal_of_seed

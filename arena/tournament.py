@@ -17,6 +17,8 @@ aborts may stop at another pair than a clean one).
 from __future__ import annotations
 
 import logging
+import re
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -79,25 +81,32 @@ class Outcome:
 
 
 class _SprtTracker:
-    """Feeds complete duplicate pairs, in order, to an SPRT (see the module docstring)."""
+    """Feeds complete duplicate pairs, in order, to an SPRT (see the module docstring).
+
+    Pair ``k`` is made from the plan when it is reached, so nothing here grows with ``games``.
+    """
 
     def __init__(self, plan: Plan, sprt: SPRT, by_id: dict, failed: set) -> None:
+        self.plan = plan
         self.sprt = sprt
         self.by_id = by_id  # finished games
         self.failed = failed  # ids of games this run aborted (they will not finish in it)
         self.spec = plan.specs[0]
-        tasks = plan.tasks()
-        self.pairs = [tasks[i : i + 2] for i in range(0, len(tasks) - 1, 2) if len(tasks[i : i + 2]) == 2]
+        self.pairing = plan.pairings()[0]
+        self.n_pairs = plan.games // 2
         self.k = 0
         self.scored = 0
         self.skipped = 0
         self.counts = [0, 0, 0, 0, 0]
         self.decided_at: int | None = None
 
+    def _pair(self, k: int) -> list[dict]:
+        return [self.plan.task(self.pairing, 2 * k), self.plan.task(self.pairing, 2 * k + 1)]
+
     def advance(self) -> bool:
         """Take in every newly complete pair; True once a bound is crossed."""
-        while self.decided_at is None and self.k < len(self.pairs):
-            pair = self.pairs[self.k]
+        while self.decided_at is None and self.k < self.n_pairs:
+            pair = self._pair(self.k)
             if any(t["game_id"] in self.failed for t in pair):
                 # Waiting for it would freeze the test for the rest of the run.
                 self.k += 1
@@ -114,9 +123,33 @@ class _SprtTracker:
                 self.decided_at = self.k
         return self.decided_at is not None
 
-    def counted_ids(self) -> set[str]:
-        """Games the report counts: pairs up to the stopping point."""
-        return {t["game_id"] for pair in self.pairs[: self.decided_at] for t in pair}
+
+#: A forfeit for the move time limit names it in its error; these read the limit back.
+_TIMEOUT_ERROR = re.compile(r"exceeded the (?:move )?time limit of ([0-9.eE+-]+) s")
+
+
+def timed_out_under(line: dict) -> float | None:
+    """The move time limit a forfeit ``line`` was lost on (``None`` if it was no time forfeit)."""
+    if line.get("status") != "forfeit":
+        return None
+    m = _TIMEOUT_ERROR.search(line.get("error") or "")
+    if m is None:
+        return None
+    recorded = line.get("move_timeout")
+    try:
+        return float(recorded) if recorded is not None else float(m.group(1))
+    except (TypeError, ValueError):
+        return None
+
+
+def _replay_reason(plan: Plan, line: dict) -> str | None:
+    """Why a finished line of ``plan`` is played again in this run (``None``: it stands)."""
+    if plan.save_games and "move_list" not in line:
+        return "moves"
+    limit = timed_out_under(line)
+    if limit is not None and (plan.move_timeout is None or plan.move_timeout > limit):
+        return "timeout"
+    return None
 
 
 def run(
@@ -124,14 +157,22 @@ def run(
     out: str,
     backend=None,
     sprt: SPRT | None = None,
-    progress: bool = True,
+    progress: bool | str = True,
     on_line: Callable[[dict], None] | None = None,
+    progress_interval: float = 30.0,
 ) -> Outcome:
     """Play the games of ``plan`` that ``out`` does not hold yet; return the outcome.
 
     ``backend`` is a :class:`arena.runner.ProcessBackend` (default: one worker) or
     :class:`arena.ray_backend.RayBackend`. With ``sprt`` (head-to-head only) the
-    run stops as soon as the test decides.
+    run stops as soon as the test decides. ``progress``: ``True`` or ``"bar"`` for a
+    progress bar, ``"lines"`` for a plain line on stderr every ``progress_interval``
+    seconds (for logs and CI, where a bar shows nothing until the end), ``False`` for none.
+
+    Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``.
+    A game already in ``out`` is played again (the new line supersedes the old one) when
+    ``plan.save_games`` is set and the old line has no move list, or when it was forfeited
+    on a move time limit shorter than ``plan.move_timeout``.
     """
     from .runner import ProcessBackend
 
@@ -140,21 +181,34 @@ def run(
     if sprt is not None and not plan.duplicate:
         raise ValueError("the SPRT counts duplicate pairs; it cannot run with duplicate=False")
     backend = backend or ProcessBackend(1)
+    with results_mod.lock(out):
+        return _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval)
+
+
+def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) -> Outcome:
     t0 = time.monotonic()
     version = engine_version(load_game(plan.game))
-    tasks = plan.tasks()
-    wanted = {t["game_id"] for t in tasks}
     loaded = results_mod.load(out)
     notes = loaded.problems()
     by_id: dict[str, dict] = {}
+    order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
+    redo: dict[str, str] = {}  # game_id -> why a finished game is played again
     other_version = foreign = 0
+    finder = plan.deal_finder({ln["seed"] for ln in loaded.lines}) if not plan.duplicate else None
     for line in loaded.lines:
-        if line.get("game_id") not in wanted:
+        where = plan.locate(line, finder)
+        if where is None:
             foreign += 1
         elif line.get("engine_version") != version:
             other_version += 1
         elif line.get("status") in FINISHED:
-            by_id[line["game_id"]] = line
+            gid = line["game_id"]
+            by_id[gid], order[gid] = line, where
+            why = _replay_reason(plan, line)
+            if why:
+                redo[gid] = why
+            else:
+                redo.pop(gid, None)  # a later line of the game stands
     if other_version:
         notes.append(
             f"{other_version} line(s) were played by another engine version (not {version!r}); "
@@ -162,25 +216,45 @@ def run(
         )
     if foreign:
         notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) and are ignored")
+    n_moves = sum(1 for why in redo.values() if why == "moves")
+    n_timeout = len(redo) - n_moves
+    if n_moves:
+        notes.append(f"{n_moves} earlier game(s) were played without --save-games and have no move list; "
+                     "they are played again to record their moves (the new line supersedes the old one)")
+    if n_timeout:
+        limit = "no limit" if plan.move_timeout is None else f"{plan.move_timeout:g} s"
+        notes.append(f"{n_timeout} game(s) forfeited on a shorter move time limit than this run's ({limit}) "
+                     "are played again (the new line supersedes the old one)")
     for note in notes[len(loaded.problems()):]:
         log.warning("%s: %s", out, note)
-    skipped = len(by_id)
+    skipped = len(by_id) - len(redo)
     failed: set[str] = set()
     tracker = _SprtTracker(plan, sprt, by_id, failed) if sprt is not None else None
+    # Games played again leave by_id so they are scheduled; their old lines count if the replay does not finish.
+    fallback = {gid: by_id.pop(gid) for gid in redo}
     done_already = tracker.advance() if tracker else False
-    todo = [] if done_already else [t for t in tasks if t["game_id"] not in by_id]
-    for t in todo:
-        t["engine_version"] = version
+    todo_total = 0 if done_already else plan.total() - len(by_id)
+
+    def todo():
+        if done_already:
+            return
+        for i in range(plan.games):
+            for pi, pairing in enumerate(plan.pairings()):
+                t = plan.task(pairing, i)
+                if t["game_id"] in by_id:
+                    continue
+                t["engine_version"] = version
+                order[t["game_id"]] = (i, pi)
+                yield t
+
     outcome = Outcome(plan, [], skipped=skipped, notes=notes, sprt=sprt, backend=getattr(backend, "name", "?"),
                       workers=getattr(backend, "workers", 1))
-    bar = None
-    if progress and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), unit="game", desc="arena", dynamic_ncols=True)
+    show = _Progress(progress, todo_total, progress_interval)
     writer = results_mod.Writer(out)
 
     def on_result(line: dict) -> None:
+        # Which limit a forfeit was played under, so a later run with a longer one can replay it.
+        line.setdefault("move_timeout", plan.move_timeout)
         writer.write(line)
         outcome.played += 1
         if line.get("status") in FINISHED:
@@ -190,27 +264,74 @@ def run(
             outcome.aborted.append(f"{line['game_id']}: {line.get('error')}")
         if on_line is not None:
             on_line(line)
-        if bar is not None:
-            bar.update(1)
+        show.update()
 
     def stop() -> bool:
         return tracker.advance() if tracker is not None else False
 
     try:
-        backend.run(todo, on_result, stop)
+        backend.run(todo(), on_result, stop)
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
         writer.close()
-        if bar is not None:
-            bar.close()
+        show.close()
+    for gid, line in fallback.items():
+        by_id.setdefault(gid, line)
     if tracker is not None:
         tracker.advance()
         outcome.stopped_at = tracker.decided_at
         outcome.sprt_pairs, outcome.sprt_skipped = tracker.scored, tracker.skipped
-        counted = tracker.counted_ids() if tracker.decided_at is not None else wanted
-    else:
-        counted = wanted
-    outcome.lines = [by_id[t["game_id"]] for t in tasks if t["game_id"] in by_id and t["game_id"] in counted]
+    cut = 2 * tracker.decided_at if tracker is not None and tracker.decided_at is not None else None
+    counted = [gid for gid in by_id if cut is None or order[gid][0] < cut]
+    counted.sort(key=order.__getitem__)
+    outcome.lines = [by_id[gid] for gid in counted]
     outcome.elapsed = time.monotonic() - t0
     return outcome
+
+
+class _Progress:
+    """A tqdm bar (terminal), a plain progress line every few seconds (logs, CI) or nothing."""
+
+    def __init__(self, mode: bool | str, total: int, interval: float) -> None:
+        self.mode = "bar" if mode is True else mode or None
+        self.total, self.interval, self.done, self.shown = total, interval, 0, 0
+        self.t0 = self.last = time.monotonic()
+        self.bar = None
+        if self.mode == "bar" and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="game", desc="arena", dynamic_ncols=True)
+
+    def update(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.mode == "lines":
+            now = time.monotonic()
+            if now - self.last >= self.interval:
+                self.last = now
+                self._line(now)
+
+    def _line(self, now: float) -> None:
+        self.shown = self.done
+        rate = self.done / max(now - self.t0, 1e-9)
+        left = (self.total - self.done) / rate if rate > 0 and self.total >= self.done else None
+        eta = f", about {_duration(left)} left" if left is not None else ""
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        print(f"arena: {self.done} of {self.total} games{pct}, {rate:.2f} games/s{eta}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.mode == "lines" and self.done != self.shown:
+            self._line(time.monotonic())
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

@@ -65,10 +65,17 @@ def run_init(path: str | None) -> None:
 
 
 def load_game(path: str):
-    """The game module (or object) at import path ``path``, e.g. ``"mulle_env"``."""
+    """The game module (or object) at import path ``path``, e.g. ``"mulle_env"``.
+
+    It is checked against the arena's game protocol (:func:`arena.game.check_game`) once
+    per process; one that does not satisfy it raises :class:`arena.game.GameProtocolError`.
+    """
     game = _games.get(path)
     if game is None:
+        from .game import check_game
+
         game = call_path(path) if ":" in path else importlib.import_module(path)
+        check_game(game, f"--game {path!r}")
         _games[path] = game
     return game
 

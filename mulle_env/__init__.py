@@ -13,15 +13,9 @@ __version__ = "0.1.0"
 __all__ = [*_engine_all, "__version__", "MulleEnv"]
 
 
-def _register_envs() -> None:
-    # The entry point is a string so that importing mulle_env does not import the env module.
-    from gymnasium.envs.registration import register, registry
+from ._registration import register_envs as _register_envs
 
-    if "Mulle-v0" not in registry:
-        register(id="Mulle-v0", entry_point="mulle_env.gym_env:MulleEnv",
-                 vector_entry_point="mulle_env.vector_env:MulleVectorEnv")
-
-
+# Gymnasium learns of Mulle-v0 without being imported here (see mulle_env._registration).
 _register_envs()
 
 

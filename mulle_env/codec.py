@@ -34,6 +34,8 @@ True
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .engine import rules
@@ -57,6 +59,7 @@ __all__ = [
     "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
     "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "describe", "action_to_move",
+    "action_int",
 ]
 
 #: Size of the action space: one index per move id.
@@ -156,12 +159,31 @@ def action_to_move(index: int) -> Move:
     return MOVES[i]
 
 
-def _as_index(index) -> int:
+def action_int(action) -> int | None:
+    """``action`` as a Python int if it is an integer (int, numpy integer, 0-d integer array), else ``None``.
+
+    Floats (``7.0``) and bools (``True``) are not actions, even where they equal an int:
+    a float action is almost always a bug upstream (a policy's raw output), and
+    accepting it would hide that bug.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, (bool, np.bool_)):
+        return None
     try:
-        i = int(index)
-    except (TypeError, ValueError):
-        raise IllegalActionError(f"an action must be an int from 0 to {NUM_ACTIONS - 1}, not {index!r}") from None
-    if i != index or not 0 <= i < NUM_ACTIONS:
+        return operator.index(action)
+    except TypeError:
+        return None
+
+
+def _as_index(index) -> int:
+    i = action_int(index)
+    if i is None:
+        raise IllegalActionError(
+            f"an action must be an int from 0 to {NUM_ACTIONS - 1} (a Python or numpy integer, "
+            f"not a float or bool), not {index!r}"
+        )
+    if not 0 <= i < NUM_ACTIONS:
         raise IllegalActionError(f"action {index!r} is out of range: actions are ints from 0 to {NUM_ACTIONS - 1}")
     return i
 
@@ -179,7 +201,7 @@ def decode(state: GameState, index: int) -> Move:
     """
     check_ruleset(state.ruleset)
     i = _as_index(index)
-    ids = state._ids()
+    ids = state.legal_ids()
     if i in ids:
         return MOVES[i]
     if state.over:
@@ -204,7 +226,7 @@ def encode(state: GameState, move: Move | str) -> int:
         raise IllegalActionError(
             f"{move} names the cards it takes; under forced_capture=True write 'capture {CARD_NAMES[move.card]}'"
         )
-    ids = state._ids()
+    ids = state.legal_ids()
     if move.id in ids:
         return move.id
     if state.over:

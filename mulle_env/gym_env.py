@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import codec
-from .engine.errors import GameOverError
+from .engine.errors import GameOverError, MulleError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
@@ -83,16 +83,34 @@ def checked_index(state, action, illegal_action: str) -> int | None:
     With ``illegal_action="raise"`` an illegal or malformed action raises the codec's
     error, which names the action, the move it stands for, why, and the legal actions.
     """
-    try:
-        a = int(action)
-    except (TypeError, ValueError):
-        a = -1
-    if a == action and a in state._ids():
+    a = codec.action_int(action)
+    if a is not None and a in state.legal_ids():
         return a
     if illegal_action == "raise":
         codec.decode(state, action)  # raises, naming the action, why and the legal ones
         raise AssertionError("unreachable: decode accepted an action outside the legal ids")
     return None
+
+
+#: Keys ``MulleEnv.reset(options=...)`` understands.
+RESET_OPTIONS = ("seat",)
+
+
+class ResetNeededError(gym.error.ResetNeeded, MulleError):
+    """The env was used (``step``, ``observe``, ``last``) before its first ``reset()``."""
+
+
+def check_reset_options(options, allowed: tuple[str, ...]) -> dict:
+    """``options`` as a dict after checking its keys, so a misspelt option is not silently ignored."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"reset(options=...) takes a dict, not {options!r}")
+    unknown = sorted(set(options) - set(allowed), key=str)
+    if unknown:
+        known = ", ".join(map(repr, allowed)) if allowed else "none"
+        raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; options this env takes: {known}")
+    return options
 
 
 def check_options(reward, illegal_action, render_mode, render_modes, score_scale, ruleset) -> Ruleset:
@@ -210,7 +228,7 @@ class MulleEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new game; the opponent moves first if the learner is seat 1 (or leads later)."""
         super().reset(seed=seed)
-        options = options or {}
+        options = check_reset_options(options, RESET_OPTIONS)
         seat = options.get("seat", self.seat_mode)
         if isinstance(seat, bool) or seat not in SEAT_MODES:
             raise ValueError(f"options['seat'] must be one of {SEAT_MODES}, not {seat!r}")
@@ -235,7 +253,7 @@ class MulleEnv(gym.Env):
         """Play the learner's move, then the opponent's until the learner is to move again."""
         st = self.state
         if st is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         if self._done:
             raise GameOverError(
                 f"the episode is over (final scores {self._final_scores()}); call reset() before stepping again"
@@ -288,7 +306,7 @@ class MulleEnv(gym.Env):
         while not st.over and st.to_move == opp:
             legal = st.legal_moves()
             move = agent.act(st.view(opp) if needs_view else None, legal, self._opp_rng)
-            if move.id is None or move.id not in st._ids():
+            if move.id is None or move.id not in st.legal_ids():
                 raise ValueError(f"opponent {agent!r} chose {move}, which is not one of its legal moves")
             st.play_unchecked(move)
             if self._observe is not None:
@@ -301,7 +319,7 @@ class MulleEnv(gym.Env):
         st = self.state
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         if not self._done:
-            mask[st._ids()] = 1
+            mask[st.legal_ids()] = 1
         info = {"action_mask": mask}
         if st.over:
             info["final_scores"] = self._final_scores()

@@ -32,7 +32,7 @@ from .engine.cards import COPIES, NUM_FACES
 from .engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL, leader
 from .engine.ruleset import Ruleset
-from .engine.state import INTAKE_BONUS_FROM, SHEET_KEYS, GameState, PlayerView, add_sheets, sheet
+from .engine.state import SHEET_KEYS, intake_bonus, GameState, PlayerView, add_sheets, sheet
 
 __all__ = [
     "OBS_SIZE", "OBS_SHAPE", "OBS_DTYPE", "OBS_SLICES", "FACE_BLOCKS", "BUILD_FEATURES", "SCALAR_FEATURES",
@@ -167,7 +167,7 @@ def _sheet_values(s: dict) -> list[int]:
 
 def _set_values(mulle: int, tabbe: int, intake: int) -> list[int]:
     """The set sheet of :func:`mulle_env.engine.state.sheet` as a list in ``SHEET_KEYS`` order."""
-    bonus = 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+    bonus = intake_bonus(intake)
     return [mulle, tabbe, intake, bonus, mulle + tabbe + bonus]
 
 

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
@@ -31,7 +33,14 @@ from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
 from .engine import GameState, new_game  # the active backend: the compiled core when it is built
-from .gym_env import SEED_BOUND, check_options, checked_index, illegal_reward
+from .gym_env import (
+    SEED_BOUND,
+    ResetNeededError,
+    check_options,
+    check_reset_options,
+    checked_index,
+    illegal_reward,
+)
 from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
 __all__ = ["env", "raw_env", "AGENTS"]
@@ -120,7 +129,17 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Deal a new game; ``seed`` fixes it (and reseeds the env's ``np_random``)."""
+        """Deal a new game; ``seed`` fixes it (and reseeds the env's ``np_random``). It takes no options.
+
+        PettingZoo's ``api_test`` requires ``reset`` to accept any ``options`` dict, so an
+        unknown option is not an error here, as it is in ``MulleEnv``; it warns instead of
+        being ignored silently.
+        """
+        if options:
+            try:
+                check_reset_options(options, ())
+            except ValueError as exc:
+                warnings.warn(f"{exc}; they are ignored", stacklevel=2)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self.game = new_game(int(self.np_random.integers(SEED_BOUND)), self.ruleset)
@@ -131,16 +150,18 @@ class raw_env(AECEnv, EzPickle):
         """``{"observation", "action_mask"}`` for ``agent``; the mask is all zeros unless it is to move."""
         p = self._seat(agent)
         st = self.game
+        if st is None:
+            raise ResetNeededError(f"call reset() before observe({agent!r}) or last()")
         mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
         # An agent removed at the end of the game has no entries left: its mask is all zeros.
         if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
-            mask[st._ids()] = 1
+            mask[st.legal_ids()] = 1
         return {"observation": encode_into(st, p, np.empty(OBS_SIZE, dtype=OBS_DTYPE)), "action_mask": mask}
 
     def step(self, action) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""
         if self.game is None:
-            raise GameOverError("no game yet: call reset() before step()")
+            raise ResetNeededError("no game yet: call reset() before step()")
         if not self.agents:
             raise GameOverError(f"the game is over (final scores {self.game.scores()}); call reset() before stepping again")
         agent = self.agent_selection

@@ -143,7 +143,7 @@ class PyStepper:
         randrange = self._rngs[i].randrange
         play = st.play_unchecked
         while not st.over and st.to_move != seat:
-            ids = st._ids()
+            ids = st.legal_ids()
             play(MOVES[ids[randrange(len(ids))]])
 
     def step(self, actions: np.ndarray, active: np.ndarray) -> None:
@@ -174,7 +174,7 @@ class PyStepper:
             m = mask[j]
             m.fill(0)
             if st.to_move == s and not st.over:
-                m[st._ids()] = 1
+                m[st.legal_ids()] = 1
 
     def scores(self, i: int) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""
@@ -476,7 +476,7 @@ class MulleVectorEnv(VectorEnv):
         legal = game.legal_moves()
         view = game.view(opp) if getattr(agent, "needs_view", True) else None
         move = agent.act(view, legal, self._opp_rngs[i])
-        if move.id is None or move.id not in game._ids():
+        if move.id is None or move.id not in game.legal_ids():
             raise ValueError(f"opponent {agent!r} in env {i} chose {move}, which is not one of its legal moves")
         st.play(i, move.id)
         if self._observe[i] is not None:

@@ -161,6 +161,22 @@ def _ruleset_class():
 BrokenGame.Ruleset = _ruleset_class()
 
 
+class Dawdler(RandomAgent):
+    """Plays randomly but thinks ``seconds`` over its ``at``-th move of a game (once)."""
+
+    def __init__(self, at: int = 2, seconds: float = 0.5) -> None:
+        self.at, self.seconds, self.n = at, seconds, 0
+
+    def reset(self) -> None:
+        self.n = 0
+
+    def act(self, view, legal_moves, rng):
+        self.n += 1
+        if self.n == self.at:
+            time.sleep(self.seconds)
+        return super().act(view, legal_moves, rng)
+
+
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")
@@ -168,4 +184,5 @@ def register() -> None:
     agents.register("swallower", Swallower, "hangs inside except Exception")
     agents.register("dier", Dier, "kills its worker process once")
     agents.register("illegal", Illegal, "plays an illegal move")
+    agents.register("dawdler", Dawdler, "thinks `seconds` over move `at`")
     agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")

@@ -173,7 +173,12 @@ def test_a_failed_builtin_import_is_retried(monkeypatch):
         ("pimc:samples=0", ["samples must be >= 1"]),
         ("greedy:risk=-1", ["risk"]),
         ("pimc:samples", ["key=value"]),
-        ("", ["non-empty"]),
+        ("", ["non-empty string"]),
+        ("greedy:risk=nan", ["risk='nan' must be a finite number"]),
+        ("greedy:risk=-inf", ["finite"]),
+        ("pimc:samples=3,samples=4", ["'samples' is given twice"]),
+        ("pimc:samples=x", ["samples='x' must be an int"]),
+        ("learned:path=/tmp", ["is a directory"]),
     ],
 )
 def test_bad_specs_are_clear_errors(spec, words):
@@ -182,3 +187,11 @@ def test_bad_specs_are_clear_errors(spec, words):
     assert isinstance(err.value, ValueError)
     for w in words:
         assert w in str(err.value)
+    # One prefix, said once: "agent spec 'X': reason".
+    assert str(err.value).startswith(f"agent spec {spec!r}: ") and str(err.value).count("agent spec") == 1
+
+
+def test_huge_floats_get_a_short_canonical_spec():
+    assert canonical("greedy:risk=1e308") == "greedy:risk=1e+308"
+    assert agents.make(canonical("greedy:risk=1e308")).spec == "greedy:risk=1e+308"
+    assert canonical("greedy:risk=2.0") == "greedy:risk=2"

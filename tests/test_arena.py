@@ -314,3 +314,113 @@ def test_odd_game_count_and_report_outputs(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "p.png"
     assert report.plot(rep, str(png)) and png.stat().st_size > 1000
+
+
+# ----- bounded resources, one writer, checked lines (issue 11) ------------------------------
+class _StopAfter:
+    """An ``on_line`` that presses Ctrl-C after ``n`` games."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __call__(self, line):
+        self.n -= 1
+        if self.n <= 0:
+            raise KeyboardInterrupt
+
+
+def test_schedule_is_lazy_memory_does_not_grow_with_games(tmp_path):
+    import tracemalloc
+
+    plan = Plan(("random", "heuristic"), 200_000, ruleset=RULES)
+    tracemalloc.start()
+    try:
+        outcome = run(plan, str(tmp_path / "big.jsonl"), ProcessBackend(1), progress=False, on_line=_StopAfter(2))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert outcome.interrupted and outcome.played == 2
+    assert peak < 5_000_000, f"{peak} bytes: the schedule was built eagerly"
+    it = plan.iter_tasks()
+    small = Plan(("random", "heuristic"), 4, ruleset=RULES).tasks()
+    assert [next(it)["game_id"] for _ in range(4)] == [t["game_id"] for t in small]
+
+
+def test_a_second_writer_of_the_same_file_is_refused(tmp_path):
+    from arena.results import ResultsFileBusyError, lock
+
+    out = str(tmp_path / "busy.jsonl")
+    with lock(out):
+        with pytest.raises(ResultsFileBusyError, match="another run"):
+            run(Plan(("random", "heuristic"), 2, ruleset=RULES), out, progress=False)
+    assert os.path.getsize(out) == 0  # the refused run wrote nothing
+    o = run(Plan(("random", "heuristic"), 2, ruleset=RULES), out, progress=False)  # free again
+    assert o.played == 2
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda ln: ln.update(scores="abc"), "'scores' must be a list of two numbers"),
+    (lambda ln: ln.pop("specs"), "'specs' must be a list"),
+    (lambda ln: ln.update(winner=5), "'winner' must be 0, 1 or null"),
+    (lambda ln: ln.pop("scores"), "'scores' and 'winner' are required"),
+    (lambda ln: ln.update(winner=1, scores=[90, 10]), "contradicts the scores"),
+    (lambda ln: ln.update(seed="7"), "'seed' must be an int"),
+    (lambda ln: ln.update(status="won"), "'status' must be one of"),
+])
+def test_lines_breaking_the_schema_are_reported_skipped_and_replayed(tmp_path, change, why):
+    done, out = play(tmp_path, ["random", "heuristic"], 2)
+    rows = lines_of(out)
+    change(rows[0])
+    with open(out, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    loaded = load(out, repair=False)
+    assert len(loaded.lines) == 1 and loaded.invalid[0][0] == 1 and why in loaded.invalid[0][1]
+    again, _ = play(tmp_path, ["random", "heuristic"], 2)
+    assert again.played == 1 and len(again.lines) == 2
+    assert any("break the results schema" in n and why in n for n in again.notes)
+    report.text(report.build(again))  # no traceback on the way
+
+
+def test_every_line_the_arena_writes_passes_the_schema(tmp_path):
+    from arena.results import check_line
+
+    _, out = play(tmp_path, ["crasher:at=2", "random", "heuristic"], 2)
+    assert all(check_line(r) is None for r in lines_of(out))
+
+
+def test_single_format_resume_finds_its_games(tmp_path):
+    first, out = play(tmp_path, ["random", "heuristic"], 3, duplicate=False)
+    again, _ = play(tmp_path, ["random", "heuristic"], 5, duplicate=False)
+    assert first.played == 3 and again.played == 2 and again.skipped == 3 and len(again.lines) == 5
+    assert [ln["game_id"] for ln in again.lines[:3]] == [ln["game_id"] for ln in first.lines]
+
+
+def test_save_games_added_on_resume_records_the_earlier_games_moves(tmp_path):
+    first, out = play(tmp_path, ["random", "heuristic"], 2)
+    assert all("move_list" not in ln for ln in first.lines)
+    again, _ = play(tmp_path, ["random", "heuristic"], 2, save_games=True)
+    assert again.played == 2 and all(ln.get("move_list") for ln in again.lines)
+    assert any("no move list" in n for n in again.notes)
+    assert [comparable(ln) | {"move_list": None} for ln in again.lines] == [
+        comparable(ln) | {"move_list": None} for ln in first.lines]
+    third, _ = play(tmp_path, ["random", "heuristic"], 2, save_games=True)
+    assert third.played == 0 and len(third.lines) == 2
+
+
+def test_time_forfeits_are_replayed_once_the_limit_is_relaxed(tmp_path):
+    tight, out = play(tmp_path, ["dawdler:at=2,seconds=0.4", "random"], 2, move_timeout=0.1)
+    assert all(ln["status"] == "forfeit" and ln["move_timeout"] == 0.1 for ln in tight.lines)
+    same, _ = play(tmp_path, ["dawdler:at=2,seconds=0.4", "random"], 2, move_timeout=0.1)
+    assert same.played == 0
+    relaxed, _ = play(tmp_path, ["dawdler:at=2,seconds=0.4", "random"], 2, move_timeout=5.0)
+    assert relaxed.played == 2 and all(ln["status"] == "ok" for ln in relaxed.lines)
+    assert any("shorter move time limit" in n for n in relaxed.notes)
+
+
+def test_a_workers_log_record_reaches_the_parent(tmp_path, caplog):
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    play(tmp_path, ["crasher:at=2", "random"], 1, workers=1)
+    from_worker = [r for r in caplog.records if r.name == "arena.worker" and "boom" in r.getMessage()]
+    assert from_worker and all(r.process != os.getpid() for r in from_worker)

@@ -37,6 +37,15 @@ SCRIPT = ROOT / "scripts" / "mulle-arena"
         (["random", "heuristic", "--out", "/proc/r.jsonl"], "not writable"),
         (["random", "heuristic", "--backend", "slurm"], "invalid choice"),
         (["random", "heuristic", "--games", "ten"], "invalid int value"),
+        (["random", "heuristic", "--report", "/nonexistent-dir/r.json"], "--report '/nonexistent-dir/r.json': directory"),
+        (["random", "heuristic", "--markdown", "/nonexistent-dir/r.md"], "--markdown '/nonexistent-dir/r.md': directory"),
+        (["random", "heuristic", "--plot", "/nonexistent-dir/r.png"], "--plot '/nonexistent-dir/r.png': directory"),
+        (["random", "heuristic", "--report", "/proc/r.json"], "--report '/proc/r.json' is not writable"),
+        (["random", "heuristic", "--out", "r.jsonl", "--report", "r.jsonl"], "is the same file as --out"),
+        (["random", "heuristic", "--plot", "."], "is a directory"),
+        (["random", "heuristic", "--workers", "100000"], "--workers 100000 is far more than the"),
+        (["random", "learned", "--rule", "forced_capture=false"],
+         "agent 'learned' cannot play with these rules (--rule): the learned policy's fixed action space"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_path, monkeypatch):
@@ -127,3 +136,68 @@ def test_kill_9_of_the_parent_loses_only_games_in_flight(tmp_path):
     assert ref.returncode == 0, ref.stderr
     key = lambda r: r["game_id"]  # noqa: E731
     assert sorted(map(comparable, rows), key=key) == sorted(map(comparable, _lines(clean)), key=key)
+
+
+def _fast(tmp_path, *extra):
+    return ["random", "heuristic", "--games", "2", "--rule", "sets=1", "--out", str(tmp_path / "r.jsonl"), *extra]
+
+
+def test_ctrl_c_at_start_up_and_during_the_report_exits_130_cleanly(tmp_path, capsys, monkeypatch):
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(cli.agents, "make", interrupt)  # Ctrl-C while the agents load
+        assert cli.main(_fast(tmp_path)) == 130
+    assert "interrupted" in capsys.readouterr().err
+    with monkeypatch.context() as m:
+        m.setattr(cli.report_mod, "markdown", interrupt)  # Ctrl-C while the report is written
+        assert cli.main(_fast(tmp_path)) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+    assert len(_lines(tmp_path / "r.jsonl")) == 2  # the games are saved; the next run writes the report
+    assert cli.main(_fast(tmp_path, "--quiet")) == 0 and (tmp_path / "r.report.md").exists()
+
+
+def test_a_second_run_on_the_same_out_is_refused_with_exit_2(tmp_path, capsys):
+    from arena.results import lock
+
+    with lock(str(tmp_path / "r.jsonl")):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(_fast(tmp_path))
+    assert exc.value.code == 2
+    assert "--out" in capsys.readouterr().err and (tmp_path / "r.jsonl").read_text() == ""
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal_and_notes_said_once(tmp_path, capsys, monkeypatch, caplog):
+    monkeypatch.setattr(cli, "PROGRESS_INTERVAL", 0.0)
+    (tmp_path / "r.jsonl").write_text("{not json\n")
+    assert cli.main(_fast(tmp_path)) == 0
+    captured = capsys.readouterr()
+    assert "arena: 2 of 2 games (100%)" in captured.err
+    assert (captured.err + captured.out + caplog.text).count("corrupt line") == 1
+    assert "corrupt line" in (tmp_path / "r.report.md").read_text()
+
+
+def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli.os, "cpu_count", lambda: 1)
+    args, _ = cli.parse_args(_fast(tmp_path, "--workers", "3"))
+    assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
+
+
+def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
+    import types
+
+    from arena.game import GameProtocolError, check_game
+
+    import mulle_env
+
+    check_game(mulle_env)  # the real game passes
+    with pytest.raises(GameProtocolError, match="no new_game"):
+        check_game(types.SimpleNamespace())
+    with pytest.raises(GameProtocolError, match="lacks legal_moves, play, view"):
+        check_game(types.SimpleNamespace(new_game=lambda seed, ruleset=None: types.SimpleNamespace(
+            to_move=0, is_over=lambda: False, result=lambda: None)))
+    with pytest.raises(SystemExit) as exc:
+        cli.parse_args(["random", "heuristic", "--game", "json", "--out", os.devnull])
+    assert exc.value.code == 2 and "--game 'json' is not a game for the arena" in capsys.readouterr().err

@@ -220,3 +220,31 @@ def test_malformed_views_are_clear_errors(change, message):
     change(data)
     with pytest.raises(InvalidRecordError, match=message):
         me.PlayerView.from_dict(data)
+
+
+def test_preview_is_the_event_play_makes_and_changes_nothing():
+    for rules in (None, {"forced_capture": False}):
+        for seed in range(3):
+            m = Match(seed, rules)
+            rng = random.Random(seed)
+            while not m.over:
+                before = m.state.to_json()
+                previews = {str(mv): m.preview(mv) for mv in m.legal_moves()}
+                assert m.state.to_json() == before and len(m.history) == previews[next(iter(previews))].number - 1
+                move = m.legal_moves()[rng.randrange(len(m.legal_moves()))]
+                assert m.play(move) == previews[str(move)]
+    with pytest.raises(NotYourTurnError):
+        Match(seed=7).preview(Match(seed=7).legal_moves()[0], player=1)
+
+
+def test_describe_lists_what_a_capture_took_once_in_every_ruleset():
+    # Bug: under forced_capture=False the move text already says "taking ...", and describe()
+    # appended ", taking ..." again.
+    m = Match(3, {"forced_capture": False})
+    move = me.Move.from_str("capture KL 8 taking KL 7, SP A")
+    event = m.play(move)
+    assert event.describe() == "P0 plays capture KL 8, taking KL 7, SP A"
+    assert event.describe(["Anna", "Bo"]) == "Anna plays capture KL 8, taking KL 7, SP A"
+    m = Match(3)
+    event = m.play(next(mv for mv in m.legal_moves() if mv.kind == "build"))
+    assert event.describe(["Anna", "Bo"]) == f"Anna plays {event.move}"

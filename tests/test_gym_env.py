@@ -248,3 +248,37 @@ def test_illegal_action_never_pays_under_score_reward():
     _, reward, terminated, _, info = env.step(illegal)
     assert terminated and info["illegal_action"]
     assert reward == -2 * 600 / 10.0  # below any defeat: a set total stays under 600
+
+
+def test_reset_refuses_unknown_options_and_float_actions():
+    env = gym.make("Mulle-v0", opponent="random").unwrapped
+    with pytest.raises(ValueError, match="unknown reset option.*'foo'.*'seat'"):
+        env.reset(seed=1, options={"foo": 1})
+    env.reset(seed=1)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    for bad in (float(legal), True, np.float64(legal)):
+        with pytest.raises(codec.IllegalActionError, match="must be an int"):
+            env.step(bad)
+    env.step(np.int64(legal))  # numpy integers are actions
+
+
+def test_importing_the_engine_loads_only_the_standard_library():
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import mulle_env.engine\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "print(sorted(new - set(sys.stdlib_module_names) - {'mulle_env'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("code", [
+    "import mulle_env, gymnasium as gym",  # mulle_env first: registered when Gymnasium loads
+    "import gymnasium as gym, mulle_env",  # Gymnasium first: registered at once
+])
+def test_mulle_v0_is_registered_in_either_import_order(code):
+    code += "\nprint(type(gym.make('Mulle-v0', opponent='random').unwrapped).__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "MulleEnv"

@@ -298,3 +298,91 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
         st.play(st.legal_moves()[-1])
     with pytest.raises(ValueError, match="forced_capture=True"):
         agent.act(st.view(st.to_move), st.legal_moves(), random.Random(0))
+
+
+# ----- mulle-train: arguments checked first, argparse-style (issue 11) ------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["--opponents", "junk"], "--opponents: opponent weight 'junk' must read spec=weight"),
+    (["--opponents", "heuristic=-1"], "--opponents: opponent weight 'heuristic=-1' is negative"),
+    (["--opponents", "nosuch=1"], "--opponents: agent spec 'nosuch': unknown agent"),
+    (["--eval-opponent", "nosuch"], "--eval-opponent: agent spec 'nosuch'"),
+    (["--bc-games", "2", "--bc-teacher", "nosuch"], "--bc-teacher: agent spec 'nosuch'"),
+    (["--lr", "-1"], "--lr must be > 0, not -1"),
+    (["--batch-size", "0"], "--batch-size must be >= 1, not 0"),
+    (["--threads", "0"], "--threads must be >= 1, not 0"),
+    (["--steps", "-5"], "--steps must be >= 0, not -5"),
+    (["--gamma", "1.5"], "--gamma must be at most 1"),
+    (["--score-scale", "nan"], "--score-scale must be a finite number"),
+    (["--net", "a,b"], "--net must be comma-separated widths"),
+    (["--init-from", "/nope.zip"], "--init-from '/nope.zip' does not exist"),
+    (["--out-dir", "/proc/nope"], "--out-dir '/proc/nope' cannot be written"),
+    (["--export", "/missing/dir/x.npz"], "--export '/missing/dir/x.npz': directory '/missing/dir' does not exist"),
+])
+def test_train_arguments_are_checked_first_and_exit_2_naming_the_flag(argv, message, capsys, tmp_path):
+    from agents.learned.train import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--out-dir", str(tmp_path / "run"), *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists() and not os.path.exists("/missing")
+
+
+def test_train_argument_errors_come_before_the_existing_checkpoints_check(capsys, tmp_path):
+    from agents.learned.train import main
+
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "run" / "checkpoints" / "step_0000000001.zip").write_bytes(b"")
+    with pytest.raises(SystemExit):
+        main(["--out-dir", str(tmp_path / "run"), "--lr", "-1"])
+    assert "--lr" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--out-dir", str(tmp_path / "run")])
+    assert "already holds checkpoints; pass --resume" in capsys.readouterr().err
+
+
+def test_pool_of_only_self_without_snapshots_says_so(tmp_path):
+    from agents.learned.pool import OpponentPool
+
+    pool = OpponentPool({"self": 1.0}, snapshot_dir=str(tmp_path))  # built before the trainer's first snapshot
+    with pytest.raises(ValueError, match="only 'self'.*no snapshot"):
+        pool.reset()
+
+
+def test_train_help_explains_every_flag():
+    from agents.learned.train import build_parser
+
+    parser = build_parser()
+    missing = [a.option_strings[0] for a in parser._actions if a.option_strings and not a.help]
+    assert not missing
+    assert "Quick start" in parser.epilog
+
+
+def test_ctrl_c_in_mulle_train_exits_130(monkeypatch, tmp_path, capsys):
+    from agents.learned import train as train_mod
+
+    def interrupt(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_mod, "train", interrupt)
+    assert train_mod.main(["--out-dir", str(tmp_path / "run"), "--steps", "4096"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_steps_rounding_is_said_out_loud(monkeypatch, tmp_path, capsys):
+    from agents.learned import train as train_mod
+
+    monkeypatch.setattr(train_mod, "train", lambda args: None)
+    assert train_mod.main(["--out-dir", str(tmp_path / "run"), "--steps", "100"]) == 0
+    assert "--steps 100 trains 2048 steps" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_pure_self_play_trains_on_a_fresh_run(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from agents.learned.train import main
+
+    out = tmp_path / "self"
+    assert main(["--out-dir", str(out), "--steps", "256", "--envs", "2", "--n-steps", "128", "--batch-size", "128",
+                 "--opponents", "self=1", "--eval-games", "2", "--net", "16", "--no-progress"]) == 0
+    assert (out / "pool" / "step_0000000000.npz").is_file()

@@ -1,4 +1,4 @@
-"""agents.match.play_game: the game loop the agents' own tools share."""
+"""agents.match.play_agents (and its old name play_game): the game loop the agents' own tools share."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import agents
 import mulle_env as me
-from agents.match import play_game
+from agents.match import play_agents, play_game
 
 
 class Recorder(agents.Agent):
@@ -52,3 +52,22 @@ def test_an_illegal_move_raises():
 
     with pytest.raises(me.IllegalMoveError):
         play_game([Cheat(), Cheat()], 7, [random.Random(0)] * 2)
+
+
+def test_play_agents_returns_the_match_with_its_history_and_record():
+    a, b = Recorder(), Recorder()
+    seen = []
+    m = play_agents([a, b], 5, [random.Random(0), random.Random(1)], on_move=lambda s, p, legal, mv: seen.append((p, mv)))
+    assert [(e.player, e.move) for e in m.history] == seen == a.heard
+    record = m.record()
+    assert record.specs == ("agent", "agent") and record.result == m.result().to_dict()
+    assert me.GameRecord.from_dict(record.to_dict()).replay().state == m.state
+    # The same game as the old name returns as a state.
+    assert play_game([Recorder(), Recorder()], 5, [random.Random(0), random.Random(1)]).key() == m.state.key()
+
+
+def test_on_move_sees_the_position_before_the_move():
+    def check(st, p, legal, move):
+        assert st.to_move == p and st.legal_moves() == legal and move in legal
+
+    play_agents([Recorder(), Recorder()], 8, [random.Random(0)] * 2, ruleset=me.Ruleset(sets=1), on_move=check)

@@ -20,7 +20,10 @@ from mulle_env.pettingzoo import AGENTS, env, raw_env  # noqa: E402
 
 # api_test warns for every Dict observation ({"observation", "action_mask"}), the layout
 # PettingZoo's own classic games use; those two warnings are accepted, nothing else.
-ACCEPTED = ("Observation is not a NumPy array", "Observation space for each agent probably should be")
+# It also calls reset(options={"options": 1}) to check that reset takes options; the env
+# warns that it ignores that key (it takes no options), which is accepted too.
+ACCEPTED = ("Observation is not a NumPy array", "Observation space for each agent probably should be",
+            "unknown reset option(s) 'options'")
 
 
 def _checked(fn):
@@ -121,3 +124,30 @@ def test_observe_after_the_game_ends_gives_an_empty_mask():
         e.step(None)
     for agent in ("player_0", "player_1"):
         assert not e.observe(agent)["action_mask"].any()
+
+
+# ----- bad input before and around reset (issue 11) -------------------------------------
+def test_last_and_observe_before_reset_say_to_reset():
+    from mulle_env.gym_env import ResetNeededError
+
+    env = raw_env()
+    for call in (env.last, lambda: env.observe("player_0"), lambda: env.step(0)):
+        with pytest.raises(ResetNeededError, match="reset()"):
+            call()
+
+
+def test_unknown_reset_options_are_not_ignored_silently():
+    env = raw_env()
+    with pytest.warns(UserWarning, match="unknown reset option.*'foo'.*none.*ignored"):
+        env.reset(seed=1, options={"foo": 1})
+
+
+@pytest.mark.parametrize("bad", [7.0, True, "7", None])
+def test_float_bool_and_text_actions_are_refused(bad):
+    env = raw_env()
+    env.reset(seed=2)
+    legal = [i for i, m in enumerate(env.observe(env.agent_selection)["action_mask"]) if m]
+    if isinstance(bad, float):
+        bad = float(legal[0])
+    with pytest.raises(codec.IllegalActionError, match="must be an int"):
+        env.step(bad)

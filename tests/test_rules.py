@@ -435,3 +435,64 @@ def test_7_bo_builds_sixteen_and_merges():
     table = EXAMPLE_TABLE + ["KL 7", "HJ 9"]
     nxt = after(position(ANNA.replace("KL 7", "HJ 2"), BO, table, to_move=1), "build HJ 6 on RU 10 to 16")
     assert builds(nxt)[16]["build"] == ["KL 7", "KL 9", "HJ 6", "HJ 9", "RU 7", "RU 10"]
+
+
+# ----- rule knowledge agents ask the engine for (issue 11) -----------------------------------
+def test_capture_takes_and_is_mulle_capture_agree_with_play():
+    import random as _random
+
+    checked = 0
+    for seed in range(12):
+        st = me.new_game(seed)
+        rng = _random.Random(seed)
+        for _ in range(60):
+            if st.is_over():
+                break
+            for m in st.legal_moves():
+                if m.kind != "capture":
+                    continue
+                taken = me.capture_takes(st, m)
+                assert taken == st.copy().play(m).last_taken
+                if me.is_mulle_capture(st, m.card):
+                    assert taken == (m.card,)
+                    checked += 1
+            st.play(rng.choice(st.legal_moves()))
+    assert checked > 5
+
+
+def test_build_accessors_and_set_points():
+    st = me.GameState.from_dict({
+        "to_move": 0, "hands": [["RU 10", "KL 2"], ["HJ 3"]],
+        "table": ["SP 5", {"build": ["KL 9", "RU 7"], "value": 16, "owner": 0, "locked": False}],
+    })
+    assert me.build_owner(st, 16) == 0 and me.build_owner(st, 9) is None
+    assert [str(c) for c in me.build_cards(st, 16)] == ["KL 9", "RU 7"] and me.build_cards(st, 9) == ()
+    assert me.build_at(st, 16) == st.view(0).builds[0] and me.build_at(st, 3) is None
+    st.play("capture RU 10")
+    pts = me.set_points(st, 0)
+    assert pts.banked == pts.mulle + pts.tabbe + pts.intake == st.score(0)["mulle"] + st.score(0)["tabbe"] + st.score(0)["intake"]
+    assert me.intake_bonus(20) == 0 and me.intake_bonus(23) == 6
+
+
+def test_mulle_hand_values_reach_the_rollout_estimate():
+    from agents.evaluation import quick_capture_gain
+
+    # SP 2 (hand value 15) takes the build [SP 2 + KL K] of 15: a mulle of SP 2, worth 2 or 15.
+    build = {"build": ["SP 2", "KL K"], "value": 15, "owner": None, "locked": False}
+    data = {"to_move": 0, "hands": [["SP 2", "KL 5"], ["HJ 3"]], "table": [build, "HJ 9"]}
+    plain = me.GameState.from_dict(data)
+    hand = me.GameState.from_dict(data, ruleset=me.Ruleset(mulle_hand_values=True))
+    sp2 = parse_card("SP 2")
+    assert quick_capture_gain(plain, sp2) == 2 + 2 + 2 + 0 + 0.5 * 2
+    assert quick_capture_gain(hand, sp2) == 2 + 2 + 15 + 0 + 0.5 * 2
+
+
+def test_agents_and_arena_use_no_engine_internals():
+    import pathlib
+    import re as _re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    pattern = _re.compile(r"\._ids\(\)|\.mpts\b|\.ipts\b")
+    offenders = [f"{p.relative_to(root)}:{i}" for d in ("agents", "arena", "live") for p in (root / d).rglob("*.py")
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not offenders

@@ -120,7 +120,7 @@ def test_game_over_and_result():
     r = st.result()
     assert r.scores == tuple(t["total"] for t in r.totals) == st.scores()
     assert json.loads(json.dumps(r.to_dict()))["winner"] == r.winner
-    with pytest.raises(me.IllegalMoveError, match="not over"):
+    with pytest.raises(me.GameNotOverError, match="not over.*scores"):
         me.new_game(1).result()
 
 
@@ -181,7 +181,7 @@ def base():
         (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 19, "owner": None, "locked": False}]), "impossible"),
         (lambda d: d.update(table=[{"build": ["KL 9"], "value": 9}]), "two or more cards"),
         (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 9, "color": 1}]), "unknown key"),
-        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 13, "owner": 1}]), "holds no card of hand value 13"),
+        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13, "owner": 1}]), "holds no card of hand value 13"),
         (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13}, {"build": ["HJ 9", "KL 4"], "value": 13}]), "second build"),
         (lambda d: d.update(deck=["KL 2"]), "multiple of 16"),
         (lambda d: d.update(tabbe=[0, -1]), "whole number"),
@@ -251,3 +251,69 @@ def test_last_taken_names_the_captured_table_cards():
     assert str(st.last_taken[0]) == "KL 2"
     st.play("discard SP K")
     assert st.last_taken == ()
+
+
+# ----- bad input: every malformed position is refused with a message (issue 11) ------------
+def _mid_dict():
+    return mid_game(12, 150).to_dict()
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("to_move", 0.0, "to_move"),
+    ("last_capturer", 1.0, "last_capturer"),
+    ("deal", 6.0, "deal"),
+    ("set", 2, "'set' is 2 but 'sheets' scores 0"),
+])
+def test_from_dict_numbers_are_ints_and_consistent(key, value, match):
+    data = me.new_game(3).to_dict()
+    data[key] = value
+    with pytest.raises(me.InvalidPositionError, match=match):
+        me.GameState.from_dict(data)
+
+
+def test_from_dict_refuses_a_build_whose_cards_do_not_make_its_value():
+    table = [{"build": ["KL 9", "RU 7"], "value": 15, "owner": None, "locked": False}]
+    with pytest.raises(me.InvalidPositionError, match="cannot make a build of 15"):
+        me.GameState.from_dict({"to_move": 0, "hands": [["KL A"], ["HJ 3"]], "table": table})
+    # Built down (9 - 7) and gathered groups (9 + 7 and a fed RU 10) are real builds.
+    for cards, value in ((["KL 9", "RU 7"], 2), (["KL 9", "RU 7", "RU 10"], 16), (["KL 9", "RU 7", "HJ 6", "SP 10"], 16)):
+        table = [{"build": cards, "value": value, "owner": None, "locked": True}]
+        me.GameState.from_dict({"to_move": 0, "hands": [["KL A"], ["HJ 3"]], "table": table})
+
+
+def test_from_dict_refuses_a_hand_of_more_than_eight_cards():
+    hand = ["KL 2", "KL 3", "KL 4", "KL 5", "KL 6", "KL 7", "KL 8", "KL 9", "KL 10"]
+    with pytest.raises(me.InvalidPositionError, match="hands\\[0\\] holds 9 cards"):
+        me.GameState.from_dict({"to_move": 0, "hands": [hand, ["HJ 3"]], "table": []})
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"mulle": -4, "total": -4}, ">= 0"),
+    ({"bonus": 7}, "bonus and total"),
+    ({"intake": 41}, "more than the 40"),
+    ({"total": 2.0}, ">= 0"),
+])
+def test_from_dict_refuses_impossible_score_sheets(change, match):
+    st, _ = random_game(30, me.Ruleset(sets=2))
+    data = st.to_dict()
+    data["sheets"][0][1].update(change)
+    with pytest.raises(me.InvalidPositionError, match=match):
+        me.GameState.from_dict(data)
+
+
+def test_canonical_key_is_stable_for_every_accepted_position():
+    data = _mid_dict()
+    again = me.GameState.from_dict(json.loads(json.dumps(data)))
+    assert again.key() == me.GameState.from_dict(data).key()
+
+
+def test_card_faces_outside_0_to_51_are_refused():
+    for bad in (-1, 52, 1.0, True, "3"):
+        with pytest.raises(me.InvalidCardError, match="from 0 to 51"):
+            me.Card(bad)
+    assert str(me.Card(14)) == "SP 2" and me.Card(14) is not None
+
+
+def test_replay_of_a_single_move_text_says_to_give_a_list():
+    with pytest.raises(me.InvalidMoveError, match=r"list of moves.*replay\(seed, \['capture KL 2'\]\)"):
+        me.replay(7, "capture KL 2")

@@ -64,7 +64,7 @@ def test_self_play_trains_with_the_live_network_on_the_other_seat():
     assert model.num_timesteps == 256
 
 
-def test_mulle_train_batched(tmp_path):
+def test_mulle_train_batched(tmp_path, capsys):
     from agents.learned.train import main
 
     out = tmp_path / "run"
@@ -73,5 +73,8 @@ def test_mulle_train_batched(tmp_path):
                "--net", "16,16", "--no-progress", "--seed", "2"])
     assert rc == 0
     assert json.loads((out / "summary.json").read_text())["timesteps"] >= 256
-    with pytest.raises(SystemExit, match="needs --vec batched"):
-        main(["--out-dir", str(tmp_path / "x"), "--opponents", "selfplay=1", "--no-progress"])
+    for flags, message in [(["--opponents", "selfplay=1"], "needs --vec batched"),
+                           (["--opponents", "selfplay=1,random=1", "--vec", "batched"], "cannot be mixed")]:
+        with pytest.raises(SystemExit) as exc:
+            main(["--out-dir", str(tmp_path / "x"), "--no-progress", *flags])
+        assert exc.value.code == 2 and message in capsys.readouterr().err

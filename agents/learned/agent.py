@@ -76,6 +76,14 @@ class LearnedAgent(Agent):
         agent._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
         return agent
 
+    def check_ruleset(self, ruleset) -> None:
+        """The policy's fixed action space has no index for the capture choices of ``forced_capture=False``."""
+        if not getattr(ruleset, "forced_capture", True):
+            raise ValueError(
+                "the learned policy's fixed action space needs forced_capture=True "
+                "(with forced_capture=false a capture names the cards it takes, which has no action index)"
+            )
+
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The policy's choice among ``legal_moves`` (argmax, or a sample with ``sample=true``)."""
         if len(legal_moves) == 1:

@@ -26,7 +26,7 @@ import numpy as np
 from mulle_env import codec
 from mulle_env.observation import OBS_SIZE, encode_state
 
-from ..match import play_game
+from ..match import play_agents
 
 __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 
@@ -61,7 +61,7 @@ def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
             steps.append(count[p])
         count[p] += 1
 
-    scores = play_game(bots, seed, rngs, on_move=record).scores()
+    scores = play_agents(bots, seed, rngs, on_move=record).state.scores()
     seats_a = np.array(seats, dtype=np.int8)
     diff = np.where(seats_a == 0, scores[0] - scores[1], scores[1] - scores[0]).astype(np.float32)
     return {

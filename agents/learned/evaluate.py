@@ -14,7 +14,7 @@ import random
 import numpy as np
 from scipy import stats
 
-from ..match import play_game
+from ..match import play_agents
 
 __all__ = ["duplicate_match"]
 
@@ -35,7 +35,7 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
         for seat in (0, 1):
             bots = [agent, opp] if seat == 0 else [opp, agent]
             rngs = [random.Random((seed + k) * 1_000_003 + 17 + 12 * p) for p in (0, 1)]
-            s = play_game(bots, seed + k, rngs).scores()
+            s = play_agents(bots, seed + k, rngs).state.scores()
             diff = s[seat] - s[1 - seat]
             w, d, l = w + (diff > 0), d + (diff == 0), l + (diff < 0)
             pair_pts += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0

@@ -218,6 +218,8 @@ def load_policy(path: str | Path) -> MLPPolicy:
     """Read and check a policy file; raise :class:`PolicyFileError` saying what is wrong."""
     path = Path(path)
     where = f"policy file {str(path)!r}"
+    if path.is_dir():
+        raise PolicyFileError(f"{where} is a directory, not a file (pass learned:path=<file.npz>)")
     if not path.is_file():
         raise PolicyFileError(f"{where} does not exist (pass learned:path=<file.npz> or train one with mulle-train)")
     try:

@@ -75,7 +75,10 @@ class OpponentPool:
         self._dir_stamp = None
         self.current = None
         self.current_name = None
-        self.reset()
+        self._scan()
+        if self._snapshots or any(w > 0 for s, w in self.weights.items() if s != SELF):
+            self.reset()
+        # else: only 'self' and no snapshot yet; the trainer saves one before the first game's reset()
 
     def _scan(self) -> None:
         if not self.snapshot_dir:
@@ -96,6 +99,11 @@ class OpponentPool:
         names = [s for s, w in self.weights.items() if w > 0 and (s != SELF or self._snapshots)]
         if not names:
             names = [s for s in self.weights if s != SELF] or list(self._fixed)
+        if not names:
+            raise ValueError(
+                f"the opponent pool plays only 'self' and {self.snapshot_dir!r} holds no snapshot of the learner yet "
+                "(mulle-train saves the starting policy there first)"
+            )
         name = self._rng.choices(names, weights=[self.weights.get(s, 1.0) for s in names])[0]
         if name == SELF:
             path = self._rng.choice(self._snapshots)

@@ -27,12 +27,14 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["SELFPLAY", "build_parser", "main", "train"]
+__all__ = ["SELFPLAY", "build_parser", "main", "parse_args", "train"]
 
 #: ``--opponents`` member for self-play in the batched env: the network being trained plays both seats.
 SELFPLAY = "selfplay"
@@ -63,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mulle-train",
         description="Train a Mulle policy with masked PPO (sb3-contrib) against an opponent pool and export it "
         "as a numpy .npz policy for the 'learned' agent.",
+        epilog="Quick start (about 2 minutes on one core): mulle-train --out-dir runs/try --steps 20000 "
+        "--eval-games 40 --eval-every 10000 --checkpoint-every 10000 --export try.npz; then "
+        "mulle-arena learned:path=try.npz heuristic --games 20. Exit codes: 0 done, 2 bad arguments or "
+        "missing torch, 130 interrupted (a checkpoint is saved; continue with --resume). See docs/learning.md.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     g = ap.add_argument_group("run")
@@ -90,24 +96,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--score-scale", type=float, default=100.0, help="score difference divisor (reward=score)")
     g = ap.add_argument_group("network and PPO")
     g.add_argument("--net", default="256,256", help="hidden layer widths of the policy and value MLPs")
-    g.add_argument("--activation", choices=("tanh", "relu"), default="tanh")
+    g.add_argument("--activation", choices=("tanh", "relu"), default="tanh", help="hidden layer activation")
     g.add_argument("--lr", type=float, default=1e-4, help="initial learning rate (decays linearly)")
     g.add_argument("--lr-final", type=float, default=1e-5, help="learning rate at the last step")
     g.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
-    g.add_argument("--batch-size", type=int, default=512)
+    g.add_argument("--batch-size", type=int, default=512, help="minibatch size of a PPO gradient step")
     g.add_argument("--epochs", type=int, default=4, help="PPO epochs per rollout")
     g.add_argument("--gamma", type=float, default=0.998, help="discount (a game is 96 learner decisions)")
-    g.add_argument("--gae-lambda", type=float, default=0.95)
+    g.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda (bias/variance of the advantages)")
     g.add_argument("--clip", type=float, default=0.15, help="PPO clip range")
-    g.add_argument("--ent-coef", type=float, default=0.002)
-    g.add_argument("--vf-coef", type=float, default=0.5)
+    g.add_argument("--ent-coef", type=float, default=0.002, help="entropy bonus weight (exploration)")
+    g.add_argument("--vf-coef", type=float, default=0.5, help="value loss weight")
     g.add_argument("--target-kl", type=float, default=0.03, help="stop an update's epochs early past this KL; 0 = off")
     g = ap.add_argument_group("behaviour-cloning warm start")
     g.add_argument("--bc-games", type=int, default=0, help="teacher games to clone before PPO (0 = no warm start)")
     g.add_argument("--bc-teacher", default="greedy", help="agent spec whose moves are cloned")
     g.add_argument("--bc-opponents", default="greedy,heuristic,heuristic,random", help="teacher's opponents, in turn")
-    g.add_argument("--bc-epochs", type=int, default=6)
-    g.add_argument("--bc-lr", type=float, default=1e-3)
+    g.add_argument("--bc-epochs", type=int, default=6, help="passes over the cloned decisions")
+    g.add_argument("--bc-lr", type=float, default=1e-3, help="learning rate of the warm start")
     g.add_argument("--bc-workers", type=int, default=2, help="processes playing the teacher's games")
     g.add_argument("--no-bc-augment", action="store_true",
                    help="do not show each cloned decision with clubs and hearts swapped (a symmetry of the rules)")
@@ -124,10 +130,126 @@ def _net(text: str) -> list[int]:
     try:
         sizes = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise SystemExit(f"mulle-train: --net must be comma-separated widths like 256,256, not {text!r}") from None
+        raise ValueError(f"--net must be comma-separated widths like 256,256, not {text!r}") from None
     if not sizes or min(sizes) < 1:
-        raise SystemExit(f"mulle-train: --net must list positive widths, not {text!r}")
+        raise ValueError(f"--net must list positive widths, not {text!r}")
     return sizes
+
+
+#: (flag, lowest allowed, whether the lowest itself is allowed) of the numeric flags.
+_BOUNDS = [
+    ("steps", 0, True), ("threads", 1, True), ("envs", 1, True), ("pool_keep", 1, True), ("score_scale", 0, False),
+    ("lr", 0, False), ("lr_final", 0, True), ("n_steps", 1, True), ("batch_size", 1, True), ("epochs", 1, True),
+    ("gamma", 0, False), ("gae_lambda", 0, True), ("clip", 0, False), ("ent_coef", 0, True), ("vf_coef", 0, True),
+    ("target_kl", 0, True), ("bc_games", 0, True), ("bc_epochs", 1, True), ("bc_lr", 0, False),
+    ("bc_workers", 1, True), ("checkpoint_every", 1, True), ("eval_every", 1, True), ("eval_games", 2, True),
+    ("max_minutes", 0, True),
+]
+
+
+def _check_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> None:
+    import agents
+
+    try:
+        agents.make(spec)
+    except ValueError as exc:  # AgentSpecError names the spec and what is wrong
+        parser.error(f"{flag}: {exc}")
+
+
+def _writable_dir(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` (itself included) if it can be written, else ``None``."""
+    p = path.resolve()
+    while not p.exists():
+        p = p.parent
+    if not p.is_dir():
+        return None
+    try:  # a real probe: access() says yes to root even where creating fails (/proc)
+        os.rmdir(tempfile.mkdtemp(dir=p, prefix=".mulle-train-check-"))
+    except OSError:
+        return None
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse and validate every argument before anything runs: a bad one exits 2 naming its flag."""
+    import math
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for dest, low, inclusive in _BOUNDS:
+        value = getattr(args, dest)
+        flag = "--" + dest.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            parser.error(f"{flag} must be a finite number, not {value}")
+        if value < low or (value == low and not inclusive):
+            parser.error(f"{flag} must be {'>=' if inclusive else '>'} {low:g}, not {value:g}")
+    for dest in ("gamma", "gae_lambda"):
+        if getattr(args, dest) > 1:
+            parser.error(f"--{dest.replace('_', '-')} must be at most 1, not {getattr(args, dest):g}")
+    if args.lr_final > args.lr:
+        parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
+    try:
+        _net(args.net)
+    except ValueError as exc:
+        parser.error(str(exc))
+    from .pool import SELF, parse_weights
+
+    try:
+        weights = parse_weights(args.opponents)
+    except ValueError as exc:
+        parser.error(f"--opponents: {exc}")
+    for spec in weights:
+        if spec == SELFPLAY:
+            if args.vec != "batched":
+                parser.error(f"--opponents {SELFPLAY} needs --vec batched (the network plays the other seat there)")
+            if len(weights) > 1:
+                parser.error(f"--opponents {SELFPLAY} cannot be mixed with other opponents")
+        elif spec != SELF:
+            _check_spec(parser, "--opponents", spec)
+    _check_spec(parser, "--eval-opponent", args.eval_opponent)
+    if args.bc_games:
+        _check_spec(parser, "--bc-teacher", args.bc_teacher)
+        if not [s for s in args.bc_opponents.split(",") if s.strip()]:
+            parser.error("--bc-opponents must name at least one agent spec")
+        for spec in args.bc_opponents.split(","):
+            _check_spec(parser, "--bc-opponents", spec.strip())
+    if args.init_from:
+        if args.resume:
+            parser.error("--init-from starts a new run; it cannot be combined with --resume")
+        if not Path(args.init_from).is_file():
+            parser.error(f"--init-from {args.init_from!r} does not exist or is not a file (give a checkpoint .zip "
+                         "from an earlier run's checkpoints/ directory)")
+    out = Path(args.out_dir)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out-dir {args.out_dir!r} is a file, not a directory")
+    if _writable_dir(out) is None:
+        parser.error(f"--out-dir {args.out_dir!r} cannot be written (no permission)")
+    if args.export:
+        export_dir = Path(args.export).resolve().parent
+        if Path(args.export).is_dir():
+            parser.error(f"--export {args.export!r} is a directory; give a file name such as learned.npz")
+        if not export_dir.is_dir():
+            parser.error(f"--export {args.export!r}: directory {str(export_dir)!r} does not exist")
+        if not os.access(export_dir, os.W_OK):
+            parser.error(f"--export {args.export!r}: directory {str(export_dir)!r} is not writable")
+    # Last: the other arguments are known to be good, so this is the only thing left to fix.
+    if not args.resume and _latest_checkpoint(out / "checkpoints") is not None:
+        parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
+                     "or choose another --out-dir")
+    return args
+
+
+def rollout_steps(args) -> int:
+    """Steps one PPO rollout collects: ``--n-steps`` x ``--envs``; training runs whole rollouts."""
+    return args.n_steps * args.envs
+
+
+def say(message: str) -> None:
+    """Print a log line on stdout without tearing a progress bar (bars are on stderr)."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stdout)
+    sys.stdout.flush()
 
 
 def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
@@ -189,7 +311,7 @@ def train(args) -> dict:
     from .evaluate import duplicate_match
     from .export import policy_from_sb3
     from .policy import save_policy
-    from .pool import parse_weights
+    from .pool import SELF, parse_weights
 
     torch.set_num_threads(args.threads)
     t_start = time.monotonic()
@@ -204,8 +326,6 @@ def train(args) -> dict:
     latest = _latest_checkpoint(ckpt_dir) if args.resume else None
     if args.resume and state_path.is_file():
         state = json.loads(state_path.read_text())
-    if not args.resume and _latest_checkpoint(ckpt_dir) is not None:
-        raise SystemExit(f"mulle-train: {ckpt_dir} already holds checkpoints; pass --resume or use another --out-dir")
     state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
 
     if SELFPLAY in weights and args.vec != "batched":
@@ -232,7 +352,7 @@ def train(args) -> dict:
     bc_figures = state.get("bc")
     if latest is not None:
         model = MaskablePPO.load(latest, env=vec_env, device="cpu")
-        print(f"mulle-train: resumed from {latest} at step {model.num_timesteps}", flush=True)
+        say(f"mulle-train: resumed from {latest} at step {model.num_timesteps}")
     else:
         model = MaskablePPO(
             "MlpPolicy", vec_env, learning_rate=lr_schedule, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -248,7 +368,7 @@ def train(args) -> dict:
             source_state = Path(args.init_from).resolve().parent.parent / "state.json"
             if source_state.is_file():  # keep the warm start's figures with the policy's history
                 bc_figures = state["bc"] = json.loads(source_state.read_text()).get("bc")
-            print(f"mulle-train: weights from {args.init_from}", flush=True)
+            say(f"mulle-train: weights from {args.init_from}")
         elif args.bc_games > 0:
             meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed}
             cache = out / "bc_data.npz"
@@ -261,7 +381,7 @@ def train(args) -> dict:
             bc_figures = bc.pretrain(
                 model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
                 gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
-                log=lambda f: print(f"mulle-train: bc {json.dumps(f)}", flush=True),
+                log=lambda f: say(f"mulle-train: bc {json.dumps(f)}"),
             )
             bc_figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
                               seconds=round(time.monotonic() - t_bc, 1))
@@ -298,9 +418,9 @@ def train(args) -> dict:
         eval_fh.flush()
         for k in ("score", "score_low", "mean_diff"):
             model.logger.record(f"eval/{k}", res[k])
-        print(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
-              f"[{res['score_low']:.3f}, {res['score_high']:.3f}] W/D/L {res['wins']}/{res['draws']}/{res['losses']} "
-              f"mean diff {res['mean_diff']:+.1f}", flush=True)
+        say(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
+            f"[{res['score_low']:.3f}, {res['score_high']:.3f}] W/D/L {res['wins']}/{res['draws']}/{res['losses']} "
+            f"mean diff {res['mean_diff']:+.1f}")
         state["last_eval"] = res
         best = state.get("best")
         if best is None or res["score"] > best["score"]:
@@ -350,7 +470,7 @@ def train(args) -> dict:
             if self.bar is not None:
                 self.bar.update(n - self.bar.n)
             if args.max_minutes and time.monotonic() - t_start > 60 * args.max_minutes:
-                print(f"mulle-train: --max-minutes {args.max_minutes} reached at step {n}", flush=True)
+                say(f"mulle-train: --max-minutes {args.max_minutes:g} reached at step {n}")
                 return False
             return True
 
@@ -358,12 +478,26 @@ def train(args) -> dict:
             if self.bar is not None:
                 self.bar.close()
 
+    if weights.get(SELF, 0) > 0 and not list(pool_dir.glob("*.npz")):
+        # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
+        save_policy(policy_from_sb3(model.policy, metadata(None)), pool_dir / f"step_{int(model.num_timesteps):010d}.npz")
     if latest is None:
         evaluate()  # the starting point (after the warm start, if any) is a candidate too
     remaining = args.steps - model.num_timesteps
+    interrupted = False
     if remaining > 0:
-        model.learn(total_timesteps=remaining, callback=Hooks(), reset_num_timesteps=latest is None,
-                    progress_bar=False)
+        try:
+            model.learn(total_timesteps=remaining, callback=Hooks(), reset_num_timesteps=latest is None,
+                        progress_bar=False)
+        except KeyboardInterrupt:
+            interrupted = True
+            say(f"mulle-train: interrupted at step {int(model.num_timesteps)}; saving a checkpoint")
+    if interrupted:
+        checkpoint()
+        eval_fh.close()
+        vec_env.close()
+        say(f"mulle-train: checkpoint saved in {ckpt_dir}; continue with the same command and --resume")
+        raise KeyboardInterrupt
     last = state.get("last_eval") or {}
     final = last if last.get("timesteps") == int(model.num_timesteps) else evaluate()
     checkpoint()
@@ -372,24 +506,52 @@ def train(args) -> dict:
     summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(elapsed(), 1), "final": final,
                "best": state["best"], "best_path": str(out / "best.npz"), "bc": bc_figures}
     if args.export:
-        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "best.npz", args.export)
         summary["exported"] = args.export
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    print("mulle-train: " + json.dumps(summary), flush=True)
+    say(summary_text(summary, out))
     return summary
 
 
+def summary_text(summary: dict, out: Path) -> str:
+    """The end-of-run summary for people (``summary.json`` holds the same figures for programs)."""
+
+    def ev(e: dict | None) -> str:
+        if not e:
+            return "not evaluated"
+        return (f"score {e['score']:.3f} [{e['score_low']:.3f}, {e['score_high']:.3f}] against {e['opponent']} "
+                f"over {e['games']} games (W/D/L {e['wins']}/{e['draws']}/{e['losses']}), "
+                f"mean score difference {e['mean_diff']:+.1f}, at step {e['timesteps']}")
+
+    lines = [
+        "mulle-train: done",
+        f"  steps trained   {summary['timesteps']} in {summary['elapsed_s']:.0f} s",
+        f"  final policy    {ev(summary['final'])}",
+        f"  best policy     {ev(summary['best'])}",
+        f"  best saved as   {summary['best_path']}",
+    ]
+    if summary.get("exported"):
+        lines.append(f"  exported to     {summary['exported']}")
+    lines.append(f"  figures         {out / 'summary.json'}, {out / 'eval.csv'}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-train``."""
-    args = build_parser().parse_args(argv)
-    if args.steps < 0 or args.envs < 1 or args.eval_games < 2 or args.checkpoint_every < 1 or args.eval_every < 1:
-        raise SystemExit("mulle-train: --steps >= 0, --envs >= 1, --eval-games >= 2 and positive intervals are required")
+    """Entry point of ``mulle-train``: 0 done, 2 bad arguments or no torch, 130 interrupted (Ctrl-C)."""
     try:
+        args = parse_args(argv)
+        rollout = rollout_steps(args)
+        if args.steps % rollout and not args.resume:
+            rounded = -(-args.steps // rollout) * rollout
+            say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs {args.envs} = "
+                f"{rollout} steps, so --steps {args.steps} trains {rounded} steps")
         train(args)
     except TrainingDependencyError as exc:
         print(f"mulle-train: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("mulle-train: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -5,6 +5,7 @@ Public names are re-exported by :mod:`mulle_env`.
 
 from .cards import CARDS, Card, parse_card
 from .errors import (
+    GameNotOverError,
     GameOverError,
     IllegalMoveError,
     InvalidCardError,
@@ -13,15 +14,27 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError
+from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
+from .knowledge import (
+    SetPoints,
+    build_at,
+    build_cards,
+    build_owner,
+    capture_takes,
+    intake_bonus,
+    is_mulle_capture,
+    set_points,
+)
 from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
 
 __all__ = [
-    "CARDS", "Card", "parse_card", "GameOverError", "IllegalMoveError", "InvalidCardError",
+    "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError", "InvalidCardError",
     "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
     "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "new_game", "replay", "Match", "MoveEvent", "NotYourTurnError", "GameRecord", "InvalidRecordError",
+    "PlayerView", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes",
+    "intake_bonus", "is_mulle_capture", "set_points",
+    "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord", "InvalidRecordError",
 ]

@@ -72,6 +72,15 @@ class Card(int):
 
     __slots__ = ()
 
+    def __new__(cls, face: int) -> Card:
+        """The card of face ``face`` (0..51); raise :class:`InvalidCardError` for anything else."""
+        if isinstance(face, bool) or not isinstance(face, int) or not 0 <= face < NUM_FACES:
+            raise InvalidCardError(
+                f"a card face is an int from 0 to {NUM_FACES - 1} (suit * 13 + rank), not {face!r}; "
+                "parse a text such as 'SP 2' with Card.from_str"
+            )
+        return super().__new__(cls, face)
+
     @classmethod
     def from_str(cls, text: str) -> Card:
         """Parse ``"<SUIT> <RANK>"`` (case and extra spaces are forgiven)."""

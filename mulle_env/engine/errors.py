@@ -27,6 +27,10 @@ class GameOverError(IllegalMoveError):
     """A move was played, or asked for, after the game ended."""
 
 
+class GameNotOverError(MulleError):
+    """A finished game's result was asked for while the game is still being played."""
+
+
 class InvalidPositionError(MulleError):
     """A position (dict or JSON) that no game of Mulle can contain."""
 

@@ -32,7 +32,7 @@ from .record import GameRecord
 from .ruleset import Ruleset
 from .state import GameResult, GameState, PlayerView, new_game
 
-__all__ = ["Match", "MoveEvent", "NotYourTurnError"]
+__all__ = ["Match", "MoveEvent", "NotYourTurnError", "move_event"]
 
 
 class NotYourTurnError(IllegalMoveError):
@@ -85,15 +85,22 @@ class MoveEvent:
             "game_over": self.game_over,
         }
 
-    def describe(self) -> str:
-        """One line for people, e.g. ``P0 plays capture KL 9, taking HJ 4, SP 5 (1 mulle!)``."""
-        text = f"P{self.player} plays {self.move}"
-        if self.move.kind == "capture":
-            text += f", taking {', '.join(CARD_NAMES[f] for f in self.taken)}"
-            if self.mulles:
-                text += f" ({self.mulles} mulle{'s' if self.mulles > 1 else ''}!)"
-            if self.tabbe:
-                text += " - tabbe!"
+    def describe(self, names: Sequence[str] | None = None) -> str:
+        """One line for people, e.g. ``P0 plays capture KL 9, taking HJ 4, SP 5 (1 mulle!)``.
+
+        ``names`` replaces ``P0``/``P1`` with the seats' names. A capture is named by its
+        card and followed by everything it took (a ``taking`` capture under
+        ``forced_capture=False`` also takes the build of its value, which its notation
+        does not list), so the taken cards are listed once, in the same form in every ruleset.
+        """
+        who = names[self.player] if names is not None else f"P{self.player}"
+        if self.move.kind != "capture":
+            return f"{who} plays {self.move}"
+        text = f"{who} plays capture {CARD_NAMES[self.move.card]}, taking {', '.join(CARD_NAMES[f] for f in self.taken)}"
+        if self.mulles:
+            text += f" ({self.mulles} mulle{'s' if self.mulles > 1 else ''}!)"
+        if self.tabbe:
+            text += " - tabbe!"
         return text
 
 
@@ -106,6 +113,35 @@ def _pairs(cards) -> int:
             pairs += 1
         seen.add(f)
     return pairs
+
+
+def move_event(st: GameState, move: Move | str, number: int = 1) -> MoveEvent:
+    """Play ``move`` on the state ``st`` and return its :class:`MoveEvent` (numbered ``number``).
+
+    Checked: an illegal move raises and leaves ``st`` as it was. :class:`Match` plays
+    every move through this; on a copy (``move_event(st.copy(), move)``) it says what a
+    move would do without playing it.
+    """
+    if isinstance(move, str):
+        move = Move.from_str(move)
+    p = st.to_move
+    set_no, deal_no, sets_done = st.set_no, st.deal_no, len(st.sheets)
+    tabbe_before = st.tabbe[p]
+    st.play(move)
+    set_over = len(st.sheets) > sets_done
+    taken = st.last_taken if move.kind == "capture" else ()
+    if move.kind == "capture":
+        # The set's last move scores the set and resets the counters: its tabbe is on the sheet.
+        tabbe_now = st.sheets[-1][p]["tabbe"] if set_over else st.tabbe[p]
+        tabbe = tabbe_now > tabbe_before
+        mulles = _pairs([*taken, int(move.card)])
+    else:
+        tabbe, mulles = False, 0
+    return MoveEvent(
+        number=number, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,
+        set_no=set_no, deal_no=deal_no, deal_over=set_over or st.deal_no != deal_no,
+        set_over=set_over, game_over=st.over,
+    )
 
 
 class Match:
@@ -164,30 +200,25 @@ class Match:
         An illegal or malformed move raises the engine's error saying why and leaves the
         game untouched.
         """
+        self._check_turn(player)
+        event = move_event(self.state, move, len(self.history) + 1)
+        self.history.append(event)
+        return event
+
+    def preview(self, move: Move | str, player: int | None = None) -> MoveEvent:
+        """The event ``move`` would make (what a capture would take, its mulles and tabbe), without playing it.
+
+        Checked like :meth:`play` and played on a copy, so the match is never changed. What
+        a capture takes depends only on the table and the card, so a preview tells the
+        mover nothing hidden; a tool shows it before a person commits to the move.
+        """
+        self._check_turn(player)
+        return move_event(self.state.copy(), move, len(self.history) + 1)
+
+    def _check_turn(self, player: int | None) -> None:
         st = self.state
         if player is not None and player != st.to_move and not st.over:
             raise NotYourTurnError(f"player {player} is not to move: it is player {st.to_move}'s turn")
-        if isinstance(move, str):
-            move = Move.from_str(move)
-        p = st.to_move
-        set_no, deal_no, sets_done = st.set_no, st.deal_no, len(st.sheets)
-        tabbe_before = st.tabbe[p]
-        st.play(move)  # checked: raises and leaves the state as it was
-        set_over = len(st.sheets) > sets_done
-        taken = st.last_taken if move.kind == "capture" else ()
-        if move.kind == "capture":
-            tabbe_now = st.sheets[-1][p]["tabbe"] if set_over else st.tabbe[p]
-            tabbe = tabbe_now > tabbe_before
-            mulles = _pairs([*taken, int(move.card)])
-        else:
-            tabbe, mulles = False, 0
-        event = MoveEvent(
-            number=len(self.history) + 1, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,
-            set_no=set_no, deal_no=deal_no, deal_over=set_over or st.deal_no != deal_no,
-            set_over=set_over, game_over=st.over,
-        )
-        self.history.append(event)
-        return event
 
     def step(self, agent, rng) -> MoveEvent:
         """Ask ``agent`` (the seat to move) for its move from that seat's view, and play it.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, NUM_FACES, parse_card
+from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, INTAKE_POINTS, NUM_FACES, parse_card
 from .errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
 from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from . import rules
 from .ruleset import Ruleset
+
+#: Intake points of one set (RULES.md 6.3): 20 per deck.
+_MAX_INTAKE = 2 * sum(INTAKE_POINTS)
 
 _KEYS = (
     "ruleset", "seed", "set", "deal", "to_move", "hands", "table", "deck",
@@ -36,19 +39,44 @@ def _pair(data: dict, key: str, default, where_each) -> list:
     return [where_each(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
+def _is_int(value) -> bool:
+    # 1.0 == 1, but a float stored in a state changes its canonical JSON (and so key()).
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _seat(value, key: str, allow_none: bool) -> int | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or value not in (0, 1):
+    if not _is_int(value) or value not in (0, 1):
         allowed = "0, 1 or null" if allow_none else "0 or 1"
         _fail(f"'{key}' must be {allowed}, not {value!r}")
     return value
 
 
 def _count(value, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not _is_int(value) or value < 0:
         _fail(f"{where} must be a whole number >= 0, not {value!r}")
     return value
+
+
+def build_value_possible(cards, value: int) -> bool:
+    """Whether ``cards`` can form a build of ``value`` under RULES.md 3 and 4.2-4.3.
+
+    A build is groups of cards each worth ``value``: a chain of builds up and down
+    (table values added or subtracted) or a single card of that hand value (feed,
+    trotta). So some choice of signs makes the table values sum to a positive multiple
+    of ``value``, a single card of hand value ``value`` counting as ``value``.
+    This is the necessary condition the check uses; it rejects e.g. KL 9 + RU 7 as 15.
+    """
+    from .cards import TABLE_VALUE
+
+    sums = {0}
+    for f in cards:
+        options = {TABLE_VALUE[f], -TABLE_VALUE[f]}
+        if HAND_VALUE[f] == value:
+            options.add(value)
+        sums = {s + o for s in sums for o in options}
+    return any(s > 0 and s % value == 0 for s in sums)
 
 
 def read_position(cls, data, ruleset=None):
@@ -74,6 +102,9 @@ def read_position(cls, data, ruleset=None):
     st = cls(ruleset, seed)
     st.to_move = _seat(data["to_move"], "to_move", False)
     st.hands = [sorted(h) for h in _pair(data, "hands", None, _cards)]
+    for p, hand in enumerate(st.hands):
+        if len(hand) > rules.HAND_SIZE:
+            _fail(f"hands[{p}] holds {len(hand)} cards; a deal gives each player {rules.HAND_SIZE}, so at most that")
     st.mulle = [sorted(h) for h in _pair(data, "mulle", [[], []], _cards)]
     st.intake = [sorted(h) for h in _pair(data, "intake", [[], []], _cards)]
     st.tabbe = _pair(data, "tabbe", [0, 0], _count)
@@ -104,6 +135,11 @@ def read_position(cls, data, ruleset=None):
             )
         if len(cards) < 2:
             _fail(f"table[{i}]: a build holds two or more cards, not {len(cards)}")
+        if not build_value_possible(cards, value):
+            _fail(
+                f"table[{i}]: the cards {', '.join(CARD_NAMES[f] for f in sorted(cards))} cannot make a build of "
+                f"{value}: a build's cards are groups that each add up (building up and down) to its value"
+            )
         if value in st.builds:
             _fail(f"table[{i}]: a second build of value {value}; at most one build of each value exists (they merge)")
         owner = _seat(pile.get("owner"), f"table[{i}].owner", True)
@@ -112,6 +148,8 @@ def read_position(cls, data, ruleset=None):
             _fail(f"table[{i}].locked must be true or false, not {locked!r}")
         st.builds[value] = (tuple(sorted(cards)), owner, locked)
     st.loose = sorted(loose)
+    from .state import sheet as score_sheet
+
     sheets = data.get("sheets", [])
     if not isinstance(sheets, (list, tuple)):
         _fail(f"'sheets' must be a list of [sheet0, sheet1] per finished set, not {sheets!r}")
@@ -119,20 +157,39 @@ def read_position(cls, data, ruleset=None):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             _fail(f"sheets[{i}] must be [sheet of seat 0, sheet of seat 1]")
         for s in pair:
-            if not isinstance(s, dict) or set(s) != _SHEET_KEYS or not all(isinstance(s[k], int) for k in s):
-                _fail(f"sheets[{i}]: a score sheet has the int keys {', '.join(sorted(_SHEET_KEYS))}, not {s!r}")
+            if not isinstance(s, dict) or set(s) != _SHEET_KEYS or not all(_is_int(s[k]) and s[k] >= 0 for k in s):
+                _fail(
+                    f"sheets[{i}]: a score sheet has the whole-number (>= 0) keys "
+                    f"{', '.join(sorted(_SHEET_KEYS))}, not {s!r}"
+                )
+            if s["intake"] > _MAX_INTAKE:
+                _fail(f"sheets[{i}]: intake {s['intake']} is more than the {_MAX_INTAKE} intake points of a set")
+            expected = score_sheet(s["mulle"], s["tabbe"], s["intake"])
+            if s != expected:
+                _fail(
+                    f"sheets[{i}]: bonus and total do not follow from mulle, tabbe and intake (RULES.md 6): "
+                    f"expected {expected}, not {s!r}"
+                )
     st.sheets = [(dict(a), dict(b)) for a, b in sheets]
     st.over = len(st.sheets) >= ruleset.sets
-    set_no = data.get("set", len(st.sheets) + 1 if not st.over else ruleset.sets)
-    if isinstance(set_no, bool) or not isinstance(set_no, int) or not 1 <= set_no <= ruleset.sets:
+    if len(st.sheets) > ruleset.sets:
+        _fail(f"{len(st.sheets)} finished sets are scored in 'sheets', but the game has only {ruleset.sets}")
+    derived_set = len(st.sheets) + 1 if not st.over else ruleset.sets
+    set_no = data.get("set", derived_set)
+    if not _is_int(set_no) or not 1 <= set_no <= ruleset.sets:
         _fail(f"'set' must be a number from 1 to {ruleset.sets} (Ruleset.sets), not {set_no!r}")
+    if set_no != derived_set:
+        _fail(
+            f"'set' is {set_no} but 'sheets' scores {len(st.sheets)} finished set(s), so this is set {derived_set}"
+            + (" (the game is over)" if st.over else "")
+        )
     st.set_no = set_no
     per_deal = 2 * rules.HAND_SIZE
     if len(st.deck) % per_deal:
         _fail(f"the deck holds {len(st.deck)} cards; deals take {per_deal} at a time, so it must hold a multiple of {per_deal}")
     derived_deal = rules.DEALS_PER_SET - len(st.deck) // per_deal
     deal_no = data.get("deal", derived_deal)
-    if deal_no != derived_deal:
+    if not _is_int(deal_no) or deal_no != derived_deal:
         _fail(f"'deal' is {deal_no!r} but a deck of {len(st.deck)} cards means deal {derived_deal} of {rules.DEALS_PER_SET}")
     if derived_deal < 1:
         _fail(f"the deck holds {len(st.deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} left after a first deal")
@@ -173,5 +230,5 @@ def check_invariants(st, complete: bool = True) -> None:
         return
     if not st.hands[st.to_move]:
         _fail(f"player {st.to_move} is to move but holds no cards")
-    if not st._ids():
+    if not st.legal_ids():
         _fail(f"player {st.to_move} is to move but has no legal move (RULES.md 4.6)")

@@ -18,7 +18,7 @@ from .cards import (
     Card,
     parse_card,
 )
-from .errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
+from .errors import GameNotOverError, GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
 from .ruleset import Ruleset
@@ -33,9 +33,14 @@ INTAKE_BONUS_FROM = 20
 
 
 
+def intake_bonus(intake: int) -> int:
+    """The bonus of RULES.md 6.4 for ``intake`` intake points: 2 x (intake - 20) above 20, else 0."""
+    return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+
+
 def sheet(mulle: int, tabbe: int, intake: int) -> dict:
     """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
-    bonus = 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+    bonus = intake_bonus(intake)
     return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
 
 
@@ -222,6 +227,13 @@ class GameState:
         """
         return list(self._ids())
 
+    def legal_ids(self) -> list[int]:
+        """The legal move ids as the state's own cached list, without a copy, for hot paths.
+
+        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
+        """
+        return self._ids()
+
     def _ids(self) -> list[int]:
         # The cached list itself, for the package's hot paths, which never mutate it.
         ids = self._legal
@@ -319,9 +331,16 @@ class GameState:
         return self.score(0)["total"], self.score(1)["total"]
 
     def result(self) -> GameResult:
-        """Score sheets and winner of a finished game; raises if the game is not over."""
+        """Score sheets and winner of a finished game.
+
+        Raises :class:`GameNotOverError` while the game is still being played: use
+        :meth:`scores` for the running totals.
+        """
         if not self.over:
-            raise IllegalMoveError(f"the game is not over yet (set {self.set_no}, deal {self.deal_no})")
+            raise GameNotOverError(
+                f"the game is not over yet (set {self.set_no} of {self.ruleset.sets}, deal {self.deal_no}): "
+                "result() needs a finished game; scores() gives the running totals"
+            )
         per = tuple(tuple(s[p] for s in self.sheets) for p in (0, 1))
         totals = (add_sheets(per[0]), add_sheets(per[1]))
         a, b = totals[0]["total"], totals[1]["total"]
@@ -528,6 +547,12 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
+    if isinstance(moves, (str, Move)):
+        # A string is iterable too, which would replay it letter by letter.
+        raise InvalidMoveError(
+            f"moves must be a list of moves (Move values or texts), not a single {type(moves).__name__} "
+            f"{str(moves)!r}; write replay(seed, [{str(moves)!r}])"
+        )
     st = new_game(seed, ruleset)
     for i, m in enumerate(moves):
         try:

@@ -1,0 +1,70 @@
+"""Registering ``Mulle-v0`` with Gymnasium without importing Gymnasium.
+
+``import mulle_env.engine`` runs ``mulle_env/__init__.py`` first, and the engine must not
+load anything outside the standard library (Gymnasium and numpy take ~360 ms to import).
+Gymnasium 1.x has no plugin entry points, so the registration waits for Gymnasium
+instead: if its registry is already imported it happens at once; otherwise a one-shot
+import hook registers the env the moment ``gymnasium.envs.registration`` finishes
+loading. Either way ``gym.make("Mulle-v0")`` works after ``import mulle_env``, in any
+import order, and ``import mulle_env.engine`` alone imports no third-party module.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+
+ENV_ID = "Mulle-v0"
+ENTRY_POINT = "mulle_env.gym_env:MulleEnv"
+#: ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``: the batched env.
+VECTOR_ENTRY_POINT = "mulle_env.vector_env:MulleVectorEnv"
+_REGISTRY_MODULE = "gymnasium.envs.registration"
+
+
+def register_with(registration) -> None:
+    """Register ``Mulle-v0`` in the Gymnasium registry module ``registration`` (once)."""
+    if ENV_ID not in registration.registry:
+        # The entry point is a string so that registering does not import the env module.
+        registration.register(id=ENV_ID, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT)
+
+
+class _Loader(importlib.abc.Loader):
+    """Runs the real loader of Gymnasium's registry module, then registers the env."""
+
+    def __init__(self, loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        register_with(module)
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    """One-shot finder: wraps the loader of ``gymnasium.envs.registration`` when it is imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name != _REGISTRY_MODULE:
+            return None
+        _remove_hook()
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _Loader(spec.loader)
+        return spec
+
+
+def _remove_hook() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Hook)]
+
+
+def register_envs() -> None:
+    """Make ``gym.make("Mulle-v0")`` work, now or as soon as Gymnasium is imported."""
+    registration = sys.modules.get(_REGISTRY_MODULE)
+    if registration is not None:
+        register_with(registration)
+    elif not any(isinstance(f, _Hook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Hook())

@@ -1,0 +1,98 @@
+"""Rule knowledge for agents: questions about a position that agents ask the engine.
+
+Agents must not re-derive rules (a copied rule drifts from the engine's, as the mulle
+values of ``mulle_hand_values=True`` once did). The questions they ask are answered
+here, on top of :class:`~mulle_env.engine.state.GameState`:
+
+* :func:`is_mulle_capture`: would playing this card capture only its loose twin (RULES.md 4.1.1)?
+* :func:`capture_takes`: which table cards would this capture take (the engine plays it on a copy)?
+* :func:`build_owner`, :func:`build_cards`, :func:`build_at`: the build of a value, without
+  indexing the state's internal build tuples;
+* :func:`set_points`: mulle points, tabbes and intake points of the set in play
+  (:func:`intake_bonus` turns intake points into the bonus of RULES.md 6.4);
+* :meth:`Ruleset.mulle_values <mulle_env.engine.ruleset.Ruleset.mulle_values>`: what a card
+  scores as a mulle under a ruleset.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .cards import CARDS, HAND_VALUE, Card
+from .moves import CAPTURE_ID, MOVES, Move
+from .state import Build, GameState, intake_bonus
+
+__all__ = [
+    "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes", "intake_bonus",
+    "is_mulle_capture", "set_points",
+]
+
+#: Highest hand value of a card that can make a mulle (A, SP 2 and RU 10 in hand count 14-16).
+MAX_MULLE_HAND_VALUE = 13
+
+
+class SetPoints(NamedTuple):
+    """What a player has banked in the set in play (the parts of the set's score sheet)."""
+
+    mulle: int
+    tabbe: int
+    intake: int
+
+    @property
+    def banked(self) -> int:
+        """Mulle points + tabbes + intake points: differenced between the players, the set's
+        score difference once the set is over (40 intake points per set make the bonus
+        difference equal to the intake-point difference), a linear proxy for it before."""
+        return self.mulle + self.tabbe + self.intake
+
+
+def set_points(state: GameState, player: int) -> SetPoints:
+    """Mulle points, tabbes and intake points ``player`` has in the set in play."""
+    return SetPoints(state.mpts[player], state.tabbe[player], state.ipts[player])
+
+
+def build_owner(state: GameState, value: int) -> int | None:
+    """Owner (0, 1 or ``None``) of the build of ``value``; ``None`` also if there is no such build."""
+    b = state.builds.get(value)
+    return None if b is None else b[1]
+
+
+def build_cards(state: GameState, value: int) -> tuple[Card, ...]:
+    """Cards of the build of ``value``, sorted (empty if there is none)."""
+    b = state.builds.get(value)
+    return () if b is None else tuple(map(CARDS.__getitem__, b[0]))
+
+
+def build_at(state: GameState, value: int) -> Build | None:
+    """The build of ``value`` as players see it (value, cards, owner, locked), or ``None``."""
+    b = state.builds.get(value)
+    if b is None:
+        return None
+    return Build(value, tuple(CARDS[f] for f in b[0]), b[1], b[2])
+
+
+def is_mulle_capture(state: GameState, card: int, player: int | None = None) -> bool:
+    """Whether ``player`` (default: the player to move) capturing with ``card`` takes only its twin.
+
+    RULES.md 4.1.1: a card of hand value up to 13 whose identical twin lies loose on the
+    table captures just that twin, unless the player owns the build of that value (then
+    the capture is the forced capture that takes the build too).
+    """
+    p = state.to_move if player is None else player
+    hv = HAND_VALUE[card]
+    return hv <= MAX_MULLE_HAND_VALUE and card in state.loose and build_owner(state, hv) != p
+
+
+def capture_takes(state: GameState, move: Move | int) -> tuple[Card, ...]:
+    """The table cards a capture would take (the played card not included), by the engine's rules.
+
+    ``move`` is a capture :class:`Move` or the card it plays (the forced capture). The
+    capture is played on a copy, so ``state`` is untouched; it must be legal there.
+    """
+    if not isinstance(move, Move):
+        move = MOVES[CAPTURE_ID[int(move)]]
+    if move.kind != "capture":
+        raise ValueError(f"capture_takes needs a capture, not {str(move)!r}")
+    trial = state.copy()
+    trial.play(move)
+    return trial.last_taken
