@@ -13,7 +13,7 @@ one random legal action applied, all through the env's public API in one process
   vectorization_mode="vector_entry_point", opponent="random")`` with the stepper
   ``auto`` picks (the compiled one when it is built); ``mulle_vector_python`` forces
   the pure-Python stepper. One ``step`` = K decisions; the K random picks are one
-  vectorized draw from the ``(K, 2812)`` mask.
+  vectorized draw from the ``(K, 2812)`` mask (read by :func:`mulle_env.codec.batch_mask_indices`).
 
 Peers (the ``bench`` extra; a missing one is reported as skipped): RLCard ``uno`` and
 ``gin-rummy`` (plain ``env.step``, which returns the next state with its observation
@@ -128,22 +128,21 @@ def mulle_vector(seed: int, stepper: str = "auto", k: int = VECTOR_K):
     import gymnasium as gym
 
     import mulle_env  # noqa: F401
-    from mulle_env.codec import NUM_ACTIONS
+    from mulle_env.codec import batch_mask_indices
 
     envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
                         stepper=stepper)
     _, info = envs.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    masks = info["action_mask"].view(bool)  # the env rewrites this array in place every step
+    masks = info["action_mask"]  # the env rewrites this array in place every step
 
     def loop(deadline):
         steps = 0
         while time.perf_counter() < deadline:
-            flat = np.flatnonzero(masks)  # every legal (row, action), row-major
-            rows = flat // NUM_ACTIONS
+            rows, actions = batch_mask_indices(masks)  # every legal (row, action), row by row
             counts = np.bincount(rows, minlength=k)
             choice = np.cumsum(counts) - counts + (rng.random(k) * counts).astype(np.intp)
-            envs.step(flat[choice] - rows[choice] * NUM_ACTIONS)
+            envs.step(actions[choice])
             steps += k
         return steps
 

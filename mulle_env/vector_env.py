@@ -427,7 +427,8 @@ class MulleVectorEnv(VectorEnv):
             seat = seat_mode
         self._episodes[i] += 1
         self._seats[i] = seat
-        self._opp_rngs[i] = random.Random(opp_seed)
+        if self.agents is not None:  # only Python agents use it (the stepper seeds its own opponent)
+            self._opp_rngs[i] = random.Random(opp_seed)
         if self.agents is not None:
             reset_agent = getattr(self.agents[i], "reset", None)
             if reset_agent is not None:
@@ -527,9 +528,14 @@ class MulleVectorEnv(VectorEnv):
 
     def _check_actions(self, acts: np.ndarray, active: np.ndarray) -> np.ndarray | None:
         """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
-        in_range = (acts >= 0) & (acts < _NA)
-        ok = in_range.copy()
-        ok[in_range] = self._mask[self._rows[in_range], acts[in_range]] == 1
+        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
+            ok = self._mask_bool[self._rows, acts]
+        else:
+            in_range = (acts >= 0) & (acts < _NA)
+            ok = in_range.copy()
+            ok[in_range] = self._mask_bool[self._rows[in_range], acts[in_range]]
+        if active is self._all and ok.all():
+            return None
         bad = active & ~ok
         if not bad.any():
             return None

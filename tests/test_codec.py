@@ -142,3 +142,16 @@ def test_mask_indices_reads_int8_and_bool_masks():
     assert codec.mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8)).tolist() == []
     with pytest.raises(ValueError, match="shape"):
         codec.mask_indices(np.zeros((2, codec.NUM_ACTIONS), np.int8))
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_batch_mask_indices_equals_nonzero(k):
+    rng = np.random.default_rng(k)
+    masks = (rng.random((k, codec.NUM_ACTIONS)) < 0.01).astype(np.int8)
+    masks[0, [0, 7, 8, codec.NUM_ACTIONS - 1]] = 1
+    want = np.nonzero(masks)
+    for m in (masks, masks.astype(bool), masks.view(np.uint8)):
+        rows, actions = codec.batch_mask_indices(m)
+        assert np.array_equal(rows, want[0]) and np.array_equal(actions, want[1])
+    with pytest.raises(ValueError, match="shape"):
+        codec.batch_mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8))
