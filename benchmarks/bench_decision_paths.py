@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> dict:
         for _ in range(args.rounds):
             runs["before"].append(_run(tmp, args.seconds))
             runs["after"].append(_run(None, args.seconds))
+    command = "python benchmarks/bench_decision_paths.py " + " ".join(sys.argv[1:] if argv is None else argv)
     report = {"benchmark": "decision_paths", "before": args.before,
-              "unit": "decisions per CPU second, medians of alternating rounds",
-              "command": "python benchmarks/bench_decision_paths.py " + " ".join(sys.argv[1:] if argv is None else argv),
+              "unit": "decisions per CPU second, medians of alternating rounds", "command": command,
               "load_average": [round(x, 2) for x in os.getloadavg()]}
     for key in ("mulle_gym", "mulle_pettingzoo"):
         b = statistics.median(r[key] for r in runs["before"])

@@ -17,8 +17,9 @@ one random legal action applied, all through the env's public API in one process
 
 Peers (the ``bench`` extra; a missing one is reported as skipped): RLCard ``uno`` and
 ``gin-rummy`` (plain ``env.step``, which returns the next state with its observation
-and legal actions), PettingZoo ``texas_holdem_v4`` (AEC, like ours), OpenSpiel ``gin_rummy`` (``observation_tensor`` + ``legal_actions``; chance
-nodes are sampled and not counted).
+and legal actions), PettingZoo ``texas_holdem_v4`` (AEC, like ours), OpenSpiel
+``gin_rummy`` (``observation_tensor`` + ``legal_actions``; chance nodes are sampled and
+not counted).
 
 Every env is built and seeded ONCE; later games start with an unseeded ``reset()``.
 (PettingZoo's RLCard-based envs rebuild themselves on every seeded reset, which

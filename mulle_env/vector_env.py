@@ -87,7 +87,6 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -99,7 +98,16 @@ from .engine.errors import IllegalMoveError
 from .engine.moves import MOVES
 from .engine.ruleset import Ruleset
 from .engine import GameState, new_game  # the active backend: the compiled core when it is built
-from .gym_env import SEAT_MODES, SEED_BOUND, check_options, illegal_reward, resolve_agent
+from .gym_env import (
+    RESET_OPTIONS,
+    SEAT_MODES,
+    SEED_BOUND,
+    ResetNeededError,
+    check_options,
+    check_reset_options,
+    illegal_reward,
+    resolve_agent,
+)
 from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
 __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
@@ -324,7 +332,7 @@ class MulleVectorEnv(VectorEnv):
             seeds = list(seed)
             if len(seeds) != K:
                 raise ValueError(f"seed must be an int, None or a list of num_envs={K} seeds, not {seed!r}")
-        options = options or {}
+        options = check_reset_options(options, RESET_OPTIONS)
         seat = options.get("seat", self.seat_mode)
         if isinstance(seat, bool) or seat not in SEAT_MODES:
             raise ValueError(f"options['seat'] must be one of {SEAT_MODES}, not {seat!r}")
@@ -341,7 +349,7 @@ class MulleVectorEnv(VectorEnv):
     def step(self, actions):
         """Play one learner action in each game (then the opponents'); autoreset finished games."""
         if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         K = self.num_envs
         acts = self._as_actions(actions)
         rewards, terminated = self._rewards, self._terminated
@@ -516,15 +524,13 @@ class MulleVectorEnv(VectorEnv):
             )
         if arr.dtype.kind in "iu":
             return arr.astype(np.int64, copy=False)
-        if arr.dtype.kind in "fb" or arr.dtype == object:
-            try:
-                ints = arr.astype(np.int64)
-                same = bool((ints == arr).all())
-            except (TypeError, ValueError, OverflowError):
-                same = False
-            if same and arr.dtype.kind != "b":
-                return ints
-        raise codec.IllegalActionError(f"actions must be ints from 0 to {_NA - 1}, not {arr.dtype} values {arr!r}")
+        # Floats and bools are refused as Mulle-v0 refuses them (codec.action_int): a policy's raw output is a bug.
+        if arr.dtype == object and all(codec.action_int(a) is not None for a in arr):
+            return arr.astype(np.int64)
+        raise codec.IllegalActionError(
+            f"actions must be ints from 0 to {_NA - 1} (Python or numpy integers, not floats or bools), "
+            f"not {arr.dtype} values {arr!r}"
+        )
 
     def _check_actions(self, acts: np.ndarray, active: np.ndarray) -> np.ndarray | None:
         """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""

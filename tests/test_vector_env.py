@@ -201,11 +201,13 @@ def test_bad_actions_give_the_envs_errors(stepper):
         envs.step([legal[0], codec.NUM_ACTIONS])
     with pytest.raises(codec.IllegalActionError, match=r"shape \(2,\)"):
         envs.step([legal[0]])
-    with pytest.raises(codec.IllegalActionError, match="ints"):
-        envs.step([legal[0] + 0.5, legal[1]])
-    with pytest.raises(codec.IllegalActionError, match="ints"):
-        envs.step(["a", "b"])
-    obs, r, term, trunc, info = envs.step(np.array(legal, dtype=float))  # integral floats are fine, as in Mulle-v0
+    for bad in ([legal[0] + 0.5, legal[1]], np.array(legal, dtype=float), [True, False], ["a", "b"]):
+        with pytest.raises(codec.IllegalActionError, match="not floats or bools"):  # as Mulle-v0 refuses them
+            envs.step(bad)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        envs.reset(options={"sea": 0})
+    envs.reset(seed=3)
+    obs, r, term, trunc, info = envs.step(np.array(legal, dtype=object))  # Python ints in an object array
     assert not term.any()
 
 
