@@ -249,3 +249,37 @@ def test_python_stepper_contract():
     # seat 0 of game 1 is not to move there: its mask is empty, its observation still exact
     assert not mask[0].any() and np.array_equal(obs[0], encode_state(s.state(1), 0))
     assert np.array_equal(np.flatnonzero(mask[1]), s.state(0).legal_move_ids())
+
+
+class ViewSpy:
+    """Records the views it is handed; ``needs_view`` is set per instance."""
+
+    def __init__(self, needs_view):
+        self.needs_view = needs_view
+        self.views = []
+
+    def act(self, view, legal_moves, rng):
+        self.views.append(view)
+        return legal_moves[0]
+
+
+@pytest.mark.parametrize("needs_view", [True, False])
+def test_agents_that_need_no_view_get_none(needs_view):
+    import agents
+    from agents.random_agent import RandomAgent
+
+    single = MulleEnv(opponent=ViewSpy(needs_view), seat=1)
+    single.reset(seed=0)
+    envs = MulleVectorEnv(2, opponent=ViewSpy(needs_view), seat=1)
+    envs.reset(seed=0)
+    for spy in (single.opponent, *envs.agents):
+        assert spy.views and all((v is None) != needs_view for v in spy.views)
+    assert agents.make("random").needs_view is False
+
+    class Peeker(RandomAgent):
+        def act(self, view, legal_moves, rng):
+            assert view is not None  # a subclass that overrides act reads views again
+            return super().act(view, legal_moves, rng)
+
+    assert Peeker().needs_view is True
+    MulleEnv(opponent=Peeker(), seat=1).reset(seed=0)
