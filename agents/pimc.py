@@ -41,6 +41,9 @@ def _random_policy(st, ids, rng):
 
 
 _POLICIES = {"heuristic": fast_policy_id, "random": _random_policy}
+# The compiled core's codes for the rollout policies and horizons (GameState.rollout).
+_POLICY_CODES = {"heuristic": 0, "random": 1}
+_STOP_CODES = {"deal": 1, "set": 2}
 
 
 def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[int]]:
@@ -52,6 +55,26 @@ def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[
     :func:`agents.inference.sample_hidden`.
     """
     return sample_hidden(view, rng, required)
+
+
+def rollout_value(st, me: int, policy, plies: int, stop: str, root_set: int, root_deal: int, seed: int) -> float:
+    """Finish ``st`` (mutated) with ``policy`` up to the horizon and score it for ``me`` (the Python path).
+
+    The first ply, the candidate move, is already played: ``plies`` counts it. ``stop``
+    is ``"deal"`` or ``"set"`` to end at that boundary of (``root_set``, ``root_deal``).
+    The compiled core's ``GameState.rollout`` is this loop in C, draw for draw.
+    """
+    r = random.Random(seed)
+    n = 1
+    while not st.over and n < plies:
+        if stop == "deal" and (st.deal_no != root_deal or st.set_no != root_set):
+            break
+        if stop == "set" and st.set_no != root_set:
+            break
+        ids = st.legal_move_ids()
+        st.play_unchecked(MOVES[policy(st, ids, r)])
+        n += 1
+    return set_value(st, me)
 
 
 class PIMCAgent(Agent):
@@ -73,6 +96,8 @@ class PIMCAgent(Agent):
     """
 
     name = spec = "pimc"
+    #: Run rollouts inside the compiled core when the state is a C one (same results, faster).
+    core_rollouts = True
 
     def __init__(self, samples: int = 40, rollout: str = "heuristic", horizon: str = "4", width: int = 0,
                  history: bool = True) -> None:
@@ -116,23 +141,21 @@ class PIMCAgent(Agent):
         root_set, root_deal = view.set_no, view.deal_no
         totals = [0.0] * len(cands)
         required = self.history.reserved(view, 1 - me) if self.use_history else ()
+        stop_code = _STOP_CODES.get(stop, 0)
+        policy_code = _POLICY_CODES[self.rollout]
         for _ in range(self.samples):
             hand, deck = determinize(view, rng, required)
             root = GameState.from_view(view, hand, deck, seed=rng.getrandbits(31))
             seed = rng.getrandbits(63)
+            # The compiled core runs the whole rollout in C with the same random.Random
+            # draws, so both paths give the same values (tests/test_pimc.py).
+            in_core = self.core_rollouts and hasattr(root, "rollout")
             for k, move in enumerate(cands):
                 st = root.copy().play_unchecked(move)
-                r = random.Random(seed)
-                n = 1
-                while not st.over and n < plies:
-                    if stop == "deal" and (st.deal_no != root_deal or st.set_no != root_set):
-                        break
-                    if stop == "set" and st.set_no != root_set:
-                        break
-                    ids = st.legal_move_ids()
-                    st.play_unchecked(MOVES[policy(st, ids, r)])
-                    n += 1
-                totals[k] += set_value(st, me)
+                if in_core:
+                    totals[k] += st.rollout(me, policy_code, plies, stop_code, root_set, root_deal, seed)
+                else:
+                    totals[k] += rollout_value(st, me, policy, plies, stop, root_set, root_deal, seed)
         best = 0
         for k in range(1, len(cands)):
             if totals[k] > totals[best] + 1e-9:

@@ -1,18 +1,29 @@
 """``mulle-play``: play Mulle against any agent in the terminal, or replay a finished game.
 
-    mulle-play --opponent pimc --seed 3            # you are seat 0
-    mulle-play --opponent heuristic --seat 1 --rule sets=1
-    mulle-play --replay game.json                  # {"seed", "ruleset", "moves", "specs"}
+    mulle-play --opponent pimc --seed 3            # you are seat 0 (P0)
+    mulle-play --opponent heuristic --seat 1 --rule sets=1 --save game.json
+    mulle-play --replay game.json                  # a game record: {"seed", "ruleset", "moves", "specs"}
     mulle-play --replay results.jsonl --game 4 --step
 
-At your turn the position is shown as you see it (table, your hand, both players'
-captured piles and scores, in the card notation) and the legal moves are numbered.
-Type a number or a move in the notation (``capture kl 9``, ``build HJ 6 on RU 10 to
-16``; case does not matter). Wrong input is explained and asked again. ``help`` lists
-the moves again, ``quit`` (or end of input, or Ctrl-C) leaves the game.
+At your turn the screen shows, close to the prompt: the set, deal and deck; the table;
+both players' scores; and your hand, one line per card with that card's legal moves,
+numbered. A capture says what it will take (and whether it makes a mulle or a tabbe)
+before you choose it. Type a number, or a move in the notation (``capture kl 9``,
+``build HJ 6 on RU 10 to 16``; case does not matter). Wrong input is explained and asked
+again. ``help`` lists every move in the notation and explains the scores; ``quit`` (or
+end of input) leaves the game.
+
+A replay shows every position from a fixed seat order with both hands open, the seats
+named by their specs. With ``--step`` it waits after each move: Enter goes on, ``b``
+goes back a move, ``q`` stops.
+
+Exit status: 0 when the game or replay ends or is left with ``quit`` / end of input;
+2 for bad arguments or an unreadable replay file; 130 when interrupted with Ctrl-C (at
+the prompt or while the agent thinks), after a one-line note and no traceback.
 
 Input and output are injectable (:func:`main` takes ``input_fn`` and ``out``), so the
-tests drive whole games with scripted input.
+tests drive whole games with scripted input. Every move goes through the engine's
+:class:`~mulle_env.engine.Match`; replays read the engine's :class:`~mulle_env.engine.GameRecord`.
 """
 
 from __future__ import annotations
@@ -23,16 +34,31 @@ import os
 import random
 import re
 import sys
+import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 import mulle_env as me
-from mulle_env.engine.cards import CARD_NAMES
-from mulle_env.engine.render import render_state, render_view
+from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
+from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
 
-from .evaluation import move_effect
 from .registry import AgentSpecError, make
+
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+#: The width the screen is laid out for (an 80-column terminal, one column spare).
+WIDTH = 79
+#: The prompt at a person's turn.
+PROMPT = "your move (number or move text; help, quit)> "
+#: What the score columns mean, for ``help`` and the start of a game.
+SCORE_HELP = (
+    "Scores: a set scores mulle points + tabbes + bonus. A mulle is a pair of identical cards "
+    "captured together; it scores the card's mulle value. A tabbe (1 point) is a capture that "
+    "empties the table. Intake points (40 in every set) count only for the bonus: 2 per "
+    "intake point above 20. 'game' adds up the sets so far."
+)
 
 
 class ReplayFileError(ValueError):
@@ -40,65 +66,243 @@ class ReplayFileError(ValueError):
 
 
 class _Quit(Exception):
-    """The person left the game (quit, end of input, Ctrl-C)."""
+    """The person left the game (quit or end of input)."""
 
 
 # ----- rendering -------------------------------------------------------------------
 
 
-def describe(before, move) -> str:
-    """One line for ``move`` played in the state ``before``, naming what a capture took.
+def _cards(faces) -> str:
+    return "  ".join(CARD_NAMES[f] for f in faces) or "-"
 
-    The engine computes the effect on the mover's view (:func:`agents.evaluation.move_effect`,
-    whose placeholder opponent hand keeps the deal from ending), so the sweep of the
-    leftover table to the last capturer at the end of a set is not reported as taken, and
-    the last capture of a set is described like any other.
+
+_NBSP = "\u00a0"  # textwrap does not break at it: an item breaks only after a comma or a "+"
+
+
+def _wrap(label: str, items: Sequence[str], sep: str = "   ", width: int = WIDTH) -> list[str]:
+    """``label`` then ``items`` on as few lines as fit ``width``, continuation lines indented under the items.
+
+    Lines break only between items or, inside an item too long for a line, after a comma
+    or a ``+`` (a list of cards); never inside a card name or a move.
     """
-    player = before.to_move
-    text = f"P{player} plays {move}"
-    if move.kind == "capture":
-        eff = move_effect(before.view(player), move)
-        text += f", taking {', '.join(CARD_NAMES[f] for f in eff.taken)}"
-        if eff.mulles:
-            text += f" ({eff.mulles} mulle{'s' if eff.mulles > 1 else ''}!)"
-        if eff.tabbe:
-            text += " - tabbe!"
-    return text
+    glued = [item.replace(" ", _NBSP).replace("," + _NBSP, ", ").replace("+", "+ ") for item in items]
+    text = sep.join(glued)
+    lines = textwrap.wrap(text, width, initial_indent=label, subsequent_indent=" " * len(label),
+                          break_long_words=False, break_on_hyphens=False, drop_whitespace=True)
+    return [line.replace("+ ", "+").replace(_NBSP, " ") for line in lines]
 
 
-def render_position(view) -> str:
-    """The engine's view rendering plus the size of both intake piles."""
-    piles = "; ".join(
-        f"P{p} intake pile {len(view.intake[p])} card(s), mulle pile {len(view.mulle[p])}" for p in (0, 1)
-    )
-    return f"{render_view(view)}\nCaptured: {piles}"
+def _prose(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped to ``width`` at spaces, never inside a card name (``RU 10``) or a seat (``P0 (you)``)."""
+    glued = re.sub(r"\b(KL|SP|HJ|RU|P[01]) (?=(?:10|[2-9AJQK])\b|\()", lambda m: m.group(1) + _NBSP, text)
+    return textwrap.fill(glued, width, break_long_words=False, break_on_hyphens=False).replace(_NBSP, " ")
 
 
-def render_sheets(result) -> str:
-    """The full score sheets of a finished game, set by set, and the winner."""
-    keys = SHEET_KEYS
-    lines = ["Final score sheets:", "  " + " " * 12 + "".join(f"{k:>8}" for k in keys)]
-    for i in range(len(result.sheets[0])):
-        for p in (0, 1):
-            s = result.sheets[p][i]
-            lines.append(f"  set {i + 1} P{p}   " + "".join(f"{s[k]:>8}" for k in keys))
+def seat_labels(specs: Sequence[str | None] | None, person: int | None = None) -> list[str]:
+    """How the seats are named on screen: ``P0 (you)``, ``P1 (heuristic)``; a replay names both by spec."""
+    labels = []
     for p in (0, 1):
-        s = result.totals[p]
-        lines.append(f"  game  P{p}   " + "".join(f"{s[k]:>8}" for k in keys))
-    w = result.winner
-    lines.append("Draw." if w is None else f"P{w} wins {result.scores[w]} to {result.scores[1 - w]}.")
+        name = "you" if p == person else (specs[p] if specs is not None and specs[p] else None)
+        labels.append(f"P{p}" if name is None else f"P{p} ({name})")
+    return labels
+
+
+def _set_sheet(view, p: int) -> dict:
+    # view.scores holds the game so far; this set's part is what the finished sets do not hold.
+    done = [s[p] for s in view.sheets]
+    if view.over:
+        return view.sheets[-1][p] if done else view.scores[p]
+    return {k: view.scores[p][k] - sum(s[k] for s in done) for k in SHEET_KEYS}
+
+
+def _short(labels: Sequence[str], most: int = 17) -> list[str]:
+    # Tables keep within 80 columns: a long spec is cut, marked with "~".
+    return [x if len(x) <= most else x[: most - 2] + "~)" if x.endswith(")") else x[: most - 1] + "~"
+            for x in labels]
+
+
+def render_scores(view, labels: Sequence[str]) -> list[str]:
+    """The score table: game total, then this set's mulles, mulle points, tabbes, intake points and bonus."""
+    labels = _short(labels)
+    w = max(len(x) for x in labels)
+    lines = [f"{'':<{w}} game | this set: mulles  mulle pts  tabbes  intake pts  bonus"]
+    for p in (0, 1):
+        s = _set_sheet(view, p)
+        lines.append(f"{labels[p]:<{w}}{view.scores[p]['total']:>5} |{len(view.mulle[p]):>17}{s['mulle']:>11}"
+                     f"{s['tabbe']:>8}{s['intake']:>12}{s['bonus']:>7}")
+    return lines
+
+
+def render_table(view, labels: Sequence[str]) -> list[str]:
+    """The loose cards on one line, then one line per build (value, cards, owner, lock)."""
+    lines = _wrap("Table  ", [CARD_NAMES[f] for f in view.loose] or ["(no loose cards)"], sep="  ")
+    for b in view.builds:
+        owner = "nobody's" if b.owner is None else f"P{b.owner}'s"
+        cards = "+".join(CARD_NAMES[f] for f in b.cards)
+        lock = ", locked" if b.locked else ""
+        lines.extend(_wrap(f"       build [{b.value}] ", [cards, f"({owner}{lock})"], sep="  "))
+    return lines
+
+
+def render_header(view, labels: Sequence[str], extra: str = "") -> str:
+    """``Set 1 of 2, deal 3 of 6 | deck 48 cards`` plus ``extra``, as a rule line."""
+    text = (f"-- Set {view.set_no} of {view.ruleset.sets}, deal {view.deal_no} of {DEALS_PER_SET} "
+            f"| deck {view.deck_size} cards{' | ' + extra if extra else ''} ")
+    return text + "-" * max(0, WIDTH - len(text))
+
+
+def _option(move, event, after=None) -> str:
+    """A move as an entry of its card's line: ``take KL 7, SP A (1 mulle)``, ``build on RU 10 to 16``.
+
+    ``after`` is the move listed just before on the same card's line: a build after a
+    build drops the repeated word ``build`` (``build on KL 7 to 15  5. on SP A to 9``).
+    """
+    if move.kind == "capture":
+        text = f"take {', '.join(CARD_NAMES[f] for f in event.taken)}"
+        notes = [f"{event.mulles} mulle{'s' if event.mulles > 1 else ''}"] if event.mulles else []
+        notes += ["tabbe"] if event.tabbe else []
+        return text + (f" ({', '.join(notes)})" if notes else "")
+    if move.kind == "build":
+        target = CARD_NAMES[move.on] if move.on is not None else f"[{move.on_build}]"
+        return f"{'' if after is not None and after.kind == 'build' else 'build '}on {target} to {move.to}"
+    if move.kind == "trotta":
+        return f"trotta to {HAND_VALUE[move.card]}"
+    return "discard"
+
+
+def ordered_moves(match: me.Match) -> list:
+    """The legal moves in screen order: by the card's place in the hand, then the engine's order."""
+    hand = list(match.view(match.to_move).hand)
+    return sorted(match.legal_moves(), key=lambda m: hand.index(m.card))
+
+
+def render_moves(match: me.Match, moves: list, compact: bool = False) -> list[str]:
+    """Your hand, one line per card with its numbered moves (what each capture takes, via ``Match.preview``).
+
+    ``compact`` folds a card's several capture choices (``forced_capture=False``) into one
+    entry naming their numbers, for positions whose full list would not fit the screen.
+    """
+    view = match.view(match.to_move)
+    owns_build = any(b.owner == view.player for b in view.builds)
+    lines = []
+    seen = set()
+    for card in view.hand:
+        if card in seen:  # a card held twice plays the same moves: one line
+            continue
+        seen.add(card)
+        label = f" {CARD_NAMES[card]:<5}{'x2' if view.hand.count(card) > 1 else '  '} "
+        mine = [(i, m) for i, m in enumerate(moves, 1) if m.card == card]
+        takes = [i for i, m in mine if m.kind == "capture"]
+        items, prev = [], None
+        if compact and len(takes) > 1:
+            items.append(f"{takes[0]}-{takes[-1]}. take: {len(takes)} choices ('help' lists them)")
+            mine = [(i, m) for i, m in mine if m.kind != "capture"]
+        for i, m in mine:
+            items.append(f"{i}. {_option(m, match.preview(m) if m.kind == 'capture' else None, prev)}")
+            prev = m
+        if not items:
+            # Only the trail restriction leaves a card idle: an owner may not discard (RULES.md 4.4).
+            items = ["no move now (you own a build, so you may not discard)" if owns_build else "no move now"]
+        lines.extend(_wrap(label, items, sep="  "))
+    return lines
+
+
+def render_turn(match: me.Match, labels: Sequence[str], moves: list, height: int = 24) -> str:
+    """The whole screen for a person's turn, the prompt included within ``height`` lines whenever it can be."""
+    view = match.view(match.to_move)
+    lines = [render_header(view, labels, f"your turn; the opponent holds {view.opponent_hand_size}")]
+    lines += render_table(view, labels)
+    lines += render_scores(view, labels)
+    listing = render_moves(match, moves)
+    if len(lines) + len(listing) + 1 > height:
+        listing = render_moves(match, moves, compact=True)
+    return "\n".join(lines + listing)
+
+
+def render_position(match: me.Match, labels: Sequence[str], extra: str = "") -> str:
+    """A position with both hands open (replays): header, table, scores, hands."""
+    st = match.state
+    view = st.view(st.to_move)
+    lines = [render_header(view, labels, extra)]
+    lines += render_table(view, labels)
+    lines += render_scores(view, labels)
+    w = max(len(x) for x in labels) + 1
+    for p in (0, 1):
+        lines += _wrap(f"{labels[p]:<{w}} hand ", [CARD_NAMES[f] for f in st.hands[p]] or ["-"], sep="  ")
     return "\n".join(lines)
 
 
-def _move_list(moves) -> str:
-    return "\n".join(f"  {i:>2}. {m}" for i, m in enumerate(moves, 1))
+def render_sheets(result, labels: Sequence[str] = ("P0", "P1")) -> str:
+    """The full score sheets of a finished game, set by set, and the winner."""
+    short = _short(labels)
+    w = max(len(x) for x in short) + 1
+    cols = (("mulle", "mulle pts", 11), ("tabbe", "tabbes", 8), ("intake", "intake pts", 12), ("bonus", "bonus", 7),
+            ("total", "total", 7))
+    lines = ["Final score sheets:", f"  {'':<{w + 6}}" + "".join(f"{head:>{n}}" for _, head, n in cols)]
+
+    def row(title: str, p: int, s: dict) -> str:
+        return f"  {title:<6}{short[p]:<{w}}" + "".join(f"{s[k]:>{n}}" for k, _, n in cols)
+
+    for i in range(len(result.sheets[0])):
+        lines += [row(f"set {i + 1}", p, result.sheets[p][i]) for p in (0, 1)]
+    lines += [row("game", p, result.totals[p]) for p in (0, 1)]
+    win = result.winner
+    lines.append("Draw." if win is None else f"{labels[win]} wins {result.scores[win]} to {result.scores[1 - win]}.")
+    return "\n".join(lines)
+
+
+def render_transition(match: me.Match, event, labels: Sequence[str], before=None) -> list[str]:
+    """Lines after a move that ended a deal or a set: the set's result, then the new deal.
+
+    ``before`` is the mover's view before the move; with it, the end of a set also says
+    which cards were left on the table and who got them (the last to capture).
+    """
+    if not event.deal_over:
+        return []
+    lines = []
+    st = match.state
+    if event.set_over:
+        a, b = st.sheets[-1]
+        if before is not None:
+            left = [*before.loose, *(f for bld in before.builds for f in bld.cards)]
+            if event.move.kind != "capture":
+                left.append(int(event.move.card))
+            for f in event.taken:
+                left.remove(f)
+            taker = event.player if event.move.kind == "capture" else before.last_capturer
+            if left and taker is not None:
+                lines.append(f"The cards left on the table ({_cards(sorted(left))}) go to {labels[taker]}, "
+                             f"the last to capture.")
+        lines.append(f"--- Set {event.set_no} over: {labels[0]} {a['total']}, {labels[1]} {b['total']} "
+                     f"(P0/P1: mulle pts {a['mulle']}/{b['mulle']}, tabbes {a['tabbe']}/{b['tabbe']}, "
+                     f"intake pts {a['intake']}/{b['intake']}, bonus {a['bonus']}/{b['bonus']}) ---")
+    if not event.game_over:
+        lines.append(f"--- Set {st.set_no}, deal {st.deal_no}: 8 new cards each; {labels[st.to_move]} leads ---")
+    return [_prose(ln) for ln in lines]
+
+
+def describe(before, move, labels: Sequence[str] | None = None) -> str:
+    """One line for ``move`` played in the state ``before``, naming what a capture took.
+
+    The engine computes it (:func:`mulle_env.engine.move_event` on a copy), so the sweep
+    of the leftover table to the last capturer at the end of a set is not reported as taken.
+    """
+    return me.move_event(before.copy(), move).describe(labels)
 
 
 # ----- interactive play ------------------------------------------------------------
 
 
+def _listing(moves) -> str:
+    return "\n".join(f"  {i:>2}. {m}" for i, m in enumerate(moves, 1))
+
+
 def parse_choice(text: str, legal: list, st) -> tuple[object | None, str | None]:
-    """Read a number or a move string; return ``(move, None)`` or ``(None, why not)``."""
+    """Read a number or a move string; return ``(move, None)`` or ``(None, why not)``.
+
+    ``legal`` is the numbered list the person sees; ``st`` the state (or match) the move
+    is checked against, so the engine says why an illegal move is illegal.
+    """
     text = text.strip()
     # ASCII digits only: str.isdigit() accepts "²" or "٣", which int() then rejects.
     if re.fullmatch(r"-?[0-9]+", text):
@@ -110,8 +314,9 @@ def parse_choice(text: str, legal: list, st) -> tuple[object | None, str | None]
         move = me.Move.from_str(text)
     except me.MulleError as exc:
         return None, f"cannot read {text!r} as a move: {exc}"
+    state = st.state if isinstance(st, me.Match) else st
     try:
-        st.copy().play(move)  # the engine says why an illegal move is illegal
+        state.copy().play(move)
     except me.MulleError as exc:
         return None, str(exc)
     return move, None
@@ -120,80 +325,101 @@ def parse_choice(text: str, legal: list, st) -> tuple[object | None, str | None]
 def _ask(input_fn: Callable[[str], str], prompt: str) -> str:
     try:
         return input_fn(prompt)
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         raise _Quit from None
 
 
-def human_turn(st, input_fn, out: TextIO):
-    """Show the position, list the moves, read until a legal choice; raise _Quit to leave."""
-    p = st.to_move
-    legal = st.legal_moves()
-    print("\n" + render_position(st.view(p)), file=out)
-    print("Your moves:\n" + _move_list(legal), file=out)
+def human_turn(match: me.Match, labels: Sequence[str], input_fn, out: TextIO):
+    """Show the position and the moves, read until a legal choice; raise _Quit to leave."""
+    moves = ordered_moves(match)
+    print(render_turn(match, labels, moves), file=out)
     while True:
-        line = _ask(input_fn, "your move> ")
+        line = _ask(input_fn, PROMPT)
         word = line.strip().lower()
         if word in ("q", "quit", "exit"):
             raise _Quit
         if word in ("", "?", "h", "help"):
             if word == "":
-                print("Type a move number or a move, e.g. '1' or " f"'{legal[0]}'.", file=out)
-            print("Your moves:\n" + _move_list(legal), file=out)
+                print(_prose(f"Type a move number (1 to {len(moves)}) or a move, e.g. '{moves[0]}'; 'help' explains."),
+                      file=out)
+                continue
+            print("Your moves in the notation (type the number or the text):\n" + _listing(moves), file=out)
+            print(_prose(SCORE_HELP), file=out)
+            print("'quit' leaves the game; Ctrl-C leaves at once.", file=out)
             continue
-        move, why = parse_choice(line, legal, st)
+        move, why = parse_choice(line, moves, match)
         if move is not None:
             return move
-        print(f"Not played: {why}", file=out)
+        print(_prose(f"Not played: {why}"), file=out)
 
 
-def play_game(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, input_fn, out: TextIO) -> int:
-    """A full game: the person at ``seat``, the agent ``opponent`` at the other seat."""
+def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, input_fn, out: TextIO,
+                     save: Path | None = None) -> int:
+    """A full game: the person at ``seat``, the agent ``opponent`` at the other; return the exit status.
+
+    With ``save``, the game record (finished or not) is written there as JSON at the end.
+    """
     bot = make(opponent)
     bot.reset()
     rng = random.Random(seed)
-    st = me.new_game(seed=seed, ruleset=ruleset)
-    print(f"Mulle, seed {seed}: you are P{seat}, the opponent P{1 - seat} is {bot.spec!r}.", file=out)
-    print("Type a move number or a move; 'help' lists the moves, 'quit' leaves.", file=out)
-    where = (st.set_no, st.deal_no)
+    specs = ["person", bot.spec] if seat == 0 else [bot.spec, "person"]
+    match = me.Match(seed, ruleset, specs)
+    labels = seat_labels(specs, person=seat)
+    print(_prose(f"Mulle, seed {seed}: you are P{seat}, your opponent P{1 - seat} is {bot.spec}. "
+                 f"{ruleset.sets} set{'s' if ruleset.sets > 1 else ''} of {DEALS_PER_SET} deals."), file=out)
+    print(_prose(SCORE_HELP), file=out)
+    status, left = 0, None
     try:
-        while not st.over:
-            p = st.to_move
-            if p == seat:
-                move = human_turn(st, input_fn, out)
+        while not match.over:
+            before = match.view(match.to_move)
+            if match.to_move == seat:
+                event = match.play(human_turn(match, labels, input_fn, out), player=seat)
             else:
-                move = bot.act(st.view(p), st.legal_moves(), rng)
-            before = st.copy()
-            st.play(move)
-            bot.observe((p, move))
-            print(("You: " if p == seat else "Opponent: ") + describe(before, move), file=out)
-            if st.over:
-                break
-            if (st.set_no, st.deal_no) != where:
-                if st.set_no != where[0]:
-                    a, b = st.sheets[-1]
-                    print(f"--- Set {where[0]} over: P0 {a['total']}, P1 {b['total']} ---", file=out)
-                print(f"--- Set {st.set_no}, deal {st.deal_no}: new cards ---", file=out)
-                where = (st.set_no, st.deal_no)
+                event = match.step(bot, rng)
+            bot.observe((event.player, event.move))
+            print(_prose(event.describe(labels)), file=out)
+            for line in render_transition(match, event, labels, before):
+                print(line, file=out)
     except _Quit:
-        print(f"\nGame left at set {st.set_no}, deal {st.deal_no}; scores so far P0 {st.scores()[0]}, P1 {st.scores()[1]}.", file=out)
-        return 0
-    print("\n" + render_sheets(st.result()), file=out)
-    return 0
+        left = ""
+    except KeyboardInterrupt:
+        left, status = " (interrupted)", EXIT_INTERRUPTED
+    if left is not None:
+        a, b = match.state.scores()
+        print("\n" + _prose(f"Game left{left} at set {match.state.set_no}, deal {match.state.deal_no}, after "
+                            f"{len(match.history)} moves; game scores so far {labels[0]} {a}, {labels[1]} {b}."),
+              file=out)
+    else:
+        print("\n" + render_sheets(match.result(), labels), file=out)
+    if save is not None:
+        save.write_text(json.dumps(match.record().to_dict()) + "\n")
+        print(_prose(f"Game record saved to {save} (replay it with: mulle-play --replay {save})."), file=out)
+    return status
+
+
+#: The old name of :func:`play_interactive`.
+play_game = play_interactive
 
 
 # ----- replay ----------------------------------------------------------------------
 
 
-def load_record(path: Path, game: int | None = None) -> dict:
-    """Read a game record from a ``.json`` object or line ``game`` of a ``.jsonl`` results file."""
+def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dict]:
+    """Read game ``game`` of ``path``: a ``.json`` record or a line of a ``.jsonl`` results file.
+
+    Returns the engine's :class:`~mulle_env.engine.GameRecord` and the raw JSON object
+    (an arena line also says how the game ended: ``status``, ``error``).
+    """
     try:
         text = path.read_text()
-    except OSError as exc:
-        raise ReplayFileError(f"cannot read replay file {str(path)!r}: {exc.strerror or exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ReplayFileError(f"cannot read replay file {str(path)!r}: {why}") from None
     # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
     # asked for must be valid: the arena leaves a torn last line when a run is cut off
     # (and skips it when it reads the file), which must not hide the games before it.
     lines = [(no, ln) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    parsed = False
     if path.suffix != ".jsonl":
         try:
             lines = [(1, json.loads(text))]
@@ -201,104 +427,149 @@ def load_record(path: Path, game: int | None = None) -> dict:
         except json.JSONDecodeError as exc:
             if len(lines) < 2:  # else: a results file under another name
                 raise ReplayFileError(f"{path}: not valid JSON ({exc})") from None
-            parsed = False
-    else:
-        parsed = False
     if not lines:
         raise ReplayFileError(f"{path}: the file holds no games")
     k = 0 if game is None else game
     if not 0 <= k < len(lines):
         raise ReplayFileError(f"{path}: --game {k} does not exist; the file holds games 0 to {len(lines) - 1}")
     no, raw = lines[k]
-    if parsed:
-        record = raw
-    else:
+    if not parsed:
         try:
-            record = json.loads(raw)
+            raw = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ReplayFileError(f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
-    if not isinstance(record, dict):
-        raise ReplayFileError(f"{path}: a game record is a JSON object with keys seed, ruleset, moves, not {type(record).__name__}")
-    # Arena results lines keep the move count under "moves" and the list, when the run
-    # had --save-games, under "move_list"; a hand-written record may use "moves" for the list.
-    if isinstance(record.get("move_list"), list):
-        record = {**record, "moves": record["move_list"]}
-    elif "moves" in record and not isinstance(record["moves"], list):
-        raise ReplayFileError(
-            f"{path}: game {k} has no move list (results files keep moves only when the arena ran with --save-games)"
-        )
-    missing = [k for k in ("seed", "moves") if k not in record]
-    if missing:
-        raise ReplayFileError(f"{path}: the game record lacks {', '.join(missing)} (needs seed, moves; optional ruleset, specs)")
-    if isinstance(record["seed"], bool) or not isinstance(record["seed"], int):
-        raise ReplayFileError(f"{path}: seed must be an integer, not {record['seed']!r}")
-    if not isinstance(record["moves"], list) or not all(isinstance(m, str) for m in record["moves"]):
-        raise ReplayFileError(f"{path}: moves must be a list of move strings like 'capture KL 9'")
-    return record
-
-
-def replay_game(record: dict, input_fn, out: TextIO, step: bool = False) -> int:
-    """Show a recorded game move by move (both hands visible); wait for Enter with ``step``."""
+            raise ReplayFileError(
+                f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
     try:
-        ruleset = me.Ruleset.from_dict(record.get("ruleset") or {})
+        return me.GameRecord.from_dict(raw), raw
     except me.MulleError as exc:
-        raise ReplayFileError(f"bad ruleset in the game record: {exc}") from None
-    st = me.new_game(seed=record["seed"], ruleset=ruleset)
-    specs = record.get("specs")
-    who = f" ({specs[0]} vs {specs[1]})" if isinstance(specs, list) and len(specs) == 2 else ""
-    print(f"Replay of seed {record['seed']}{who}, {len(record['moves'])} moves.", file=out)
-    for i, text in enumerate(record["moves"], 1):
-        print(f"\n{render_state(st)}", file=out)
-        before = st.copy()
+        raise ReplayFileError(f"{path}: game {k}: {exc}") from None
+
+
+def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = False, raw: dict | None = None) -> int:
+    """Show a recorded game move by move, both hands open; with ``step`` wait after each move.
+
+    The whole record is checked first (every move legal, a recorded result matching),
+    so a bad record is refused before anything is shown.
+    """
+    try:
+        final = record.replay()
+    except me.MulleError as exc:
+        raise ReplayFileError(f"the game record cannot be replayed: {exc}") from None
+    labels = seat_labels(record.specs)
+    n = len(record.moves)
+    who = f" ({labels[0]} vs {labels[1]})" if record.specs else ""
+    print(_prose(f"Replay of seed {record.seed}{who}, {n} moves."
+                 + (" Enter: next move, b: back, q: stop." if step else "")), file=out)
+    match = me.Match(record.seed, record.ruleset, record.specs)
+    i = 0
+    while i < n:
+        print("\n" + render_position(match, labels, f"move {i + 1} of {n}"), file=out)
+        before = match.view(match.to_move)
+        event = match.play(record.moves[i])
+        print(_prose(f"Move {i + 1}: {event.describe(labels)}"), file=out)
+        for line in render_transition(match, event, labels, before):
+            print(line, file=out)
+        i += 1
+        if not step:
+            continue
         try:
-            st.play(text)
-        except me.MulleError as exc:
-            raise ReplayFileError(f"move {i} ({text!r}) cannot be replayed: {exc}") from None
-        print(f"Move {i}: {describe(before, st.last_move[1])}", file=out)
-        if step:
-            try:
-                input_fn("[Enter] next move ")
-            except (EOFError, KeyboardInterrupt):
-                print("\nReplay stopped.", file=out)
-                return 0
-    if st.over:
-        print("\n" + render_sheets(st.result()), file=out)
+            answer = input_fn("[Enter] next, b back, q stop> ").strip().lower()
+        except EOFError:
+            answer = "q"
+        if answer in ("q", "quit"):
+            print("Replay stopped.", file=out)
+            return 0
+        if answer in ("b", "back"):
+            i = max(0, i - 2)  # show the move before the last one again
+            match = me.GameRecord(record.seed, record.moves[:i], record.ruleset, record.specs).replay()
+    if final.over:
+        print("\n" + render_sheets(final.result(), labels), file=out)
     else:
-        print(f"\nThe record ends before the game does; scores so far {st.scores()}.", file=out)
+        a, b = final.state.scores()
+        print("\n" + _prose(f"The record ends before the game does; game scores so far {labels[0]} {a}, "
+                            f"{labels[1]} {b}."), file=out)
+    if raw is not None and raw.get("status") in ("forfeit", "aborted") and raw.get("error"):
+        print(_prose(f"The arena recorded this game as {raw['status']}: {raw['error']}"), file=out)
     return 0
+
+
+def replay_game(record, input_fn, out: TextIO, step: bool = False) -> int:
+    """Replay a record given as a :class:`GameRecord` or its JSON dict (the old entry point)."""
+    raw = record if isinstance(record, dict) else None
+    if raw is not None:
+        try:
+            record = me.GameRecord.from_dict(raw)
+        except me.MulleError as exc:
+            raise ReplayFileError(str(exc)) from None
+    return replay_record(record, input_fn, out, step, raw)
 
 
 # ----- command line ----------------------------------------------------------------
 
+#: Flags that only mean something with --replay, and those that only mean something without it.
+_REPLAY_ONLY = (("game", "--game"), ("step", "--step"))
+_PLAY_ONLY = (("opponent", "--opponent"), ("seed", "--seed"), ("seat", "--seat"), ("rule", "--rule"),
+              ("save", "--save"))
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``mulle-play`` argument parser."""
-    ap = argparse.ArgumentParser(prog="mulle-play", description="Play Mulle against an agent in the terminal, or replay a game.")
-    ap.add_argument("--opponent", default="heuristic", help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
+    ap = argparse.ArgumentParser(
+        prog="mulle-play", description="Play Mulle against an agent in the terminal, or replay a game.",
+        epilog="Exit status: 0 done or left with quit, 2 bad arguments or replay file, 130 interrupted (Ctrl-C).")
+    ap.add_argument("--opponent", default=None,
+                    help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
     ap.add_argument("--seed", type=int, default=None, help="deal seed (default: a random one, printed)")
-    ap.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat; seat 0 leads the first deal (default 0)")
-    ap.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+    ap.add_argument("--seat", type=int, choices=(0, 1), default=None,
+                    help="your seat; seat 0 leads the first deal (default 0)")
+    ap.add_argument("--rule", action="append", default=None, metavar="KEY=VALUE",
                     help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
                          "(booleans: true/false, yes/no, on/off, 1/0)")
-    ap.add_argument("--replay", type=Path, metavar="FILE", help="show a finished game (.json record or .jsonl results file)")
-    ap.add_argument("--game", type=int, default=None, help="with a .jsonl results file: which game (0-based, default 0)")
-    ap.add_argument("--step", action="store_true", help="with --replay: wait for Enter after every move")
+    ap.add_argument("--save", type=Path, metavar="FILE", default=None,
+                    help="write the game record (JSON) to FILE when the game ends or is left")
+    ap.add_argument("--replay", type=Path, metavar="FILE",
+                    help="show a finished game (.json record or .jsonl arena results file with --save-games)")
+    ap.add_argument("--game", type=int, default=None,
+                    help="with --replay of a .jsonl results file: which game (0-based, default 0)")
+    ap.add_argument("--step", action="store_true", default=None,
+                    help="with --replay: wait after every move (Enter next, b back, q stop)")
     return ap
 
 
+def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse flags that the chosen mode would ignore (argparse-style: exit 2, naming the flag)."""
+    if args.replay is None:
+        for dest, flag in _REPLAY_ONLY:
+            if getattr(args, dest) is not None:
+                ap.error(f"{flag} only applies with --replay FILE")
+    else:
+        for dest, flag in _PLAY_ONLY:
+            if getattr(args, dest) is not None:
+                ap.error(f"{flag} only applies to a new game, not with --replay (the record fixes the game)")
+    if args.save is not None and not args.save.parent.is_dir():
+        ap.error(f"--save {str(args.save)!r}: the directory {str(args.save.parent)!r} does not exist")
+
+
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, out: TextIO | None = None) -> int:
-    """Entry point of ``mulle-play``; returns the exit status (0 ok, 2 bad arguments or file)."""
+    """Entry point of ``mulle-play``; returns the exit status (0 ok, 2 bad arguments or file, 130 Ctrl-C)."""
     out = sys.stdout if out is None else out
-    args = build_parser().parse_args(argv)
+    err = out if out is not sys.stdout else sys.stderr
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    _check_flags(ap, args)
     try:
         if args.replay is not None:
-            return replay_game(load_record(args.replay, args.game), input_fn, out, args.step)
-        ruleset = me.Ruleset.from_strings(args.rule)  # the engine's parser, shared by every command line
+            record, raw = load_record(args.replay, args.game)
+            return replay_record(record, input_fn, out, bool(args.step), raw)
+        ruleset = me.Ruleset.from_strings(args.rule or [])  # the engine's parser, shared by every command line
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
-        return play_game(args.opponent, seed, args.seat, ruleset, input_fn, out)
+        return play_interactive(args.opponent or "heuristic", seed, args.seat or 0, ruleset, input_fn, out, args.save)
     except (AgentSpecError, ReplayFileError, me.MulleError) as exc:
-        print(f"mulle-play: error: {exc}", file=out if out is not sys.stdout else sys.stderr)
+        print(f"mulle-play: error: {exc}", file=err)
         return 2
+    except KeyboardInterrupt:  # outside a game (building the agent, a replay): the game loop handles its own
+        print("\nmulle-play: interrupted", file=err)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `mulle-play --replay ... | head`): stop quietly, and point
         # stdout at devnull so the interpreter's final flush does not raise again.

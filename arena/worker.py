@@ -138,8 +138,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def play_game(task: dict) -> dict:
-    """Play the game ``task`` describes and return its result line (see docs/arena.md)."""
+def play_task(task: dict) -> dict:
+    """Play the game ``task`` describes and return its result line (see docs/arena.md).
+
+    The loop is the arena's own rather than the engine's ``Match``: it drives any game
+    of the protocol in :mod:`arena.game` (a state with ``legal_moves``, ``play``,
+    ``view``...), times each ``act`` against the per-move limit, and knows at each moment
+    whose code runs, which is what decides between a forfeit and an aborted game. With
+    ``save_games`` the line carries ``move_list``, and the line is then a game record:
+    ``GameRecord.from_dict`` and ``mulle-play --replay`` read it.
+    """
     t_start = time.perf_counter()
     run_init(task.get("worker_init"))
     game = load_game(task.get("game", "mulle_env"))
@@ -168,11 +176,15 @@ def play_game(task: dict) -> dict:
     }
     move_list: list[str] = []
     culprit: int | None = None
+
+    def agent(seat: int) -> str:
+        return f"agent {specs[seat]!r} (seat {seat})"
+
     try:
         seats = [agent_for(specs[0], 0), agent_for(specs[1], 1)]
     except Exception as exc:  # a spec that no longer builds is the agent's failure
         culprit = next((s for s in (0, 1) if (specs[s], s) not in _agents), 0)
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) could not be built: {_describe(exc)}", t_start)
+        return _forfeit(line, culprit, f"{agent(culprit)} could not be built: {_describe(exc)}", t_start)
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
     think = [0.0, 0.0]
     k = 0
@@ -208,17 +220,21 @@ def play_game(task: dict) -> dict:
     except MoveTimeout:
         line["think"] = [round(t, 6) for t in think]
         line["moves"] = k
-        what = f"exceeded the move time limit of {timeout:g} s" if stage == "act" else f"exceeded the time limit of {timeout:g} s in {stage}()"
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) {what} at move {k + 1}", t_start, move_list, task)
+        what = (f"exceeded the move time limit of {timeout:g} s" if stage == "act"
+                else f"exceeded the time limit of {timeout:g} s in {stage}()")
+        return _forfeit(line, culprit, f"{agent(culprit)} {what} at move {k + 1}", t_start, move_list, task)
     except Exception as exc:
         line["think"] = [round(t, 6) for t in think]
         line["moves"] = k
         if stage == "engine":
-            return _engine_failed(line, task, f"game engine raised {_describe(exc)} at move {k + 1}", t_start, move_list)
-        where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():", "observe": "raised in observe():"}[stage]
+            error = f"game engine raised {_describe(exc)} at move {k + 1}"
+            return _engine_failed(line, task, error, t_start, move_list)
+        where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():",
+                 "observe": "raised in observe():"}[stage]
         if stage != "play":
             log.debug("agent %r failed:\n%s", specs[culprit], traceback.format_exc())
-        return _forfeit(line, culprit, f"agent {specs[culprit]!r} (seat {culprit}) {where} {_describe(exc)} at move {k + 1}", t_start, move_list, task)
+        error = f"{agent(culprit)} {where} {_describe(exc)} at move {k + 1}"
+        return _forfeit(line, culprit, error, t_start, move_list, task)
     try:
         result = state.result()
         d = result.to_dict()
@@ -235,6 +251,10 @@ def play_game(task: dict) -> dict:
     if task.get("save_games"):
         line["move_list"] = move_list
     return line
+
+
+#: The old name of :func:`play_task`, kept for code that imports it.
+play_game = play_task
 
 
 def _forfeit(line: dict, seat: int, error: str, t_start: float, move_list=None, task=None) -> dict:

@@ -25,7 +25,7 @@ from .engine.ruleset import Ruleset
 from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_into, observation_bounds
 
-__all__ = ["MulleEnv", "resolve_agent", "REWARD_MODES", "SEAT_MODES", "ILLEGAL_ACTION_MODES"]
+__all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "resolve_agent"]
 
 REWARD_MODES = ("win", "score")
 SEAT_MODES = (0, 1, "random", "alternate")

@@ -35,8 +35,18 @@ from .engine.ruleset import Ruleset
 from .engine.state import SHEET_KEYS, intake_bonus, GameState, PlayerView, add_sheets, sheet
 
 __all__ = [
-    "OBS_SIZE", "OBS_SHAPE", "OBS_DTYPE", "OBS_SLICES", "FACE_BLOCKS", "BUILD_FEATURES", "SCALAR_FEATURES",
-    "SCORE_SCALE", "observation_bounds", "encode_state", "encode_view", "encode_into",
+    "BUILD_FEATURES",
+    "FACE_BLOCKS",
+    "OBS_DTYPE",
+    "OBS_SHAPE",
+    "OBS_SIZE",
+    "OBS_SLICES",
+    "SCALAR_FEATURES",
+    "SCORE_SCALE",
+    "encode_into",
+    "encode_state",
+    "encode_view",
+    "observation_bounds",
 ]
 
 #: Per-face count blocks (52 entries each, values 0..2), in layout order. ``my_*``/``opp_*``

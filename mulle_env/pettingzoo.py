@@ -43,7 +43,7 @@ from .gym_env import (
 )
 from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
-__all__ = ["env", "raw_env", "AGENTS"]
+__all__ = ["AGENTS", "env", "raw_env"]
 
 #: Agent names; ``player_i`` sits in seat ``i`` (seat 0 leads the first deal).
 AGENTS = ("player_0", "player_1")

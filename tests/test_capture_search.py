@@ -122,3 +122,13 @@ def test_has_group_is_subset_sum():
     assert has_group([0, 1], 3)  # KL A + KL 2
     assert not has_group([0, 1], 4)
     assert not has_group([12], 13)  # a single card is not a group... but it is a value match
+
+
+def test_suit_choice_follows_the_mulle_table_in_any_call_order():
+    # 2 + 2 + 3 = 7 takes two of the four 2s: under the default table KL 2 + KL 2 and
+    # SP 2 + SP 2 tie at 2 points (the earliest wins); SP 2 scores 15 under hand values.
+    # The choice must not depend on which ruleset asked first in this process.
+    loose = [1, 1, 14, 14, 28]  # KL 2, KL 2, SP 2, SP 2, HJ 3
+    for _ in range(2):
+        assert forced_groups(loose, 7, [], MULLE_VALUE) == [1, 1, 28]
+        assert forced_groups(loose, 7, [], MULLE_VALUE_HAND) == [14, 14, 28]

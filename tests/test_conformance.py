@@ -13,6 +13,9 @@ import pytest
 
 import mulle_env as me
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 DATA = Path(__file__).parent / "data" / "conformance_positions.jsonl"
 CASES = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
 

@@ -57,7 +57,8 @@ def test_an_illegal_move_raises():
 def test_play_agents_returns_the_match_with_its_history_and_record():
     a, b = Recorder(), Recorder()
     seen = []
-    m = play_agents([a, b], 5, [random.Random(0), random.Random(1)], on_move=lambda s, p, legal, mv: seen.append((p, mv)))
+    m = play_agents([a, b], 5, [random.Random(0), random.Random(1)],
+                    on_move=lambda s, p, legal, mv: seen.append((p, mv)))
     assert [(e.player, e.move) for e in m.history] == seen == a.heard
     record = m.record()
     assert record.specs == ("agent", "agent") and record.result == m.result().to_dict()

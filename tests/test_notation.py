@@ -9,6 +9,9 @@ import pytest
 import mulle_env as me
 from mulle_env.engine.cards import CARD_NAMES
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 
 @pytest.mark.parametrize("face", range(52))
 def test_card_round_trip(face):

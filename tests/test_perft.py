@@ -11,6 +11,9 @@ from engine_helpers import build, legal, position
 
 import mulle_env as me
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 PERFT = [
     pytest.param(
         # KL 5/HJ 5: take RU 5, build on SP 4 to 9 (SP 9 reserved), trotta with the other 5.

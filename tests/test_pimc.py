@@ -80,3 +80,48 @@ def test_pimc_beats_heuristic():
     pairs = [play_pair(("pimc", "heuristic", 5000 + i)) for i in range(20)]
     result = summarize("pimc", "heuristic", pairs)
     assert result["ci95"][0] > 0, result
+
+
+def _mid_game_states(n_games: int, seed: int):
+    rng = random.Random(seed)
+    mod = me.engine.backends()["c"]
+    for g in range(n_games):
+        rules = me.Ruleset(sets=rng.choice([1, 2]), mulle_hand_values=g % 3 == 0, lock_every_build=g % 4 == 0)
+        st = mod.new_game(seed * 1000 + g, rules)
+        for _ in range(rng.randrange(190 * rules.sets)):
+            if st.over:
+                break
+            ids = st.legal_move_ids()
+            st.play_id(ids[rng.randrange(len(ids))])
+        if not st.over:
+            yield st
+
+
+@pytest.mark.skipif("c" not in me.engine.backends(), reason="the compiled core is not built")
+def test_core_rollouts_equal_the_python_loop():
+    """GameState.rollout (C) draws what rollout_value draws: same value, same final position."""
+    from agents.pimc import _POLICIES, rollout_value
+
+    rng = random.Random(4)
+    checked = 0
+    for st in _mid_game_states(40, 11):
+        for policy, code in (("heuristic", 0), ("random", 1)):
+            for stop, stop_code, plies in (("4", 0, 4), ("deal", 1, 10**6), ("set", 2, 10**6), ("game", 0, 10**6)):
+                seed = rng.getrandbits(63)
+                a, b = st.copy(), st.copy()
+                va = a.rollout(st.to_move, code, plies, stop_code, st.set_no, st.deal_no, seed)
+                vb = rollout_value(b, st.to_move, _POLICIES[policy], plies, stop, st.set_no, st.deal_no, seed)
+                assert va == vb and a.to_dict() == b.to_dict(), (policy, stop)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.skipif("c" not in me.engine.backends(), reason="the compiled core is not built")
+@pytest.mark.parametrize("spec", ["pimc:samples=6", "pimc:samples=4,rollout=random,horizon=deal"])
+def test_pimc_on_the_core_chooses_as_the_python_path(spec):
+    for st in _mid_game_states(12, 5):
+        view = st.view(st.to_move)
+        fast, slow = agents.make(spec), agents.make(spec)
+        slow.core_rollouts = False
+        legal = st.legal_moves()
+        assert fast.act(view, legal, random.Random(7)) == slow.act(view, legal, random.Random(7))

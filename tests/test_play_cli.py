@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import position
 
+import agents
 import mulle_env as me
 from agents.play import describe, main
 
@@ -20,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Script:
-    """An input function: a few scripted lines first, then answers chosen from the last move list.
+    """An input function: a few scripted lines first, then answers chosen from the last screen.
 
-    ``mode`` picks how a turn is answered once the script is used up: by number, or by
-    typing the first listed move in lower case (the notation is case-insensitive).
+    Once the script is used up, a turn is answered by a move number from the screen, or
+    (about a third of the time) by asking for ``help`` and then typing a listed move in
+    lower case (the notation is case-insensitive).
     """
 
     def __init__(self, out: io.StringIO, lines=(), seed: int = 0) -> None:
@@ -31,6 +33,8 @@ class Script:
         self.lines = list(lines)
         self.rng = random.Random(seed)
         self.prompts = 0
+        self.typed = 0
+        self.screens = []
 
     def __call__(self, prompt: str) -> str:
         self.prompts += 1
@@ -38,11 +42,17 @@ class Script:
             return self.lines.pop(0)
         if not prompt.startswith("your move"):
             return ""  # replay --step: Enter
-        listed = re.findall(r"^\s+(\d+)\. (.+)$", self.out.getvalue().rsplit("Your moves:", 1)[-1], re.M)
-        k = self.rng.randrange(len(listed))
+        text = self.out.getvalue()
+        if text.rstrip().endswith("Ctrl-C leaves at once."):  # just asked for help: type a listed move
+            listed = re.findall(r"^\s+\d+\. (.+)$", text.rsplit("Your moves in the notation", 1)[-1], re.M)
+            self.typed += 1
+            return "  " + self.rng.choice(listed).lower() + " "
+        screen = text.rsplit("\n-- Set ", 1)[-1]
+        self.screens.append("-- Set " + screen)
+        numbers = [int(n) for n in re.findall(r"(?<![\d-])(\d+)\. ", screen.split("\n", 5)[-1])]
         if self.rng.random() < 0.3:
-            return "  " + listed[k][1].lower() + " "
-        return listed[k][0]
+            return "help"
+        return str(self.rng.randint(1, max(numbers)))
 
 
 def run(argv, lines=(), seed=0):
@@ -58,21 +68,69 @@ def test_full_game_with_bad_input_in_between():
            "build KL 2 on KL 3 to 9"]
     code, text, script = run(["--opponent", "heuristic", "--seed", "3"], bad)
     assert code == 0
-    assert "Final score sheets:" in text and "set 2 P1" in text and "game  P0" in text
-    assert re.search(r"P[01] wins \d+ to \d+\.|Draw\.", text)
+    assert "Final score sheets:" in text and "set 2 P1 (heuristic)" in text and "game  P0 (you)" in text
+    assert re.search(r"P[01] \((you|heuristic)\) wins \d+ to \d+\.|Draw\.", text)
     assert "is not a move number: choose 1 to" in text
     assert "cannot read 'foo bar' as a move" in text
     assert "unknown card" in text
     assert "cannot read '²' as a move" in text and "cannot read '٣' as a move" in text
     assert text.count("Not played:") >= 9
-    assert "Your hand:" in text and "Captured: P0 intake pile" in text and "Table:" in text
-    assert "--- Set 2, deal 1: new cards ---" in text and "--- Set 1 over" in text
+    assert "Table  " in text and "this set: mulles  mulle pts  tabbes  intake pts  bonus" in text
+    assert "--- Set 2, deal 1: 8 new cards each" in text and "--- Set 1 over: P0 (you)" in text
+    assert "2 per intake point above 20" in text  # the score labels are explained
+    assert max(map(len, text.splitlines())) <= 79  # an 80-column terminal never wraps a line
 
 
 def test_full_game_at_seat_one_against_pimc_typing_moves():
-    code, text, _ = run(["--opponent", "pimc:samples=2", "--seed", "5", "--seat", "1", "--rule", "sets=1"], seed=1)
+    code, text, script = run(["--opponent", "pimc:samples=2", "--seed", "5", "--seat", "1", "--rule", "sets=1"], seed=1)
     assert code == 0 and "Final score sheets:" in text and "set 2" not in text
-    assert "you are P1" in text and "Opponent: P0 plays" in text
+    assert script.typed > 3 and "Not played" not in text  # moves typed in lower case from the help list
+    assert "you are P1" in text and "P0 (pimc:samples=2) plays" in text and "P1 (you) plays" in text
+    assert max(map(len, text.splitlines())) <= 79
+
+
+def test_every_turn_fits_an_80_by_24_terminal():
+    # The screen at a person's turn (position, hand, numbered moves, prompt) must fit 80x24
+    # even with 30+ legal moves, or the table and scores scroll away.
+    from agents.play import ordered_moves, render_turn, seat_labels
+
+    labels = seat_labels(["person", "pimc:samples=30,rollout=greedy"], person=0)
+    most = 0
+    for rules in ({}, {"forced_capture": False}):
+        for seed in range(6):
+            m = me.Match(seed, rules)
+            rng = random.Random(seed)
+            while not m.over:
+                moves = ordered_moves(m)
+                lines = render_turn(m, labels, moves).splitlines()
+                assert len(lines) + 1 <= 24 and max(map(len, lines)) <= 79, "\n".join(lines)
+                most = max(most, len(moves))
+                m.play(moves[rng.randrange(len(moves))])
+    assert most >= 30
+
+
+def test_a_capture_says_what_it_takes_before_it_is_played():
+    # Seed 3: P0 can take HJ 2 with its twin (a mulle) and RU K takes four cards at once.
+    code, text, script = run(["--seed", "3", "--opponent", "random"], ["help", "quit"])
+    first = text.split("your move", 1)[0]
+    m = me.Match(3)
+    for move in m.legal_moves():
+        if move.kind == "capture":
+            taken = ", ".join(str(me.CARDS[f]) for f in m.preview(move).taken)
+            assert re.search(rf"^ {move.card}\s.*\d+\. take {taken}", first, re.M), (str(move), first)
+    assert "take HJ 2 (1 mulle)" in first
+    # help lists the moves in the notation, numbered as on the screen.
+    numbered = dict(re.findall(r"(\d+)\. take ([^ ]+ [^ ,(]+)", first))
+    assert all(n in text.split("Your moves in the notation", 1)[1] for n in numbered)
+
+
+def test_forced_capture_off_lists_taken_cards_once():
+    # Bug: the move text "capture KL 8 taking KL 7, SP A" was followed by ", taking KL 7, SP A" again.
+    code, text, _ = run(["--seed", "3", "--rule", "forced_capture=false", "--rule", "sets=1"], ["1"], seed=2)
+    assert code == 0 and "Final score sheets:" in text and max(map(len, text.splitlines())) <= 79
+    assert "plays capture KL 8, taking KL 7, SP A\n" in text
+    plays = [ln for ln in text.splitlines() if " plays capture " in ln]
+    assert plays and not [ln for ln in plays if ln.count("taking") != 1]
 
 
 def test_illegal_move_is_explained():
@@ -84,15 +142,76 @@ def test_illegal_move_is_explained():
     assert f"Not played: illegal move {move!r} for player 0: {me.CARDS[not_in_hand]} is not in your hand" in text
 
 
-@pytest.mark.parametrize("exc", [EOFError, KeyboardInterrupt])
-def test_end_of_input_and_ctrl_c_leave_cleanly(exc):
+def test_end_of_input_leaves_cleanly():
     out = io.StringIO()
 
     def stop(prompt):
-        raise exc
+        raise EOFError
 
     assert main(["--seed", "1"], input_fn=stop, out=out) == 0
     assert "Game left at set 1, deal 1" in out.getvalue()
+
+
+def test_ctrl_c_at_the_prompt_leaves_with_status_130():
+    out = io.StringIO()
+
+    def stop(prompt):
+        raise KeyboardInterrupt
+
+    assert main(["--seed", "1"], input_fn=stop, out=out) == 130
+    assert "Game left (interrupted) at set 1, deal 1" in out.getvalue()
+
+
+def test_ctrl_c_while_the_agent_thinks(monkeypatch, tmp_path):
+    # Bug: Ctrl-C during the agent's move raised a raw KeyboardInterrupt out of main().
+    import agents.play as play
+
+    class Slow(agents.Agent):
+        spec = "slow"
+
+        def act(self, view, legal_moves, rng):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(play, "make", lambda spec: Slow())
+    save = tmp_path / "left.json"
+    code, text, _ = run(["--seat", "1", "--seed", "4", "--save", str(save)])
+    assert code == 130 and "Game left (interrupted) at set 1, deal 1, after 0 moves" in text
+    assert json.loads(save.read_text())["moves"] == []  # what was played is kept
+
+
+def test_ctrl_c_in_a_real_process_while_pimc_thinks():
+    import signal
+    import time
+
+    # SIGINT's default handler even if the test runner was started with SIGINT ignored.
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "mulle-play"), "--opponent", "pimc:samples=100000", "--seat", "1",
+         "--seed", "2"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    line = ""
+    while "score" not in line.lower() and time.monotonic() < deadline:
+        line = proc.stdout.readline()  # the intro is printed before the agent's first move
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err + out
+    assert "Game left (interrupted)" in out
+
+
+def test_replay_flags_without_replay_are_refused(capsys):
+    for argv, flag in ((["--step"], "--step"), (["--game", "3"], "--game"),
+                       (["--replay", "x.json", "--seed", "3"], "--seed"),
+                       (["--replay", "x.json", "--opponent", "random"], "--opponent"),
+                       (["--replay", "x.json", "--rule", "sets=1"], "--rule"),
+                       (["--save", "/no/such/dir/g.json"], "--save")):
+        with pytest.raises(SystemExit) as exc:
+            main(argv, input_fn=lambda p: "quit", out=io.StringIO())
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert f"error: {flag}" in err, (argv, err)
 
 
 def test_quit_command():
@@ -149,20 +268,68 @@ def test_replay_json(tmp_path):
     path.write_text(json.dumps(record))
     code, text, _ = run(["--replay", str(path)])
     assert code == 0
-    assert f"Move {len(record['moves'])}: " in text and "(random vs random)" in text
+    assert f"Move {len(record['moves'])}: " in text and "(P0 (random) vs P1 (random))" in text
     a, b = st.scores()
     assert "Final score sheets:" in text and (f"wins {max(a, b)} to {min(a, b)}" in text or "Draw." in text)
+
+
+def test_replay_names_seats_by_spec_with_both_hands_and_a_fixed_order(tmp_path):
+    # Bug: replays called the seats "you"/"opponent" and flipped them at every move.
+    record, _ = recorded_game(seed=6)
+    record["specs"] = ["greedy", "heuristic"]
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    code, text, _ = run(["--replay", str(path)])
+    assert code == 0
+    assert "you" not in text.lower().replace("your", "") and "opponent" not in text.lower()
+    positions = text.split("\n-- Set ")[1:]
+    assert len(positions) == len(record["moves"])
+    for pos in positions:
+        hands = re.findall(r"^(P[01] \(\w+\)) +hand ", pos, re.M)
+        assert hands == ["P0 (greedy)", "P1 (heuristic)"], pos
+        assert pos.index("\nP0 (greedy)") < pos.index("\nP1 (heuristic)")
+    moves = re.findall(r"^Move \d+: (P[01] \(\w+\)) plays", text, re.M)
+    st = me.new_game(6, me.Ruleset(sets=1))
+    for who, mv in zip(moves, record["moves"]):
+        assert who == ("P0 (greedy)" if st.to_move == 0 else "P1 (heuristic)")
+        st.play(mv)
 
 
 def test_replay_jsonl_game_index_and_step(tmp_path):
     games = [recorded_game(seed)[0] for seed in (1, 2)]
     path = tmp_path / "results.jsonl"
-    path.write_text("\n".join(json.dumps(dict(g, result={"scores": [0, 0]})) for g in games) + "\n")
+    path.write_text("\n".join(json.dumps(g) for g in games) + "\n")
     code, text, script = run(["--replay", str(path), "--game", "1", "--step"])
     assert code == 0 and "Replay of seed 2" in text
     assert script.prompts == len(games[1]["moves"])
     code, text, _ = run(["--replay", str(path), "--game", "2"])
     assert code == 2 and "games 0 to 1" in text
+
+
+def test_replay_step_goes_back_and_stops(tmp_path):
+    record, _ = recorded_game(seed=1)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(record))
+    code, text, script = run(["--replay", str(path), "--step"], ["", "", "b", "b", "b", "", "q"])
+    assert code == 0 and "Replay stopped." in text
+    shown = [int(n) for n in re.findall(r"^Move (\d+): ", text, re.M)]
+    assert shown == [1, 2, 3, 2, 1, 1, 2]
+    # Going back shows the same position as the first time.
+    first, again = text.split("Move 1: ")[0].rsplit("-- Set ", 1)[1], text.split("Move 1: ")[1].rsplit("-- Set ", 1)[1]
+    assert first == again
+
+
+def test_save_then_replay_the_same_game(tmp_path):
+    save = tmp_path / "mine.json"
+    code, text, _ = run(["--seed", "8", "--rule", "sets=1", "--opponent", "greedy", "--save", str(save)], seed=3)
+    assert code == 0 and f"Game record saved to {save}" in " ".join(text.split())
+    data = json.loads(save.read_text())
+    assert data["specs"] == ["person", "greedy"] and data["result"] is not None
+    final = text.rsplit("Final score sheets:", 1)[1].split("Game record saved")[0]
+    code, text, _ = run(["--replay", str(save)])
+    assert code == 0 and "(P0 (person) vs P1 (greedy))" in text
+    again = text.rsplit("Final score sheets:", 1)[1]
+    assert re.findall(r"\d+", again) == re.findall(r"\d+", final)  # the same sheets, seat names aside
 
 
 def test_replay_an_arena_results_file(tmp_path):
@@ -204,11 +371,12 @@ def test_replay_skips_a_torn_line_it_is_not_asked_for(tmp_path):
     [
         ("{not json", "not valid JSON"),
         ("[1, 2]", "JSON object"),
-        ('{"moves": []}', "lacks seed"),
-        ('{"seed": "x", "moves": []}', "seed must be an integer"),
-        ('{"seed": 1, "moves": [3]}', "list of move strings"),
-        ('{"seed": 1, "moves": ["build KL 2 on [14] to 16"]}', "move 1 ('build KL 2 on [14] to 16') cannot be replayed"),
+        ('{"moves": []}', "lacks 'seed'"),
+        ('{"seed": "x", "moves": []}', "seed must be a whole number"),
+        ('{"seed": 1, "moves": [3]}', "moves must be a list of move texts"),
+        ('{"seed": 1, "moves": ["build KL 2 on [14] to 16"]}', "move 1 of the record ('build KL 2 on [14] to 16')"),
         ('{"seed": 1, "moves": [], "ruleset": {"colour": 1}}', "unknown ruleset flag"),
+        ('{"seed": 1, "moves": ["discard"]}', "move 1"),
         ("", "not valid JSON"),
     ],
 )
@@ -240,3 +408,36 @@ def test_launcher_runs_from_a_checkout(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "mulle-play"), "--replay", str(path)],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and "Final score sheets:" in proc.stdout
+
+
+def test_the_end_of_a_set_says_where_the_table_went(tmp_path):
+    record, _ = recorded_game(seed=1)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(record))
+    code, text, _ = run(["--replay", str(path)])
+    # The engine's own sweep: the table before the last move, plus a discarded last card, minus what it captured.
+    st = me.replay(1, record["moves"][:-1], me.Ruleset(sets=1))
+    left = [*st.loose, *(f for cards, _owner, _locked in st.builds.values() for f in cards)]
+    last = me.Move.from_str(record["moves"][-1])
+    event = me.move_event(st.copy(), last)
+    if last.kind != "capture":
+        left.append(int(last.card))
+    for f in event.taken:
+        left.remove(f)
+    taker = event.player if last.kind == "capture" else st.last_capturer
+    names = "  ".join(str(me.CARDS[f]) for f in sorted(left))
+    flat = " ".join(text.split())
+    assert left and " ".join(f"The cards left on the table ({names}) go to P{taker} (random), the last".split()) in flat
+
+
+def test_ctrl_c_in_a_replay_exits_130(tmp_path):
+    record, _ = recorded_game(seed=2)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(record))
+    out = io.StringIO()
+
+    def stop(prompt):
+        raise KeyboardInterrupt
+
+    assert main(["--replay", str(path), "--step"], input_fn=stop, out=out) == 130
+    assert out.getvalue().rstrip().endswith("mulle-play: interrupted")

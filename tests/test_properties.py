@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 
 import mulle_env as me
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 rulesets = st.builds(
     me.Ruleset,
     sets=st.integers(1, 2),

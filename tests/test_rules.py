@@ -11,6 +11,9 @@ from engine_helpers import after, build, builds, legal, loose, position
 import mulle_env as me
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE, parse_card
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 # ---------------------------------------------------------------- 1. cards, deal
 
 

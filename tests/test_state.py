@@ -13,6 +13,9 @@ from engine_helpers import build, position, random_game
 
 import mulle_env as me
 
+# Every test here runs on each engine backend (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("engine_backend")
+
 
 def mid_game(seed: int, plies: int) -> me.GameState:
     st = me.new_game(seed)
@@ -144,7 +147,8 @@ def test_view_holds_only_what_the_player_may_know():
     assert unseen == sorted(st.hands[1 - st.to_move] + st.deck)
     assert [str(m) for m in v.legal_moves()] == [str(m) for m in st.legal_moves()]
     other = st.copy()
-    other.hands[1 - st.to_move], other.deck = sorted(unseen[: v.opponent_hand_size]), unseen[v.opponent_hand_size :]
+    other.set_hand(1 - st.to_move, unseen[: v.opponent_hand_size])
+    other.deck = unseen[v.opponent_hand_size :]
     assert other.view(st.to_move) == v
 
 

@@ -1,8 +1,19 @@
-"""The Mulle rules engine: pure Python, no Gymnasium, agents or arena.
+"""The Mulle rules engine: no Gymnasium, agents or arena.
+
+Two backends behind one API: the compiled core (``_core.c``, wrapped by :mod:`.cstate`)
+and the pure-Python reference (:mod:`.state`). :data:`BACKEND` says which one
+``GameState``, ``new_game`` and ``replay`` come from: ``"c"`` when the extension was
+built, else ``"python"``. The environment variable ``MULLE_ENGINE=python`` forces the
+Python engine, ``MULLE_ENGINE=c`` insists on the C one (an ImportError if it is
+missing). :func:`backends` gives both, side by side, for tests and benchmarks.
 
 Public names are re-exported by :mod:`mulle_env`.
 """
 
+import os as _os
+from types import ModuleType as _ModuleType
+
+from . import state as _pystate
 from .cards import CARDS, Card, parse_card
 from .errors import (
     GameNotOverError,
@@ -28,13 +39,78 @@ from .knowledge import (
     is_mulle_capture,
     set_points,
 )
-from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
+from .state import ENGINE_VERSION, Build, GameResult, PlayerView
+
+_choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
+if _choice not in ("", "auto", "c", "python"):
+    raise ImportError(f"MULLE_ENGINE must be 'c', 'python' or unset (auto), not {_choice!r}")
+_cstate: _ModuleType | None = None
+#: Why the C backend is not available (None when it is).
+C_IMPORT_ERROR: str | None = None
+try:
+    from . import cstate as _cstate
+except ImportError as _exc:  # no compiler at install time: the Python reference runs
+    C_IMPORT_ERROR = f"{type(_exc).__name__}: {_exc}"
+    if _choice == "c":
+        raise ImportError(f"MULLE_ENGINE=c but the compiled core is not built ({C_IMPORT_ERROR})") from None
+
+#: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference).
+BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
+_active = _cstate if BACKEND == "c" else _pystate
+GameState = _active.GameState
+new_game = _active.new_game
+replay = _active.replay
+
+
+def backends() -> dict[str, _ModuleType]:
+    """Every available backend by name: the module with its ``GameState``, ``new_game``, ``replay``.
+
+    ``"python"`` is always there; ``"c"`` when the extension is built (even if
+    ``MULLE_ENGINE=python`` chose the Python one as :data:`BACKEND`).
+    """
+    out = {"python": _pystate}
+    if _cstate is not None:
+        out["c"] = _cstate
+    return out
+
 
 __all__ = [
-    "CARDS", "Card", "parse_card", "GameNotOverError", "GameOverError", "IllegalMoveError", "InvalidCardError",
-    "InvalidMoveError", "InvalidPositionError", "InvalidRulesetError", "MulleError", "MOVES",
-    "NUM_MOVE_IDS", "Move", "Ruleset", "ENGINE_VERSION", "Build", "GameResult", "GameState",
-    "PlayerView", "new_game", "replay", "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes",
-    "intake_bonus", "is_mulle_capture", "set_points",
-    "Match", "MoveEvent", "NotYourTurnError", "move_event", "GameRecord", "InvalidRecordError",
+    "BACKEND",
+    "CARDS",
+    "ENGINE_VERSION",
+    "MOVES",
+    "NUM_MOVE_IDS",
+    "Build",
+    "Card",
+    "GameNotOverError",
+    "GameOverError",
+    "GameRecord",
+    "GameResult",
+    "GameState",
+    "IllegalMoveError",
+    "InvalidCardError",
+    "InvalidMoveError",
+    "InvalidPositionError",
+    "InvalidRecordError",
+    "InvalidRulesetError",
+    "Match",
+    "Move",
+    "MoveEvent",
+    "MulleError",
+    "NotYourTurnError",
+    "PlayerView",
+    "Ruleset",
+    "backends",
+    "new_game",
+    "parse_card",
+    "replay",
+    "SetPoints",
+    "build_at",
+    "build_cards",
+    "build_owner",
+    "capture_takes",
+    "intake_bonus",
+    "is_mulle_capture",
+    "move_event",
+    "set_points",
 ]

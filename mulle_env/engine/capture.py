@@ -181,7 +181,9 @@ def _pick(avail: tuple[int, ...], k: int, fixed: tuple[int, ...], mulle_value) -
     ``fixed`` lists cards of that value captured anyway (from a build), which pair with
     a chosen twin. The first best by mulle points, then the earliest sorted list.
     """
-    key = (avail, k, fixed, mulle_value is None)
+    # The mulle table is part of the key: the same cards pick differently under
+    # mulle_hand_values, and one process may play both rulesets.
+    key = (avail, k, fixed, mulle_value)
     got = _pick_memo.get(key)
     if got is not None:
         return got

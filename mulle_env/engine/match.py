@@ -4,9 +4,10 @@
 :class:`MoveEvent` s (who played what, what a capture took, whether a deal, set or the
 game ended). It never blocks: :meth:`Match.play` applies a move that arrives from
 outside (a person at a terminal or a browser), :meth:`Match.step` asks an agent seat for
-its move, and :meth:`Match.play_out` runs a whole game between agents. The arena, the
-training tools, ``mulle-play`` and the live server build on it; :meth:`Match.record`
-gives the JSON :class:`~mulle_env.engine.record.GameRecord` they all read back.
+its move, and :meth:`Match.play_out` runs a whole game between agents. The training
+tools, ``mulle-play`` and the live server build on it; :meth:`Match.record` gives the
+JSON :class:`~mulle_env.engine.record.GameRecord` they and the arena's results lines
+(with ``--save-games``) share.
 
 Agents are duck-typed (anything with ``act(view, legal_moves, rng)``, optionally
 ``reset()`` and ``observe((player, move))``): the engine knows nothing of the
@@ -30,7 +31,7 @@ from .errors import IllegalMoveError, InvalidMoveError
 from .moves import Move
 from .record import GameRecord
 from .ruleset import Ruleset
-from .state import GameResult, GameState, PlayerView, new_game
+from .state import GameResult, GameState, PlayerView
 
 __all__ = ["Match", "MoveEvent", "NotYourTurnError", "move_event"]
 
@@ -96,7 +97,8 @@ class MoveEvent:
         who = names[self.player] if names is not None else f"P{self.player}"
         if self.move.kind != "capture":
             return f"{who} plays {self.move}"
-        text = f"{who} plays capture {CARD_NAMES[self.move.card]}, taking {', '.join(CARD_NAMES[f] for f in self.taken)}"
+        taken = ", ".join(CARD_NAMES[f] for f in self.taken)
+        text = f"{who} plays capture {CARD_NAMES[self.move.card]}, taking {taken}"
         if self.mulles:
             text += f" ({self.mulles} mulle{'s' if self.mulles > 1 else ''}!)"
         if self.tabbe:
@@ -155,7 +157,9 @@ class Match:
 
     def __init__(self, seed: int = 0, ruleset: Ruleset | dict | None = None,
                  specs: Sequence[str | None] | None = None) -> None:
-        self.state: GameState = new_game(seed, ruleset)
+        from . import new_game as backend_new_game  # the active backend (C core when built)
+
+        self.state: GameState = backend_new_game(seed, ruleset)
         self.seed = seed
         self.ruleset: Ruleset = self.state.ruleset
         if specs is not None and len(specs) != 2:
@@ -234,7 +238,8 @@ class Match:
         try:
             return self.play(move)
         except (IllegalMoveError, InvalidMoveError) as exc:
-            raise type(exc)(f"agent {getattr(agent, 'spec', agent)!r} (seat {p}) chose an illegal move: {exc}") from None
+            who = getattr(agent, "spec", agent)
+            raise type(exc)(f"agent {who!r} (seat {p}) chose an illegal move: {exc}") from None
 
     def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
                  ) -> GameResult:

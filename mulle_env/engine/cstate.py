@@ -1,0 +1,209 @@
+"""The game state on the compiled rules core (``_core.c``), behind :mod:`.state`'s public API.
+
+:class:`GameState` here keeps the position in a C struct and runs legal move generation,
+move application, the forced-capture search, deals and scoring in C. Everything else
+(parsing, validation of outside input, errors and their messages, views, the canonical
+form) is the Python reference's own code, shared with :class:`.state.GameState`, so the
+two behave alike by construction; ``tests/test_engines_agree.py`` checks the rest.
+
+State attributes (``hands``, ``loose``, ``builds``, ...) read like the Python engine's,
+with the same values, but each read builds a fresh snapshot: assign a whole attribute
+(``st.hands = [...]``) or use :meth:`GameState.set_hand` to change one; mutating the
+returned list changes nothing.
+
+Under ``forced_capture=False`` the C core still generates the legal ids and applies the
+chosen capture; only the enumeration of a capture's choices (``capture ... taking ...``)
+runs in Python (:func:`.rules.capture_choices`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import _core, rules
+from . import state as _py
+from .cards import CARDS, NUM_FACES, parse_card
+from .errors import InvalidPositionError
+from .moves import CAPTURE, MOVES, Move
+from .position import read_position
+from .ruleset import Ruleset
+
+_core.setup(MOVES, CARDS, InvalidPositionError)
+_DEFAULT_RULES = Ruleset()  # frozen, so one instance serves every default game
+
+# Public names of the state module that do not depend on the backend.
+ENGINE_VERSION = _py.ENGINE_VERSION
+Build = _py.Build
+GameResult = _py.GameResult
+PlayerView = _py.PlayerView
+
+# The methods whose Python reference code works unchanged on the C attributes.
+_SHARED = (
+    "leader", "legal_ids", "is_legal", "_check", "is_over", "set_sheet", "score", "scores", "result", "view",
+    "_build_views", "to_dict", "to_json", "key", "__repr__", "__str__", "check_invariants",
+)
+
+
+class GameState(_core.Core):
+    """A position of a game of Mulle on the compiled core; the API of :class:`.state.GameState`.
+
+    Create one with :func:`new_game` or :meth:`from_dict`; play with :meth:`play`.
+    ``play`` mutates the state (and returns it); :meth:`copy` gives an independent one.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
+        super().__init__(ruleset if ruleset is not None else _DEFAULT_RULES, seed)
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move for the player to move, in canonical order."""
+        if self.ruleset.forced_capture:
+            return [MOVES[i] for i in self._ids()]
+        out: list[Move] = []
+        for i in self._ids():
+            m = MOVES[i]
+            if m.kind == CAPTURE:
+                out.extend(rules.capture_choices(self, m.card))
+            else:
+                out.append(m)
+        return out
+
+    def play(self, move: Move | str) -> GameState:
+        """Check and apply one move (a :class:`Move` or its text); returns ``self``.
+
+        Raises :class:`IllegalMoveError` (saying why) and leaves the state untouched
+        when the move is not legal here.
+        """
+        self.play_unchecked(self._check(move))
+        return self
+
+    def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
+        """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
+
+        For search agents trying hypotheses on their own copies: no invariant is
+        checked (``check_invariants`` does that), but cached legal moves are dropped.
+        """
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        hand = sorted(int(c) for c in cards)
+        if any(not 0 <= f < NUM_FACES for f in hand):
+            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+        hands = self.hands
+        hands[player] = hand
+        self.hands = hands
+        return self
+
+    def copy(self) -> GameState:
+        """An independent copy (one memcpy of the C struct)."""
+        return self._core_copy()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (GameState, _py.GameState)) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable: use key()
+
+    def __reduce__(self):
+        return (_from_dict_exact, (self.to_dict(), self.last_move, self.last_taken))
+
+    @classmethod
+    def from_py(cls, st: _py.GameState) -> GameState:
+        """The same position as the Python engine's ``st``, on the C core."""
+        out = cls(st.ruleset, st.seed)
+        out.hands = st.hands
+        out.loose = st.loose
+        out.builds = st.builds
+        out.deck = st.deck
+        out.mulle = st.mulle
+        out.intake = st.intake
+        out.tabbe = st.tabbe
+        out.mpts = st.mpts
+        out.ipts = st.ipts
+        out.to_move = st.to_move
+        out.set_no = st.set_no
+        out.deal_no = st.deal_no
+        out.last_capturer = st.last_capturer
+        out.sheets = st.sheets
+        out.over = st.over
+        out.last_move = st.last_move
+        out.last_taken = st.last_taken
+        return out
+
+    @classmethod
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None) -> GameState:
+        """A full state consistent with ``view``, given guesses for the hidden cards.
+
+        Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
+        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
+        a seed they are dealt from a fresh random one (as :meth:`.state.GameState.from_view`).
+        """
+        if seed is None:
+            seed = _py._FRESH_SEEDS.getrandbits(63)
+        st = cls(view.ruleset, seed)
+        p = view.player
+        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
+        st.hands = (view.hand, hidden) if p == 0 else (hidden, view.hand)
+        st.loose = view.loose
+        if view.builds:
+            st.builds = {b.value: (b.cards, b.owner, b.locked) for b in view.builds}
+        st.deck = [int(f) if isinstance(f, int) else parse_card(f) for f in deck]
+        st.mulle = view.mulle
+        st.intake = view.intake
+        st.tabbe = view.tabbe
+        st.to_move = view.to_move
+        st.set_no = view.set_no
+        st.deal_no = view.deal_no
+        st.last_capturer = view.last_capturer
+        st.sheets = view.sheets
+        st.over = view.over
+        st.last_move = view.last_move
+        st.last_taken = view.last_taken
+        st._recount()
+        return st
+
+    @classmethod
+    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameState:
+        """Read a position (canonical or hand-written); see docs/engine.md for the keys.
+
+        Only ``to_move``, ``hands`` and ``table`` are required. ``ruleset`` given here
+        wins over the dict's. Raises :class:`InvalidPositionError` naming what is wrong.
+        """
+        # All validation runs in the Python reference before anything reaches C.
+        return cls.from_py(read_position(_py.GameState, data, ruleset))
+
+    @classmethod
+    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
+        """Read a position from JSON text."""
+        return cls.from_py(_py.GameState.from_json(text, ruleset))
+
+
+for _name in _SHARED:
+    setattr(GameState, _name, getattr(_py.GameState, _name))
+del _name
+
+
+def _from_dict_exact(data: dict, last_move, last_taken) -> GameState:
+    st = GameState.from_dict(data)
+    st.last_move = last_move
+    st.last_taken = last_taken
+    return st
+
+
+def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
+    """A new game: first deal of the first set done, seat 0 to move."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, not {seed!r}")  # noqa: TRY004 - the engine API raises ValueError
+    if ruleset is not None and not isinstance(ruleset, Ruleset):
+        ruleset = Ruleset.from_dict(ruleset)
+    st = GameState(ruleset, seed)
+    st.deal_set()
+    return st
+
+
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
+    """The state reached by playing ``moves`` from ``new_game(seed, ruleset)``.
+
+    Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
+    position in the list.
+    """
+    return _py.play_all(new_game(seed, ruleset), moves, "replay")
