@@ -50,7 +50,8 @@ Steppers (the seam between the env and the game rules)
 The env keeps the Gymnasium side (seeding, autoreset, rewards, validation, Python
 agents); a *stepper* owns the K games and their rules. :class:`PyStepper` is the
 pure-Python one; a compiled one, ``mulle_env.engine._core.Stepper``, is used when
-it exists (``stepper="auto"``; force one with ``stepper="python"`` or ``"c"``). A
+it exists and the engine runs on the compiled core (``stepper="auto"``:
+``mulle_env.engine.BACKEND == "c"``; force one with ``stepper="python"`` or ``"c"``). A
 stepper is built as ``Stepper(num_envs, ruleset, internal_random)`` (the compiled one
 also takes the two arrays it keeps ``over`` and ``to_move`` in) and provides:
 
@@ -205,7 +206,10 @@ def make_stepper(kind: str, num_envs: int, ruleset: Ruleset, internal_random: bo
     """A stepper by name: ``"python"``, ``"c"`` (error if it is not built) or ``"auto"`` (C when built)."""
     if kind not in STEPPERS:
         raise ValueError(f"stepper must be one of {STEPPERS}, not {kind!r}")
-    cls = None if kind == "python" else _c_stepper()
+    from . import engine
+
+    # "auto" follows the engine's backend (MULLE_ENGINE=python forces the Python stepper too).
+    cls = None if kind == "python" or (kind == "auto" and engine.BACKEND != "c") else _c_stepper()
     if cls is None:
         if kind == "c":
             raise ValueError('stepper="c" needs the compiled core (mulle_env.engine._core.Stepper), which is not built '
