@@ -8,7 +8,9 @@ Pipeline (docs/learning.md has the shipped run's exact command and figures):
 2. ``MaskablePPO`` (sb3-contrib) on ``Mulle-v0`` with vectorized envs whose opponent
    is an :class:`~agents.learned.pool.OpponentPool` (a new opponent each game, drawn
    from agent specs and earlier snapshots of the learner by ``--opponents``), the
-   learner's seat alternating;
+   learner's seat alternating; ``--vec batched`` steps all games in one call through the
+   batched vector env (:mod:`mulle_env.vector_env`, wrapped by :mod:`agents.learned.sb3_vec`),
+   where ``--opponents selfplay=1`` lets the network being trained play the other seat;
 3. every ``--checkpoint-every`` steps a resumable checkpoint (``checkpoints/``), a
    numpy snapshot for the pool (``pool/``); every ``--eval-every`` steps a duplicate
    match against ``--eval-opponent`` (``eval.csv``, and sb3's logger: CSV, plus
