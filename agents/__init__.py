@@ -9,5 +9,4 @@
 from .base import Agent
 from .registry import AgentSpecError, available, canonical, make, parse_spec, register
 
-
 __all__ = ["Agent", "AgentSpecError", "available", "canonical", "make", "parse_spec", "register"]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from mulle_env.engine import Move, PlayerView
+if TYPE_CHECKING:  # annotations only: importing agents stays cheap
+    from mulle_env.engine import Move, PlayerView
 
 
 class Agent:

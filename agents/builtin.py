@@ -6,15 +6,20 @@ from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .learned import DEFAULT_POLICY_PATH
 from .learned import register as _register_learned
+from .netsearch import NetSearchAgent
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
 from .registry import register, same_as_default
 
 register("random", RandomAgent, "uniform over legal moves")
-register("heuristic", HeuristicAgent, "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
+register("heuristic", HeuristicAgent,
+         "the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard")
 register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - opponent's best reply capture")
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
+register("netsearch", NetSearchAgent,
+         "determinized search whose candidates, rollouts and leaf values come from a learned policy file")
 # learned:path=<file.npz> (agents/learned); its package registers itself with its own help text.
 _register_learned()
 # path="" loads the shipped policy, so naming that file is the same agent (same spec).
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
+same_as_default("netsearch", policy=DEFAULT_POLICY_PATH)

@@ -107,7 +107,9 @@ class PIMCAgent(Agent):
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}")
         horizon = str(horizon)
         if horizon not in HORIZONS and not (horizon.isdigit() and int(horizon) > 0):
-            raise ValueError(f"horizon must be one of {', '.join(HORIZONS)} or a positive number of plies, not {horizon!r}")
+            raise ValueError(
+                f"horizon must be one of {', '.join(HORIZONS)} or a positive number of plies, not {horizon!r}"
+            )
         if width < 0:
             raise ValueError(f"width must be >= 0, not {width!r}")
         self.samples = samples
@@ -129,11 +131,29 @@ class PIMCAgent(Agent):
         """The candidate with the best mean rollout value over the determinizations."""
         if len(legal_moves) == 1:
             return legal_moves[0]
+        values = self.move_values(view, legal_moves, rng)
+        if len(values) == 1:
+            return values[0][0]
+        best = 0
+        for k in range(1, len(values)):
+            if values[k][1] > values[best][1] + 1e-9:
+                best = k
+        return values[best][0]
+
+    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+        """``(move, value)`` for every searched move, in the heuristic's order (the tie-break order).
+
+        The value is the mean over the determinizations of the rollout's
+        :func:`~agents.evaluation.set_value` (points, from the mover's seat); every move
+        is searched unless ``width`` limits the search to the heuristic's best moves.
+        This is what :meth:`act` maximizes, and what teacher data labels decisions with.
+        A lone candidate is returned with value 0.0 without searching (nothing to compare).
+        """
         cands = [eff.move for _, eff in rank_moves(view, legal_moves)]
         if self.width:
             cands = cands[: self.width]
         if len(cands) == 1:
-            return cands[0]
+            return [(cands[0], 0.0)]
         me = view.player
         policy = _POLICIES[self.rollout]
         plies = int(self.horizon) if self.horizon.isdigit() else 10**6
@@ -156,8 +176,4 @@ class PIMCAgent(Agent):
                     totals[k] += st.rollout(me, policy_code, plies, stop_code, root_set, root_deal, seed)
                 else:
                     totals[k] += rollout_value(st, me, policy, plies, stop, root_set, root_deal, seed)
-        best = 0
-        for k in range(1, len(cands)):
-            if totals[k] > totals[best] + 1e-9:
-                best = k
-        return cands[best]
+        return [(move, total / self.samples) for move, total in zip(cands, totals)]

@@ -203,5 +203,7 @@ def _load_builtins() -> None:
     try:
         from . import builtin  # noqa: F401
     except Exception as exc:
-        raise ImportError(f"the built-in agents (agents.builtin) could not be imported: {type(exc).__name__}: {exc}") from exc
+        raise ImportError(
+            f"the built-in agents (agents.builtin) could not be imported: {type(exc).__name__}: {exc}"
+        ) from exc
     _loaded = True

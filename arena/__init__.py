@@ -15,10 +15,26 @@ the protocol of :mod:`arena.game` (``new_game``; a state's ``legal_moves``, ``pl
 ``view``, ``is_over``, ``result`` and ``to_move``), checked when a game module is loaded.
 """
 
-from .game import Game, GameProtocolError, check_game
-from .runner import ProcessBackend
-from .schedule import Plan
-from .stats import SPRT
-from .tournament import Outcome, run
+import importlib
 
 __all__ = ["Game", "GameProtocolError", "Outcome", "Plan", "ProcessBackend", "SPRT", "check_game", "run"]
+
+# Lazy exports: `mulle-arena` imports its heavy modules (numpy, scipy) only once it can
+# report a Ctrl-C cleanly, and a worker needs none of the statistics.
+_EXPORTS = {
+    "Game": ".game", "GameProtocolError": ".game", "check_game": ".game", "ProcessBackend": ".runner",
+    "Plan": ".schedule", "SPRT": ".stats", "Outcome": ".tournament", "run": ".tournament",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'arena' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -15,19 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
 
-import agents
-
-from . import report as report_mod
-from . import tournament
-from .game import GameProtocolError
-from .results import ResultsFileBusyError
-from .schedule import Plan
-from .stats import SPRT
-from .worker import call_path, load_game, make_ruleset
+# Only the standard library at module level: the agents, the games and the statistics
+# (numpy, scipy) are imported inside main(), so a Ctrl-C while they load (a second or more
+# on a busy machine) is reported like any other instead of as an import traceback.
 
 log = logging.getLogger("arena")
 
@@ -87,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
+    import agents
+
+    from .game import GameProtocolError
+    from .worker import call_path, load_game, make_ruleset
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.worker_init:
@@ -98,6 +98,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"--games must be at least 1, not {args.games}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
+    for flag, value in (("--move-timeout", args.move_timeout), ("--game-timeout", args.game_timeout)):
+        if value is not None and not math.isfinite(value):
+            parser.error(f"{flag} must be a finite number of seconds, not {value}"
+                         + (" (0 means no limit)" if flag == "--move-timeout" else ""))
     if args.move_timeout < 0:
         parser.error(f"--move-timeout must be 0 (none) or positive, not {args.move_timeout:g}")
     if args.game_timeout is not None and args.game_timeout <= 0:
@@ -116,6 +120,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
     args.specs = canonical
     if args.sprt is not None:
+        from .stats import SPRT
+
         elo0, elo1, alpha, beta = args.sprt
         if len(args.specs) != 2:
             parser.error(f"--sprt runs a head-to-head: give exactly 2 specs, not {len(args.specs)}")
@@ -198,11 +204,18 @@ def _check_output(parser: argparse.ArgumentParser, flag: str, path: str) -> None
 MAX_WORKERS_PER_CORE = 4
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the system says, else all of them)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse far more local workers than cores; say so when there are more than cores."""
     if args.backend != "process":
         return  # Ray workers live on the cluster, whose size this machine does not know
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     if args.workers > MAX_WORKERS_PER_CORE * cores:
         parser.error(f"--workers {args.workers} is far more than the {cores} core(s) of this machine; "
                      f"allowed: at most {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core; "
@@ -214,6 +227,8 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset) -> None:
     """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
+    import agents
+
     for spec in specs:
         check = getattr(agents.make(spec), "check_ruleset", None)
         if check is None:
@@ -238,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args, parser = parse_args(argv)
+    from . import report as report_mod
+    from . import tournament
+    from .results import ResultsFileBusyError
+    from .schedule import Plan
+
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     move_timeout = args.move_timeout or None

@@ -31,7 +31,7 @@ def _fmt(x: float | None, spec: str = "+.1f") -> str:
 def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
     """Statistics of ``a`` against ``b`` over their games in ``lines`` (``a``'s point of view)."""
     games = [ln for ln in lines if set(ln["specs"]) == {a, b}]
-    w = d = l = forfeits_a = forfeits_b = 0
+    w = d = losses = forfeits_a = forfeits_b = 0
     diffs_by_unit: dict = defaultdict(list)
     pair_pts: dict = defaultdict(list)
     for ln in games:
@@ -40,7 +40,7 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
         pts = game_points(ln, a)
         w += pts == 1.0
         d += pts == 0.5
-        l += pts == 0.0
+        losses += pts == 0.0
         seat = ln["specs"].index(a)
         if ln.get("forfeit") is not None:
             if ln["forfeit"] == seat:
@@ -56,17 +56,17 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
     for pts in pair_pts.values():
         if len(pts) == 2:
             penta[int(round(2 * sum(pts)))] += 1
-    n = w + d + l
+    n = w + d + losses
     # The independent unit of a duplicate match is the pair: average within it first.
     diff = stats.mean_interval([sum(v) / len(v) for v in diffs_by_unit.values()])
-    est = stats.elo_estimate(penta) if sum(penta) else stats.elo_estimate([l, d, w]) if n else None
+    est = stats.elo_estimate(penta) if sum(penta) else stats.elo_estimate([losses, d, w]) if n else None
     return {
         "a": a,
         "b": b,
         "games": n,
         "wins": w,
         "draws": d,
-        "losses": l,
+        "losses": losses,
         "score": (w + d / 2) / n if n else None,
         "forfeits": {a: forfeits_a, b: forfeits_b},
         "score_diff": diff.to_dict() if diff else None,
@@ -243,7 +243,8 @@ def markdown(report: dict) -> str:
         "# Arena report",
         "",
         f"- Agents: {', '.join(f'`{s}`' for s in t['specs'])}",
-        f"- Games per pairing: {t['games_per_pairing']} ({'duplicate' if t['duplicate'] else 'single'} format), seed {t['seed']}",
+        f"- Games per pairing: {t['games_per_pairing']} ({'duplicate' if t['duplicate'] else 'single'} format), "
+        f"seed {t['seed']}",
         f"- Ruleset: `{json.dumps(t['ruleset'])}`, engine version {t['engine_version']}",
         f"- Games counted: {g['counted']} of {g['expected']}; forfeits: {g['forfeits']}",
         "",
@@ -281,8 +282,9 @@ def plot(report: dict, path: str) -> bool:
     board = board[::-1]
     names = [r["spec"] for r in board]
     vals = [r["rating"]["value"] for r in board]
-    lo = [r["rating"]["value"] - (r["rating"]["low"] if r["rating"]["low"] is not None else r["rating"]["value"]) for r in board]
-    hi = [(r["rating"]["high"] if r["rating"]["high"] is not None else r["rating"]["value"]) - r["rating"]["value"] for r in board]
+    ratings = [r["rating"] for r in board]
+    lo = [r["value"] - (r["low"] if r["low"] is not None else r["value"]) for r in ratings]
+    hi = [(r["high"] if r["high"] is not None else r["value"]) - r["value"] for r in ratings]
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.5))
     ax.errorbar(vals, range(len(names)), xerr=[lo, hi], fmt="o", capsize=4)
     ax.set_yticks(range(len(names)), names)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -122,7 +123,8 @@ def _is_int(x) -> bool:
 
 
 def _is_num(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    # Python's json reads NaN and Infinity, which no score or duration can be.
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def check_line(line: dict) -> str | None:
@@ -146,7 +148,7 @@ def check_line(line: dict) -> str | None:
         return f"'status' must be one of {', '.join(STATUSES)}, not {status!r}"
     if not isinstance(line.get("ruleset", {}), dict):
         return f"'ruleset' must be an object, not {line['ruleset']!r}"
-    for key in ("pair", "moves"):
+    for key in ("pair", "moves", "index"):
         value = line.get(key)
         if value is not None and (not _is_int(value) or value < 0):
             return f"'{key}' must be an int >= 0 or null, not {value!r}"

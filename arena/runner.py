@@ -192,7 +192,8 @@ class ProcessBackend:
                     if pending and not stopping:
                         continue  # every send found a dead worker; the slots hold fresh ones now
                     break
-                ready = set(wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=self._wait_time(busy)))
+                watched = [s.conn for s in busy] + [s.proc.sentinel for s in busy]
+                ready = set(wait(watched, timeout=self._wait_time(busy)))
                 now = time.monotonic()
                 for i, s in enumerate(slots):
                     if s.task is None:
@@ -218,7 +219,8 @@ class ProcessBackend:
                         if n < self.max_attempts:
                             pending.appendleft(task)
                         else:
-                            on_result(aborted(task, f"worker process died (exit code {code}) on each of {n} attempts", n))
+                            why = f"worker process died (exit code {code}) on each of {n} attempts"
+                            on_result(aborted(task, why, n))
                             if not stopping and stop():
                                 stopping = True
                         fresh_deaths = self._count_death(fresh_deaths, code)

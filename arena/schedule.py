@@ -2,7 +2,8 @@
 
 Deal seeds come from the tournament seed and the *deal index* only, not from the
 pairing (SHA-256 of ``("deal", seed, index)``, the arena's own :func:`arena.worker.stable_seed`,
-so the arena needs nothing from a game module but its play interface): every pairing of a tournament plays the same deals, and ``A B`` and ``B A``
+so the arena needs nothing from a game module but its play interface): every pairing of a
+tournament plays the same deals, and ``A B`` and ``B A``
 name the same duplicate games. With the duplicate format (the default) game ``2j`` and
 game ``2j + 1`` of a pairing share deal ``j`` with the seats swapped. With an odd
 ``--games N`` the last deal is played once, first-named spec in seat 0; it counts in
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Callable, Iterator
@@ -71,9 +73,19 @@ class Plan:
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
         object.__setattr__(self, "specs", specs)
-        # Record every flag, not just the changed ones, so a line says exactly what was played.
-        from .worker import load_game, make_ruleset
+        mt = self.move_timeout
+        if mt is not None and (isinstance(mt, bool) or not isinstance(mt, (int, float)) or not 0 < mt < math.inf):
+            raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
+        import agents
 
+        from .worker import load_game, make_ruleset, run_init
+
+        # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
+        # The worker_init hook runs first, as in the workers, since it may register agents.
+        run_init(self.worker_init)
+        for spec in specs:
+            agents.canonical(spec)
+        # Record every flag, not just the changed ones, so a line says exactly what was played.
         rules = make_ruleset(load_game(self.game), self.ruleset)
         object.__setattr__(self, "ruleset", rules.to_dict() if hasattr(rules, "to_dict") else dict(rules or {}))
 
@@ -130,11 +142,12 @@ class Plan:
         """Where a task (or its result line) stands in the schedule: ``(game index, pairing index)``."""
         return task_or_line["index"], self.pairings().index(tuple(task_or_line["pairing"]))
 
-    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None]) -> tuple[int, int] | None:
+    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None] | None = None) -> tuple[int, int] | None:
         """The schedule position ``(game index, pairing index)`` of a result line, or ``None`` if not this plan's.
 
-        ``deal_of_seed(seed)`` finds a deal index from its seed; it is asked only for
-        single-format lines, whose deal is not recorded (duplicate lines carry ``pair``).
+        Lines record their game ``index``; older ones do not, and then a duplicate line's
+        ``pair`` gives it, and for a single-format line ``deal_of_seed(seed)`` (see
+        :meth:`deal_finder`) finds it from the seed.
         """
         specs = line.get("specs")
         pairings = self.pairings()
@@ -147,17 +160,17 @@ class Plan:
         seed = line["seed"]
         if line["game_id"] != game_id(specs, seed, dict(self.ruleset or {}), self.game):
             return None
-        if self.duplicate:
+        index = line.get("index")
+        if index is not None:  # recorded by the arena since results lines carry it
+            deal = index // 2 if self.duplicate else index
+        elif self.duplicate:
             deal = line.get("pair")
-            if deal is None or deal_seed(self.seed, deal) != seed:
-                return None
-            index = 2 * deal + swap
-        else:
-            deal = deal_of_seed(seed)
-            if deal is None or deal % 2 != swap:
-                return None
-            index = deal
-        return (index, pi) if index < self.games else None
+            index = None if deal is None else 2 * deal + swap
+        else:  # an older single-format line: find its deal from its seed
+            deal = index = deal_of_seed(seed) if deal_of_seed is not None else None
+        if index is None or index >= self.games or index % 2 != swap or deal_seed(self.seed, deal) != seed:
+            return None
+        return index, pi
 
     def deal_finder(self, seeds: set[int]) -> Callable[[int], int | None]:
         """A ``deal_of_seed`` for :meth:`locate`: scans deal indices once for the given seeds.

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import optimize, stats as sps
+from scipy import optimize
+from scipy import stats as sps
 
 #: Two-sided confidence level of every interval in reports.
 CONFIDENCE = 0.95

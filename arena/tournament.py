@@ -194,7 +194,10 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
     redo: dict[str, str] = {}  # game_id -> why a finished game is played again
     other_version = foreign = 0
-    finder = plan.deal_finder({ln["seed"] for ln in loaded.lines}) if not plan.duplicate else None
+    # Only older single-format lines (no "index") of this tournament's specs need the seed scan.
+    pairs = {frozenset(p) for p in plan.pairings()}
+    legacy = {ln["seed"] for ln in loaded.lines if "index" not in ln and frozenset(ln["specs"]) in pairs}
+    finder = plan.deal_finder(legacy) if not plan.duplicate and legacy else None
     for line in loaded.lines:
         where = plan.locate(line, finder)
         if where is None:
@@ -215,7 +218,8 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
             "they are not counted and those games are played again"
         )
     if foreign:
-        notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) and are ignored")
+        notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) "
+                     "and are ignored")
     n_moves = sum(1 for why in redo.values() if why == "moves")
     n_timeout = len(redo) - n_moves
     if n_moves:
@@ -253,8 +257,12 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     writer = results_mod.Writer(out)
 
     def on_result(line: dict) -> None:
-        # Which limit a forfeit was played under, so a later run with a longer one can replay it.
+        # Which limit a forfeit was played under, so a later run with a longer one can replay it;
+        # and the game's place in the schedule, so a resume finds it without searching.
         line.setdefault("move_timeout", plan.move_timeout)
+        where = order.get(line["game_id"])
+        if where is not None:
+            line.setdefault("index", where[0])
         writer.write(line)
         outcome.played += 1
         if line.get("status") in FINISHED:

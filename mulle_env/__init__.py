@@ -10,7 +10,7 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __version__ = "0.1.0"
-__all__ = [*_engine_all, "__version__", "MulleEnv"]
+__all__ = [*_engine_all, "__version__", "MulleEnv"]  # noqa: F405 - MulleEnv comes lazily from __getattr__
 
 
 from ._registration import register_envs as _register_envs

@@ -205,7 +205,9 @@ class MulleEnv(gym.Env):
     ) -> None:
         if isinstance(seat, bool) or seat not in SEAT_MODES:
             raise ValueError(f"seat must be one of {SEAT_MODES}, not {seat!r}")
-        self.ruleset = check_options(reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset)
+        self.ruleset = check_options(
+            reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset
+        )
         self.opponent = resolve_agent(opponent)
         self.reward_mode = reward
         self.seat_mode = seat

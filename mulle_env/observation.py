@@ -32,7 +32,7 @@ from .engine.cards import COPIES, NUM_FACES
 from .engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL, leader
 from .engine.ruleset import Ruleset
-from .engine.state import SHEET_KEYS, intake_bonus, GameState, PlayerView, add_sheets, sheet
+from .engine.state import SHEET_KEYS, GameState, PlayerView, add_sheets, intake_bonus, sheet
 
 __all__ = [
     "BUILD_FEATURES",
@@ -246,3 +246,73 @@ def encode_into(state: GameState, player: int, out: np.ndarray) -> np.ndarray:
         return encode_state(state, player, out)
     write(player, out)
     return out
+
+
+# ----- versioning: what a saved network was trained on ------------------------------
+# Kept apart from the encoder above: files that store networks (agents/learned/policy.py)
+# record these so that a network made for another layout is refused, not misread.
+
+#: Version of the observation encoding; raised whenever the meaning of an entry changes.
+OBS_VERSION = 1
+
+
+def layout_description() -> dict:
+    """The observation layout as plain JSON data: every slice's offsets and every scale.
+
+    Two encoders with equal descriptions fill equal vectors from equal views (as far as
+    a description can tell: it holds the slice names and offsets, the feature names in
+    order, and the divisors the encoder applies).
+    """
+    return {
+        "version": OBS_VERSION,
+        "size": OBS_SIZE,
+        "slices": [[name, s.start, s.stop] for name, s in OBS_SLICES.items()],
+        "face_blocks": list(FACE_BLOCKS),
+        "build_features": list(BUILD_FEATURES),
+        "build_values": [MIN_BUILD_VALUE, MAX_BUILD_VALUE],
+        "scalar_features": list(SCALAR_FEATURES),
+        "sheet_keys": list(SHEET_KEYS),
+        "scales": {
+            "score": SCORE_SCALE,
+            "build_cards": _BUILD_CARDS_SCALE,
+            "deck": _DECK_AFTER_FIRST_DEAL,
+            "hand": HAND_SIZE,
+            "deals_per_set": DEALS_PER_SET,
+        },
+    }
+
+
+def layout_fingerprint(description: dict | None = None) -> str:
+    """A short stable hash (16 hex digits) of :func:`layout_description` (or of ``description``)."""
+    import hashlib
+    import json
+
+    text = json.dumps(layout_description() if description is None else description, sort_keys=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def layout_differences(other: dict, limit: int = 6) -> list[str]:
+    """What differs between the layout description ``other`` and today's, in words (at most ``limit`` lines)."""
+    mine = layout_description()
+    out: list[str] = []
+    for key in sorted(set(mine) | set(other)):
+        a, b = other.get(key), mine.get(key)
+        if a == b:
+            continue
+        if key == "slices" and isinstance(a, list):
+            theirs = {row[0]: tuple(row[1:]) for row in a if isinstance(row, list) and row}
+            ours = {row[0]: tuple(row[1:]) for row in b}
+            for name in [*ours, *(n for n in theirs if n not in ours)]:
+                if theirs.get(name) != ours.get(name):
+                    out.append(f"slice {name!r}: {_span(theirs.get(name))} in the file, {_span(ours.get(name))} here")
+        else:
+            out.append(f"{key}: {a!r} in the file, {b!r} here")
+    return out[:limit] + ([f"... and {len(out) - limit} more"] if len(out) > limit else [])
+
+
+def _span(s) -> str:
+    return "absent" if s is None else f"[{s[0]}:{s[1]}]"
+
+
+__all__ += ["OBS_VERSION", "layout_description", "layout_differences", "layout_fingerprint"]

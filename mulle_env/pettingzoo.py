@@ -90,7 +90,9 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode)
         super().__init__()
-        self.ruleset = check_options(reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset)
+        self.ruleset = check_options(
+            reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset
+        )
         self.reward_mode = reward
         self.illegal_action = illegal_action
         self.score_scale = float(score_scale)
@@ -163,7 +165,9 @@ class raw_env(AECEnv, EzPickle):
         if self.game is None:
             raise ResetNeededError("no game yet: call reset() before step()")
         if not self.agents:
-            raise GameOverError(f"the game is over (final scores {self.game.scores()}); call reset() before stepping again")
+            raise GameOverError(
+                f"the game is over (final scores {self.game.scores()}); call reset() before stepping again"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
@@ -172,7 +176,8 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards[agent] = 0.0
         a = checked_index(st, action, self.illegal_action)
         if a is None:
-            self.rewards = {AGENTS[p]: illegal_reward(self.reward_mode, self.ruleset, self.score_scale), AGENTS[1 - p]: 0.0}
+            penalty = illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
+            self.rewards = {AGENTS[p]: penalty, AGENTS[1 - p]: 0.0}
             self.infos[agent] = {"illegal_action": True}
             self._end()
             return

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from arena import Plan, ProcessBackend, SPRT, report, run
+from arena import SPRT, Plan, ProcessBackend, report, run
 from arena.results import comparable, load
 from arena.schedule import deal_seed
 
@@ -31,7 +31,8 @@ def play(tmp_path, specs, games, workers=1, name="r.jsonl", **kw):
 def test_schedule_duplicate_pairs_share_deals_and_swap_seats():
     plan = Plan(("random", "heuristic"), 5, seed=3)
     tasks = plan.tasks()
-    assert [t["specs"] for t in tasks] == [["random", "heuristic"], ["heuristic", "random"]] * 2 + [["random", "heuristic"]]
+    ab, ba = ["random", "heuristic"], ["heuristic", "random"]
+    assert [t["specs"] for t in tasks] == [ab, ba] * 2 + [ab]
     assert tasks[0]["seed"] == tasks[1]["seed"] == deal_seed(3, 0) != tasks[2]["seed"]
     assert len({t["game_id"] for t in tasks}) == 5
     assert tasks[0]["ruleset"]["sets"] == 2  # every flag is recorded, not only changes
@@ -366,6 +367,7 @@ def test_a_second_writer_of_the_same_file_is_refused(tmp_path):
     (lambda ln: ln.update(winner=1, scores=[90, 10]), "contradicts the scores"),
     (lambda ln: ln.update(seed="7"), "'seed' must be an int"),
     (lambda ln: ln.update(status="won"), "'status' must be one of"),
+    (lambda ln: ln.update(scores=[float("nan"), 3]), "'scores' must be a list of two numbers"),
 ])
 def test_lines_breaking_the_schema_are_reported_skipped_and_replayed(tmp_path, change, why):
     done, out = play(tmp_path, ["random", "heuristic"], 2)
@@ -388,8 +390,14 @@ def test_every_line_the_arena_writes_passes_the_schema(tmp_path):
     assert all(check_line(r) is None for r in lines_of(out))
 
 
-def test_single_format_resume_finds_its_games(tmp_path):
+@pytest.mark.parametrize("legacy", [False, True])
+def test_single_format_resume_finds_its_games(tmp_path, legacy):
     first, out = play(tmp_path, ["random", "heuristic"], 3, duplicate=False)
+    assert [ln["index"] for ln in lines_of(out)] == [0, 1, 2]
+    if legacy:  # lines written before results lines carried their index
+        rows = lines_of(out)
+        with open(out, "w") as f:
+            f.writelines(json.dumps({k: v for k, v in r.items() if k != "index"}) + "\n" for r in rows)
     again, _ = play(tmp_path, ["random", "heuristic"], 5, duplicate=False)
     assert first.played == 3 and again.played == 2 and again.skipped == 3 and len(again.lines) == 5
     assert [ln["game_id"] for ln in again.lines[:3]] == [ln["game_id"] for ln in first.lines]
@@ -424,3 +432,49 @@ def test_a_workers_log_record_reaches_the_parent(tmp_path, caplog):
     play(tmp_path, ["crasher:at=2", "random"], 1, workers=1)
     from_worker = [r for r in caplog.records if r.name == "arena.worker" and "boom" in r.getMessage()]
     assert from_worker and all(r.process != os.getpid() for r in from_worker)
+
+
+def test_ray_backend_reads_its_tasks_lazily(monkeypatch):
+    """RayBackend with a stand-in ``ray`` (runs tasks inline): it reads the schedule as it dispatches."""
+    import sys
+    import types
+
+    from arena.ray_backend import RayBackend
+
+    class Ref:
+        def __init__(self, value):
+            self.value = value
+
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: True,
+        remote=lambda fn: types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(
+            remote=lambda task: Ref(fn(task)))),
+        wait=lambda refs, num_returns, timeout: (refs[:num_returns], refs[num_returns:]),
+        get=lambda ref: ref.value,
+        cancel=lambda ref, force: None,
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr("arena.ray_backend.play_game", lambda task: {"game_id": task["game_id"]})
+    taken = []
+
+    def tasks():
+        for i in range(10**9):
+            taken.append(i)
+            yield {"game_id": str(i)}
+
+    seen = []
+    RayBackend(workers=2).run(tasks(), lambda line: seen.append(line["game_id"]), stop=lambda: len(seen) >= 5)
+    assert seen[:5] == ["0", "1", "2", "3", "4"] and len(taken) <= 5 + 2 * 2 + 1
+
+
+def test_plan_refuses_specs_that_name_no_agent_and_bad_time_limits():
+    from agents import AgentSpecError
+
+    with pytest.raises(AgentSpecError, match="unknown agent 'nosuch'"):
+        Plan(("random", "nosuch"), 2)
+    with pytest.raises(AgentSpecError, match="samples='x' must be an int"):
+        Plan(("random", "pimc:samples=x"), 2)
+    for bad in (0, -1, float("nan"), float("inf"), "10"):
+        with pytest.raises(ValueError, match="move_timeout"):
+            Plan(("random", "heuristic"), 2, move_timeout=bad)
+    assert Plan(("crasher:at=2", "random"), 2, worker_init=INIT).specs[0] == "crasher:at=2"

@@ -31,18 +31,23 @@ SCRIPT = ROOT / "scripts" / "mulle-arena"
         (["random", "heuristic", "greedy", "--sprt", "0", "10", "0.05", "0.05"], "exactly 2 specs"),
         (["random", "heuristic", "--rule", "jokers=1"], "--rule: unknown ruleset flag 'jokers'; known flags: sets"),
         (["random", "heuristic", "--rule", "sets"], "--rule: a rule reads key=value, not 'sets'"),
-        (["random", "heuristic", "--rule", "forced_capture=maybe"], "rule forced_capture takes true or false, not 'maybe'"),
+        (["random", "heuristic", "--rule", "forced_capture=maybe"],
+         "rule forced_capture takes true or false, not 'maybe'"),
         (["random", "heuristic", "--rule", "sets=two"], "rule sets takes a whole number, not 'two'"),
         (["random", "heuristic", "--out", "/nonexistent-dir/r.jsonl"], "does not exist"),
         (["random", "heuristic", "--out", "/proc/r.jsonl"], "not writable"),
         (["random", "heuristic", "--backend", "slurm"], "invalid choice"),
         (["random", "heuristic", "--games", "ten"], "invalid int value"),
-        (["random", "heuristic", "--report", "/nonexistent-dir/r.json"], "--report '/nonexistent-dir/r.json': directory"),
-        (["random", "heuristic", "--markdown", "/nonexistent-dir/r.md"], "--markdown '/nonexistent-dir/r.md': directory"),
+        (["random", "heuristic", "--report", "/nonexistent-dir/r.json"],
+         "--report '/nonexistent-dir/r.json': directory"),
+        (["random", "heuristic", "--markdown", "/nonexistent-dir/r.md"],
+         "--markdown '/nonexistent-dir/r.md': directory"),
         (["random", "heuristic", "--plot", "/nonexistent-dir/r.png"], "--plot '/nonexistent-dir/r.png': directory"),
         (["random", "heuristic", "--report", "/proc/r.json"], "--report '/proc/r.json' is not writable"),
         (["random", "heuristic", "--out", "r.jsonl", "--report", "r.jsonl"], "is the same file as --out"),
         (["random", "heuristic", "--plot", "."], "is a directory"),
+        (["random", "heuristic", "--move-timeout", "nan"], "--move-timeout must be a finite number of seconds"),
+        (["random", "heuristic", "--game-timeout", "inf"], "--game-timeout must be a finite number of seconds"),
         (["random", "heuristic", "--workers", "100000"], "--workers 100000 is far more than the"),
         (["random", "learned", "--rule", "forced_capture=false"],
          "agent 'learned' cannot play with these rules (--rule): the learned policy's fixed action space"),
@@ -147,11 +152,11 @@ def test_ctrl_c_at_start_up_and_during_the_report_exits_130_cleanly(tmp_path, ca
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(cli.agents, "make", interrupt)  # Ctrl-C while the agents load
+        m.setattr("agents.make", interrupt)  # Ctrl-C while the agents load
         assert cli.main(_fast(tmp_path)) == 130
     assert "interrupted" in capsys.readouterr().err
     with monkeypatch.context() as m:
-        m.setattr(cli.report_mod, "markdown", interrupt)  # Ctrl-C while the report is written
+        m.setattr("arena.report.markdown", interrupt)  # Ctrl-C while the report is written
         assert cli.main(_fast(tmp_path)) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "Traceback" not in err
@@ -180,7 +185,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal_and_notes_said_once(tmp_pa
 
 
 def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(cli.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(cli, "usable_cores", lambda: 1)
     args, _ = cli.parse_args(_fast(tmp_path, "--workers", "3"))
     assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
 
@@ -188,9 +193,8 @@ def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
 def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
     import types
 
-    from arena.game import GameProtocolError, check_game
-
     import mulle_env
+    from arena.game import GameProtocolError, check_game
 
     check_game(mulle_env)  # the real game passes
     with pytest.raises(GameProtocolError, match="no new_game"):

@@ -2,7 +2,7 @@
 
 Python blocks of one page run in order in one namespace, from a scratch directory, as a
 reader would paste them. Shell blocks are checked line by line: every ``mulle-arena``,
-``mulle-train`` and ``mulle-play`` command must parse with that command's own parser (flags
+``mulle-train``, ``mulle-play`` and ``mulle-expert`` command must parse with that command's own parser (flags
 and types), and every agent spec it names must build; playing the tournaments and
 training runs they describe is left to the slow suites and the benchmarks.
 """
@@ -31,7 +31,7 @@ def commands(page: Path) -> list[list[str]]:
         for line in text.splitlines():
             for part in line.split("&&"):
                 words = shlex.split(part, comments=True)
-                if words and Path(words[0]).name in ("mulle-arena", "mulle-train", "mulle-play"):
+                if words and Path(words[0]).name in ("mulle-arena", "mulle-train", "mulle-play", "mulle-expert"):
                     out.append(words)
     return out
 
@@ -55,6 +55,8 @@ def _parser(tool: str):
         from arena.cli import build_parser
     elif tool == "mulle-train":
         from agents.learned.train import build_parser
+    elif tool == "mulle-expert":
+        from expert.cli import build_parser
     else:
         from agents.play import build_parser
     return build_parser()

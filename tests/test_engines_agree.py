@@ -45,7 +45,8 @@ def test_backend_names_the_engine_in_use():
     assert me.new_game(3).__class__ is me.GameState
 
 
-@pytest.mark.parametrize("value,expect", [("python", "python"), ("PYTHON", "python"), ("auto", "c" if HAVE_C else "python"),
+@pytest.mark.parametrize("value,expect", [("python", "python"), ("PYTHON", "python"),
+                                          ("auto", "c" if HAVE_C else "python"),
                                           ("", "c" if HAVE_C else "python")])
 def test_mulle_engine_variable_chooses_the_backend(value, expect):
     code = "import mulle_env as me; print(me.BACKEND, type(me.new_game(1)).__module__)"
@@ -204,7 +205,9 @@ positions = hs.fixed_dictionaries(
         "tabbe": hs.one_of(hs.tuples(hs.integers(0, 5), hs.integers(0, 5)).map(list), junk),
         "last_capturer": hs.one_of(hs.sampled_from([0, 1, None]), junk),
         "seed": hs.one_of(hs.integers(-(2**70), 2**70), junk),
-        "ruleset": hs.one_of(hs.fixed_dictionaries({}, optional={"forced_capture": hs.booleans(), "sets": hs.integers(0, 3)}), junk),
+        "ruleset": hs.one_of(
+            hs.fixed_dictionaries({}, optional={"forced_capture": hs.booleans(), "sets": hs.integers(0, 3)}), junk
+        ),
     },
 )
 

@@ -312,6 +312,7 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
     (["--threads", "0"], "--threads must be >= 1, not 0"),
     (["--steps", "-5"], "--steps must be >= 0, not -5"),
     (["--gamma", "1.5"], "--gamma must be at most 1"),
+    (["--eval-games", "41"], "--eval-games plays duplicate pairs"),
     (["--score-scale", "nan"], "--score-scale must be a finite number"),
     (["--net", "a,b"], "--net must be comma-separated widths"),
     (["--init-from", "/nope.zip"], "--init-from '/nope.zip' does not exist"),

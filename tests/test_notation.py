@@ -74,3 +74,9 @@ def test_malformed_moves(bad, fragment):
 
 def test_card_names_cover_52_faces_in_canonical_order():
     assert CARD_NAMES[0] == "KL A" and CARD_NAMES[13] == "SP A" and CARD_NAMES[51] == "RU K"
+
+
+def test_a_move_kind_without_a_card_says_so():
+    for kind in ("capture", "discard", "trotta", "build"):
+        with pytest.raises(me.InvalidMoveError, match=f"'{kind}': it names no card; e.g. '{kind} SP 2'"):
+            me.Move.from_str(kind)

@@ -6,9 +6,9 @@ import random
 
 import numpy as np
 import pytest
+from engine_helpers import random_states
 
 import mulle_env as me
-from engine_helpers import random_states
 from mulle_env import observation as ob
 from mulle_env.engine.cards import NUM_FACES
 

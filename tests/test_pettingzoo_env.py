@@ -110,7 +110,8 @@ def test_core_imports_without_pettingzoo():
         "import sys; sys.modules['pettingzoo'] = None\n"
         "import gymnasium as gym, mulle_env\n"
         "gym.make('Mulle-v0', opponent='random').reset(seed=0)\n"
-        "try:\n    import mulle_env.pettingzoo\nexcept ImportError as e:\n    print('hint' if 'pip install' in str(e) else e)\n"
+        "try:\n    import mulle_env.pettingzoo\n"
+        "except ImportError as e:\n    print('hint' if 'pip install' in str(e) else e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "hint"

@@ -18,7 +18,8 @@ def shell_blocks() -> list[str]:
 
 
 def test_ci_runs_exactly_the_readme_test_command():
-    ci_command = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    ci_command = [line for line in ci_lines if line and not line.startswith(("#", "set ", "cd "))]
     assert len(ci_command) == 1
     assert ci_command[0] in shell_blocks()[1].splitlines()
 

@@ -150,7 +150,8 @@ def test_4_1_3_forced_capture_overview_example_takes_all_four():
 
 
 def test_4_1_3_forced_capture_takes_singles_and_the_build_of_anyone():
-    st = position("KL 7, HJ K", "SP 7", ["HJ 7", "SP 7", "KL 3", "RU 4", "KL K", build("HJ 2, HJ 5", 7, owner=1, locked=True)])
+    table = ["HJ 7", "SP 7", "KL 3", "RU 4", "KL K", build("HJ 2, HJ 5", 7, owner=1, locked=True)]
+    st = position("KL 7, HJ K", "SP 7", table)
     nxt = after(st, "capture KL 7")
     assert loose(nxt) == ["KL K"] and builds(nxt) == {}
 
@@ -361,7 +362,8 @@ def test_4_6_always_a_move_over_random_games():
 
 
 def test_5_1_next_deal_keeps_the_table():
-    st = position("KL 5", "HJ 9", ["SP K"], deck=[f"HJ {r}" for r in "2345678"] + ["HJ 10"] + [f"RU {r}" for r in "2345678"] + ["RU 10"])
+    deck = [f"HJ {r}" for r in "2345678"] + ["HJ 10"] + [f"RU {r}" for r in "2345678"] + ["RU 10"]
+    st = position("KL 5", "HJ 9", ["SP K"], deck=deck)
     st.play("discard KL 5").play("discard HJ 9")
     assert st.deal_no == 6 and [len(h) for h in st.hands] == [8, 8] and loose(st) == ["KL 5", "SP K", "HJ 9"]
 
@@ -473,7 +475,8 @@ def test_build_accessors_and_set_points():
     assert me.build_at(st, 16) == st.view(0).builds[0] and me.build_at(st, 3) is None
     st.play("capture RU 10")
     pts = me.set_points(st, 0)
-    assert pts.banked == pts.mulle + pts.tabbe + pts.intake == st.score(0)["mulle"] + st.score(0)["tabbe"] + st.score(0)["intake"]
+    sheet = st.score(0)
+    assert pts.banked == pts.mulle + pts.tabbe + pts.intake == sheet["mulle"] + sheet["tabbe"] + sheet["intake"]
     assert me.intake_bonus(20) == 0 and me.intake_bonus(23) == 6
 
 

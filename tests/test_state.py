@@ -61,7 +61,8 @@ def test_key_is_stable_across_processes_and_hash_seeds():
     keys = set()
     for hash_seed in ("0", "1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        keys.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip())
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        keys.add(done.stdout.strip())
     st = me.new_game(77)
     r = random.Random(5)
     for _ in range(60):
@@ -182,11 +183,14 @@ def base():
         (lambda d: d.update(hands=[["KL 5"]]), "two entries"),
         (lambda d: d.update(table=["ZZ 5"]), "unknown card"),
         (lambda d: d.update(table=["KL 5", "KL 5"]), "appear more than twice"),
-        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 19, "owner": None, "locked": False}]), "impossible"),
+        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 19, "owner": None, "locked": False}]),
+         "impossible"),
         (lambda d: d.update(table=[{"build": ["KL 9"], "value": 9}]), "two or more cards"),
         (lambda d: d.update(table=[{"build": ["KL 9", "HJ 2"], "value": 9, "color": 1}]), "unknown key"),
-        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13, "owner": 1}]), "holds no card of hand value 13"),
-        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13}, {"build": ["HJ 9", "KL 4"], "value": 13}]), "second build"),
+        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13, "owner": 1}]),
+         "holds no card of hand value 13"),
+        (lambda d: d.update(table=[{"build": ["KL 9", "HJ 4"], "value": 13}, {"build": ["HJ 9", "KL 4"], "value": 13}]),
+         "second build"),
         (lambda d: d.update(deck=["KL 2"]), "multiple of 16"),
         (lambda d: d.update(tabbe=[0, -1]), "whole number"),
         (lambda d: d.update(ruleset={"forced": True}), "unknown ruleset flag"),
@@ -280,7 +284,8 @@ def test_from_dict_refuses_a_build_whose_cards_do_not_make_its_value():
     with pytest.raises(me.InvalidPositionError, match="cannot make a build of 15"):
         me.GameState.from_dict({"to_move": 0, "hands": [["KL A"], ["HJ 3"]], "table": table})
     # Built down (9 - 7) and gathered groups (9 + 7 and a fed RU 10) are real builds.
-    for cards, value in ((["KL 9", "RU 7"], 2), (["KL 9", "RU 7", "RU 10"], 16), (["KL 9", "RU 7", "HJ 6", "SP 10"], 16)):
+    real = ((["KL 9", "RU 7"], 2), (["KL 9", "RU 7", "RU 10"], 16), (["KL 9", "RU 7", "HJ 6", "SP 10"], 16))
+    for cards, value in real:
         table = [{"build": cards, "value": value, "owner": None, "locked": True}]
         me.GameState.from_dict({"to_move": 0, "hands": [["KL A"], ["HJ 3"]], "table": table})
 
@@ -321,3 +326,23 @@ def test_card_faces_outside_0_to_51_are_refused():
 def test_replay_of_a_single_move_text_says_to_give_a_list():
     with pytest.raises(me.InvalidMoveError, match=r"list of moves.*replay\(seed, \['capture KL 2'\]\)"):
         me.replay(7, "capture KL 2")
+
+
+@pytest.mark.parametrize("bad", [1.0, True, 2, "1", None])
+def test_player_arguments_are_0_or_1(bad):
+    import numpy as np
+
+    st = me.new_game(1)
+    for call in (st.view, st.score, lambda p: st.set_hand(p, [1])):
+        with pytest.raises(ValueError, match="player must be 0 or 1"):
+            call(bad)
+    assert st.view(np.int64(1)).player == 1 and type(st.view(np.int64(1)).player) is int
+
+
+def test_text_arguments_given_whole_where_a_list_is_expected_are_named():
+    with pytest.raises(me.InvalidRulesetError, match=r"list of 'key=value' texts.*from_strings\(\['sets=1'\]\)"):
+        me.Ruleset.from_strings("sets=1")
+    with pytest.raises(me.InvalidPositionError, match="JSON is text"):
+        me.GameState.from_json(5)
+    with pytest.raises(me.InvalidPositionError, match="not valid JSON"):
+        me.GameState.from_json(b"\xff")

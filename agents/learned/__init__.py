@@ -7,8 +7,23 @@ Importing this package needs only numpy (torch and sb3-contrib are for training:
 >>> bot = LearnedAgent()             # the shipped policy, agents/data/learned.npz
 """
 
-from .agent import DEFAULT_POLICY_PATH, LearnedAgent
-from .policy import FORMAT_VERSION, MLPPolicy, PolicyFileError, load_policy, save_policy
+import importlib
+
+# Lazy exports: ``mulle-train`` (agents.learned.train) imports this package, and must be
+# able to report a Ctrl-C cleanly while numpy and the policy code load.
+_EXPORTS = {
+    "DEFAULT_POLICY_PATH": ".agent", "LearnedAgent": ".agent", "FORMAT_VERSION": ".policy",
+    "MLPPolicy": ".policy", "PolicyFileError": ".policy", "load_policy": ".policy", "save_policy": ".policy",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agents.learned' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "DEFAULT_POLICY_PATH",
@@ -29,6 +44,8 @@ def register() -> None:
     """
     from ..registry import _REGISTRY
     from ..registry import register as _register
+    from .agent import LearnedAgent
 
     if "learned" not in _REGISTRY:
-        _register("learned", LearnedAgent, "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")
+        _register("learned", LearnedAgent,
+                  "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")

@@ -4,6 +4,8 @@ The agent encodes its view with the same encoder the environments use
 (:func:`mulle_env.observation.encode_view`), scores the legal actions (their indices
 in the shared codec are the moves' ids) with the MLP of :mod:`agents.learned.policy`,
 and plays the best one, or samples from the masked softmax with ``sample=true``.
+A file's value head (policy files of version 2 may carry one, for ``netsearch``) is
+not used here: one forward pass of the policy is the whole decision.
 """
 
 from __future__ import annotations

@@ -261,7 +261,8 @@ def pretrain(model, data: dict[str, np.ndarray], epochs: int, batch_size: int = 
             if bar:
                 bar.update(1)
         figures = _held_out(policy, batch, val_idx, batch_size)
-        figures.update(epoch=epoch + 1, train_policy_loss=tot_pi / steps_per_epoch, train_value_loss=tot_v / steps_per_epoch)
+        figures.update(epoch=epoch + 1, train_policy_loss=tot_pi / steps_per_epoch,
+                       train_value_loss=tot_v / steps_per_epoch)
         if log is not None:
             log(figures)
     if bar:

@@ -29,7 +29,7 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
     pairs = max(1, games // 2)
     opp = agents.make(opponent)
     points, diffs = [], []
-    w = d = l = 0
+    w = d = losses = 0
     for k in range(pairs):
         pair_pts, pair_diff = 0.0, 0.0
         for seat in (0, 1):
@@ -37,7 +37,7 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
             rngs = [random.Random((seed + k) * 1_000_003 + 17 + 12 * p) for p in (0, 1)]
             s = play_agents(bots, seed + k, rngs).state.scores()
             diff = s[seat] - s[1 - seat]
-            w, d, l = w + (diff > 0), d + (diff == 0), l + (diff < 0)
+            w, d, losses = w + (diff > 0), d + (diff == 0), losses + (diff < 0)
             pair_pts += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
             pair_diff += diff
         points.append(pair_pts / 2)
@@ -51,7 +51,7 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
         "games": 2 * n,
         "wins": int(w),
         "draws": int(d),
-        "losses": int(l),
+        "losses": int(losses),
         "score": score,
         "score_low": max(0.0, score - half),
         "score_high": min(1.0, score + half),

@@ -29,7 +29,8 @@ def policy_from_sb3(sb3_policy, metadata: dict | None = None) -> MLPPolicy:
     if act_name not in _ACTIVATIONS:
         raise PolicyFileError(f"activation {act_name} cannot be exported; use one of {', '.join(_ACTIVATIONS)}")
     linears = [m for m in sb3_policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
-    others = [m for m in sb3_policy.mlp_extractor.policy_net if not isinstance(m, (nn.Linear, sb3_policy.activation_fn))]
+    layer_types = (nn.Linear, sb3_policy.activation_fn)
+    others = [m for m in sb3_policy.mlp_extractor.policy_net if not isinstance(m, layer_types)]
     if others:
         raise PolicyFileError(f"the policy net holds layers the numpy MLP does not implement: {others}")
     linears.append(sb3_policy.action_net)

@@ -6,19 +6,32 @@ A policy file is a ``.npz`` archive (read with ``allow_pickle=False``) holding:
 key                    content
 =====================  =================================================================
 ``format``             the string ``"mulle-learned-policy"``
-``format_version``     int, :data:`FORMAT_VERSION`
+``format_version``     int, :data:`FORMAT_VERSION` (2; version-1 files are still read, see below)
 ``activation``         hidden-layer activation: one of :data:`ACTIVATIONS`
 ``obs_size``           observation length the net reads (:data:`mulle_env.observation.OBS_SIZE`)
+``obs_version``        the encoding's :data:`~mulle_env.observation.OBS_VERSION` (version 2)
+``obs_layout``         JSON text: :func:`~mulle_env.observation.layout_description` (version 2)
+``obs_fingerprint``    :func:`~mulle_env.observation.layout_fingerprint` of that layout (version 2)
 ``num_actions``        logits the net writes (:data:`mulle_env.codec.NUM_ACTIONS`)
 ``num_layers``         number of affine layers ``L`` (hidden layers + the output layer)
 ``layer{i}.weight``    float array ``(in, out)`` of layer ``i`` (``x @ W + b``)
 ``layer{i}.bias``      float array ``(out,)``
 ``metadata``           JSON text: training command, steps, seed, evaluation figures
+``value_layers``       optional (version 2): number of affine layers of the value head
+``value{i}.weight``    its layers, same convention; the last writes one number: the
+``value{i}.bias``      points still to come / 100 from the observer's seat (final score
+                       difference minus :func:`agents.evaluation.set_value` now)
 =====================  =================================================================
 
 Every hidden layer is followed by the activation; the last layer gives the logits.
 :func:`load_policy` checks all of it and raises :class:`PolicyFileError` (a
 ``ValueError``) saying what is wrong, so a corrupt or incompatible file never plays.
+
+A file is tied to the observation encoding it was trained on, not just to its size:
+version 2 stores the layout and its fingerprint, and a file whose layout differs from
+this mulle_env's is refused with the differences spelled out. Version-1 files carry no
+layout; they were all made for the layout frozen here as :data:`V1_LAYOUT`, so they
+load while today's layout is that one and are refused (saying what changed) after.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mulle_env import observation as _obs
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
 
@@ -37,6 +51,8 @@ __all__ = [
     "ACTIVATIONS",
     "FORMAT",
     "FORMAT_VERSION",
+    "V1_LAYOUT",
+    "VALUE_SCALE",
     "MLPPolicy",
     "PolicyFileError",
     "load_policy",
@@ -45,8 +61,23 @@ __all__ = [
 
 #: Tag stored in every policy file.
 FORMAT = "mulle-learned-policy"
-#: Version of the file layout; a file of another version is refused.
-FORMAT_VERSION = 1
+#: Version of the file layout written; versions 1 and 2 are read, others refused.
+FORMAT_VERSION = 2
+#: The value head predicts the points still to come (final minus banked score difference) divided by this.
+VALUE_SCALE = 100.0
+#: The observation layout every version-1 file was made for (version 1 recorded only its size).
+V1_LAYOUT: dict = json.loads(
+    '{"version": 1, "size": 524, "slices": [["hand", 0, 52], ["loose", 52, 104], ["build_cards", 104, 156], '
+    '["my_mulle", 156, 208], ["my_intake", 208, 260], ["opp_mulle", 260, 312], ["opp_intake", 312, 364], '
+    '["unseen", 364, 416], ["builds", 416, 491], ["my_score", 491, 496], ["opp_score", 496, 501], '
+    '["my_set_score", 501, 506], ["opp_set_score", 506, 511], ["scalars", 511, 524]], "face_blocks": ["hand", '
+    '"loose", "build_cards", "my_mulle", "my_intake", "opp_mulle", "opp_intake", "unseen"], "build_features": '
+    '["present", "mine", "opponents", "locked", "cards"], "build_values": [2, 16], "scalar_features": '
+    '["opponent_hand_size", "deck_size", "set", "deal", "my_turn", "i_lead", "seat", "last_capturer_me", '
+    '"last_capturer_opponent", "over", "lock_every_build", "discard_only_if_no_capture", "mulle_hand_values"], '
+    '"sheet_keys": ["mulle", "tabbe", "intake", "bonus", "total"], "scales": {"score": 100.0, "build_cards": 10.0, '
+    '"deck": 80, "hand": 8, "deals_per_set": 6}}'
+)
 #: Hidden-layer activations the numpy forward pass implements.
 ACTIVATIONS = ("tanh", "relu")
 
@@ -69,11 +100,19 @@ _ACT = {"tanh": _tanh, "relu": _relu}
 class MLPPolicy:
     """A multilayer perceptron from observations to action logits, evaluated with numpy.
 
+    Optionally a second MLP, the value head, reads the same observation and predicts the
+    points still to come from the observer's seat (the final score difference minus the
+    points banked now, :func:`agents.evaluation.set_value`) divided by :data:`VALUE_SCALE`
+    (searches use it to evaluate positions; the ``learned`` agent ignores it).
+
     Attributes:
         weights: Per layer, the ``(in, out)`` float32 weight matrix.
         biases: Per layer, the ``(out,)`` float32 bias.
         activation: Hidden-layer activation name (one of :data:`ACTIVATIONS`).
         metadata: Free-form dict saved with the policy (how it was trained and measured).
+        value_weights: The value head's weight matrices (empty: no value head).
+        value_biases: The value head's biases.
+        obs_layout: The observation layout the net reads (:func:`mulle_env.observation.layout_description`).
     """
 
     def __init__(
@@ -82,12 +121,19 @@ class MLPPolicy:
         biases: Sequence[np.ndarray],
         activation: str = "tanh",
         metadata: dict | None = None,
+        value_weights: Sequence[np.ndarray] = (),
+        value_biases: Sequence[np.ndarray] = (),
     ) -> None:
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.ascontiguousarray(b, dtype=np.float32) for b in biases]
         self.activation = activation
         self.metadata = dict(metadata or {})
         _check_layers(self.weights, self.biases, activation, "policy")
+        self.value_weights = [np.ascontiguousarray(w, dtype=np.float32) for w in value_weights]
+        self.value_biases = [np.ascontiguousarray(b, dtype=np.float32) for b in value_biases]
+        if self.value_weights or self.value_biases:
+            _check_layers(self.value_weights, self.value_biases, activation, "policy value head", outputs=1)
+        self.obs_layout = _obs.layout_description()
         self._act = _ACT[activation]
 
     @property
@@ -105,15 +151,31 @@ class MLPPolicy:
         """Widths of the hidden layers."""
         return tuple(w.shape[1] for w in self.weights[:-1])
 
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Action logits for one observation ``(obs_size,)`` or a batch ``(n, obs_size)``."""
-        h = np.asarray(obs, dtype=np.float32)
-        last = len(self.weights) - 1
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+    @property
+    def has_value(self) -> bool:
+        """True if the file carries a value head."""
+        return bool(self.value_weights)
+
+    def _forward(self, h: np.ndarray, weights, biases) -> np.ndarray:
+        last = len(weights) - 1
+        for i, (w, b) in enumerate(zip(weights, biases)):
             h = h @ w
             h += b
             if i < last:
                 h = self._act(h)
+        return h
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits for one observation ``(obs_size,)`` or a batch ``(n, obs_size)``."""
+        return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)
+
+    def hidden(self, obs: np.ndarray) -> np.ndarray:
+        """The last hidden layer's activations for one observation or a batch (what the output layer reads)."""
+        h = np.asarray(obs, dtype=np.float32)
+        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+            h = h @ w
+            h += b
+            h = self._act(h)
         return h
 
     def legal_logits(self, obs: np.ndarray, legal_ids: Sequence[int]) -> np.ndarray:
@@ -122,13 +184,27 @@ class MLPPolicy:
         Only the output columns of the legal actions are computed: about 8 of 2812, so
         the output layer, the largest, costs almost nothing.
         """
-        h = np.asarray(obs, dtype=np.float32)
-        for w, b in zip(self.weights[:-1], self.biases[:-1]):
-            h = h @ w
-            h += b
-            h = self._act(h)
+        h = self.hidden(obs)
         ids = np.asarray(legal_ids, dtype=np.intp)
         return h @ self.weights[-1][:, ids] + self.biases[-1][ids]
+
+    def batch_legal_logits(self, obs: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Logits of action ``ids[k]`` in observation ``obs[rows[k]]``, for a batch of observations.
+
+        The hidden layers run once on the whole batch ``(n, obs_size)``; only the output
+        columns that some row needs are computed.
+        """
+        h = self.hidden(obs)
+        ids = np.asarray(ids, dtype=np.intp)
+        picked = h[np.asarray(rows, dtype=np.intp)]
+        return np.einsum("kj,jk->k", picked, self.weights[-1][:, ids]) + self.biases[-1][ids]
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        """The value head's prediction (points still to come / :data:`VALUE_SCALE`) for one observation or a batch."""
+        if not self.value_weights:
+            raise ValueError("this policy has no value head (train one with mulle-expert fit)")
+        out = self._forward(np.asarray(obs, dtype=np.float32), self.value_weights, self.value_biases)
+        return out[..., 0]
 
     def best_action(self, obs: np.ndarray, legal_ids: Sequence[int]) -> int:
         """The legal action with the highest logit (the first one on an exact tie)."""
@@ -138,19 +214,24 @@ class MLPPolicy:
         return int(legal_ids[int(np.argmax(z))])
 
     def num_parameters(self) -> int:
-        """Number of weights and biases."""
-        return sum(w.size + b.size for w, b in zip(self.weights, self.biases))
+        """Number of weights and biases (value head included)."""
+        layers = zip(self.weights + self.value_weights, self.biases + self.value_biases)
+        return sum(w.size + b.size for w, b in layers)
 
     def save(self, path: str | Path) -> Path:
         """Write this policy to ``path`` (see :func:`save_policy`)."""
         return save_policy(self, path)
 
 
-def _check_layers(weights, biases, activation, where: str) -> None:
+def _check_layers(weights, biases, activation, where: str, outputs: int | None = None) -> None:
     if activation not in ACTIVATIONS:
-        raise PolicyFileError(f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+        raise PolicyFileError(
+            f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}"
+        )
     if not weights or len(weights) != len(biases):
-        raise PolicyFileError(f"{where}: needs one or more layers with one bias each, got {len(weights)} weights and {len(biases)} biases")
+        raise PolicyFileError(
+            f"{where}: needs one or more layers with one bias each, got {len(weights)} weights and {len(biases)} biases"
+        )
     for i, (w, b) in enumerate(zip(weights, biases)):
         if w.ndim != 2 or b.ndim != 1 or b.shape[0] != w.shape[1]:
             raise PolicyFileError(
@@ -168,7 +249,10 @@ def _check_layers(weights, biases, activation, where: str) -> None:
             f"{where}: the net reads observations of {weights[0].shape[0]} floats, but this mulle_env encodes "
             f"{OBS_SIZE} (the policy was trained for another observation encoder)"
         )
-    if weights[-1].shape[1] != NUM_ACTIONS:
+    want = NUM_ACTIONS if outputs is None else outputs
+    if weights[-1].shape[1] != want:
+        if outputs is not None:
+            raise PolicyFileError(f"{where}: the last layer writes {weights[-1].shape[1]} numbers, not {want}")
         raise PolicyFileError(
             f"{where}: the net writes {weights[-1].shape[1]} action logits, but the action space has "
             f"{NUM_ACTIONS} actions (the policy was trained for another action codec)"
@@ -176,14 +260,18 @@ def _check_layers(weights, biases, activation, where: str) -> None:
 
 
 def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
-    """Write ``policy`` as a compressed ``.npz`` file in the layout of the module docstring."""
+    """Write ``policy`` as a compressed ``.npz`` file (format version 2, the layout of the module docstring)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    layout = _obs.layout_description()
     arrays = {
         "format": np.array(FORMAT),
         "format_version": np.array(FORMAT_VERSION),
         "activation": np.array(policy.activation),
         "obs_size": np.array(policy.obs_size),
+        "obs_version": np.array(layout["version"]),
+        "obs_layout": np.array(json.dumps(layout, sort_keys=True)),
+        "obs_fingerprint": np.array(_obs.layout_fingerprint(layout)),
         "num_actions": np.array(policy.num_actions),
         "num_layers": np.array(len(policy.weights)),
         "metadata": np.array(json.dumps(policy.metadata, sort_keys=True)),
@@ -191,6 +279,11 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
         arrays[f"layer{i}.weight"] = w
         arrays[f"layer{i}.bias"] = b
+    if policy.value_weights:
+        arrays["value_layers"] = np.array(len(policy.value_weights))
+        for i, (w, b) in enumerate(zip(policy.value_weights, policy.value_biases)):
+            arrays[f"value{i}.weight"] = w
+            arrays[f"value{i}.bias"] = b
     # Written to a temporary name first so a reader never sees half a file.
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
@@ -211,7 +304,8 @@ def _scalar(data, key: str, kind, where: str):
         raise PolicyFileError(f"{where}: {key!r} must be a {kind.__name__}, not {a.item()!r}") from None
 
 
-_REQUIRED = "format, format_version, activation, obs_size, num_actions, num_layers, layer{i}.weight/bias, metadata"
+_REQUIRED = ("format, format_version, activation, obs_size, obs_version, obs_layout, obs_fingerprint (version 2), "
+             "num_actions, num_layers, layer{i}.weight/bias, metadata")
 
 
 def load_policy(path: str | Path) -> MLPPolicy:
@@ -231,13 +325,61 @@ def load_policy(path: str | Path) -> MLPPolicy:
         raise PolicyFileError(f"{where} is not a readable .npz policy file ({type(exc).__name__}: {exc})") from None
 
 
+def _check_layout(data, version: int, where: str) -> None:
+    """Refuse a file made for another observation layout, naming what differs."""
+    if version == 1:
+        layout, source = V1_LAYOUT, "version-1 files were made for observation layout"
+    else:
+        obs_version = _scalar(data, "obs_version", int, where)
+        try:
+            layout = json.loads(_scalar(data, "obs_layout", str, where))
+        except json.JSONDecodeError as exc:
+            raise PolicyFileError(f"{where}: obs_layout is not valid JSON ({exc})") from None
+        if not isinstance(layout, dict):
+            raise PolicyFileError(f"{where}: obs_layout must be a JSON object, not {type(layout).__name__}")
+        stored = _scalar(data, "obs_fingerprint", str, where)
+        if stored != _obs.layout_fingerprint(layout):
+            raise PolicyFileError(
+                f"{where}: obs_fingerprint {stored!r} does not match the stored obs_layout "
+                f"({_obs.layout_fingerprint(layout)!r}); the file was altered or corrupted"
+            )
+        if obs_version != layout.get("version"):
+            raise PolicyFileError(f"{where}: obs_version {obs_version} disagrees with its obs_layout's version "
+                                  f"{layout.get('version')!r}")
+        source = "made for observation layout"
+    here = _obs.layout_fingerprint()
+    theirs = _obs.layout_fingerprint(layout)
+    if theirs != here:
+        diffs = "; ".join(_obs.layout_differences(layout)) or "the descriptions differ"
+        raise PolicyFileError(
+            f"{where}: {source} {theirs} (encoding version {layout.get('version')!r}), but this mulle_env encodes "
+            f"layout {here} (version {_obs.OBS_VERSION}): {diffs}. Retrain the policy for this encoding."
+        )
+
+
+def _layers(data, prefix: str, n: int, where: str) -> tuple[list, list]:
+    weights, biases = [], []
+    for i in range(n):
+        for key, out in ((f"{prefix}{i}.weight", weights), (f"{prefix}{i}.bias", biases)):
+            if key not in data:
+                count = "num_layers" if prefix == "layer" else "value_layers"
+                raise PolicyFileError(f"{where}: missing array {key!r} ({count} is {n})")
+            a = data[key]
+            if not np.issubdtype(a.dtype, np.floating):
+                raise PolicyFileError(f"{where}: {key!r} must hold floats, not {a.dtype}")
+            out.append(a)
+    return weights, biases
+
+
 def _from_arrays(data, where: str) -> MLPPolicy:
     fmt = _scalar(data, "format", str, where)
     if fmt != FORMAT:
         raise PolicyFileError(f"{where}: format tag is {fmt!r}, not {FORMAT!r}")
     version = _scalar(data, "format_version", int, where)
-    if version != FORMAT_VERSION:
-        raise PolicyFileError(f"{where}: format version {version} is not supported (this code reads version {FORMAT_VERSION})")
+    if version not in (1, 2):
+        raise PolicyFileError(
+            f"{where}: format version {version} is not supported (this code reads versions 1 and 2)"
+        )
     activation = _scalar(data, "activation", str, where)
     obs_size = _scalar(data, "obs_size", int, where)
     num_actions = _scalar(data, "num_actions", int, where)
@@ -245,20 +387,19 @@ def _from_arrays(data, where: str) -> MLPPolicy:
         raise PolicyFileError(
             f"{where}: made for observations of {obs_size} floats, but this mulle_env encodes {OBS_SIZE}"
         )
+    _check_layout(data, version, where)
     if num_actions != NUM_ACTIONS:
         raise PolicyFileError(f"{where}: made for {num_actions} actions, but the action space has {NUM_ACTIONS}")
     n = _scalar(data, "num_layers", int, where)
     if not 1 <= n <= 64:
         raise PolicyFileError(f"{where}: num_layers must be between 1 and 64, not {n}")
-    weights, biases = [], []
-    for i in range(n):
-        for key, out in ((f"layer{i}.weight", weights), (f"layer{i}.bias", biases)):
-            if key not in data:
-                raise PolicyFileError(f"{where}: missing array {key!r} (num_layers is {n})")
-            a = data[key]
-            if not np.issubdtype(a.dtype, np.floating):
-                raise PolicyFileError(f"{where}: {key!r} must hold floats, not {a.dtype}")
-            out.append(a)
+    weights, biases = _layers(data, "layer", n, where)
+    value_w, value_b = [], []
+    if version >= 2 and "value_layers" in data:
+        nv = _scalar(data, "value_layers", int, where)
+        if not 1 <= nv <= 64:
+            raise PolicyFileError(f"{where}: value_layers must be between 1 and 64, not {nv}")
+        value_w, value_b = _layers(data, "value", nv, where)
     try:
         meta = json.loads(_scalar(data, "metadata", str, where))
     except json.JSONDecodeError as exc:
@@ -266,4 +407,6 @@ def _from_arrays(data, where: str) -> MLPPolicy:
     if not isinstance(meta, dict):
         raise PolicyFileError(f"{where}: metadata must be a JSON object, not {type(meta).__name__}")
     _check_layers(weights, biases, activation, where)
-    return MLPPolicy(weights, biases, activation, meta)
+    if value_w:
+        _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
+    return MLPPolicy(weights, biases, activation, meta, value_w, value_b)

@@ -61,7 +61,9 @@ class OpponentPool:
     spec = "pool"
     name = "pool"
 
-    def __init__(self, weights: dict[str, float], snapshot_dir: str | None = None, keep: int = 5, seed: int = 0) -> None:
+    def __init__(
+        self, weights: dict[str, float], snapshot_dir: str | None = None, keep: int = 5, seed: int = 0
+    ) -> None:
         import agents
 
         if SELF in weights and weights[SELF] > 0 and not snapshot_dir:

@@ -81,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--init-from", default="",
                    help="start a new run from the weights (policy, value, optimizer) of this checkpoint .zip, with "
                    "this command's hyperparameters (e.g. a second, gentler stage); no warm start")
-    g.add_argument("--max-minutes", type=float, default=0, help="stop (with a checkpoint) after this wall time; 0 = no limit")
-    g.add_argument("--export", default="", help="copy the best evaluated policy here at the end (e.g. agents/data/learned.npz)")
+    g.add_argument("--max-minutes", type=float, default=0,
+                   help="stop (with a checkpoint) after this wall time; 0 = no limit")
+    g.add_argument("--export", default="",
+                   help="copy the best evaluated policy here at the end (e.g. agents/data/learned.npz)")
     g.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these small nets)")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = ap.add_argument_group("environment and opponents")
@@ -188,6 +190,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for dest in ("gamma", "gae_lambda"):
         if getattr(args, dest) > 1:
             parser.error(f"--{dest.replace('_', '-')} must be at most 1, not {getattr(args, dest):g}")
+    if args.eval_games % 2:
+        parser.error(f"--eval-games plays duplicate pairs (each deal from both seats), so it must be even, "
+                     f"not {args.eval_games}")
     if args.lr_final > args.lr:
         parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
     try:
@@ -323,9 +328,14 @@ def train(args) -> dict:
         d.mkdir(parents=True, exist_ok=True)
     state_path = out / "state.json"
     weights = parse_weights(args.opponents)
-    command = "mulle-train " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("mulle-train") else " ".join(sys.argv)
+    if sys.argv and sys.argv[0].endswith("mulle-train"):
+        command = "mulle-train " + " ".join(sys.argv[1:])
+    else:
+        command = " ".join(sys.argv)
     state = {"best": None, "elapsed_before": 0.0, "runs": []}
     latest = _latest_checkpoint(ckpt_dir) if args.resume else None
+    if args.resume and latest is None:
+        say(f"mulle-train: note: --resume found no checkpoint in {ckpt_dir}; starting a new run")
     if args.resume and state_path.is_file():
         state = json.loads(state_path.read_text())
     state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
@@ -372,7 +382,8 @@ def train(args) -> dict:
                 bc_figures = state["bc"] = json.loads(source_state.read_text()).get("bc")
             say(f"mulle-train: weights from {args.init_from}")
         elif args.bc_games > 0:
-            meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed}
+            meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games,
+                    "seed": args.seed}
             cache = out / "bc_data.npz"
             data = bc.load_data(cache, **meta)
             if data is None:
@@ -408,7 +419,8 @@ def train(args) -> dict:
             "command": command, "timesteps": int(model.num_timesteps), "seed": args.seed,
             "training_seconds": round(elapsed(), 1), "evaluation": evaluation, "bc": bc_figures,
             "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
-            "init_from": args.init_from or None, "trainer": "sb3-contrib MaskablePPO", "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "init_from": args.init_from or None, "trainer": "sb3-contrib MaskablePPO",
+            "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
 
     def evaluate() -> dict:
@@ -482,7 +494,8 @@ def train(args) -> dict:
 
     if weights.get(SELF, 0) > 0 and not list(pool_dir.glob("*.npz")):
         # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
-        save_policy(policy_from_sb3(model.policy, metadata(None)), pool_dir / f"step_{int(model.num_timesteps):010d}.npz")
+        first = pool_dir / f"step_{int(model.num_timesteps):010d}.npz"
+        save_policy(policy_from_sb3(model.policy, metadata(None)), first)
     if latest is None:
         evaluate()  # the starting point (after the warm start, if any) is a candidate too
     remaining = args.steps - model.num_timesteps

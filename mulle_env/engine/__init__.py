@@ -25,10 +25,6 @@ from .errors import (
     InvalidRulesetError,
     MulleError,
 )
-from .match import Match, MoveEvent, NotYourTurnError, move_event
-from .moves import MOVES, NUM_MOVE_IDS, Move
-from .record import GameRecord, InvalidRecordError
-from .ruleset import Ruleset
 from .knowledge import (
     SetPoints,
     build_at,
@@ -39,6 +35,10 @@ from .knowledge import (
     is_mulle_capture,
     set_points,
 )
+from .match import Match, MoveEvent, NotYourTurnError, move_event
+from .moves import MOVES, NUM_MOVE_IDS, Move
+from .record import GameRecord, InvalidRecordError
+from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, PlayerView
 
 _choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()

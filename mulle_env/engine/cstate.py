@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from . import _core, rules
 from . import state as _py
-from .cards import CARDS, NUM_FACES, parse_card
+from .cards import CARDS, parse_card
 from .errors import InvalidPositionError
 from .moves import CAPTURE, MOVES, Move
 from .position import read_position
@@ -84,11 +84,7 @@ class GameState(_core.Core):
         For search agents trying hypotheses on their own copies: no invariant is
         checked (``check_invariants`` does that), but cached legal moves are dropped.
         """
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
-        hand = sorted(int(c) for c in cards)
-        if any(not 0 <= f < NUM_FACES for f in hand):
-            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+        player, hand = _py._seat(player), _py.hand_faces(cards)  # the reference engine's checks
         hands = self.hands
         hands[player] = hand
         self.hands = hands

@@ -90,6 +90,8 @@ class Move:
         if not words:
             raise InvalidMoveError(f"empty move text; forms: {_FORMS}")
         kind = words[0].lower()
+        if kind in (CAPTURE, TROTTA, DISCARD, BUILD) and len(words) == 1:
+            raise InvalidMoveError(f"malformed move {text!r}: it names no card; e.g. '{kind} SP 2'; forms: {_FORMS}")
         try:
             if kind in (CAPTURE, TROTTA, DISCARD):
                 lowered = [w.lower() for w in words]
@@ -128,7 +130,9 @@ def _parse_build(text: str, words: list[str]) -> Move:
             raise InvalidMoveError(f"malformed move {text!r}: a build target reads '[<value>]', not {target!r}")
         base = int(inner)
         if not MIN_BUILD_VALUE <= base <= MAX_BUILD_VALUE:
-            raise InvalidMoveError(f"malformed move {text!r}: builds have values {MIN_BUILD_VALUE} to {MAX_BUILD_VALUE}, not [{base}]")
+            raise InvalidMoveError(
+                f"malformed move {text!r}: builds have values {MIN_BUILD_VALUE} to {MAX_BUILD_VALUE}, not [{base}]"
+            )
         if to == base + tv and to <= MAX_BUILD_VALUE:
             return MOVES[BUILD_UP_ID[card][base]]
         if to == base - tv and to >= MIN_BUILD_VALUE:
@@ -140,9 +144,13 @@ def _parse_build(text: str, words: list[str]) -> Move:
     on = parse_card(target)
     made = tv + TABLE_VALUE[on]
     if made > MAX_BUILD_VALUE:
-        raise InvalidMoveError(f"malformed move {text!r}: {CARD_NAMES[card]} on {CARD_NAMES[on]} makes {made}, above {MAX_BUILD_VALUE}")
+        raise InvalidMoveError(
+            f"malformed move {text!r}: {CARD_NAMES[card]} on {CARD_NAMES[on]} makes {made}, above {MAX_BUILD_VALUE}"
+        )
     if to != made:
-        raise InvalidMoveError(f"malformed move {text!r}: {CARD_NAMES[card]} on {CARD_NAMES[on]} makes {made}, not {to}")
+        raise InvalidMoveError(
+            f"malformed move {text!r}: {CARD_NAMES[card]} on {CARD_NAMES[on]} makes {made}, not {to}"
+        )
     return MOVES[BUILD_LOOSE_ID[card][on]]
 
 

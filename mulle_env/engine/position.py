@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from . import rules
 from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, INTAKE_POINTS, NUM_FACES, parse_card
 from .errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
 from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
-from . import rules
 from .ruleset import Ruleset
 
 #: Intake points of one set (RULES.md 6.3): 20 per deck.
@@ -186,13 +186,16 @@ def read_position(cls, data, ruleset=None):
     st.set_no = set_no
     per_deal = 2 * rules.HAND_SIZE
     if len(st.deck) % per_deal:
-        _fail(f"the deck holds {len(st.deck)} cards; deals take {per_deal} at a time, so it must hold a multiple of {per_deal}")
+        _fail(f"the deck holds {len(st.deck)} cards; deals take {per_deal} at a time, "
+              f"so it must hold a multiple of {per_deal}")
     derived_deal = rules.DEALS_PER_SET - len(st.deck) // per_deal
     deal_no = data.get("deal", derived_deal)
     if not _is_int(deal_no) or deal_no != derived_deal:
-        _fail(f"'deal' is {deal_no!r} but a deck of {len(st.deck)} cards means deal {derived_deal} of {rules.DEALS_PER_SET}")
+        _fail(f"'deal' is {deal_no!r} but a deck of {len(st.deck)} cards means deal {derived_deal} "
+              f"of {rules.DEALS_PER_SET}")
     if derived_deal < 1:
-        _fail(f"the deck holds {len(st.deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} left after a first deal")
+        _fail(f"the deck holds {len(st.deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} "
+              "left after a first deal")
     st.deal_no = deal_no
     if "over" in data and bool(data["over"]) != st.over:
         _fail(f"'over' is {data['over']!r} but {len(st.sheets)} of {ruleset.sets} sets are scored")

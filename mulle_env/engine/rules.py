@@ -251,7 +251,8 @@ def apply(st, move: Move) -> None:
     st.hands[p].remove(c)
     kind = move.kind
     if kind == CAPTURE:
-        st.last_taken = tuple(map(CARDS.__getitem__, _capture(st, p, c, None if move.taking is None else [int(f) for f in move.taking])))
+        taking = None if move.taking is None else [int(f) for f in move.taking]
+        st.last_taken = tuple(map(CARDS.__getitem__, _capture(st, p, c, taking)))
     elif kind == BUILD:
         if move.on is not None:
             st.loose.remove(move.on)
@@ -338,7 +339,8 @@ def explain(st, move: Move) -> str:
         return f"{name} captures nothing: no loose card of value {hv}, no build [{hv}], no loose cards summing to {hv}"
     if move.kind == DISCARD:
         if own:
-            return f"you own the build{'s' if len(own) > 1 else ''} {' '.join(f'[{v}]' for v in own)}, so you may not discard"
+            builds = " ".join(f"[{v}]" for v in own)
+            return f"you own the build{'s' if len(own) > 1 else ''} {builds}, so you may not discard"
         return f"{name} could capture (capture {name}), so it may not be discarded"
     hc[hv] -= 1
     opp_locked = {v for v, b in st.builds.items() if b[1] == 1 - p and b[2]}

@@ -61,6 +61,11 @@ class Ruleset:
         Booleans read true/false, yes/no, on/off or 1/0 (any case); ``sets`` is an int.
         """
         known = {f.name: f for f in fields(cls)}
+        if isinstance(items, str):  # iterating it would read one letter per rule
+            raise InvalidRulesetError(
+                f"rules are a list of 'key=value' texts, not a single string {items!r}; "
+                f"write Ruleset.from_strings([{items!r}])"
+            )
         data: dict = {}
         for item in items:
             key, eq, text = str(item).partition("=")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import random
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
@@ -18,7 +19,14 @@ from .cards import (
     Card,
     parse_card,
 )
-from .errors import GameNotOverError, GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError, MulleError
+from .errors import (
+    GameNotOverError,
+    GameOverError,
+    IllegalMoveError,
+    InvalidMoveError,
+    InvalidPositionError,
+    MulleError,
+)
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
 from .ruleset import Ruleset
@@ -31,6 +39,29 @@ SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
 _FRESH_SEEDS = random.SystemRandom()
 INTAKE_BONUS_FROM = 20
 
+
+
+def _seat(player) -> int:
+    """``player`` as the int 0 or 1 (numpy ints too); a ``ValueError`` for anything else (1.0, True, 2)."""
+    try:
+        p = operator.index(player)
+    except TypeError:
+        p = None
+    if isinstance(player, bool) or p not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, not {player!r}")
+    return p
+
+
+def hand_faces(cards: Iterable) -> list[int]:
+    """``cards`` (faces or Cards) as a sorted list of faces; a ``ValueError`` for anything else (1.5, 52)."""
+    cards = list(cards)
+    try:
+        hand = sorted(operator.index(c) for c in cards)  # 1.5 is no card, and int() would make it one
+    except TypeError:
+        raise ValueError(f"cards must be faces 0..{NUM_FACES - 1} (ints or Cards), not {cards!r}") from None
+    if any(not 0 <= f < NUM_FACES for f in hand):
+        raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+    return hand
 
 
 def intake_bonus(intake: int) -> int:
@@ -305,11 +336,7 @@ class GameState:
         For search agents trying hypotheses on their own copies: no invariant is
         checked (``check_invariants`` does that), but cached legal moves are dropped.
         """
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
-        hand = sorted(int(c) for c in cards)
-        if any(not 0 <= f < NUM_FACES for f in hand):
-            raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
+        player, hand = _seat(player), hand_faces(cards)
         self.hands[player] = hand
         self._legal = None
         return self
@@ -325,8 +352,8 @@ class GameState:
 
     def score(self, player: int) -> dict:
         """``player``'s game sheet so far: finished sets plus the set in play."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
         if not self.sheets:
             return self.set_sheet(player)
         done = [s[player] for s in self.sheets]
@@ -383,8 +410,8 @@ class GameState:
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: own hand, the table, public piles and counts."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r}")
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
         card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
         public = self._public
         if public is None:
@@ -521,9 +548,11 @@ class GameState:
     @classmethod
     def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
         """Read a position from JSON text."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
         return cls.from_dict(data, ruleset)
 

@@ -1,0 +1,327 @@
+"""Learning from the teacher's move values: fit a policy and a value head, export to numpy.
+
+The network is two MLPs on the observation (the layout the numpy policy file holds):
+the policy net writes one logit per action, the value net one number, the final score
+difference from the mover's seat divided by :data:`~agents.learned.policy.VALUE_SCALE`.
+
+Loss, per decision with legal actions ``L`` and teacher values ``q(a)`` (points):
+
+* policy: cross-entropy between the soft target ``softmax(q / T)`` over the moves the
+  teacher searched and the net's softmax over ``L`` (masked logits). ``T``
+  (``temperature``, in points) sets how sharply the target prefers the best move: a
+  move worth one point less than the best gets ``exp(-1/T)`` times its weight. Moves
+  the teacher did not search (a width-limited teacher) get target 0. Why soft targets
+  and not the teacher's choice: the values say *how much* worse the other moves are,
+  which is what a one-pass policy most needs to learn where the choice is close, and
+  they carry more information per (expensive) search than one label.
+* value: squared error against the points still to come, ``(outcome - banked) /
+  VALUE_SCALE`` (the final score difference minus what the mover had banked at the
+  decision, :func:`agents.learned.teacher.banked_points`), weighted by ``vf_coef``.
+  Learning the remainder rather than the final difference spares the net from
+  reproducing the banked points exactly from the score features, and it is what a
+  search adds to the points it can count at a leaf.
+
+Each training decision is shown with clubs and hearts swapped half of the time (the
+symmetry :func:`agents.learned.bc.suit_swap_permutations` checks). 5% of the *games*
+are held out (positions of one game are correlated) and the figures reported on them:
+agreement with the teacher's move, the *regret* (points the net's choice is worth
+less than the teacher's best, by the teacher's own values) and the value error.
+
+Long fits checkpoint every few minutes (model, optimizer, schedule and position in the
+epoch) and resume from the checkpoint exactly. torch is imported only inside the
+functions that train: ``pip install "mulle-env[train]"``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from mulle_env.codec import NUM_ACTIONS
+from mulle_env.observation import OBS_SIZE
+
+from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
+
+__all__ = ["FitConfig", "fit", "held_out_split", "soft_targets"]
+
+
+class FitConfig(dict):
+    """The settings of a fit (a dict, so it is stored as JSON in checkpoints and metadata).
+
+    Keys and defaults: ``hidden`` (512, 256), ``value_hidden`` (256,), ``activation``
+    relu, ``epochs`` 8, ``batch_size`` 512, ``lr`` 1e-3 (cosine decay to 0),
+    ``temperature`` 1.0 (points), ``vf_coef`` 0.5, ``augment`` True, ``seed`` 0,
+    ``weight_decay`` 1e-5.
+    """
+
+    DEFAULTS: ClassVar[dict] = {
+        "hidden": [512, 256], "value_hidden": [256], "activation": "relu", "epochs": 8, "batch_size": 512,
+        "lr": 1e-3, "temperature": 1.0, "vf_coef": 0.5, "augment": True, "seed": 0, "weight_decay": 1e-5,
+    }
+
+    def __init__(self, **kw) -> None:
+        unknown = set(kw) - set(self.DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown fit settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
+        super().__init__({**self.DEFAULTS, **kw})
+        self["hidden"] = [int(h) for h in self["hidden"]]
+        self["value_hidden"] = [int(h) for h in self["value_hidden"]]
+        for key in ("epochs", "batch_size"):
+            if int(self[key]) < 1:
+                raise ValueError(f"{key} must be >= 1, not {self[key]!r}")
+        if not float(self["temperature"]) > 0:
+            raise ValueError(f"temperature must be > 0 points, not {self['temperature']!r}")
+        if self["activation"] not in ("relu", "tanh"):
+            raise ValueError(f"activation must be relu or tanh, not {self['activation']!r}")
+        if min(self["hidden"] + self["value_hidden"], default=1) < 1:
+            raise ValueError("hidden widths must be positive")
+
+
+def soft_targets(values: np.ndarray, legal: np.ndarray, temperature: float) -> np.ndarray:
+    """``softmax(values / T)`` over each row's searched legal moves (0 elsewhere), rows ``(n, MAX_LEGAL)``."""
+    searched = (legal >= 0) & np.isfinite(values)
+    z = np.where(searched, values, -np.inf) / temperature
+    top = z.max(axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.where(searched, np.exp(z - top), 0.0)
+    total = e.sum(axis=1, keepdims=True)
+    return (e / np.where(total > 0, total, 1.0)).astype(np.float32)
+
+
+def held_out_split(games: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices ``(train, held_out)``: whole games are held out, about ``fraction`` of them."""
+    ids = np.unique(games)
+    rng = np.random.default_rng(seed)
+    n_out = max(1, round(len(ids) * fraction)) if len(ids) > 1 else 0
+    out_games = rng.choice(ids, size=n_out, replace=False) if n_out else np.array([], dtype=ids.dtype)
+    is_out = np.isin(games, out_games)
+    return np.flatnonzero(~is_out), np.flatnonzero(is_out)
+
+
+def _mlp(sizes, activation):
+    from torch import nn
+
+    layers = []
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU() if activation == "relu" else nn.Tanh())
+    return nn.Sequential(*layers)
+
+
+def _build(cfg: FitConfig):
+    import torch
+    from torch import nn
+
+    torch.manual_seed(int(cfg["seed"]))
+    net = nn.Module()
+    net.pi = _mlp([OBS_SIZE, *cfg["hidden"], NUM_ACTIONS], cfg["activation"])
+    net.v = _mlp([OBS_SIZE, *cfg["value_hidden"], 1], cfg["activation"])
+    return net
+
+
+def _linears(seq):
+    from torch import nn
+
+    return [m for m in seq if isinstance(m, nn.Linear)]
+
+
+def _load_numpy(net, policy: MLPPolicy) -> list[str]:
+    """Copy a numpy policy's weights into ``net`` where the shapes agree; return what was copied."""
+    import torch
+
+    copied = []
+    for name, seq, ws, bs in (("policy", net.pi, policy.weights, policy.biases),
+                              ("value", net.v, policy.value_weights, policy.value_biases)):
+        lin = _linears(seq)
+        if len(lin) == len(ws) and all(tuple(m.weight.shape) == w.T.shape for m, w in zip(lin, ws)):
+            with torch.no_grad():
+                for m, w, b in zip(lin, ws, bs):
+                    m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+                    m.bias.copy_(torch.from_numpy(b))
+            copied.append(name)
+    return copied
+
+
+def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
+    """The numpy :class:`MLPPolicy` (with its value head) equal to the torch ``net``."""
+    def arrays(seq):
+        lin = _linears(seq)
+        return ([m.weight.detach().cpu().numpy().T.copy() for m in lin],
+                [m.bias.detach().cpu().numpy().copy() for m in lin])
+
+    w, b = arrays(net.pi)
+    vw, vb = arrays(net.v)
+    return MLPPolicy(w, b, activation, metadata or {}, vw, vb)
+
+
+def _batch(data, idx, cfg, targets, perms, swap):
+    import torch
+
+    obs = data["obs"][idx].astype(np.float32)
+    legal = data["legal"][idx].astype(np.int64)
+    tgt = targets[idx]
+    if swap is not None and swap.any():
+        obs_perm, act_perm = perms
+        obs[swap] = obs[swap][:, obs_perm]
+        sl = legal[swap]
+        legal[swap] = np.where(sl >= 0, act_perm[np.maximum(sl, 0)], -1)
+    n = len(idx)
+    mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
+    dense = np.zeros((n, NUM_ACTIONS), dtype=np.float32)
+    rows = np.repeat(np.arange(n), legal.shape[1])
+    cols = legal.ravel()
+    keep = cols >= 0
+    mask[rows[keep], cols[keep]] = True
+    dense[rows[keep], cols[keep]] = tgt.ravel()[keep]
+    ret = (data["outcome"][idx] - data["banked"][idx]).astype(np.float32) / VALUE_SCALE
+    return (torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(dense), torch.from_numpy(ret))
+
+
+def _losses(net, obs, mask, dense, ret):
+    import torch
+
+    logits = net.pi(obs).masked_fill(~mask, -1e9)
+    logp = torch.log_softmax(logits, dim=1)
+    loss_pi = -(dense * logp).sum(dim=1).mean()
+    loss_v = torch.nn.functional.mse_loss(net.v(obs).squeeze(1), ret)
+    return loss_pi, loss_v, logits
+
+
+def evaluate(net, data, idx, cfg, targets, batch_size: int = 2048) -> dict[str, float]:
+    """Held-out figures: policy loss, agreement with the teacher's move, regret in points, value error."""
+    import torch
+
+    if len(idx) == 0:
+        return {}
+    tot_pi = tot_v = agree = regret = 0.0
+    with torch.no_grad():
+        for i in range(0, len(idx), batch_size):
+            b = idx[i : i + batch_size]
+            obs, mask, dense, ret = _batch(data, b, cfg, targets, None, None)
+            loss_pi, loss_v, logits = _losses(net, obs, mask, dense, ret)
+            tot_pi += float(loss_pi) * len(b)
+            tot_v += float(loss_v) * len(b)
+            choice = logits.argmax(dim=1).numpy()
+            agree += int((choice == data["action"][b]).sum())
+            legal, values = data["legal"][b], data["values"][b]
+            pos = (legal == choice[:, None]).argmax(axis=1)
+            got = values[np.arange(len(b)), pos]
+            best = np.nanmax(np.where(legal >= 0, values, np.nan), axis=1)
+            regret += float(np.nansum(best - got))
+    n = len(idx)
+    return {"heldout_policy_loss": tot_pi / n, "heldout_agreement": agree / n, "heldout_regret_points": regret / n,
+            "heldout_value_mse": tot_v / n, "heldout_decisions": n}
+
+
+def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None = None, init_from: str | None = None,
+        checkpoint: str | Path | None = None, checkpoint_minutes: float = 5.0, metadata: dict | None = None,
+        progress: bool = True, log: Callable[[dict], None] | None = None, threads: int = 1) -> dict:
+    """Fit the networks to teacher ``data`` (:func:`agents.learned.teacher.load`) and write the policy file ``out``.
+
+    ``init_from`` starts from a policy file's weights (those of its nets whose shapes
+    match). With ``checkpoint`` (a path), the state is saved there every
+    ``checkpoint_minutes`` and at every epoch's end, and a fit with the same settings
+    and data resumes from it. Returns the figures (also stored in the file's metadata).
+    """
+    import torch
+
+    from .bc import suit_swap_permutations
+
+    cfg = config or FitConfig()
+    torch.set_num_threads(threads)
+    n = len(data["action"])
+    if n == 0:
+        raise ValueError("no decisions to learn from")
+    train_idx, val_idx = held_out_split(data["game"], 0.05, int(cfg["seed"]))
+    targets = soft_targets(data["values"], data["legal"], float(cfg["temperature"]))
+    perms = suit_swap_permutations() if cfg["augment"] else None
+    net = _build(cfg)
+    copied = _load_numpy(net, load_policy(init_from)) if init_from else []
+    params = list(net.parameters())
+    opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    bs = int(cfg["batch_size"])
+    steps_per_epoch = max(1, len(train_idx) // bs)
+    total = int(cfg["epochs"]) * steps_per_epoch
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    key = {"config": dict(cfg), "decisions": n, "init_from": init_from,
+           "digest": float(np.nansum(data["values"][:: max(1, n // 997)]))}
+    epoch = step_in_epoch = 0
+    history: list[dict] = []
+    elapsed = 0.0
+    ckpt = Path(checkpoint) if checkpoint else None
+    if ckpt is not None and ckpt.is_file():
+        state = torch.load(ckpt, weights_only=False)
+        if state.get("key") == json.loads(json.dumps(key)):
+            net.load_state_dict(state["net"])
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            epoch, step_in_epoch, history, elapsed = state["epoch"], state["step"], state["history"], state["elapsed"]
+            copied = state.get("copied", copied)
+
+    def save_ckpt() -> None:
+        if ckpt is None:
+            return
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ckpt.with_name(ckpt.name + ".tmp")
+        torch.save({"key": json.loads(json.dumps(key)), "net": net.state_dict(), "opt": opt.state_dict(),
+                    "sched": sched.state_dict(), "epoch": epoch, "step": step_in_epoch, "history": history,
+                    "elapsed": elapsed + time.monotonic() - t0, "copied": copied}, tmp)
+        os.replace(tmp, ckpt)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=epoch * steps_per_epoch + step_in_epoch, unit="batch", desc="fit",
+                   dynamic_ncols=True)
+    t0 = time.monotonic()
+    last_ckpt = t0
+    try:
+        while epoch < int(cfg["epochs"]):
+            net.train()
+            order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_idx)
+            while step_in_epoch < steps_per_epoch:
+                b = step_in_epoch
+                idx = np.sort(order[b * bs : (b + 1) * bs])
+                swap = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(idx)) < 0.5 if perms else None
+                obs, mask, dense, ret = _batch(data, idx, cfg, targets, perms, swap)
+                loss_pi, loss_v, _ = _losses(net, obs, mask, dense, ret)
+                loss = loss_pi + float(cfg["vf_coef"]) * loss_v
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                sched.step()
+                step_in_epoch += 1
+                if bar:
+                    bar.update(1)
+                if ckpt is not None and time.monotonic() - last_ckpt > 60 * checkpoint_minutes:
+                    save_ckpt()
+                    last_ckpt = time.monotonic()
+            net.eval()
+            figures = {"epoch": epoch + 1, **evaluate(net, data, val_idx, cfg, targets)}
+            history.append(figures)
+            epoch += 1
+            step_in_epoch = 0
+            save_ckpt()
+            last_ckpt = time.monotonic()
+            if log is not None:
+                log(figures)
+    finally:
+        if bar:
+            bar.close()
+    meta = {"trainer": "agents.learned.distill", "config": dict(cfg), "decisions": n,
+            "train_decisions": len(train_idx), "heldout_decisions": len(val_idx),
+            "init_from": init_from, "initialised": copied, "history": history,
+            "fit_seconds": round(elapsed + time.monotonic() - t0, 1), **(metadata or {})}
+    policy = to_policy(net, cfg["activation"], meta)
+    save_policy(policy, out)
+    return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": n}

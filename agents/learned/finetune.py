@@ -1,0 +1,83 @@
+"""The bridge from a distilled policy file to self-play fine-tuning with ``mulle-train --init-from``.
+
+``mulle-train`` fine-tunes by masked PPO from an sb3 checkpoint; :func:`to_sb3_checkpoint`
+writes one holding a policy file's weights (the actor always; the value head too when
+its widths equal the policy's, as sb3's ``net_arch`` ``pi``/``vf`` are built with the
+same ``--net``). The value head's target (final score difference / 100) is PPO's
+undiscounted return with ``--reward score --score-scale 100``, so it starts the critic
+close to right; with other widths the critic starts fresh. Then::
+
+    python -m agents.learned.finetune gen_002/policy.npz ft/init.zip
+    mulle-train --init-from ft/init.zip --net 512,256 --activation relu --lr 3e-5 ...
+
+Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .policy import load_policy
+
+__all__ = ["main", "to_sb3_checkpoint"]
+
+
+def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> dict:
+    """Write a MaskablePPO checkpoint (``.zip``) with the weights of ``policy_path``; return what was copied.
+
+    The returned dict holds ``net`` (the ``--net`` text mulle-train must be given),
+    ``activation`` and ``value`` (whether the value head was copied).
+    """
+    import torch
+    from sb3_contrib import MaskablePPO
+    from torch import nn
+
+    from mulle_env.gym_env import MulleEnv
+
+    pol = load_policy(policy_path)
+    hidden = list(pol.hidden_sizes)
+    act = nn.ReLU if pol.activation == "relu" else nn.Tanh
+    model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu", verbose=0,
+                        policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act})
+    sb = model.policy
+
+    def copy(linears, weights, biases) -> None:
+        with torch.no_grad():
+            for m, w, b in zip(linears, weights, biases):
+                m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+                m.bias.copy_(torch.from_numpy(b))
+
+    actor = [m for m in sb.mlp_extractor.policy_net if isinstance(m, nn.Linear)] + [sb.action_net]
+    copy(actor, pol.weights, pol.biases)
+    critic = [m for m in sb.mlp_extractor.value_net if isinstance(m, nn.Linear)] + [sb.value_net]
+    value = pol.has_value and [tuple(m.weight.shape) for m in critic] == [w.T.shape for w in pol.value_weights]
+    if value:
+        copy(critic, pol.value_weights, pol.value_biases)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    model.save(out)
+    return {"net": ",".join(map(str, hidden)), "activation": pol.activation, "value": bool(value)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.learned.finetune POLICY.npz OUT.zip``: write the checkpoint, print the mulle-train flags."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m agents.learned.finetune",
+                                 description="Write an sb3 checkpoint of a policy file for mulle-train --init-from.")
+    ap.add_argument("policy", help="policy .npz (e.g. a mulle-expert generation's policy.npz)")
+    ap.add_argument("out", help="checkpoint .zip to write")
+    args = ap.parse_args(argv)
+    if not Path(args.policy).is_file():
+        ap.error(f"policy {args.policy!r} does not exist")
+    info = to_sb3_checkpoint(args.policy, args.out)
+    print(f"wrote {args.out}; continue with: mulle-train --init-from {args.out} --net {info['net']} "
+          f"--activation {info['activation']} --reward score --score-scale 100 ..."
+          + ("" if info["value"] else " (the value head was not copied: its widths differ from the policy's)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

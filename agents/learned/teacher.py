@@ -1,0 +1,319 @@
+"""Teacher data from search: decisions labelled with a value for every legal move.
+
+A *teacher* is any agent with ``move_values(view, legal_moves, rng) -> [(move, value)]``
+(:meth:`agents.pimc.PIMCAgent.move_values`, :meth:`agents.netsearch.NetSearchAgent.move_values`).
+It plays games (against itself or a list of opponents); at every decision with more
+than one legal move it records what its seat sees and the value of each move it
+searched, and plays the best one (the first on a tie, exactly what its ``act`` plays).
+
+Data lives in a directory of *shards*, each the decisions of ``shard_games`` games:
+
+* ``spec.json``: what the data is (teacher, opponents, seed, shard size, observation
+  layout fingerprint); a rerun with other settings is refused, not mixed in.
+* ``shard_00000.npz`` ...: compressed arrays, one row per decision:
+
+  =============  ==========  =====================================================
+  key            dtype       content
+  =============  ==========  =====================================================
+  ``obs``        float16     :func:`mulle_env.observation.encode_view` of the mover
+  ``legal``      int16       legal action ids, padded with -1 to :data:`MAX_LEGAL`
+  ``values``     float32     the teacher's value of each legal id (points, mover's
+                             seat); NaN for padding and for moves it did not search
+  ``action``     int16       the move played
+  ``outcome``    float32     final score difference of the game, mover's seat
+  ``banked``     float32     points banked at the decision, mover's seat
+                             (:func:`banked_points`; the value head learns
+                             ``outcome - banked``, the points still to come)
+  ``step``       int16       the mover's decision number in the game (0-based)
+  ``game``       int32       the game's index in the data set
+  =============  ==========  =====================================================
+
+A shard is written to a temporary name and renamed, so it is either complete or
+absent: an interrupted run loses at most the shards in progress, and a rerun makes
+only the missing ones. Game ``g`` has a deal seed and agent random streams fixed by
+``(seed, g)``, and every shard is made by one process from its games alone, so the
+same seed gives the same data for any number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import random
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+import numpy as np
+
+from mulle_env.engine import Match
+from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
+
+from ..base import Agent
+
+__all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate",
+           "load", "play_shard"]
+
+#: Tag in ``spec.json``.
+FORMAT = "mulle-teacher-data-2"
+#: Legal-move lists are stored padded to this length (Mulle has about 50 at most).
+MAX_LEGAL = 96
+#: Opponent name meaning "the teacher itself" (both seats are recorded).
+SELF = "self"
+
+
+class TeacherDataError(ValueError):
+    """A data directory made with other settings, or a teacher that cannot label moves."""
+
+
+def deal_seed(seed: int, game: int) -> int:
+    """The deal seed of game ``game`` of a data set with seed ``seed`` (53 bits, stable everywhere)."""
+    digest = hashlib.sha256(f"teacher-deal|{seed}|{game}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 11
+
+
+def banked_points(view) -> float:
+    """The score difference the viewer has banked: finished sets exactly, the set in play as mulle + tabbe + intake.
+
+    Equal to :func:`agents.evaluation.set_value` of the state the view comes from (tested),
+    computed from the view's score sheets alone.
+    """
+    p, o = view.player, 1 - view.player
+    v = 0.0
+    done = {p: dict.fromkeys(("mulle", "tabbe", "intake"), 0), o: dict.fromkeys(("mulle", "tabbe", "intake"), 0)}
+    for sheets in view.sheets:
+        v += sheets[p]["total"] - sheets[o]["total"]
+        for q in (p, o):
+            for k in done[q]:
+                done[q][k] += sheets[q][k]
+    if not view.over:
+        for k in done[p]:
+            v += (view.scores[p][k] - done[p][k]) - (view.scores[o][k] - done[o][k])
+    return v
+
+
+def _stream(seed: int, game: int, seat: int) -> random.Random:
+    digest = hashlib.sha256(f"teacher-rng|{seed}|{game}|{seat}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+class LabellingAgent(Agent):
+    """Wraps a teacher: plays its best-valued move and records the decision with every move's value.
+
+    ``rows`` collects ``(obs, legal ids, values, action, seat, step, banked)`` per decision with a choice.
+    """
+
+    def __init__(self, teacher: Agent, record_seats=(0, 1)) -> None:
+        if not callable(getattr(teacher, "move_values", None)):
+            raise TeacherDataError(f"teacher {teacher.spec!r} has no move_values(view, legal_moves, rng); "
+                                   "use pimc or netsearch")
+        self.teacher = teacher
+        self.spec = teacher.spec
+        self.name = teacher.name
+        self.record_seats = tuple(record_seats)
+        self.rows: list[tuple] = []
+        self._steps = [0, 0]
+
+    def reset(self) -> None:
+        """A new game: reset the teacher and the decision counters (recorded rows are kept)."""
+        self.teacher.reset()
+        self._steps = [0, 0]
+
+    def observe(self, event) -> None:
+        """Pass the move on to the teacher."""
+        self.teacher.observe(event)
+
+    def act(self, view, legal_moves, rng):
+        """The teacher's best-valued move (first on a tie), recording the decision."""
+        p = view.player
+        step = self._steps[p]
+        self._steps[p] += 1
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        scored = self.teacher.move_values(view, legal_moves, rng)
+        best = 0
+        for k in range(1, len(scored)):
+            if scored[k][1] > scored[best][1] + 1e-9:
+                best = k
+        move = scored[best][0]
+        if p in self.record_seats:
+            if any(m.id is None for m in legal_moves):
+                raise TeacherDataError("teacher data needs the fixed action space (forced_capture=True rules)")
+            value_of = {m.id: v for m, v in scored}
+            ids = [m.id for m in legal_moves][:MAX_LEGAL]
+            if move.id not in ids:
+                ids[-1] = move.id
+            self.rows.append((encode_view(view).astype(np.float16), ids,
+                              [value_of.get(i, np.nan) for i in ids], move.id, p, step, banked_points(view)))
+        return move
+
+
+def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
+               rules: dict | None = None) -> int:
+    """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
+    import agents
+
+    rows, outcomes = [], []
+    for g in range(shard * shard_games, (shard + 1) * shard_games):
+        opp_spec = opponents[(g // 2) % len(opponents)]
+        seat = g % 2
+        if opp_spec == SELF:
+            bot = LabellingAgent(agents.make(teacher))
+            seats = [bot, bot]
+        else:
+            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,))
+            opp = agents.make(opp_spec)
+            seats = [bot, opp] if seat == 0 else [opp, bot]
+        match = Match(seed=deal_seed(seed, g), ruleset=rules)
+        scores = match.play_out(seats, [_stream(seed, g, 0), _stream(seed, g, 1)]).scores
+        for row in bot.rows:
+            p = row[4]
+            rows.append((g, *row))
+            outcomes.append(scores[p] - scores[1 - p])
+    n = len(rows)
+    legal = np.full((n, MAX_LEGAL), -1, dtype=np.int16)
+    values = np.full((n, MAX_LEGAL), np.nan, dtype=np.float32)
+    for i, (_, _, ids, vals, *_rest) in enumerate(rows):
+        legal[i, : len(ids)] = ids
+        values[i, : len(vals)] = vals
+    arrays = {
+        "obs": np.array([r[1] for r in rows], dtype=np.float16).reshape(n, OBS_SIZE),
+        "legal": legal,
+        "values": values,
+        "action": np.array([r[4] for r in rows], dtype=np.int16),
+        "outcome": np.array(outcomes, dtype=np.float32),
+        "step": np.array([r[6] for r in rows], dtype=np.int16),
+        "banked": np.array([r[7] for r in rows], dtype=np.float32),
+        "game": np.array([r[0] for r in rows], dtype=np.int32),
+    }
+    path = Path(out_dir) / f"shard_{shard:05d}.npz"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    os.replace(tmp, path)
+    return n
+
+
+def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict | None) -> dict:
+    return {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
+            "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL}
+
+
+def _check_dir(out: Path, spec: dict) -> None:
+    path = out / "spec.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        diff = {k: (old.get(k), v) for k, v in spec.items() if old.get(k) != v}
+        if diff:
+            what = "; ".join(f"{k}: {a!r} there, {b!r} asked" for k, (a, b) in diff.items())
+            raise TeacherDataError(f"{out} holds teacher data made with other settings ({what}); "
+                                   "use another directory")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name("spec.json.tmp")
+        tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+
+
+def shard_path(out_dir: str | Path, shard: int) -> Path:
+    """Where shard ``shard`` is written."""
+    return Path(out_dir) / f"shard_{shard:05d}.npz"
+
+
+def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents=(SELF,),
+             shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict | None = None) -> dict:
+    """Make the missing shards of a data set of ``games`` teacher games; return a summary.
+
+    Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
+    the teacher in both seats, both recorded), the teacher in seat ``g % 2``. Shards
+    already on disk are kept (a rerun resumes). ``workers`` processes (forkserver or
+    spawn, never fork) play shards in parallel. ``rules`` changes ruleset flags (e.g.
+    ``{"sets": 1}`` for short games); the action space must stay fixed.
+    """
+    import agents
+
+    if games < 1 or shard_games < 1 or games % shard_games:
+        raise TeacherDataError(f"games ({games}) must be a positive multiple of shard_games ({shard_games})")
+    if workers < 1:
+        raise TeacherDataError(f"workers must be >= 1, not {workers}")
+    opponents = [str(o) for o in opponents] or [SELF]
+    teacher = agents.canonical(teacher)
+    if not callable(getattr(agents.make(teacher), "move_values", None)):
+        raise TeacherDataError(f"teacher {teacher!r} cannot value moves (no move_values); use pimc or netsearch")
+    opponents = [o if o == SELF else agents.canonical(o) for o in opponents]
+    out = Path(out_dir)
+    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules))
+    todo = [k for k in range(games // shard_games) if not shard_path(out, k).is_file()]
+    bar = None
+    if progress and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, initial=games - len(todo) * shard_games, unit="game", desc=f"teacher {teacher}",
+                   dynamic_ncols=True)
+    decisions = 0
+    args = (str(out),)
+    rest = (teacher, opponents, shard_games, seed, rules)
+    try:
+        if workers == 1:
+            for k in todo:
+                decisions += play_shard(*args, k, *rest)
+                if bar:
+                    bar.update(shard_games)
+        else:
+            ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+            with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                pending = {pool.submit(play_shard, *args, k, *rest) for k in todo}
+                try:
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            decisions += fut.result()
+                            if bar:
+                                bar.update(shard_games)
+                except BaseException:
+                    # Ctrl-C: drop the shards not started; finished ones are on disk already.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+    finally:
+        if bar:
+            bar.close()
+    return {"games": games, "shards": games // shard_games, "made": len(todo), "new_decisions": decisions}
+
+
+def load(data_dirs, max_games: int | None = None) -> dict[str, np.ndarray]:
+    """Every finished shard of one or more data directories, concatenated (checked against this encoding).
+
+    ``game`` indices are made unique across directories. ``max_games`` keeps the first
+    shards of each directory up to that many games.
+    """
+    if isinstance(data_dirs, (str, Path)):
+        data_dirs = [data_dirs]
+    parts: list[dict[str, np.ndarray]] = []
+    offset = 0
+    for d in data_dirs:
+        d = Path(d)
+        spec_path = d / "spec.json"
+        if not spec_path.is_file():
+            raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
+        spec = json.loads(spec_path.read_text())
+        if spec.get("format") != FORMAT:
+            raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
+        if spec.get("obs_fingerprint") != layout_fingerprint():
+            raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
+                                   f"not this mulle_env's {layout_fingerprint()}; generate it again")
+        shards = sorted(d.glob("shard_*.npz"))
+        if max_games is not None:
+            shards = shards[: max(1, max_games // spec["shard_games"])]
+        top = offset
+        for path in shards:
+            with np.load(path, allow_pickle=False) as z:
+                part = {k: z[k] for k in z.files}
+            part["game"] = part["game"] + offset
+            if len(part["game"]):
+                top = max(top, int(part["game"].max()) + 1)
+            parts.append(part)
+        offset = top
+    if not parts:
+        raise TeacherDataError(f"no shards in {', '.join(map(str, data_dirs))}")
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -1,0 +1,192 @@
+"""``netsearch``: determinized search guided by a learned policy and value head.
+
+The same frame as ``pimc`` (deal the unseen cards exactly from what the player knows,
+:mod:`agents.inference`; compare candidates on common determinizations), with the
+network in the three places where pimc uses hand-written rules:
+
+1. **Candidates**: the legal moves ranked by the policy's logits; only the best
+   ``width`` are searched (0 = all).
+2. **Rollouts**: after the candidate, both seats play the policy's moves (its argmax)
+   for ``depth - 1`` more plies. The rollouts of every candidate and determinization
+   advance together, so each ply is one batched forward pass.
+3. **Leaves**: ``leaf=score`` scores a leaf with the points banked so far
+   (:func:`agents.evaluation.set_value`, as pimc); ``leaf=value`` adds the value
+   head's prediction of the points still to come from the searcher's seat; ``auto``
+   uses the value head when the file has one. A finished game is scored exactly.
+
+``prior`` (points) adds ``prior x log p(move)`` from the policy to each candidate's
+value, which breaks near-ties toward the network's choice when samples are few.
+Like pimc it exposes :meth:`NetSearchAgent.move_values`, so it can label teacher data
+for the next generation (:mod:`agents.learned.teacher`).
+
+Speed: the batched forward passes are small matrix products, for which a multithreaded
+BLAS is many times *slower* on a loaded machine (measured: 48 x 524 through the shipped
+net, 1.6 ms with one OpenBLAS thread, 6-150 ms with two on 2 busy cores). Run it with
+``OPENBLAS_NUM_THREADS=1`` (``mulle-expert`` sets it for its worker processes), or
+install ``threadpoolctl``, which the agent then uses to limit BLAS to one thread in its
+process.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mulle_env.engine import GameState
+from mulle_env.engine.moves import MOVES
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
+
+from .base import Agent
+from .evaluation import set_value
+from .inference import PublicHistory, sample_hidden
+from .learned.agent import DEFAULT_POLICY_PATH, cached_policy
+from .learned.policy import VALUE_SCALE
+
+__all__ = ["LEAVES", "NetSearchAgent", "limit_blas_threads"]
+
+#: Leaf evaluations.
+LEAVES = ("auto", "value", "score")
+
+
+_LIMITED = False
+
+
+def limit_blas_threads() -> bool:
+    """Limit BLAS to one thread in this process if ``threadpoolctl`` is installed; True if limited."""
+    global _LIMITED
+    if not _LIMITED:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return False
+        threadpool_limits(1, user_api="blas")
+        _LIMITED = True
+    return True
+
+
+class NetSearchAgent(Agent):
+    """Determinized search whose candidates, rollouts and leaves come from a policy file (module docstring).
+
+    Args:
+        policy: The policy ``.npz`` file; empty means the shipped policy (which has no
+            value head, so ``leaf=auto`` scores leaves with points there).
+        samples: Determinizations per decision.
+        width: Search the policy's best ``width`` moves (0 = all).
+        depth: Plies per rollout, the candidate included (1 = evaluate right after it).
+        leaf: ``auto``, ``value`` (banked points + the value head's points to come) or
+            ``score`` (banked points only); see the module docstring.
+        prior: Weight in points of the policy's log-probability added to each value.
+        history: Deal determinizations by what the heard moves prove (as pimc).
+    """
+
+    name = spec = "netsearch"
+
+    def __init__(self, policy: str = "", samples: int = 16, width: int = 6, depth: int = 4, leaf: str = "auto",
+                 prior: float = 0.0, history: bool = True) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, not {samples!r}")
+        if width < 0:
+            raise ValueError(f"width must be >= 0, not {width!r}")
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, not {depth!r}")
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {leaf!r}")
+        if prior < 0:
+            raise ValueError(f"prior must be >= 0, not {prior!r}")
+        self.path = str(policy) if policy else DEFAULT_POLICY_PATH
+        self.net = cached_policy(self.path)
+        if leaf == "value" and not self.net.has_value:
+            raise ValueError(f"leaf=value needs a policy file with a value head; {self.path} has none")
+        self.samples = samples
+        self.width = width
+        self.depth = depth
+        self.leaf = ("value" if self.net.has_value else "score") if leaf == "auto" else leaf
+        self.prior = float(prior)
+        self.use_history = history
+        self.history = PublicHistory()
+        limit_blas_threads()
+
+    def reset(self) -> None:
+        """A new game: forget the moves heard."""
+        self.history.reset()
+
+    def observe(self, event) -> None:
+        """Hear a move (the public history the determinizations respect)."""
+        self.history.observe(event)
+
+    def act(self, view, legal_moves, rng):
+        """The candidate with the best value (the policy's order breaks exact ties)."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        values = self.move_values(view, legal_moves, rng)
+        best = 0
+        for k in range(1, len(values)):
+            if values[k][1] > values[best][1] + 1e-9:
+                best = k
+        return values[best][0]
+
+    def _candidates(self, view, legal_moves) -> tuple[list, np.ndarray]:
+        ids = [m.id for m in legal_moves]
+        if None in ids:
+            raise ValueError("netsearch's fixed action space needs forced_capture=True; "
+                             f"this game's ruleset is {view.ruleset.changes()}")
+        z = self.net.legal_logits(encode_view(view), ids).astype(np.float64)
+        logp = z - z.max()
+        logp -= np.log(np.exp(logp).sum())
+        order = np.argsort(-z, kind="stable")
+        if self.width:
+            order = order[: self.width]
+        return [legal_moves[i] for i in order], logp[order]
+
+    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+        """``(move, value)`` for each searched move, best policy logit first; values in points, mover's seat."""
+        cands, logp = self._candidates(view, legal_moves)
+        if len(cands) == 1:
+            return [(cands[0], 0.0)]
+        me = view.player
+        required = self.history.reserved(view, 1 - me) if self.use_history else ()
+        states: list[GameState] = []
+        for _ in range(self.samples):
+            hand, deck = sample_hidden(view, rng, required)
+            root = GameState.from_view(view, hand, deck, seed=rng.getrandbits(31))
+            states.extend(root.copy().play_unchecked(m) for m in cands)
+        for _ in range(self.depth - 1):
+            self._advance(states)
+        leaf = self._leaf_values(states, me)
+        totals = leaf.reshape(self.samples, len(cands)).mean(axis=0)
+        if self.prior:
+            totals = totals + self.prior * logp
+        return [(m, float(v)) for m, v in zip(cands, totals)]
+
+    def _advance(self, states: list[GameState]) -> None:
+        """One ply of every unfinished rollout: the policy's argmax, one batched forward pass."""
+        live = [st for st in states if not st.over]
+        if not live:
+            return
+        obs = np.empty((len(live), OBS_SIZE), dtype=OBS_DTYPE)
+        rows, ids, bounds = [], [], [0]
+        for j, st in enumerate(live):
+            encode_state(st, st.to_move, out=obs[j])
+            legal = st.legal_move_ids()
+            rows.extend([j] * len(legal))
+            ids.extend(legal)
+            bounds.append(len(ids))
+        z = self.net.batch_legal_logits(obs, np.asarray(rows), np.asarray(ids))
+        for j, st in enumerate(live):
+            a, b = bounds[j], bounds[j + 1]
+            st.play_unchecked(MOVES[ids[a + int(np.argmax(z[a:b]))]])
+
+    def _leaf_values(self, states: list[GameState], me: int) -> np.ndarray:
+        exact = np.array([set_value(st, me) for st in states], dtype=np.float64)
+        if self.leaf == "score":
+            return exact
+        live = [i for i, st in enumerate(states) if not st.over]
+        if live:
+            obs = np.empty((len(live), OBS_SIZE), dtype=OBS_DTYPE)
+            for j, i in enumerate(live):
+                encode_state(states[i], me, out=obs[j])
+            exact[live] += self.net.value(obs).astype(np.float64) * VALUE_SCALE
+        return exact
+
+    def __getstate__(self):
+        # The weights travel with the agent (arena workers need not read the file again).
+        return self.__dict__.copy()

@@ -1,0 +1,353 @@
+"""``mulle-expert``: run expert-iteration generations, and plot what they measured.
+
+``mulle-expert run`` repeats, for generation ``g = 0, 1, ...``:
+
+1. **data**: the current best search (``--teacher`` at first, later the ``--search``
+   agent with the newest policy whose search beat ``--reference``) labels every legal
+   move of its decisions in ``--games`` games (:mod:`agents.learned.teacher`; resumable
+   shards, ``--workers`` processes);
+2. **fit**: a policy and value head fitted to the data of the last ``--data-window``
+   generations, starting from the previous generation's weights (or ``--init-from``)
+   (:mod:`agents.learned.distill`; checkpointed every ``--checkpoint-minutes``);
+3. **evaluate**: duplicate head-to-heads in the arena of ``learned:path=<policy>`` and
+   of the search with it against each ``--eval-opponents`` (95% intervals, thinking
+   time), each in its own resumable results file.
+
+Everything lands in ``--out-dir``: ``gen_NNN/{data/, fit.pt, policy.npz, eval_*.jsonl}``
+and ``manifest.json`` (settings, every invocation's command line, and per generation: teacher, decisions, fit figures,
+the policy file and its measured strength), rewritten atomically after every stage.
+Rerunning the same command resumes where it stopped (Ctrl-C any time); ``--generations``
+may be raised to continue. ``mulle-expert plot`` draws Elo by generation from the
+manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
+agent of one arena results file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+MANIFEST = "manifest.json"
+#: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
+FIXED = ("teacher", "search", "reference", "opponents", "games", "shard_games", "seed", "data_window", "init_from",
+         "hidden", "value_hidden", "activation", "epochs", "batch_size", "lr", "temperature", "vf_coef",
+         "eval_opponents", "eval_games", "eval_seed")
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {v}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {v}")
+    return v
+
+
+def _widths(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated widths like 512,256, not {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"must list positive widths like 512,256, not {text!r}")
+    return sizes
+
+
+def _specs(text: str) -> list[str]:
+    out = [s.strip() for s in text.split(";") if s.strip()] if ";" in text else \
+        [s.strip() for s in text.split(" ") if s.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError("must name at least one agent spec")
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface of ``mulle-expert`` (its flags are a public interface)."""
+    ap = argparse.ArgumentParser(prog="mulle-expert", description="Expert iteration for Mulle: a search labels "
+                                 "positions, a network learns them, the search uses the network; repeat.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run (or resume) generations",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    r.add_argument("--out-dir", default="runs/expert", help="data, checkpoints, policies, results and manifest.json")
+    r.add_argument("--generations", type=_positive, default=3, help="generations to complete (raise it to continue)")
+    r.add_argument("--teacher", default="pimc", help="agent spec labelling generation 0 (needs move_values)")
+    r.add_argument("--search", default="netsearch", help="search agent spec that takes policy=<file> (the expert)")
+    r.add_argument("--reference", default="pimc",
+                   help="a generation's search becomes the teacher once it beats this (95%% lower bound > 50%%)")
+    r.add_argument("--opponents", type=_specs, default=["self"],
+                   help="the teacher's opponents in data games, space-separated specs ('self' = both seats recorded)")
+    r.add_argument("--games", type=_positive, default=400, help="teacher games per generation")
+    r.add_argument("--shard-games", type=_positive, default=4, help="games per data shard (the unit of resuming)")
+    r.add_argument("--seed", type=int, default=0, help="seeds data games (per generation), nets and fits")
+    r.add_argument("--workers", type=_positive, default=1, help="processes for data games and arena games")
+    r.add_argument("--data-window", type=_positive, default=2, help="fit on the data of this many latest generations")
+    r.add_argument("--init-from", default="", help="policy file whose weights start generation 0 (shapes must fit)")
+    r.add_argument("--hidden", type=_widths, default=[512, 256], help="policy net hidden widths")
+    r.add_argument("--value-hidden", type=_widths, default=[256], help="value head hidden widths")
+    r.add_argument("--activation", choices=("relu", "tanh"), default="relu")
+    r.add_argument("--epochs", type=_positive, default=8)
+    r.add_argument("--batch-size", type=_positive, default=512)
+    r.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
+    r.add_argument("--temperature", type=_positive_float, default=1.0,
+                   help="soft-target temperature in points: softmax(move value / T)")
+    r.add_argument("--vf-coef", type=_positive_float, default=0.5, help="weight of the value loss")
+    r.add_argument("--eval-opponents", type=_specs, default=["pimc", "greedy"],
+                   help="space-separated specs each generation's policy and search play")
+    r.add_argument("--eval-games", type=_positive, default=400, help="games per evaluation match (duplicate pairs)")
+    r.add_argument("--eval-seed", type=int, default=900_000, help="arena seed of the evaluation deals")
+    r.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="fit checkpoint interval")
+    r.add_argument("--threads", type=_positive, default=1, help="torch threads for the fit")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p = sub.add_parser("plot", help="PNG of Elo by generation from a run's manifest")
+    p.add_argument("manifest", help="manifest.json of a mulle-expert run (or its --out-dir)")
+    p.add_argument("--out", default="elo_by_generation.png", help="PNG to write")
+    s = sub.add_parser("speed", help="PNG of Elo against milliseconds per decision from one arena results file")
+    s.add_argument("results", help="results .jsonl of one mulle-arena run (a round-robin of the agents to compare)")
+    s.add_argument("--out", default="elo_vs_ms.png", help="PNG to write")
+    s.add_argument("--json", default="", help="also write the points (spec, Elo, interval, ms) here")
+    return ap
+
+
+def _check_specs(parser: argparse.ArgumentParser, args) -> None:
+    import agents
+
+    def check(flag: str, spec: str) -> str:
+        try:
+            return agents.canonical(spec)
+        except agents.AgentSpecError as exc:
+            parser.error(f"{flag} {spec!r}: {exc}")
+
+    # Canonical texts, so that equal agents written differently compare equal on resume.
+    args.teacher = check("--teacher", args.teacher)
+    args.reference = check("--reference", args.reference)
+    args.eval_opponents = [check("--eval-opponents", spec) for spec in args.eval_opponents]
+    args.opponents = [spec if spec == "self" else check("--opponents", spec) for spec in args.opponents]
+    try:
+        name, params = agents.parse_spec(args.search)
+        agents.canonical(args.search)
+    except agents.AgentSpecError as exc:
+        parser.error(f"--search {args.search!r}: {exc}")
+    if "policy" in params:
+        parser.error(f"--search {args.search!r}: leave policy= out, each generation fills in its own file")
+    try:
+        agents.canonical(_join(args.search, "policy=x.npz"))
+    except agents.AgentSpecError:
+        parser.error(f"--search {args.search!r}: agent {name!r} takes no policy=<file> parameter; use netsearch")
+    if args.init_from:
+        from agents.learned import PolicyFileError, load_policy
+
+        try:
+            load_policy(args.init_from)
+        except PolicyFileError as exc:
+            parser.error(f"--init-from: {exc}")
+    if args.games % args.shard_games:
+        parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
+
+
+def _settings(args) -> dict:
+    return {k: getattr(args, k) for k in FIXED}
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _join(template: str, param: str) -> str:
+    return template + ("," if ":" in template else ":") + param
+
+
+def _search_spec(template: str, policy: str) -> str:
+    import agents
+
+    return agents.canonical(_join(template, f"policy={policy}"))
+
+
+def _teacher_for(manifest: dict, args) -> str:
+    """The newest generation's search that beat the reference, else ``--teacher``."""
+    for gen in reversed(manifest["generations"]):
+        match = (gen.get("eval") or {}).get(f"search|{args.reference}")
+        if match and match.get("score_low") is not None and match["score_low"] > 0.5:
+            return gen["search"]
+    return args.teacher
+
+
+def run(args, out=print) -> int:
+    """``mulle-expert run``: complete ``args.generations`` generations (resuming); 0 when done."""
+    from agents.learned import distill, teacher
+
+    from .evaluate import head_to_head
+
+    root = Path(args.out_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / MANIFEST
+    settings = _settings(args)
+    if path.is_file():
+        manifest = json.loads(path.read_text())
+        diff = {k: (manifest["settings"].get(k), v) for k, v in settings.items() if manifest["settings"].get(k) != v}
+        if diff:
+            what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            print(f"mulle-expert: error: --out-dir {str(root)!r} holds a run with other settings ({what}); "
+                  "use the same settings to resume or another --out-dir", file=sys.stderr)
+            return 2
+    else:
+        manifest = {"format": "mulle-expert-manifest-1", "settings": settings, "generations": []}
+        _write_json(path, manifest)
+    # Every invocation is kept, so the manifest says exactly how its files were made.
+    manifest.setdefault("commands", []).append(
+        {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
+    _write_json(path, manifest)
+    progress = not args.no_progress
+    cfg = distill.FitConfig(hidden=args.hidden, value_hidden=args.value_hidden, activation=args.activation,
+                            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, temperature=args.temperature,
+                            vf_coef=args.vf_coef, seed=args.seed)
+    for g in range(args.generations):
+        gens = manifest["generations"]
+        if g < len(gens) and gens[g].get("done"):
+            continue
+        if g == len(gens):
+            gens.append({"generation": g, "teacher": _teacher_for(manifest, args), "started": time.time()})
+            _write_json(path, manifest)
+        gen = gens[g]
+        gdir = root / f"gen_{g:03d}"
+        t0 = time.monotonic()
+        # 1. Data (each generation deals new games: seed and generation fix them).
+        out(f"generation {g}: data from {gen['teacher']} ({args.games} games)")
+        summary = teacher.generate(gdir / "data", gen["teacher"], args.games, seed=args.seed * 1000 + g,
+                                   opponents=args.opponents, shard_games=args.shard_games, workers=args.workers,
+                                   progress=progress)
+        gen["data"] = str(gdir / "data")
+        gen["data_seconds"] = gen.get("data_seconds", 0) + round(time.monotonic() - t0, 1)
+        _write_json(path, manifest)
+        # 2. Fit on the latest generations' data, from the previous weights.
+        policy = gdir / "policy.npz"
+        if not gen.get("fit"):
+            dirs = [x["data"] for x in gens[max(0, g - args.data_window + 1): g + 1]]
+            data = teacher.load(dirs)
+            init = gens[g - 1]["policy"] if g else (args.init_from or None)
+            out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
+            figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=gdir / "fit.pt",
+                                  checkpoint_minutes=args.checkpoint_minutes, progress=progress, threads=args.threads,
+                                  metadata={"generation": g, "teacher": gen["teacher"], "data": dirs,
+                                            "data_summary": summary})
+            gen.update(policy=str(policy), fit=figures, decisions=len(data["action"]))
+            _write_json(path, manifest)
+        # 3. Evaluate the policy and the search with it.
+        gen["learned"] = _search_spec_learned(str(policy))
+        gen["search"] = _search_spec(args.search, str(policy))
+        evals = gen.setdefault("eval", {})
+        for kind, spec in (("learned", gen["learned"]), ("search", gen["search"])):
+            for opp in args.eval_opponents:
+                key = f"{kind}|{opp}"
+                if key in evals:
+                    continue
+                out(f"generation {g}: {spec} vs {opp} ({args.eval_games} games)")
+                fname = f"eval_{kind}_{''.join(c if c.isalnum() else '_' for c in opp)}.jsonl"
+                evals[key] = head_to_head(spec, opp, args.eval_games, args.eval_seed, gdir / fname,
+                                          workers=args.workers, progress=progress)
+                _write_json(path, manifest)
+                m = evals[key]
+                ms = ", ".join(f"{k} {_num(v, '.2f')}" for k, v in m["ms_per_decision"].items())
+                out(f"  score {_num(m['score'], '.1%')} "
+                    f"[{_num(m['score_low'], '.1%')}, {_num(m['score_high'], '.1%')}] over {m['games']} games; "
+                    f"ms per decision: {ms}")
+        gen["done"] = True
+        gen["seconds"] = gen.get("seconds", 0) + round(time.monotonic() - t0, 1)
+        _write_json(path, manifest)
+    out(f"done: {args.generations} generation(s) in {root} (manifest {path})")
+    return 0
+
+
+def _num(x, fmt: str) -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def _search_spec_learned(policy: str) -> str:
+    import agents
+
+    return agents.canonical(f"learned:path={policy}")
+
+
+def main(argv: list[str] | None = None, out=print) -> int:
+    """Entry point of ``mulle-expert``; returns the exit code (0 done, 1 error, 2 bad usage, 130 interrupted).
+
+    Errors of the run (a data directory made with other settings, an unusable policy
+    file) exit 1 with the message; bad flags exit 2 naming the flag.
+    """
+    # Small batched matrix products are far slower with a multithreaded BLAS on shared cores; worker
+    # processes started from here read these when they import numpy.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args.command == "run":
+            _check_specs(parser, args)
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                print('mulle-expert: error: run needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+                return 2
+            from agents.learned import PolicyFileError
+            from agents.learned.teacher import TeacherDataError
+
+            try:
+                return run(args, out)
+            except (PolicyFileError, TeacherDataError) as exc:
+                print(f"mulle-expert: error: {exc}", file=sys.stderr)
+                return 1
+        if args.command == "plot":
+            from .plots import plot_generations
+
+            mpath = Path(args.manifest)
+            mpath = mpath / MANIFEST if mpath.is_dir() else mpath
+            if not mpath.is_file():
+                parser.error(f"manifest {args.manifest!r} does not exist")
+            if not plot_generations(mpath, args.out):
+                print("mulle-expert: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
+                return 2
+            out(f"wrote {args.out}")
+            return 0
+        from .plots import plot_speed
+
+        if not Path(args.results).is_file():
+            parser.error(f"results {args.results!r} does not exist")
+        try:
+            points = plot_speed(args.results, args.out)
+        except (ValueError, RuntimeError) as exc:
+            print(f"mulle-expert: error: {exc}", file=sys.stderr)
+            return 2
+        if args.json:
+            _write_json(Path(args.json), {"results": args.results, "points": points})
+        for p in sorted(points, key=lambda p: -p["elo"]):
+            ms = f"{p['ms']:.3f}" if p["ms"] is not None else "n/a"
+            out(f"{p['spec']:50s} Elo {p['elo']:+7.1f} [{p['low']:+.1f}, {p['high']:+.1f}]  {ms} ms/decision")
+        out(f"wrote {args.out}")
+        return 0
+    except KeyboardInterrupt:
+        print("\nmulle-expert: interrupted; finished shards, fit checkpoints and arena games are saved: "
+              "run the same command again to continue", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The PNGs of expert iteration: Elo by generation, and Elo against thinking time (needs the ``plot`` extra)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arena import results as results_mod
+from arena import stats
+from arena.report import ANCHOR
+from arena.tournament import FINISHED, game_points
+
+from .evaluate import ms_per_decision
+
+__all__ = ["generation_series", "plot_generations", "plot_speed", "speed_points"]
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def generation_series(manifest: dict) -> dict[str, list[tuple[int, float, float, float]]]:
+    """Per ``"<candidate> vs <opponent>"``: ``(generation, elo, low, high)`` of every measured generation."""
+    series: dict[str, list] = {}
+    for gen in manifest.get("generations", []):
+        for kind, match in (gen.get("eval") or {}).items():
+            elo = match.get("elo") or {}
+            if elo.get("value") is None:
+                continue
+            key = f"{kind.split('|')[0]} vs {match['b']}"
+            low = elo["low"] if elo.get("low") is not None else elo["value"]
+            high = elo["high"] if elo.get("high") is not None else elo["value"]
+            series.setdefault(key, []).append((gen["generation"], elo["value"], low, high))
+    return series
+
+
+def plot_generations(manifest: dict | str | Path, path: str | Path) -> bool:
+    """Elo (95% interval) of each generation's policy and search against each opponent; False without matplotlib."""
+    if not isinstance(manifest, dict):
+        manifest = json.loads(Path(manifest).read_text())
+    plt = _pyplot()
+    if plt is None:
+        return False
+    series = generation_series(manifest)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k, (name, pts) in enumerate(sorted(series.items())):
+        x = [p[0] + 0.06 * (k - len(series) / 2) for p in pts]  # spread overlapping error bars
+        y = [p[1] for p in pts]
+        ax.errorbar(x, y, yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]], fmt="o-", capsize=3,
+                    label=name)
+    ax.axhline(0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("Elo against the opponent (duplicate, 95% interval)")
+    ax.set_title("Expert iteration: strength by generation")
+    gens = sorted({p[0] for pts in series.values() for p in pts})
+    if gens:
+        ax.set_xticks(gens)
+    if series:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def speed_points(lines: list[dict]) -> list[dict]:
+    """Per spec in arena result lines: Bradley-Terry Elo (95% interval) and ms a decision.
+
+    The ratings are anchored on ``random`` when it plays, else on the first spec.
+    """
+    lines = [ln for ln in lines if ln.get("status") in FINISHED]
+    specs = sorted({s for ln in lines for s in ln["specs"]})
+    if len(specs) < 2:
+        raise ValueError(f"an Elo needs games between at least 2 agents; the results hold {len(specs)}")
+    idx = {s: i for i, s in enumerate(specs)}
+    games = [(idx[ln["specs"][0]], idx[ln["specs"][1]], game_points(ln, ln["specs"][0])) for ln in lines]
+    ratings = stats.bradley_terry(specs, games, anchor=idx.get(ANCHOR, 0))
+    out = []
+    for s in specs:
+        iv = ratings.interval(idx[s])
+        out.append({"spec": s, "elo": iv.value, "low": iv.low, "high": iv.high, "ms": ms_per_decision(lines, s),
+                    "games": sum(1 for ln in lines if s in ln["specs"])})
+    return out
+
+
+def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
+    """Plot Elo against milliseconds per decision for every spec of one arena results file; return the points.
+
+    Raises ``RuntimeError`` when matplotlib is missing.
+    """
+    loaded = results_mod.load(str(results), repair=False)
+    points = speed_points(loaded.lines)
+    plt = _pyplot()
+    if plt is None:
+        raise RuntimeError("plotting needs matplotlib: pip install 'mulle-env[plot]'")
+    anchor = ANCHOR if any(p["spec"] == ANCHOR for p in points) else points[0]["spec"]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for p in points:
+        ms = max(p["ms"] or 1e-3, 1e-3)
+        ax.errorbar([ms], [p["elo"]], yerr=[[p["elo"] - p["low"]], [p["high"] - p["elo"]]], fmt="o", capsize=3)
+        ax.annotate(p["spec"], (ms, p["elo"]), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    ax.set_xscale("log")
+    # Room on the right for the labels of the slowest agents.
+    xs = [max(p["ms"] or 1e-3, 1e-3) for p in points]
+    ax.set_xlim(min(xs) / 2, max(xs) * 8)
+    ax.set_xlabel("milliseconds per decision (arena thinking time, log scale)")
+    ax.set_ylabel(f"Bradley-Terry Elo relative to {anchor} (95% interval)")
+    ax.set_title(f"Strength against thinking time ({len(loaded.lines)} games, one arena run)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return points

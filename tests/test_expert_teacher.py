@@ -1,0 +1,106 @@
+"""Teacher data: every legal move valued, seeded, resumable shards, refusals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.learned import teacher
+from mulle_env import codec
+from mulle_env.engine import MOVES
+from mulle_env.observation import OBS_SIZE
+
+RULES = {"sets": 1}
+TEACHER = "pimc:samples=2,horizon=2"
+
+
+def make(path, workers=1, games=4, **kw):
+    args = {"teacher": TEACHER, "games": games, "seed": 5, "opponents": ["self", "heuristic"], "shard_games": 2,
+                "workers": workers, "progress": False, "rules": RULES}
+    args.update(kw)
+    return teacher.generate(path, **args)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("teacher")
+    assert make(d)["made"] == 2
+    return d
+
+
+def test_rows_hold_every_legal_move_with_its_value(data_dir):
+    d = teacher.load(data_dir)
+    n = len(d["action"])
+    assert d["obs"].shape == (n, OBS_SIZE) and d["obs"].dtype == np.float16
+    assert d["legal"].dtype == np.int16 and d["values"].dtype == np.float32 and d["outcome"].dtype == np.float32
+    assert d["banked"].dtype == np.float32 and d["banked"][0] == 0 and np.abs(d["banked"]).max() > 0
+    # Games 0, 1 are self-play (both seats recorded), games 2, 3 against heuristic (one seat).
+    per_game = np.bincount(d["game"])
+    assert len(per_game) == 4 and per_game[0] > per_game[2] and per_game[1] > per_game[3]
+    for i in range(n):
+        k = int((d["legal"][i] >= 0).sum())
+        assert k >= 2 and (d["legal"][i, k:] == -1).all()
+        vals = d["values"][i, :k]
+        assert np.isfinite(vals).all() and np.isnan(d["values"][i, k:]).all()  # width=0: every move searched
+        best = d["legal"][i, int(np.argmax(vals))]
+        assert d["values"][i, list(d["legal"][i]).index(d["action"][i])] == vals.max()
+        assert MOVES[int(best)].id == best < codec.NUM_ACTIONS
+    # Outcome is from the mover's seat: the two seats of a self-play game see opposite numbers.
+    g0 = d["game"] == 0
+    assert set(np.unique(d["outcome"][g0])) <= {float(x) for x in (d["outcome"][g0][0], -d["outcome"][g0][0])}
+
+
+def test_banked_points_equal_set_value_along_games():
+    import random
+
+    from agents.evaluation import set_value
+    from mulle_env.engine import new_game
+
+    rng = random.Random(4)
+    for seed in range(3):
+        st = new_game(seed, {"sets": 2})
+        while True:
+            for p in (0, 1):
+                assert teacher.banked_points(st.view(p)) == set_value(st, p)
+            if st.over:
+                break
+            st.play(rng.choice(st.legal_moves()))
+
+
+def test_same_seed_same_data_in_any_number_of_workers(data_dir, tmp_path):
+    make(tmp_path / "two", workers=2)
+    a, b = teacher.load(data_dir), teacher.load(tmp_path / "two")
+    for k in a:
+        assert np.array_equal(a[k], b[k], equal_nan=True), k
+
+
+def test_rerun_makes_only_missing_shards(data_dir, tmp_path):
+    import shutil
+
+    d = tmp_path / "copy"
+    shutil.copytree(data_dir, d)
+    before = teacher.load(d)
+    (d / "shard_00001.npz").unlink()
+    assert make(d)["made"] == 1
+    after = teacher.load(d)
+    for k in before:
+        assert np.array_equal(before[k], after[k], equal_nan=True), k
+    assert make(d)["made"] == 0
+    assert make(d, games=6)["made"] == 1  # growing the data set adds shards
+
+
+def test_other_settings_and_bad_teachers_are_refused(data_dir, tmp_path):
+    with pytest.raises(teacher.TeacherDataError, match="seed: 5 there, 6 asked"):
+        make(data_dir, seed=6)
+    with pytest.raises(teacher.TeacherDataError, match="no move_values"):
+        make(tmp_path / "x", teacher="heuristic")
+    with pytest.raises(teacher.TeacherDataError, match="multiple of shard_games"):
+        make(tmp_path / "y", games=3)
+    spec = json.loads((data_dir / "spec.json").read_text())
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "spec.json").write_text(json.dumps({**spec, "obs_fingerprint": "0" * 16}))
+    with pytest.raises(teacher.TeacherDataError, match="observation layout"):
+        teacher.load(bad)
