@@ -18,11 +18,11 @@ import numpy as np
 from gymnasium import spaces
 
 from . import codec
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .engine.errors import GameOverError, MulleError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_into, observation_bounds
 
 __all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "resolve_agent"]

@@ -28,11 +28,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import codec
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .engine.errors import GameOverError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .gym_env import (
     SEED_BOUND,
     ResetNeededError,

@@ -95,10 +95,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import codec
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .engine.errors import IllegalMoveError
 from .engine.moves import MOVES
 from .engine.ruleset import Ruleset
-from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .gym_env import (
     RESET_OPTIONS,
     SEAT_MODES,
