@@ -2,8 +2,8 @@
 
 Python blocks of one page run in order in one namespace, from a scratch directory, as a
 reader would paste them. Shell blocks are checked line by line: every ``mulle-arena``,
-``mulle-train``, ``mulle-play`` and ``mulle-expert`` command must parse with that command's own parser (flags
-and types), and every agent spec it names must build; playing the tournaments and
+``mulle-train``, ``mulle-play``, ``mulle-expert`` and ``mulle-serve`` command must parse with that
+command's own parser (flags and types), and every agent spec it names must build; playing the tournaments and
 training runs they describe is left to the slow suites and the benchmarks.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", flags=re.S | re.M)
+FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
 
 
 def blocks(page: Path, kinds: tuple[str, ...]) -> list[str]:
@@ -31,7 +31,8 @@ def commands(page: Path) -> list[list[str]]:
         for line in text.splitlines():
             for part in line.split("&&"):
                 words = shlex.split(part, comments=True)
-                if words and Path(words[0]).name in ("mulle-arena", "mulle-train", "mulle-play", "mulle-expert"):
+                if words and Path(words[0]).name in ("mulle-arena", "mulle-train", "mulle-play", "mulle-expert",
+                                                     "mulle-serve"):
                     out.append(words)
     return out
 
@@ -57,6 +58,8 @@ def _parser(tool: str):
         from agents.learned.train import build_parser
     elif tool == "mulle-expert":
         from expert.cli import build_parser
+    elif tool == "mulle-serve":
+        from live.cli import build_parser
     else:
         from agents.play import build_parser
     return build_parser()
@@ -74,7 +77,10 @@ def test_shell_commands_parse(page):
             args = _parser(tool).parse_args(words[1:])
         except SystemExit as exc:
             raise AssertionError(f"{page.name}: {' '.join(words)} does not parse") from exc
-        for spec in getattr(args, "specs", []) if tool == "mulle-arena" else []:
+        specs = getattr(args, "specs", []) if tool == "mulle-arena" else []
+        if tool == "mulle-serve":
+            specs = [args.opponent]
+        for spec in specs:
             if not spec.startswith("learned:path="):  # a file the page's own commands create
                 agents.make(spec)
 

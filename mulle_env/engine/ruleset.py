@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 from .cards import MULLE_VALUE, MULLE_VALUE_HAND
 from .errors import InvalidRulesetError
@@ -47,7 +47,8 @@ class Ruleset:
 
     def to_dict(self) -> dict:
         """All flags as a plain dict (the canonical JSON form)."""
-        return asdict(self)
+        # The flags are plain bools and ints: no deep copy needed (views are built per message).
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def changes(self) -> dict:
         """Only the flags that differ from the defaults (``{}`` for default rules)."""

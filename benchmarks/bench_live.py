@@ -1,0 +1,205 @@
+"""Live server load: many concurrent tables of scripted WebSocket players against ``random`` on loopback.
+
+    python benchmarks/bench_live.py                              # 200 tables, 0.5 s think time, 20 s
+    python benchmarks/bench_live.py --tables 400 --think 0.25 --seconds 30
+    python benchmarks/bench_live.py --think 0 --tables 50        # saturation: players answer at once
+
+The server runs as ``mulle-serve`` in its own process (``python -m live.cli --port 0``); this
+process runs every player on one event loop. Each player opens a table, starts games one after
+another and answers each request with a random legal move after a think time drawn uniformly
+from [0.5, 1.5] x ``--think`` seconds (people do not answer in microseconds). Measured after a
+warm-up: tables, moves per second (both seats), and the latency from sending a person's move to
+receiving the notification of the opponent's reply (the agent's move), p50/p90/p99/max. The aim
+is 200 concurrent tables with p99 under 50 ms on 2 cores (server and players share them).
+Prints and writes JSON to benchmarks/results/live.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import aiohttp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start_server(max_tables: int, workers: int) -> tuple[subprocess.Popen, str]:
+    """Start ``mulle-serve`` on a free port in a child process; return it and its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random", "--max-tables", str(max_tables),
+         "--workers", str(workers), "--log-level", "ERROR"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    if "open http" not in line:
+        proc.kill()
+        raise SystemExit(f"the server did not start: {line!r}")
+    url = line.split("open ")[1].split()[0].rstrip("/")
+    return proc, url
+
+
+class Stats:
+    """Latencies and move counts, recorded only inside the measuring window."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.latencies: list[float] = []
+        self.moves = 0
+        self.games = 0
+        self.errors = 0
+
+
+async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio.Event, seed: int) -> None:
+    """One person at their own table: start games and answer every request until ``stop``."""
+    rng = random.Random(seed)
+    async with aiohttp.ClientSession() as session, session.ws_connect(url + "/ws", max_msg_size=1 << 22) as ws:
+        await ws.send_json({"type": "join", "payload": {"table_name": f"bench-{index}", "player_name": "p",
+                                                         "opponent": "random", "agent_delay_ms": 0}})
+        sent_at: float | None = None
+        seat = 0
+        async for msg in ws:
+            m = json.loads(msg.data)
+            kind, p = m["type"], m["payload"]
+            if kind == "joined_confirmation":
+                seat = p["seat"]
+                await ws.send_json({"type": "lobby_action", "payload": {"action": "start_game"}})
+            elif kind == "request":
+                if think:
+                    await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                if stop.is_set():
+                    break
+                move = rng.choice(p["context"]["legal_moves"])
+                sent_at = time.perf_counter()
+                await ws.send_json({"type": "response", "payload": {"request_id": p["request_id"],
+                                                                     "data": {"move": move}}})
+            elif kind == "notification":
+                event = p["event"]
+                if event == "moved":
+                    if stats.recording:
+                        stats.moves += 1
+                    if p["data"]["player"] != seat and sent_at is not None:
+                        if stats.recording:
+                            stats.latencies.append(time.perf_counter() - sent_at)
+                        sent_at = None
+                elif event == "game_over":
+                    if stats.recording:
+                        stats.games += 1
+                    sent_at = None
+                    if stop.is_set():
+                        break
+                    await ws.send_json({"type": "lobby_action", "payload": {"action": "start_game"}})
+            elif kind == "error":
+                stats.errors += 1
+        await ws.send_json({"type": "leave", "payload": {}})
+
+
+def process_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc), or None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of values, in milliseconds."""
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return 1000 * values[min(len(values) - 1, int(q * len(values)))]
+
+
+async def run(url: str, tables: int, think: float, warmup: float, seconds: float, seed: int,
+              server_pid: int | None = None) -> dict:
+    """Run the players, measure for ``seconds`` after ``warmup``; return the figures."""
+    stats, stop = Stats(), asyncio.Event()
+    tasks = []
+    for i in range(tables):
+        tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i)))
+        await asyncio.sleep(0.005)  # a ramp, not a thundering herd of joins
+    await asyncio.sleep(warmup)
+    gc.collect()
+    gc.freeze()  # the players' own collector pauses would show up as server latency
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    server0 = process_cpu(server_pid) if server_pid else None
+    stats.recording = True
+    t0 = time.perf_counter()
+    await asyncio.sleep(seconds)
+    stats.recording = False
+    dt = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    server1 = process_cpu(server_pid) if server_pid else None
+    stop.set()
+    await asyncio.wait(tasks, timeout=10)
+    lat = stats.latencies
+    return {
+        "tables": tables, "think_s": think, "seconds": round(dt, 2), "moves": stats.moves,
+        "moves_per_s": round(stats.moves / dt, 1), "games_finished": stats.games, "errors": stats.errors,
+        "replies_measured": len(lat),
+        "latency_ms": {"p50": round(pct(lat, 0.5), 2), "p90": round(pct(lat, 0.9), 2),
+                       "p99": round(pct(lat, 0.99), 2), "max": round(1000 * max(lat), 2) if lat else None,
+                       "mean": round(1000 * statistics.fmean(lat), 2) if lat else None},
+        "players_cpu_s": round((cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime), 2),
+        "server_cpu_s": round(server1 - server0, 2) if server0 is not None and server1 is not None else None,
+        # CPU per move depends far less on the neighbours than latency does: the capacity figure.
+        "server_cpu_ms_per_move": (round(1000 * (server1 - server0) / stats.moves, 3)
+                                   if server0 is not None and server1 is not None and stats.moves else None),
+        "loadavg_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; print and write the JSON result."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tables", type=int, nargs="+", default=[200], help="concurrent tables (several: one run each)")
+    p.add_argument("--think", type=float, default=0.5, help="mean think time of a person in seconds (default 0.5)")
+    p.add_argument("--seconds", type=float, default=20, help="measuring window per run (default 20)")
+    p.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
+    p.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "live.json"))
+    args = p.parse_args(argv)
+    runs = []
+    for tables in args.tables:
+        proc, url = start_server(max(1000, 2 * tables), args.workers)
+        try:
+            figures = asyncio.run(run(url, tables, args.think, args.warmup, args.seconds, args.seed, proc.pid))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        runs.append(figures)
+        lat = figures["latency_ms"]
+        print(f"{tables:4d} tables  think {args.think:g} s  {figures['moves_per_s']:8.1f} moves/s  "
+              f"reply latency p50 {lat['p50']:.2f} ms  p99 {lat['p99']:.2f} ms  max {lat['max']} ms  "
+              f"errors {figures['errors']}  server CPU {figures['server_cpu_ms_per_move']} ms/move  "
+              f"load {figures['loadavg_1min']}",
+              flush=True)
+    result = {
+        "benchmark": "live server load (scripted WebSocket players vs random, loopback)",
+        "runs": runs,
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                    "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "command": "python benchmarks/bench_live.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    }
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,761 @@
+"""Tables, seats, sessions and the game loop of the live mode, independent of the web framework.
+
+The :class:`Hub` owns every :class:`Table` by name and every person's session. A transport
+(the aiohttp server in :mod:`live.server`, or anything else) hands it each checked client
+message with :meth:`Hub.handle` and tells it when a connection closes with
+:meth:`Hub.disconnect`; the hub answers through :class:`Connection` objects, whose
+``send`` never blocks (each connection has its own writer task).
+
+A table runs one :class:`~mulle_env.engine.match.Match` at a time. Seats are held by a
+person or by an agent (built by spec with ``agents.make``); agents think in a thread pool
+with a time limit so no table ever waits on another, and a crashed or slow agent is
+replaced by the fallback agent for the rest of the game. Everything on the event loop is
+cheap: building views and sending JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import random
+import secrets
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import agents
+from mulle_env.engine.cards import CARD_NAMES
+from mulle_env.engine.errors import MulleError
+from mulle_env.engine.match import Match, MoveEvent
+from mulle_env.engine.moves import Move
+from mulle_env.engine.ruleset import Ruleset
+
+from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
+from .views import seat_view, spectator_view
+
+__all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
+
+log = logging.getLogger("live")
+
+#: Table names starting with this are agents' tables made by ``watch``; people cannot sit there.
+WATCH_PREFIX = "watch-"
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    """Server settings (the ``mulle-serve`` flags).
+
+    Attributes:
+        opponent: Default agent spec for empty seats.
+        grace: Seconds a dropped person keeps the seat before an agent takes it.
+        close_after: Seconds a table without people stays open (for a reconnect) before it closes.
+        max_tables: Tables (people's and agents') the server holds at once.
+        max_watchers: Spectator connections per table.
+        max_message: Largest client message accepted, in bytes (larger ones get error 1001).
+        move_time: Seconds an agent may think about one move before the fallback replaces it.
+        agent_delay: Default seconds an agent waits before moving (so people see each move).
+        fallback: Agent spec that replaces a crashed or slow agent.
+        workers: Threads agents think in.
+    """
+
+    opponent: str = "heuristic"
+    grace: float = 20.0
+    close_after: float = 30.0
+    max_tables: int = 1000
+    max_watchers: int = 8
+    max_message: int = 4096
+    move_time: float = 10.0
+    agent_delay: float = 0.0
+    fallback: str = "random"
+    workers: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("grace", "close_after", "move_time", "agent_delay"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be at least 0 seconds, not {getattr(self, name)!r}")
+        for name in ("max_tables", "max_watchers", "max_message", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
+        agents.canonical(self.opponent)
+        agents.canonical(self.fallback)
+
+
+class Connection:
+    """One client connection as the hub sees it: an outgoing queue drained by a writer task.
+
+    Args:
+        send_text: Coroutine function that sends one text frame (e.g. ``ws.send_str``).
+    """
+
+    def __init__(self, send_text: Callable[[str], Awaitable]) -> None:
+        self._send_text = send_text
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.person: Person | None = None
+        self.watching: Table | None = None
+        self.closed = False
+        self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    def send(self, msg: dict) -> None:
+        """Queue ``msg`` (a protocol message dict); never blocks, dropped once the connection is closed."""
+        if not self.closed:
+            self._queue.put_nowait(json.dumps(msg, separators=(",", ":")))
+
+    async def _write(self) -> None:
+        while True:
+            text = await self._queue.get()
+            if text is None:
+                return
+            try:
+                await self._send_text(text)
+            except Exception:  # noqa: BLE001 - the peer went away; the reader side reports the close
+                self.closed = True
+                return
+
+    async def close(self) -> None:
+        """Stop the writer after the queued messages are sent."""
+        if not self._writer.done():
+            self._queue.put_nowait(None)
+            try:
+                await asyncio.wait_for(self._writer, 2)
+            except (TimeoutError, asyncio.CancelledError):
+                self._writer.cancel()
+        self.closed = True
+
+
+class Person:
+    """A person holding a seat (connected, or dropped and inside the grace period)."""
+
+    def __init__(self, name: str, table: Table, seat: int) -> None:
+        self.name = name
+        self.table = table
+        self.seat = seat
+        self.session_id = secrets.token_urlsafe(18)
+        self.conn: Connection | None = None
+        self.grace: asyncio.TimerHandle | None = None
+        #: Request ids sent to this person that are no longer current (to tell "stale" from "unknown").
+        self.old_requests: deque[str] = deque(maxlen=256)
+
+
+class _Seat:
+    def __init__(self, index: int, spec: str) -> None:
+        self.index = index
+        self.person: Person | None = None
+        self.spec = spec
+        self.agent = None
+        self.rng: random.Random | None = None
+
+    def public(self) -> dict:
+        p = self.person
+        if p is None:
+            return {"seat": self.index, "kind": "agent", "name": self.spec, "connected": True}
+        return {"seat": self.index, "kind": "person", "name": p.name, "connected": p.conn is not None}
+
+
+class Table:
+    """A named table: two seats, a lobby, and at most one running game (see the module docstring)."""
+
+    def __init__(self, hub: Hub, name: str, opponent: str, seed: int | None, sets: int | None,
+                 agent_delay: float, watch: bool = False, specs: list[str] | None = None) -> None:
+        self.hub = hub
+        self.name = name
+        self.watch = watch
+        self.opponent = opponent
+        self.seats = [_Seat(i, specs[i] if specs else opponent) for i in (0, 1)]
+        self.watchers: set[Connection] = set()
+        self.host: Person | None = None
+        self.ruleset = Ruleset(sets=sets) if sets else Ruleset()
+        self._seeds = itertools.count(seed) if seed is not None else None
+        self.agent_delay = agent_delay
+        self.match: Match | None = None
+        self.phase = "lobby"
+        self.games = 0
+        self.request: tuple[str, int] | None = None
+        self._token = 0
+        self._agent_token = -1
+        self._agent_task: asyncio.Task | None = None
+        self._close_handle: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    # ----- who is here -----------------------------------------------------------------
+    def people(self) -> list[Person]:
+        """People holding seats (connected or within the grace period)."""
+        return [s.person for s in self.seats if s.person is not None]
+
+    def seats_public(self) -> list[dict]:
+        """The seats as everyone may see them."""
+        return [s.public() for s in self.seats]
+
+    def _audience(self) -> bool:
+        return bool(self.watchers) or any(p.conn is not None for p in self.people())
+
+    def info(self) -> dict:
+        """Table facts for confirmations and lobby notifications."""
+        return {
+            "table_name": self.name, "phase": self.phase, "seats": self.seats_public(),
+            "host": self.host.name if self.host else None, "opponent": self.opponent, "games": self.games,
+            "watch": self.watch, "agent_delay_ms": round(self.agent_delay * 1000),
+        }
+
+    # ----- sending ---------------------------------------------------------------------
+    def _view_for_seat(self, seat: int) -> dict | None:
+        return seat_view(self.match.state, seat) if self.match is not None else None
+
+    def _spectator(self) -> dict | None:
+        return spectator_view(self.match.state, self.watch) if self.match is not None else None
+
+    def notify(self, event: str, data: dict, with_view: bool = True) -> None:
+        """Send the notification ``event`` to everyone here; game events carry each one's own view."""
+        for p in self.people():
+            if p.conn is not None:
+                payload = {"event": event, "data": data}
+                if with_view:
+                    payload["view"] = self._view_for_seat(p.seat)
+                p.conn.send(message("notification", payload))
+        if self.watchers:
+            payload = {"event": event, "data": data}
+            if with_view:
+                payload["view"] = self._spectator()
+            msg = message("notification", payload)
+            for w in self.watchers:
+                w.send(msg)
+
+    def _history(self) -> list[dict]:
+        # Every move so far is public: a (re)joining page rebuilds its move list from it.
+        return [e.to_dict() for e in self.match.history] if self.match is not None else []
+
+    def _send_request(self, person: Person) -> None:
+        request_id, seat = self.request
+        person.conn.send(message("request", {
+            "request_id": request_id, "action": "play", "view": self._view_for_seat(seat),
+            "context": {"legal_moves": [str(m) for m in self.match.legal_moves()]},
+        }))
+
+    # ----- joining and leaving ---------------------------------------------------------
+    def seat_person(self, name: str, conn: Connection) -> Person:
+        """Put a new person in a free seat (one an agent holds); raise ProtocolError 2003/2004."""
+        if any(p.name.casefold() == name.casefold() for p in self.people()):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"the name {name!r} is taken at table {self.name!r}; "
+                                "choose another", {"player_name": name})
+        free = [s for s in self.seats if s.person is None]
+        if not free:
+            raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} has two people already; "
+                                "pick another table name", {"table_name": self.name})
+        seat = free[0]
+        person = Person(name, self, seat.index)
+        seat.person = person
+        seat.agent = None
+        if self.host is None:
+            self.host = person
+        self.hub.sessions[person.session_id] = person
+        self._cancel_close()
+        self._attach(person, conn, rejoin=False)
+        self.notify("player_joined", {"player_index": seat.index, "player_name": name, "replaced": seat.spec,
+                                      "table": self.info()}, with_view=False)
+        self._turn_changed_for_seat(seat.index)
+        return person
+
+    def _attach(self, person: Person, conn: Connection, rejoin: bool) -> None:
+        person.conn = conn
+        conn.person = person
+        conn.send(message("joined_confirmation", {
+            "protocol_version": PROTOCOL_VERSION, "session_id": person.session_id, "player_name": person.name,
+            "seat": person.seat, "host": self.host is person, "rejoined": rejoin, "table": self.info(),
+            "view": self._view_for_seat(person.seat),
+            "history": self._history(),
+        }))
+
+    def rejoin(self, person: Person, conn: Connection) -> None:
+        """Give a returning person their seat and the position back (the pending request too)."""
+        if person.grace is not None:
+            person.grace.cancel()
+            person.grace = None
+        old = person.conn
+        if old is not None and old is not conn:
+            old.person = None
+            old.send(ProtocolError(ErrorCode.ALREADY_ON_TABLE, "this session continued on another connection",
+                                   {"player_index": person.seat}).to_message())
+        self._cancel_close()
+        self._attach(person, conn, rejoin=True)
+        self.notify("player_reconnected", {"player_index": person.seat, "player_name": person.name,
+                                           "table": self.info()}, with_view=False)
+        if self.request is not None and self.request[1] == person.seat:
+            self._send_request(person)
+        else:
+            self._advance()
+
+    def dropped(self, person: Person) -> None:
+        """The person's connection closed without ``leave``: keep the seat for the grace period."""
+        person.conn = None
+        self.notify("player_dropped", {"player_index": person.seat, "player_name": person.name,
+                                       "grace": self.hub.config.grace, "table": self.info()}, with_view=False)
+        loop = asyncio.get_running_loop()
+        person.grace = loop.call_later(self.hub.config.grace, self._grace_over, person)
+        self._maybe_close()
+
+    def _grace_over(self, person: Person) -> None:
+        person.grace = None
+        if self.seats[person.seat].person is person and person.conn is None:
+            self.hub.expired.add(person.session_id)
+            self.remove(person, "timeout")
+
+    def remove(self, person: Person, reason: str) -> None:
+        """The person leaves (``leave``, or the grace period ran out): an agent takes the seat at once."""
+        seat = self.seats[person.seat]
+        if seat.person is not person:
+            return
+        if person.grace is not None:
+            person.grace.cancel()
+            person.grace = None
+        if person.conn is not None:
+            person.conn.person = None
+            person.conn = None
+        self.hub.sessions.pop(person.session_id, None)
+        seat.person = None
+        seat.spec = self.opponent
+        if self.host is person:
+            others = self.people()
+            self.host = others[0] if others else None
+        if self.request is not None and self.request[1] == seat.index:
+            person.old_requests.append(self.request[0])
+            self.request = None
+        self._token += 1
+        if self.match is not None and self.phase == "playing":
+            self._new_agent(seat)
+        self.notify("player_left", {"player_index": seat.index, "player_name": person.name, "reason": reason,
+                                    "replaced_by_name": seat.spec, "table": self.info()}, with_view=False)
+        self._maybe_close()
+        self._advance()
+
+    def add_watcher(self, conn: Connection) -> None:
+        """A spectator connection; both hands are shown only at agents' tables."""
+        if len(self.watchers) >= self.hub.config.max_watchers:
+            raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} has its {self.hub.config.max_watchers} "
+                                "spectators already", {"table_name": self.name})
+        self.watchers.add(conn)
+        conn.watching = self
+        self._cancel_close()
+        conn.send(message("watch_confirmation", {
+            "protocol_version": PROTOCOL_VERSION, "table": self.info(), "view": self._spectator(),
+            "history": self._history(),
+        }))
+        self._advance()
+
+    def remove_watcher(self, conn: Connection) -> None:
+        """A spectator leaves; an agents' table with nobody watching closes at once."""
+        self.watchers.discard(conn)
+        conn.watching = None
+        if self.watch and not self.watchers:
+            self.close()
+        else:
+            self._maybe_close()
+
+    # ----- closing ---------------------------------------------------------------------
+    def _maybe_close(self) -> None:
+        if self.people() or self.watchers or self.closed:
+            return
+        if self._close_handle is None:
+            loop = asyncio.get_running_loop()
+            self._close_handle = loop.call_later(self.hub.config.close_after, self.close)
+
+    def _cancel_close(self) -> None:
+        if self._close_handle is not None:
+            self._close_handle.cancel()
+            self._close_handle = None
+
+    def close(self) -> None:
+        """Close the table now: stop its agent, drop it from the hub."""
+        self._close_handle = None
+        if self.people() and any(p.conn is not None for p in self.people()):
+            return  # someone came back in time
+        self.closed = True
+        self._token += 1
+        if self._agent_task is not None:
+            self._agent_task.cancel()
+        for p in self.people():
+            self.hub.sessions.pop(p.session_id, None)
+            self.hub.expired.add(p.session_id)
+            if p.grace is not None:
+                p.grace.cancel()
+        for w in list(self.watchers):
+            w.watching = None
+        self.watchers.clear()
+        if self.hub.tables.get(self.name) is self:
+            del self.hub.tables[self.name]
+
+    # ----- the lobby ---------------------------------------------------------------------
+    def lobby_action(self, person: Person, action: str, opponent: str | None) -> None:
+        """``start_game`` or ``set_opponent`` by the host (4001 otherwise; 4000 while a game runs)."""
+        if self.phase == "playing":
+            raise ProtocolError(ErrorCode.GAME_ALREADY_STARTED,
+                                f"the game at table {self.name!r} has started; lobby actions wait for its end",
+                                {"action": action})
+        if self.host is not person:
+            raise ProtocolError(ErrorCode.NOT_LOBBY_HOST, f"only the host ({self.host.name if self.host else '-'}) "
+                                f"may {action.replace('_', ' ')}", {"action": action})
+        if action == "set_opponent":
+            try:
+                spec = agents.canonical(opponent)
+            except ValueError as exc:
+                raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"action": action, "opponent": opponent})
+            self.opponent = spec
+            for s in self.seats:
+                if s.person is None:
+                    s.spec = spec
+            self.notify("lobby_update", {"action": "set_opponent", "table": self.info()}, with_view=False)
+            return
+        self.start_game()
+
+    def start_game(self) -> None:
+        """Deal a new game and start the loop."""
+        seed = next(self._seeds) if self._seeds is not None else secrets.randbits(63)
+        specs = [f"person:{s.person.name}" if s.person else s.spec for s in self.seats]
+        self.match = Match(seed, self.ruleset, specs)
+        self.phase = "playing"
+        self.games += 1
+        self.request = None
+        self._token += 1
+        for s in self.seats:
+            if s.person is None:
+                self._new_agent(s)
+        self.notify("lobby_update", {"action": "start_game", "table": self.info()}, with_view=False)
+        self.notify("game_started", {"game": self.games, "seats": self.seats_public()})
+        self.notify("deal", self._deal_data())
+        self.notify("player_turn_changed", {"current_turn_index": self.match.to_move}, with_view=False)
+        self._advance()
+
+    def _new_agent(self, seat: _Seat, spec: str | None = None) -> None:
+        spec = spec or seat.spec
+        try:
+            seat.agent = agents.make(spec)
+        except ValueError:  # a spec that built once fails no more, but a table must never stop
+            log.exception("agent %r could not be built; seat %d falls back to %r", spec, seat.index,
+                          self.hub.config.fallback)
+            spec = self.hub.config.fallback
+            seat.agent = agents.make(spec)
+        seat.spec = spec
+        seat.rng = random.Random(f"{self.match.seed}:{seat.index}:{spec}:{len(self.match.history)}")
+        reset = getattr(seat.agent, "reset", None)
+        if reset is not None:
+            reset()
+        # An agent taking over mid-game hears the moves so far (agents that track history need them).
+        observe = getattr(seat.agent, "observe", None)
+        if observe is not None:
+            for e in self.match.history:
+                observe((e.player, e.move))
+
+    def _deal_data(self) -> dict:
+        st = self.match.state
+        return {"set": st.set_no, "deal": st.deal_no, "deck_size": len(st.deck), "leader": st.to_move}
+
+    # ----- moves -----------------------------------------------------------------------
+    def respond(self, person: Person, request_id: str, text: str) -> None:
+        """A person's move: checked (3002 not their turn, 3000 stale or illegal, 3001 card not held) and played."""
+        if self.phase != "playing" or self.match is None:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "no game is running at this table", {}, request_id)
+        if self.match.to_move != person.seat:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, f"it is seat {self.match.to_move}'s turn, not yours "
+                                f"(seat {person.seat})", {"current_turn_index": self.match.to_move}, request_id)
+        if self.request is None or request_id != self.request[0]:
+            stale = request_id in person.old_requests
+            raise ProtocolError(ErrorCode.INVALID_ACTION,
+                                ("that request was already answered or withdrawn; answer the current one"
+                                 if stale else "no request with that id was sent to you"),
+                                {"reason": "stale request" if stale else "unknown request",
+                                 "current_request_id": self.request[0] if self.request else None}, request_id)
+        try:
+            move = Move.from_str(text)
+        except MulleError as exc:
+            raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"move": text[:200]}, request_id) from None
+        hand = self.match.state.hands[person.seat]
+        if move.card not in hand:
+            raise ProtocolError(ErrorCode.INVALID_CARDS, f"you do not hold {CARD_NAMES[move.card]}; your hand: "
+                                f"{', '.join(CARD_NAMES[f] for f in hand)}",
+                                {"card": CARD_NAMES[move.card], "move": text[:200]}, request_id)
+        try:
+            event = self.match.play(move, player=person.seat)
+        except MulleError as exc:
+            raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc),
+                                {"move": text[:200], "legal_moves": [str(m) for m in self.match.legal_moves()]},
+                                request_id) from None
+        person.old_requests.append(request_id)
+        self.request = None
+        self._after_move(event)
+
+    def _after_move(self, event: MoveEvent) -> None:
+        self._token += 1
+        for s in self.seats:
+            observe = getattr(s.agent, "observe", None) if s.person is None and s.agent is not None else None
+            if observe is not None:
+                observe((event.player, event.move))
+        data = event.to_dict()
+        data["text"] = event.describe()
+        self.notify("moved", data)
+        st = self.match.state
+        if event.set_over:
+            a, b = st.sheets[-1]
+            self.notify("set_over", {"set": event.set_no, "sheets": [a, b], "scores": list(st.scores())})
+        if event.game_over:
+            self._game_over()
+            return
+        if event.deal_over:
+            self.notify("deal", self._deal_data())
+        self.notify("player_turn_changed", {"current_turn_index": st.to_move}, with_view=False)
+        self._advance()
+
+    def _game_over(self) -> None:
+        result = self.match.result()
+        self.phase = "lobby"
+        self.request = None
+        self.notify("game_over", {
+            "scores": list(result.scores), "winner": result.winner,
+            "sheets": [[a, b] for a, b in self.match.state.sheets], "totals": list(result.totals),
+            "record": self.match.record().to_dict(), "table": self.info(),
+        })
+        self._maybe_close()
+
+    def _turn_changed_for_seat(self, seat: int) -> None:
+        # A person took an agent's seat: any move the agent is thinking about no longer counts.
+        self._token += 1
+        if self.request is not None and self.request[1] == seat:
+            self.request = None
+        self._advance()
+
+    def _advance(self) -> None:
+        """Ask whoever is to move: send a person the request, or let the agent think."""
+        if self.phase != "playing" or self.match is None or self.closed:
+            return
+        if self.match.over:
+            return
+        seat = self.seats[self.match.to_move]
+        if seat.person is not None:
+            if self.request is None or self.request[1] != seat.index:
+                self.request = (uuid.uuid4().hex, seat.index)
+                if seat.person.conn is not None:
+                    self._send_request(seat.person)
+            return
+        if not self._audience():
+            return  # nobody to play for: the table waits (and closes after a while)
+        if self._agent_task is not None and not self._agent_task.done() and self._agent_token == self._token:
+            return
+        self._agent_token = self._token
+        self._agent_task = asyncio.get_running_loop().create_task(self._agent_move(seat, self._token))
+
+    async def _agent_move(self, seat: _Seat, token: int) -> None:
+        if self.agent_delay:
+            await asyncio.sleep(self.agent_delay)
+        if token != self._token or self.closed:
+            return
+        st = self.match.state
+        view, legal = st.view(seat.index), st.legal_moves()
+        agent, limit = seat.agent, self.hub.config.move_time
+        failure = None
+        started = time.perf_counter()
+        try:
+            move = await asyncio.wait_for(
+                asyncio.get_running_loop().run_in_executor(self.hub.executor, agent.act, view, legal, seat.rng), limit)
+            if move not in legal:
+                failure = f"chose an illegal move: {move!s:.80}"
+        except TimeoutError:
+            failure = f"took longer than the move time limit of {limit:g} s"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an agent's bug must not stop the table
+            failure = f"crashed: {type(exc).__name__}: {exc}"
+        if token != self._token or self.closed:
+            return  # a person took the seat, or the table closed, while the agent thought
+        if failure is not None:
+            log.warning("table %r: agent %r in seat %d %s; %r takes over", self.name, seat.spec, seat.index, failure,
+                        self.hub.config.fallback)
+            old = seat.spec
+            self._new_agent(seat, self.hub.config.fallback)
+            self.notify("agent_replaced", {"player_index": seat.index, "agent": old, "replaced_by_name": seat.spec,
+                                           "reason": failure, "seconds": round(time.perf_counter() - started, 3),
+                                           "table": self.info()}, with_view=False)
+            self._token += 1
+            self._advance()
+            return
+        self._after_move(self.match.play(move, player=seat.index))
+
+
+class _RecentSet:
+    """A set that forgets its oldest entries beyond ``size`` (expired sessions must not grow without end)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: dict[str, None] = {}
+
+    def add(self, item: str) -> None:
+        self._items[item] = None
+        if len(self._items) > self._size:
+            del self._items[next(iter(self._items))]
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Hub:
+    """All tables and sessions of one server (see the module docstring).
+
+    Args:
+        config: The :class:`LiveConfig`.
+    """
+
+    def __init__(self, config: LiveConfig | None = None) -> None:
+        self.config = config or LiveConfig()
+        self.tables: dict[str, Table] = {}
+        self.sessions: dict[str, Person] = {}
+        #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001); the newest only.
+        self.expired = _RecentSet(100_000)
+        self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
+        self._watch_ids = itertools.count(1)
+
+    def shutdown(self) -> None:
+        """Close every table and stop the agents' threads (a thinking agent finishes its move first)."""
+        for t in list(self.tables.values()):
+            for p in t.people():
+                p.conn = None
+            t.watchers.clear()
+            t.close()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def _new_table(self, name: str, **kw) -> Table:
+        if len(self.tables) >= self.config.max_tables:
+            raise ProtocolError(ErrorCode.SERVER_BUSY, f"the server holds its limit of {self.config.max_tables} "
+                                "tables; try again later", {"max_tables": self.config.max_tables})
+        table = Table(self, name, **kw)
+        self.tables[name] = table
+        return table
+
+    def handle(self, conn: Connection, type_: str, p: dict) -> None:
+        """Act on one checked client message (see :func:`live.protocol.parse`); errors go back as ``error``."""
+        try:
+            getattr(self, f"_on_{type_}")(conn, p)
+        except ProtocolError as exc:
+            conn.send(exc.to_message())
+        except Exception as exc:  # a server bug answers 1000 and the connection goes on
+            log.exception("handling %s", type_)
+            conn.send(ProtocolError(ErrorCode.UNKNOWN_ERROR, "the server failed on this message",
+                                    {"exception_type": type(exc).__name__}).to_message())
+
+    def disconnect(self, conn: Connection) -> None:
+        """The connection closed: a seated person keeps the seat for the grace period."""
+        conn.closed = True
+        if conn.person is not None:
+            person, conn.person = conn.person, None
+            if person.conn is conn:
+                person.table.dropped(person)
+        if conn.watching is not None:
+            conn.watching.remove_watcher(conn)
+
+    # ----- message handlers ------------------------------------------------------------
+    def _on_ping(self, conn: Connection, p: dict) -> None:
+        conn.send(message("pong", {"timestamp": p["timestamp"]}))
+
+    def _busy(self, conn: Connection) -> None:
+        if conn.person is not None:
+            raise ProtocolError(ErrorCode.ALREADY_ON_TABLE, f"you sit at table {conn.person.table.name!r} already; "
+                                "send leave first", {"player_index": conn.person.seat})
+        if conn.watching is not None:
+            raise ProtocolError(ErrorCode.ALREADY_ON_TABLE, f"you watch table {conn.watching.name!r}; send leave first",
+                                {"table_name": conn.watching.name})
+
+    def _on_join(self, conn: Connection, p: dict) -> None:
+        if "session_id" in p:
+            sid = p["session_id"]
+            person = self.sessions.get(sid)
+            if person is None:
+                if sid in self.expired:
+                    raise ProtocolError(ErrorCode.SESSION_EXPIRED, "your seat went to an agent when the grace period "
+                                        "ran out (or the table closed); join again by table and player name",
+                                        {"session_id": sid[:128]})
+                raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, "no session with that id; join by table and "
+                                    "player name", {"session_id": sid[:128]})
+            if conn.person is person:
+                raise ProtocolError(ErrorCode.ALREADY_ON_TABLE, "this connection holds that session already",
+                                    {"player_index": person.seat})
+            self._busy(conn)
+            person.table.rejoin(person, conn)
+            return
+        self._busy(conn)
+        name = p["table_name"]
+        if name.startswith(WATCH_PREFIX):
+            raise ProtocolError(ErrorCode.INVALID_ACTION, f"table names starting with {WATCH_PREFIX!r} are agents' "
+                                "tables to watch; pick another name", {"table_name": name})
+        table = self.tables.get(name)
+        if table is None:
+            opponent = p.get("opponent") or self.config.opponent
+            try:
+                opponent = agents.canonical(opponent)
+            except ValueError as exc:
+                raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"opponent": opponent[:200]}) from None
+            delay = p.get("agent_delay_ms")
+            table = self._new_table(name, opponent=opponent, seed=p.get("seed"), sets=p.get("sets"),
+                                    agent_delay=self.config.agent_delay if delay is None else delay / 1000)
+            try:
+                table.seat_person(p["player_name"], conn)
+            except ProtocolError:
+                table.close()
+                raise
+            return
+        table.seat_person(p["player_name"], conn)
+
+    def _on_leave(self, conn: Connection, p: dict) -> None:
+        if conn.person is not None:
+            conn.person.table.remove(conn.person, "left")
+        elif conn.watching is not None:
+            conn.watching.remove_watcher(conn)
+        else:
+            raise ProtocolError(ErrorCode.INVALID_ACTION, "you are at no table", {"action": "leave"})
+
+    def _person(self, conn: Connection, action: str) -> Person:
+        if conn.person is None:
+            raise ProtocolError(ErrorCode.UNAUTHORIZED, f"{action} needs a seat: send join first", {"action": action})
+        return conn.person
+
+    def _on_response(self, conn: Connection, p: dict) -> None:
+        if conn.person is None:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "you hold no seat, so it is never your turn: send join first",
+                                {}, p["request_id"])
+        conn.person.table.respond(conn.person, p["request_id"], p["move"])
+
+    def _on_lobby_action(self, conn: Connection, p: dict) -> None:
+        person = self._person(conn, p["action"])
+        person.table.lobby_action(person, p["action"], p.get("opponent"))
+
+    def _on_watch(self, conn: Connection, p: dict) -> None:
+        self._busy(conn)
+        if "agents" in p:
+            specs = []
+            for spec in p["agents"]:
+                try:
+                    specs.append(agents.canonical(spec))
+                except ValueError as exc:
+                    raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"agents": p["agents"]}) from None
+            delay = p["delay_ms"] / 1000 if p["delay_ms"] is not None else 0.5
+            name = f"{WATCH_PREFIX}{next(self._watch_ids)}-{secrets.token_hex(3)}"
+            table = self._new_table(name, opponent=specs[1], seed=p["seed"], sets=p["sets"], agent_delay=delay,
+                                    watch=True, specs=specs)
+            table.start_game()  # nobody watches yet, so the agents wait for the watcher's confirmation
+            table.add_watcher(conn)
+            return
+        table = self.tables.get(p["table_name"])
+        if table is None:
+            raise ProtocolError(ErrorCode.TABLE_NOT_FOUND, f"no table named {p['table_name']!r}",
+                                {"table_name": p["table_name"]})
+        table.add_watcher(conn)
+
+    def _on_set_speed(self, conn: Connection, p: dict) -> None:
+        table = conn.watching
+        if table is None or not table.watch:
+            raise ProtocolError(ErrorCode.UNAUTHORIZED, "set_speed is for watchers of an agents' table (see watch)",
+                                {"action": "set_speed"})
+        table.agent_delay = p["delay_ms"] / 1000
+        table.notify("lobby_update", {"action": "set_speed", "table": table.info()}, with_view=False)

@@ -1,0 +1,221 @@
+"""The live mode's wire protocol: JSON messages ``{"type": ..., "payload": {...}}`` over WebSocket.
+
+Standard library only, so the protocol can be read, built and checked without aiohttp.
+See docs/live.md for every message with an example. In short:
+
+* client to server: ``join``, ``leave``, ``ping``, ``response``, ``lobby_action``, ``watch``, ``set_speed``;
+* server to client: ``joined_confirmation``, ``watch_confirmation``, ``pong``, ``request``,
+  ``notification``, ``error``.
+
+Errors carry the platform's codes (:class:`ErrorCode`): 1xxx general, 2xxx session and table,
+3xxx game actions, 4xxx lobby.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import IntEnum
+
+__all__ = [
+    "CLIENT_TYPES", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
+]
+
+#: Version of the message set; sent in ``joined_confirmation`` and ``watch_confirmation``.
+PROTOCOL_VERSION = 1
+
+
+class ErrorCode(IntEnum):
+    """The error codes of the platform's protocol (seed section 7.2.4)."""
+
+    UNKNOWN_ERROR = 1000
+    INVALID_MESSAGE = 1001
+    UNAUTHORIZED = 1002
+    SERVER_BUSY = 1003
+    SESSION_EXPIRED = 2000
+    SESSION_NOT_FOUND = 2001
+    TABLE_NOT_FOUND = 2002
+    TABLE_FULL = 2003
+    NAME_TAKEN = 2004
+    ALREADY_ON_TABLE = 2005
+    INVALID_ACTION = 3000
+    INVALID_CARDS = 3001
+    NOT_YOUR_TURN = 3002
+    ACTION_TIMEOUT = 3006
+    GAME_ALREADY_STARTED = 4000
+    NOT_LOBBY_HOST = 4001
+
+
+class ProtocolError(ValueError):
+    """A message the server refuses; becomes an ``error`` message with ``code`` and ``details``.
+
+    Args:
+        code: The :class:`ErrorCode`.
+        message: What was wrong and what is allowed, for people.
+        details: Extra JSON-able facts (the field, the value received...).
+        request_id: The ``request_id`` of the response that caused it, if any.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, details: dict | None = None,
+                 request_id: str | None = None) -> None:
+        super().__init__(message)
+        self.code = ErrorCode(code)
+        self.details = details or {}
+        self.request_id = request_id
+
+    def to_message(self) -> dict:
+        """The ``error`` message for this error."""
+        return error_message(self.code, str(self), self.details, self.request_id)
+
+
+def message(type_: str, payload: dict | None = None) -> dict:
+    """A message ``{"type": type_, "payload": payload}`` (payload ``{}`` when omitted)."""
+    return {"type": type_, "payload": payload if payload is not None else {}}
+
+
+def error_message(code: ErrorCode, text: str, details: dict | None = None, request_id: str | None = None) -> dict:
+    """An ``error`` message: ``{message, code, details, original_request_id?}``."""
+    payload = {"message": text, "code": int(code), "details": details or {}}
+    if request_id is not None:
+        payload["original_request_id"] = request_id
+    return message("error", payload)
+
+
+def _str(payload: dict, key: str, max_len: int = 64, required: bool = True) -> str | None:
+    value = payload.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > max_len:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            f"'{key}' must be a non-empty string of at most {max_len} characters, not {value!r:.80}",
+                            {"field": key})
+    return value.strip()
+
+
+def _int(payload: dict, key: str, low: int, high: int) -> int | None:
+    value = payload.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            f"'{key}' must be a whole number from {low} to {high}, not {value!r:.40}", {"field": key})
+    return value
+
+
+def _check_join(p: dict) -> dict:
+    if "session_id" in p:
+        return {"session_id": _str(p, "session_id", 128)}
+    out = {"table_name": _str(p, "table_name"), "player_name": _str(p, "player_name", 32)}
+    out["opponent"] = _str(p, "opponent", 200, required=False)
+    out["seed"] = _int(p, "seed", 0, 2**63 - 1)
+    out["sets"] = _int(p, "sets", 1, 10)
+    out["agent_delay_ms"] = _int(p, "agent_delay_ms", 0, 10_000)
+    return out
+
+
+def _check_response(p: dict) -> dict:
+    request_id = p.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a response needs the 'request_id' of the request it answers",
+                            {"field": "request_id"})
+    data = p.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("move"), str):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            "a response's data is {\"move\": \"<move text>\"}, e.g. {\"move\": \"capture KL 9\"}",
+                            {"field": "data"}, request_id)
+    return {"request_id": request_id, "move": data["move"]}
+
+
+def _check_lobby(p: dict) -> dict:
+    action = p.get("action")
+    if action not in ("start_game", "set_opponent"):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            f"unknown lobby action {action!r:.40}; actions: start_game, set_opponent",
+                            {"field": "action"})
+    out = {"action": action}
+    if action == "set_opponent":
+        data = p.get("data")
+        if not isinstance(data, dict):
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "set_opponent needs data: {\"opponent\": \"<agent spec>\"}",
+                                {"field": "data"})
+        out["opponent"] = _str(data, "opponent", 200)
+    return out
+
+
+def _check_watch(p: dict) -> dict:
+    out: dict = {"table_name": _str(p, "table_name", required=False), "delay_ms": _int(p, "delay_ms", 0, 10_000)}
+    agents = p.get("agents")
+    if agents is not None:
+        if (not isinstance(agents, list) or len(agents) != 2
+                or not all(isinstance(a, str) and a.strip() and len(a) <= 200 for a in agents)):
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                                "'agents' must be two agent specs such as [\"heuristic\", \"pimc\"], "
+                                f"not {agents!r:.80}",
+                                {"field": "agents"})
+        out["agents"] = [a.strip() for a in agents]
+    elif out["table_name"] is None:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            "watch needs 'agents' (two specs, a new agents' table) or 'table_name' (an existing table)",
+                            {"field": "agents"})
+    out["seed"] = _int(p, "seed", 0, 2**63 - 1)
+    out["sets"] = _int(p, "sets", 1, 10)
+    return out
+
+
+def _check_speed(p: dict) -> dict:
+    delay = _int(p, "delay_ms", 0, 10_000)
+    if delay is None:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "set_speed needs 'delay_ms' (0 to 10000)", {"field": "delay_ms"})
+    return {"delay_ms": delay}
+
+
+def _check_ping(p: dict) -> dict:
+    stamp = p.get("timestamp")
+    if stamp is not None and (not isinstance(stamp, str) or len(stamp) > 64):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'timestamp' must be an ISO 8601 string", {"field": "timestamp"})
+    return {"timestamp": stamp}
+
+
+_CHECKS = {
+    "join": _check_join,
+    "leave": lambda p: {},
+    "ping": _check_ping,
+    "response": _check_response,
+    "lobby_action": _check_lobby,
+    "watch": _check_watch,
+    "set_speed": _check_speed,
+}
+
+#: The message types a client may send.
+CLIENT_TYPES: tuple[str, ...] = tuple(_CHECKS)
+
+
+def parse(text: str | bytes, max_bytes: int) -> tuple[str, dict]:
+    """Check one client message; return ``(type, checked payload)`` or raise :class:`ProtocolError` (1001).
+
+    ``max_bytes`` bounds the message's size in UTF-8 bytes.
+    """
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > max_bytes:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"message of {size} bytes is over the limit of {max_bytes}",
+                            {"size": size, "limit": max_bytes})
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"not valid JSON: {exc}",
+                            {"received_message": str(text)[:200]}) from None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            "a message is a JSON object {\"type\": \"...\", \"payload\": {...}}",
+                            {"received_message": str(text)[:200]})
+    type_ = data["type"]
+    payload = data.get("payload", {})
+    if payload is None:
+        payload = {}
+    if not isinstance(payload, dict):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'payload' must be a JSON object", {"type": type_[:40]})
+    check = _CHECKS.get(type_)
+    if check is None:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            f"unknown message type {type_[:40]!r}; types: {', '.join(CLIENT_TYPES)}",
+                            {"type": type_[:40]})
+    return type_, check(payload)

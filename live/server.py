@@ -1,0 +1,172 @@
+"""The aiohttp server of the live mode: the page, the WebSocket endpoint ``/ws`` and two small HTTP APIs.
+
+Routes:
+
+* ``GET /`` the page (static HTML, CSS and JavaScript shipped in ``live/static``; no build step);
+* ``GET /ws`` the WebSocket endpoint speaking :mod:`live.protocol`;
+* ``GET /api/agents`` the agent names the server can seat, with the default opponent;
+* ``POST /api/replay`` a game record or one arena results line (JSON) in, every position out
+  (:func:`live.views.replay_frames`).
+
+Needs the ``web`` extra (``pip install -e ".[web]"``); the rest of the package does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import weakref
+from importlib import resources
+from typing import Self
+
+from aiohttp import WSMsgType, web
+
+import agents
+from mulle_env.engine.errors import MulleError
+from mulle_env.engine.record import GameRecord
+
+from .hub import Connection, Hub, LiveConfig
+from .protocol import ProtocolError, parse
+from .views import replay_frames
+
+__all__ = ["ServerThread", "make_app", "start"]
+
+log = logging.getLogger("live")
+
+_HUB = web.AppKey("hub", Hub)
+_SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+#: Largest replay upload (a record of a long game is a few kB).
+MAX_REPLAY_BYTES = 1 << 20
+
+
+def _static_dir():
+    return resources.files("live") / "static"
+
+
+async def _index(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(str(_static_dir() / "index.html"), headers={"Cache-Control": "no-cache"})
+
+
+async def _agents(request: web.Request) -> web.Response:
+    return web.json_response({"default": request.app[_HUB].config.opponent, "agents": agents.available()})
+
+
+async def _replay(request: web.Request) -> web.Response:
+    if request.content_length is not None and request.content_length > MAX_REPLAY_BYTES:
+        return web.json_response({"error": f"a replay upload is at most {MAX_REPLAY_BYTES} bytes"}, status=413)
+    text = await request.text()
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return web.json_response({"error": f"not valid JSON: {exc}"}, status=400)
+    try:
+        record = GameRecord.from_dict(data)
+        frames = replay_frames(record)
+    except MulleError as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    return web.json_response({"record": record.to_dict(), "frames": frames})
+
+
+async def _ws(request: web.Request) -> web.WebSocketResponse:
+    hub = request.app[_HUB]
+    limit = hub.config.max_message
+    # aiohttp closes the connection (1009) above its own cap; below it, oversized messages get error 1001
+    # and the connection goes on. No per-message deflate: the messages are a few kB of JSON, and
+    # compressing them cost a quarter of the server's CPU per move in bench_live.py.
+    ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30, compress=False)
+    await ws.prepare(request)
+    request.app[_SOCKETS].add(ws)
+    conn = Connection(ws.send_str)
+    try:
+        async for msg in ws:
+            if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                try:
+                    type_, payload = parse(msg.data, limit)
+                except ProtocolError as exc:
+                    conn.send(exc.to_message())
+                    continue
+                hub.handle(conn, type_, payload)
+            elif msg.type == WSMsgType.ERROR:
+                break
+    finally:
+        hub.disconnect(conn)
+        await conn.close()
+    return ws
+
+
+async def _on_shutdown(app: web.Application) -> None:
+    for ws in list(app[_SOCKETS]):
+        await ws.close(code=1001, message=b"server shutting down")
+    app[_HUB].shutdown()
+
+
+def make_app(config: LiveConfig | None = None) -> web.Application:
+    """The aiohttp application serving the page, ``/ws`` and the APIs with a fresh :class:`Hub`."""
+    app = web.Application(client_max_size=MAX_REPLAY_BYTES)
+    app[_HUB] = Hub(config)
+    app[_SOCKETS] = weakref.WeakSet()
+    app.router.add_get("/", _index)
+    app.router.add_get("/ws", _ws)
+    app.router.add_get("/api/agents", _agents)
+    app.router.add_post("/api/replay", _replay)
+    app.router.add_static("/static/", str(_static_dir()))
+    app.on_shutdown.append(_on_shutdown)
+    return app
+
+
+def hub_of(app: web.Application) -> Hub:
+    """The :class:`Hub` of an app made by :func:`make_app` (for tests and tools in the same process)."""
+    return app[_HUB]
+
+
+async def start(config: LiveConfig | None = None, host: str = "127.0.0.1", port: int = 8000
+                ) -> tuple[web.AppRunner, str]:
+    """Start serving on ``host:port`` (port 0 picks a free one); return the runner and the base URL."""
+    app = make_app(config)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1] if port == 0 else port
+    return runner, f"http://{host}:{bound}"
+
+
+class ServerThread:
+    """A live server on its own event loop in a background thread (for tests, benchmarks and scripts).
+
+    >>> with ServerThread(LiveConfig(grace=1)) as srv:  # doctest: +SKIP
+    ...     print(srv.url)
+
+    Attributes:
+        url: ``http://host:port`` once started.
+        hub: The server's :class:`Hub` (touch it only through ``call``).
+    """
+
+    def __init__(self, config: LiveConfig | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.config, self.host, self.port = config, host, port
+        self.url: str = ""
+        self.hub: Hub | None = None
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="live-server", daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        self._runner, self.url = asyncio.run_coroutine_threadsafe(
+            start(self.config, self.host, self.port), self._loop).result(30)
+        self.hub = hub_of(self._runner.app)
+        return self
+
+    def call(self, fn, *args):
+        """Run ``fn(*args)`` on the server's loop and return its result."""
+        async def run():
+            return fn(*args)
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+
+    def __exit__(self, *exc) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

@@ -1,0 +1,625 @@
+"""The live server's protocol, against the real server on 127.0.0.1 with a real WebSocket client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+
+import pytest
+
+pytest.importorskip("aiohttp")
+
+import agents
+from agents.base import Agent
+from live.hub import LiveConfig
+from live.protocol import ErrorCode
+from live.server import ServerThread
+from mulle_env.engine.match import Match
+from mulle_env.engine.record import GameRecord
+from tests.live_helpers import Client, play_to_end
+
+CONFIG = LiveConfig(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ServerThread(CONFIG) as srv:
+        yield srv
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def table_name() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+# ----- joining, the lobby, a whole game ---------------------------------------------------------
+
+
+def test_join_opens_a_table_and_confirms_with_a_session(server):
+    async def go():
+        c = await Client.open(server.url)
+        conf = await c.join(table_name(), "Anna")
+        assert conf["seat"] == 0 and conf["host"] is True and conf["rejoined"] is False
+        assert len(conf["session_id"]) >= 20
+        assert conf["table"]["phase"] == "lobby" and conf["view"] is None
+        assert conf["table"]["seats"][1] == {"seat": 1, "kind": "agent", "name": "random", "connected": True}
+        joined = await c.expect("notification", "player_joined")
+        assert joined["payload"]["data"]["player_name"] == "Anna"
+        await c.close()
+    run(go())
+
+
+def test_ping_is_answered_with_the_same_timestamp(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("ping", {"timestamp": "2026-01-02T03:04:05Z"})
+        assert (await c.expect("pong"))["payload"]["timestamp"] == "2026-01-02T03:04:05Z"
+        await c.close()
+    run(go())
+
+
+def test_full_game_against_random_ends_with_game_over_and_a_replayable_record(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=11)
+        await c.send("lobby_action", {"action": "start_game"})
+        start = await c.expect("notification", "game_started")
+        assert start["payload"]["view"]["player"] == 0
+        over = await play_to_end(c)
+        data = over["payload"]["data"]
+        record = GameRecord.from_dict(data["record"])
+        match = record.replay()
+        assert record.seed == 11 and list(match.result().scores) == data["scores"]
+        assert data["sheets"] == [[a, b] for a, b in match.state.sheets] and len(data["sheets"]) == 2
+        moved = [m["payload"]["data"] for m in c.log if m["payload"].get("event") == "moved"]
+        assert [m["move"] for m in moved] == list(record.moves)
+        # Every capture says what it took, exactly as the engine recorded it.
+        for got, event in zip(moved, match.history):
+            assert got == {**event.to_dict(), "text": event.describe()}
+        assert any(m["taken"] for m in moved)
+        # game_over is the game's last event; set_over came with each set's sheets.
+        game_events = [m for m in c.log if m["type"] in ("notification", "request")]
+        assert game_events[-1] is over
+        assert sum(m["payload"].get("event") == "set_over" for m in c.log) == 2
+        assert data["table"]["phase"] == "lobby"
+        # Lobby after a game: the host starts the next one.
+        await c.send("lobby_action", {"action": "start_game"})
+        again = await c.expect("notification", "game_started")
+        assert again["payload"]["data"]["game"] == 2
+        await c.close()
+    run(go())
+
+
+def test_requests_carry_the_legal_moves_and_the_seat_view(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=5)
+        await c.send("lobby_action", {"action": "start_game"})
+        req = (await c.expect("request"))["payload"]
+        assert req["action"] == "play"
+        expected = Match(5)
+        assert req["context"]["legal_moves"] == [str(m) for m in expected.legal_moves()]
+        assert req["view"] == expected.view(0).to_dict()
+        await c.close()
+    run(go())
+
+
+def test_set_opponent_in_the_lobby_changes_the_agent(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna")
+        await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "greedy"}})
+        upd = await c.expect("notification", "lobby_update")
+        assert upd["payload"]["data"]["table"]["seats"][1]["name"] == "greedy"
+        await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "nobody"}})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and "unknown agent" in err["message"]
+        await c.close()
+    run(go())
+
+
+# ----- two people, leaving, dropping, reconnecting ------------------------------------------------
+
+
+def test_two_people_play_each_other_and_a_third_finds_the_table_full(server):
+    async def go():
+        name = table_name()
+        a, b, c = await Client.open(server.url), await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=3, sets=1)
+        conf_b = await b.join(name, "Bert")
+        assert conf_b["seat"] == 1 and conf_b["host"] is False
+        assert conf_b["table"]["seats"][0]["kind"] == conf_b["table"]["seats"][1]["kind"] == "person"
+        await c.send("join", {"table_name": name, "player_name": "Cleo"})
+        assert (await c.error())["code"] == ErrorCode.TABLE_FULL
+        await b.send("lobby_action", {"action": "start_game"})
+        assert (await b.error())["code"] == ErrorCode.NOT_LOBBY_HOST
+        await a.send("lobby_action", {"action": "start_game"})
+        over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
+        assert over_a["payload"]["data"]["record"] == over_b["payload"]["data"]["record"]
+        assert over_a["payload"]["data"]["record"]["specs"] == ["person:Anna", "person:Bert"]
+        for x in (a, b, c):
+            await x.close()
+    run(go())
+
+
+def test_a_taken_name_is_refused(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna")
+        await b.send("join", {"table_name": name, "player_name": "anna"})
+        err = await b.error()
+        assert err["code"] == ErrorCode.NAME_TAKEN and err["details"] == {"player_name": "anna"}
+        await a.close()
+        await b.close()
+    run(go())
+
+
+def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=8)
+        await a.send("lobby_action", {"action": "start_game"})
+        req = await a.expect("request")
+        first = await a.play_first(req)  # the agent in seat 1 answers, then Anna is asked again
+        req = await a.expect("request")
+        conf = await b.join(name, "Bert")
+        assert conf["seat"] == 1 and conf["view"]["player"] == 1 and conf["table"]["phase"] == "playing"
+        assert conf["view"]["hand"] and len(conf["history"]) == 2
+        assert conf["history"][0]["move"] == first and conf["history"][1]["player"] == 1
+        # Bert now plays seat 1: after Anna's move, Bert is asked.
+        await a.play_first(req)
+        breq = await b.expect("request")
+        assert breq["payload"]["view"]["player"] == 1
+        # Bert leaves on his turn: the agent takes the seat at once and plays, Anna is asked again.
+        await b.send("leave")
+        left = await a.expect("notification", "player_left")
+        assert left["payload"]["data"]["replaced_by_name"] == "random" and left["payload"]["data"]["reason"] == "left"
+        moved = await a.expect("notification", "moved")
+        assert moved["payload"]["data"]["player"] == 1
+        await a.expect("request")
+        await a.close()
+        await b.close()
+    run(go())
+
+
+def test_drop_and_reconnect_inside_the_grace_period_gives_the_seat_and_position_back(server):
+    async def go():
+        name = table_name()
+        a = await Client.open(server.url)
+        conf = await a.join(name, "Anna", seed=4)
+        await a.send("lobby_action", {"action": "start_game"})
+        req = await a.expect("request")
+        await a.close()  # dropped, not left
+        await asyncio.sleep(0.1)
+        a2 = await Client.open(server.url)
+        await a2.send("join", {"session_id": conf["session_id"]})
+        back = (await a2.expect("joined_confirmation"))["payload"]
+        assert back["rejoined"] is True and back["seat"] == 0 and back["session_id"] == conf["session_id"]
+        assert back["view"] == req["payload"]["view"]
+        again = await a2.expect("request")
+        assert again["payload"]["request_id"] == req["payload"]["request_id"]
+        await a2.play_first(again)
+        await a2.expect("notification", "moved")
+        await a2.close()
+    run(go())
+
+
+def test_after_the_grace_period_an_agent_has_the_seat_and_the_session_expired(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        conf = await a.join(name, "Anna", seed=6)
+        await b.join(name, "Bert")
+        await a.send("lobby_action", {"action": "start_game"})
+        await a.expect("request")
+        await a.close()
+        dropped = await b.expect("notification", "player_dropped")
+        assert dropped["payload"]["data"]["grace"] == CONFIG.grace
+        left = await b.expect("notification", "player_left", timeout=5)
+        assert left["payload"]["data"]["reason"] == "timeout" and left["payload"]["data"]["player_index"] == 0
+        # The agent plays Anna's seat now, and Bert (host now) is asked.
+        await b.expect("request")
+        a2 = await Client.open(server.url)
+        await a2.send("join", {"session_id": conf["session_id"]})
+        assert (await a2.error())["code"] == ErrorCode.SESSION_EXPIRED
+        await a2.close()
+        await b.close()
+    run(go())
+
+
+def test_the_last_person_leaving_closes_the_table_after_the_timeout(server):
+    async def go():
+        name = table_name()
+        a = await Client.open(server.url)
+        await a.join(name, "Anna")
+        assert server.call(lambda: name in server.hub.tables)
+        await a.send("leave")
+        await asyncio.sleep(0.05)
+        assert server.call(lambda: name in server.hub.tables)  # not at once: a friend may still come
+        await asyncio.sleep(CONFIG.close_after + 0.3)
+        assert not server.call(lambda: name in server.hub.tables)
+        await a.close()
+    run(go())
+
+
+# ----- errors: every code, and the connection goes on -----------------------------------------------
+
+
+def test_bad_messages_get_1001_and_the_connection_goes_on(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.send_raw("{not json")
+        assert (await c.error())["code"] == ErrorCode.INVALID_MESSAGE
+        await c.send_raw(json.dumps([1, 2]))
+        assert (await c.error())["code"] == ErrorCode.INVALID_MESSAGE
+        await c.send("shout", {})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_MESSAGE and "unknown message type" in err["message"]
+        await c.send_raw(json.dumps({"type": "ping", "payload": {"timestamp": "x" * (CONFIG.max_message + 10)}}))
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_MESSAGE and err["details"]["limit"] == CONFIG.max_message
+        await c.send("join", {"table_name": "", "player_name": "Anna"})
+        assert (await c.error())["details"] == {"field": "table_name"}
+        await c.send("ping", {"timestamp": "still here"})
+        assert (await c.expect("pong"))["payload"]["timestamp"] == "still here"
+        await c.close()
+    run(go())
+
+
+def test_a_server_bug_answers_1000_and_the_connection_goes_on(server, monkeypatch):
+    def broken(conn, payload):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(server.hub, "_on_set_speed", broken)
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("set_speed", {"delay_ms": 5})
+        err = await c.error()
+        assert err["code"] == ErrorCode.UNKNOWN_ERROR and err["details"] == {"exception_type": "RuntimeError"}
+        await c.send("ping", {"timestamp": "after"})
+        assert (await c.expect("pong"))["payload"]["timestamp"] == "after"
+        await c.close()
+    run(go())
+
+
+def test_session_and_table_errors(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("join", {"session_id": "forged-session-id"})
+        err = await c.error()
+        assert err["code"] == ErrorCode.SESSION_NOT_FOUND and err["details"] == {"session_id": "forged-session-id"}
+        await c.send("watch", {"table_name": "no-such-table"})
+        assert (await c.error())["code"] == ErrorCode.TABLE_NOT_FOUND
+        await c.send("lobby_action", {"action": "start_game"})
+        assert (await c.error())["code"] == ErrorCode.UNAUTHORIZED
+        await c.join(table_name(), "Anna")
+        await c.send("join", {"table_name": table_name(), "player_name": "Anna"})
+        assert (await c.error())["code"] == ErrorCode.ALREADY_ON_TABLE
+        await c.close()
+    run(go())
+
+
+def test_move_errors_stale_not_your_turn_card_not_held_illegal(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=2)
+        await b.join(name, "Bert")
+        await b.send("response", {"request_id": "r", "data": {"move": "discard KL 2"}})
+        assert (await b.error())["code"] == ErrorCode.NOT_YOUR_TURN  # no game yet
+        await a.send("lobby_action", {"action": "start_game"})
+        req = await a.expect("request")
+        rid = req["payload"]["request_id"]
+        await a.send("lobby_action", {"action": "start_game"})
+        assert (await a.error())["code"] == ErrorCode.GAME_ALREADY_STARTED
+        # Out of turn: Bert answers while Anna is to move.
+        await b.send("response", {"request_id": rid, "data": {"move": req["payload"]["context"]["legal_moves"][0]}})
+        err = await b.error()
+        assert err["code"] == ErrorCode.NOT_YOUR_TURN and err["original_request_id"] == rid
+        # A card Anna does not hold.
+        hand = req["payload"]["view"]["hand"]
+        missing = next(f"{s} {r}" for s in ("KL", "SP", "HJ", "RU") for r in ("2", "3", "4", "5", "6", "7", "8", "9")
+                       if f"{s} {r}" not in hand)
+        await a.send("response", {"request_id": rid, "data": {"move": f"discard {missing}"}})
+        err = await a.error()
+        assert err["code"] == ErrorCode.INVALID_CARDS and err["details"]["card"] == missing
+        # A held card played illegally, and a malformed move: 3000 with the reason.
+        await a.send("response", {"request_id": rid, "data": {"move": f"build {hand[0]} on [99] to 2"}})
+        err = await a.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION
+        await a.send("response", {"request_id": rid, "data": {"move": "fly away"}})
+        assert (await a.error())["code"] == ErrorCode.INVALID_ACTION
+        await a.send("response", {"request_id": rid, "data": {}})
+        assert (await a.error())["code"] == ErrorCode.INVALID_MESSAGE
+        # The request still stands: a legal answer is played.
+        await a.play_first(req)
+        await a.expect("notification", "moved")
+        await b.expect("notification", "moved")
+        await b.play_first(await b.expect("request"))
+        # Now the old request id is stale.
+        nxt = await a.expect("request")
+        await a.send("response", {"request_id": rid, "data": {"move": nxt["payload"]["context"]["legal_moves"][0]}})
+        err = await a.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and err["details"]["reason"] == "stale request"
+        assert err["details"]["current_request_id"] == nxt["payload"]["request_id"]
+        await a.play_first(nxt)
+        await a.expect("notification", "moved")
+        await a.close()
+        await b.close()
+    run(go())
+
+
+def test_limits_tables_per_server_and_watchers_per_table():
+    async def go(url):
+        a, b = await Client.open(url), await Client.open(url)
+        await a.join("only", "Anna")
+        await b.send("join", {"table_name": "second", "player_name": "Bert"})
+        err = await b.error()
+        assert err["code"] == ErrorCode.SERVER_BUSY and err["details"] == {"max_tables": 1}
+        await b.send("watch", {"table_name": "only"})
+        await b.expect("watch_confirmation")
+        c = await Client.open(url)
+        await c.send("watch", {"table_name": "only"})
+        assert (await c.error())["code"] == ErrorCode.TABLE_FULL
+        for x in (a, b, c):
+            await x.close()
+    with ServerThread(LiveConfig(opponent="random", max_tables=1, max_watchers=1)) as srv:
+        run(go(srv.url))
+
+
+# ----- nothing leaks ----------------------------------------------------------------------------------
+
+CARD = re.compile(r"\b(KL|SP|HJ|RU) (A|10|[2-9]|J|Q|K)\b")
+
+
+def test_nothing_of_the_opponents_hand_reaches_a_person_before_it_is_played(server):
+    """Every message of a whole game: each view is exactly the seat's view at that moment, and no
+    card name appears that the seat could not know (its own hand, the table, piles, played cards)."""
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=21, opponent="heuristic")
+        await c.send("lobby_action", {"action": "start_game"})
+        over = await play_to_end(c)
+        record = GameRecord.from_dict(over["payload"]["data"]["record"])
+        replay = Match(record.seed, record.ruleset)
+        moves_seen = 0
+        checked = 0
+        for m in c.log:
+            if m is over:
+                break
+            p = m["payload"]
+            text = json.dumps(m)
+            assert '"seed"' not in text and '"deck"' not in text, m
+            if p.get("event") == "moved":
+                replay.play(record.moves[moves_seen])
+                moves_seen += 1
+            view = p.get("view")
+            if view is not None:
+                assert view == replay.view(0).to_dict()
+                checked += 1
+            v = replay.view(0).to_dict()
+            known = {*v["hand"], *v["loose"], *v["last_taken"], *(c for b in v["builds"] for c in b["cards"]),
+                     *(c for pile in v["mulle"] + v["intake"] for c in pile)}
+            for e in replay.history:
+                d = e.to_dict()
+                known.update(d["taken"])
+                known.update(CARD.findall(d["move"]) and [" ".join(x) for x in CARD.findall(d["move"])])
+            for found in CARD.finditer(text):
+                assert found.group(0) in known, (found.group(0), m)
+        assert moves_seen == len(record.moves) and checked > len(record.moves)
+        await c.close()
+    run(go())
+
+
+# ----- agents: never blocking, time limits, crashes --------------------------------------------------
+
+
+class _Crasher(Agent):
+    def act(self, view, legal_moves, rng):
+        raise RuntimeError("boom")
+
+
+class _Busy(Agent):
+    """Thinks (burns CPU, holding the GIL as pure Python does) for 1.5 s, then plays the first move."""
+
+    def act(self, view, legal_moves, rng):
+        end = time.perf_counter() + 1.5
+        x = 0
+        while time.perf_counter() < end:
+            x += 1
+        return legal_moves[0]
+
+
+@pytest.fixture()
+def test_agents():
+    agents.register("crasher", _Crasher, "test agent that raises")
+    agents.register("busy", _Busy, "test agent that thinks 1.5 s")
+    yield
+    from agents import registry
+
+    for n in ("crasher", "busy"):
+        registry._REGISTRY.pop(n, None)
+        registry._HELP.pop(n, None)
+
+
+def test_a_crashed_agent_is_replaced_and_the_game_goes_on(server, test_agents):
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=9, opponent="crasher", sets=1)
+        await c.send("lobby_action", {"action": "start_game"})
+        await c.play_first(await c.expect("request"))
+        rep = await c.expect("notification", "agent_replaced")
+        assert rep["payload"]["data"]["agent"] == "crasher" and "RuntimeError: boom" in rep["payload"]["data"]["reason"]
+        assert rep["payload"]["data"]["replaced_by_name"] == "random"
+        over = await play_to_end(c)
+        assert over["payload"]["data"]["record"]["moves"]
+        await c.close()
+    run(go())
+
+
+def test_a_slow_agent_neither_blocks_other_tables_nor_exceeds_its_time_limit(test_agents):
+    async def go(url):
+        slow = await Client.open(url)
+        await slow.join("slow", "Anna", seed=1, opponent="busy")
+        await slow.send("lobby_action", {"action": "start_game"})
+        await slow.play_first(await slow.expect("request"))
+        await asyncio.sleep(0.05)  # the busy agent is thinking now
+        other = await Client.open(url)
+        worst = 0.0
+        for _ in range(10):
+            t = time.perf_counter()
+            await other.send("ping", {"timestamp": "t"})
+            await other.expect("pong")
+            worst = max(worst, time.perf_counter() - t)
+            await asyncio.sleep(0.02)
+        # Blocked by the agent, a ping would wait well over a second; threads share the GIL every few ms.
+        assert worst < 0.5, f"a ping took {worst:.3f} s while an agent thought"
+        rep = await slow.expect("notification", "agent_replaced", timeout=5)
+        assert "time limit of 0.3 s" in rep["payload"]["data"]["reason"]
+        await slow.expect("request")  # the fallback moved and the game goes on
+        await slow.close()
+        await other.close()
+    with ServerThread(LiveConfig(opponent="random", move_time=0.3)) as srv:
+        run(go(srv.url))
+
+
+# ----- watching and replaying ----------------------------------------------------------------------------
+
+
+def test_watch_two_agents_with_both_hands_and_a_chosen_speed(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("watch", {"agents": ["random", "greedy"], "delay_ms": 0, "seed": 4, "sets": 1})
+        conf = (await c.expect("watch_confirmation"))["payload"]
+        assert conf["table"]["watch"] is True and conf["table"]["seats"][1]["name"] == "greedy"
+        assert conf["table"]["phase"] == "playing" and len(conf["view"]["hands"][0]) == 8
+        await c.send("set_speed", {"delay_ms": 1})
+        upd = await c.expect("notification", "lobby_update")
+        while upd["payload"]["data"]["action"] != "set_speed":
+            upd = await c.expect("notification", "lobby_update")
+        assert upd["payload"]["data"]["table"]["agent_delay_ms"] == 1
+        over = await c.expect("notification", "game_over", timeout=20)
+        moved = [m for m in c.log if m["payload"].get("event") == "moved"]
+        assert len(moved) == len(over["payload"]["data"]["record"]["moves"])
+        view = moved[0]["payload"]["view"]
+        assert view["player"] is None and len(view["hands"]) == 2 and view["hand"] == []
+        assert len(view["hands"][0]) == view["hand_sizes"][0]
+        await c.send("leave")
+        await asyncio.sleep(0.1)
+        assert not server.call(lambda: conf["table"]["table_name"] in server.hub.tables)
+        await c.close()
+    run(go())
+
+
+def test_a_spectator_of_a_peoples_table_sees_no_hand(server):
+    async def go():
+        name = table_name()
+        a, w = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=3)
+        await w.send("watch", {"table_name": name})
+        await w.expect("watch_confirmation")
+        await a.send("lobby_action", {"action": "start_game"})
+        await a.play_first(await a.expect("request"))
+        moved = await w.expect("notification", "moved")
+        assert moved["payload"]["view"]["hands"] is None and moved["payload"]["view"]["hand"] == []
+        await w.send("set_speed", {"delay_ms": 0})
+        assert (await w.error())["code"] == ErrorCode.UNAUTHORIZED
+        await a.close()
+        await w.close()
+    run(go())
+
+
+def test_replay_api_reads_records_and_arena_lines(server):
+    import aiohttp
+
+    async def go():
+        m = Match(13)
+        m.play_out([agents.make("random"), agents.make("greedy")],
+                   [__import__("random").Random(1), __import__("random").Random(2)])
+        rec = m.record().to_dict()
+        line = {"game_id": "x", "seed": 13, "moves": len(m.history), "move_list": m.moves, "ruleset": {}}
+        async with aiohttp.ClientSession() as s:
+            for body in (rec, line):
+                async with s.post(server.url + "/api/replay", data=json.dumps(body)) as r:
+                    assert r.status == 200
+                    data = await r.json()
+                assert len(data["frames"]) == len(m.history) + 1
+                assert data["frames"][0]["event"] is None
+                last = data["frames"][-1]["view"]
+                assert last["over"] is True and last["scores"][0]["total"] == m.result().scores[0]
+                assert data["frames"][1]["view"]["hands"][0] is not None
+            for bad in ("{", json.dumps({"seed": 1, "moves": 3}), json.dumps({"seed": 1, "moves": ["discard KL 2"]})):
+                async with s.post(server.url + "/api/replay", data=bad) as r:
+                    assert r.status == 400 and (await r.json())["error"]
+            async with s.get(server.url + "/api/agents") as r:
+                assert "heuristic" in (await r.json())["agents"]
+    run(go())
+
+
+# ----- the CLI and the package ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--opponent", "nobody"], "--opponent"),
+    (["--grace", "-1"], "--grace"),
+    (["--port", "70000"], "--port"),
+    (["--max-tables", "0"], "--max-tables"),
+    (["--move-time", "soon"], "--move-time"),
+])
+def test_cli_bad_arguments_exit_2_naming_the_flag(argv, flag, capsys):
+    from live.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_cli_flags_reach_the_config():
+    from live.cli import parse_config
+
+    args, config = parse_config(["--opponent", "pimc:samples=5", "--grace", "3", "--max-message", "1000"])
+    assert config.opponent == agents.canonical("pimc:samples=5") and config.grace == 3 and config.max_message == 1000
+    assert args.host == "127.0.0.1" and args.port == 8000
+
+
+def test_cli_serves_the_page_and_stops_cleanly_on_sigterm():
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"open (http://127\.0\.0\.1:\d+/)", line).group(1)
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "<title>Mulle live</title>" in page
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_package_imports_without_aiohttp():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['aiohttp'] = None\n"
+            "import live, live.hub, live.protocol, live.views, live.cli\n"
+            "print(live.LiveConfig().opponent)")
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "heuristic"

@@ -1,0 +1,71 @@
+"""Pieces of the live mode that need no server: message checks, views, small helpers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from live.hub import LiveConfig, _RecentSet
+from live.protocol import ErrorCode, ProtocolError, parse
+from live.views import replay_frames, spectator_view
+from mulle_env.engine.match import Match
+from mulle_env.engine.record import GameRecord
+
+
+@pytest.mark.parametrize("text, field", [
+    ('{"type": "join", "payload": {"table_name": "t"}}', "player_name"),
+    ('{"type": "join", "payload": {"table_name": "t", "player_name": "a", "seed": -1}}', "seed"),
+    ('{"type": "join", "payload": {"table_name": "t", "player_name": "a", "sets": true}}', "sets"),
+    ('{"type": "response", "payload": {"data": {"move": "discard KL 2"}}}', "request_id"),
+    ('{"type": "response", "payload": {"request_id": "r", "data": {"move": 3}}}', "data"),
+    ('{"type": "lobby_action", "payload": {"action": "assign_team"}}', "action"),
+    ('{"type": "watch", "payload": {"agents": ["random"]}}', "agents"),
+    ('{"type": "watch", "payload": {}}', "agents"),
+    ('{"type": "set_speed", "payload": {}}', "delay_ms"),
+])
+def test_malformed_payloads_name_the_field(text, field):
+    with pytest.raises(ProtocolError) as exc:
+        parse(text, 4096)
+    assert exc.value.code == ErrorCode.INVALID_MESSAGE and exc.value.details["field"] == field
+
+
+def test_parse_accepts_the_documented_messages():
+    assert parse('{"type": "leave"}', 100) == ("leave", {})
+    assert parse('{"type": "ping", "payload": {"timestamp": "x"}}', 100) == ("ping", {"timestamp": "x"})
+    kind, p = parse(json.dumps({"type": "join", "payload": {"session_id": "abc"}}), 100)
+    assert (kind, p) == ("join", {"session_id": "abc"})
+    with pytest.raises(ProtocolError, match="over the limit of 10"):
+        parse('{"type": "leave", "payload": {}}', 10)
+
+
+def test_config_checks_its_values():
+    with pytest.raises(ValueError, match="grace"):
+        LiveConfig(grace=-1)
+    with pytest.raises(ValueError, match="unknown agent"):
+        LiveConfig(opponent="nobody")
+
+
+def test_recent_set_forgets_the_oldest():
+    s = _RecentSet(2)
+    for x in "abc":
+        s.add(x)
+    assert "a" not in s and "b" in s and "c" in s and len(s) == 2
+
+
+def test_spectator_view_hides_hands_unless_asked():
+    m = Match(3)
+    hidden, shown = spectator_view(m.state, False), spectator_view(m.state, True)
+    assert hidden["hand"] == [] and hidden["hands"] is None and hidden["hand_sizes"] == [8, 8]
+    assert shown["hands"] == [m.view(0).to_dict()["hand"], m.view(1).to_dict()["hand"]]
+
+
+def test_replay_frames_follow_the_record_and_name_a_bad_move():
+    m = Match(4)
+    for _ in range(5):
+        m.play(m.legal_moves()[-1])
+    frames = replay_frames(m.record())
+    assert len(frames) == 6 and frames[-1]["view"]["loose"] == m.view(0).to_dict()["loose"]
+    assert [f["event"]["move"] for f in frames[1:]] == m.moves
+    with pytest.raises(ValueError, match="move 2 of the record"):
+        replay_frames(GameRecord(4, (m.moves[0], "discard KL 2")))
