@@ -21,10 +21,14 @@ class Agent:
     Attributes:
         name: Registry name (``"random"``, ``"pimc"``, ...).
         spec: The spec string that rebuilds this agent with :func:`agents.make`.
+        needs_view: ``False`` for an agent whose :meth:`act` never reads ``view``: drivers
+            that know it (the environments) may then pass ``None`` and skip building the
+            view. Defaults to ``True``; an agent without the attribute gets its view.
     """
 
     name: str = "agent"
     spec: str = "agent"
+    needs_view: bool = True
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """Return one of ``legal_moves`` for the position ``view``."""

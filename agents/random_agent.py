@@ -10,6 +10,11 @@ class RandomAgent(Agent):
 
     name = spec = "random"
 
+    @property
+    def needs_view(self) -> bool:
+        """``False``: :meth:`act` reads only ``legal_moves`` and ``rng`` (a subclass that overrides it gets views)."""
+        return type(self).act is not RandomAgent.act
+
     def act(self, view, legal_moves, rng):
         """A uniformly random legal move."""
         return legal_moves[rng.randrange(len(legal_moves))]

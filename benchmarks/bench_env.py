@@ -1,25 +1,34 @@
-"""Environment throughput: random masked play through each env, as decisions/s (JSON).
+"""Environment throughput: random masked play through each env, as decisions/s, against peers (JSON).
 
-Every decision builds the observation and the action mask through the env's public
-API, in one process:
+A *decision* is one observation plus legal-action mask for the player to move, then
+one random legal action applied, all through the env's public API in one process:
 
 - ``mulle_gym``: ``gymnasium.make("Mulle-v0", opponent="random")`` (with gymnasium's
-  default wrappers); a decision is one ``env.step`` (the learner's move with its
-  observation and mask). The opponent's move happens inside the step; ``moves_per_s``
-  counts both players' moves.
-- ``mulle_pettingzoo``: ``mulle_env.pettingzoo.env()``; a decision is one ``last()`` +
-  ``step()`` (every move of the game).
+  default wrappers); a decision is one ``env.step`` (the learner's move, the
+  opponent's move inside it, the next observation and mask). The pick reads the
+  mask with :func:`mulle_env.codec.mask_indices`.
+- ``mulle_pettingzoo``: ``mulle_env.pettingzoo.env()`` (with PettingZoo's
+  ``OrderEnforcingWrapper``); a decision is one ``last()`` + ``step()``.
+- ``mulle_vector``: ``gymnasium.make_vec("Mulle-v0", num_envs=K,
+  vectorization_mode="vector_entry_point", opponent="random")`` with the stepper
+  ``auto`` picks (the compiled one when it is built); ``mulle_vector_python`` forces
+  the pure-Python stepper. One ``step`` = K decisions; the K random picks are one
+  vectorized draw from the ``(K, 2812)`` mask (read by :func:`mulle_env.codec.batch_mask_indices`).
 
-With the ``bench`` extra installed, the peers a user would pick instead run the same
-way and our figures are printed as ratios to theirs: RLCard ``uno`` and ``gin-rummy``
-(``env.step`` returns the next state with its obs and legal actions), PettingZoo
-``texas_holdem_v4`` (AEC, like ours) and OpenSpiel ``gin_rummy`` (``observation_tensor``
-and ``legal_actions`` each decision; chance nodes are sampled and not counted). A
-peer that is not installed is reported as skipped. Figures vary with machine load
-(recorded in the JSON): ratios and the target use decisions per CPU second of this
-process, which other processes on a shared machine disturb less than wall time.
+Peers (the ``bench`` extra; a missing one is reported as skipped): RLCard ``uno`` and
+``gin-rummy`` (plain ``env.step``, which returns the next state with its observation
+and legal actions), PettingZoo ``texas_holdem_v4`` (AEC, like ours), OpenSpiel
+``gin_rummy`` (``observation_tensor`` + ``legal_actions``; chance nodes are sampled and
+not counted).
 
-    python benchmarks/bench_env.py --seconds 3 --out benchmarks/results/env.json
+Every env is built and seeded ONCE; later games start with an unseeded ``reset()``.
+(PettingZoo's RLCard-based envs rebuild themselves on every seeded reset, which
+would halve them.) The envs run ``--rounds`` times in turn for ``--seconds`` each;
+figures are the medians over rounds of decisions per CPU second of this process
+(steadier than wall time on a shared machine), ratios the medians of the per-round
+ratios, so each ratio compares runs made side by side.
+
+    python benchmarks/bench_env.py --seconds 2 --rounds 5 --out benchmarks/results/env.json
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import sys
 import time
 import warnings
@@ -38,194 +48,266 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-#: The issue's aim for our envs, decisions/s.
-TARGET = 30_000
+#: The issue's aims, as ratios to RLCard UNO's plain env.step in the same run.
+AIMS = {"mulle_gym": 1.5, "mulle_pettingzoo": 1.0, "mulle_vector": 30.0}
+BASELINE = "rlcard_uno"
+VECTOR_K = 64
 
 
 def _timed(loop, seconds: float) -> dict:
-    """Run ``loop(deadline) -> (decisions, extra)`` for ``seconds`` after a short warm-up."""
-    loop(time.perf_counter() + min(0.3, seconds / 10))
+    """Run ``loop(deadline) -> decisions`` for ``seconds``."""
     start, cpu = time.perf_counter(), time.process_time()
-    decisions, extra = loop(start + seconds)
+    decisions = loop(start + seconds)
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu
-    out = {
+    return {
         "decisions": decisions,
         "seconds": round(elapsed, 3),
         "decisions_per_s": round(decisions / elapsed),
         # On a shared machine wall time counts other processes' turns too; CPU time does not.
-        "decisions_per_cpu_s": round(decisions / cpu),
+        "decisions_per_cpu_s": round(decisions / max(cpu, 1e-9)),
     }
-    for k, v in extra.items():
-        out[k] = v
-        if k.endswith("s") and isinstance(v, int):
-            out[f"{k}_per_s"] = round(v / elapsed)
-    return out
 
 
-def bench_mulle_gym(seconds: float, seed: int) -> dict:
+def mulle_gym(seed: int):
     import gymnasium as gym
 
     import mulle_env  # noqa: F401  (registers Mulle-v0)
+    from mulle_env.codec import mask_indices
 
     env = gym.make("Mulle-v0", opponent="random")
-    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
     pick = random.Random(seed).random  # the uniform legal pick costs the same for every env
+    box = [info]
 
     def loop(deadline):
-        steps = episodes = 0
+        info, steps = box[0], 0
         while time.perf_counter() < deadline:
-            obs, info = env.reset(seed=int(rng.integers(2**31)))
-            done = False
-            while not done:
-                legal = info["action_mask"].nonzero()[0]
-                obs, reward, done, truncated, info = env.step(legal[int(pick() * len(legal))])
-                steps += 1
-            episodes += 1
-        return steps, {"moves": steps * 2, "games": episodes}
+            legal = mask_indices(info["action_mask"])
+            _, _, done, _, info = env.step(legal[int(pick() * len(legal))])
+            steps += 1
+            if done:
+                _, info = env.reset()
+        box[0] = info
+        return steps
 
-    return _timed(loop, seconds)
+    return loop
 
 
-def bench_mulle_pettingzoo(seconds: float, seed: int) -> dict:
+def mulle_pettingzoo(seed: int):
     from mulle_env.pettingzoo import env as make_env
 
-    return _bench_aec(make_env(), seconds, seed)
+    return _aec(make_env(), seed)
 
 
-def _bench_aec(env, seconds: float, seed: int) -> dict:
+def _aec(env, seed: int):
     """Random masked play through any PettingZoo AEC env: ours and the peers alike."""
-    rng = np.random.default_rng(seed)
-    pick = random.Random(seed).random  # the uniform legal pick costs the same for every env
+    pick = random.Random(seed).random
+    env.reset(seed=seed)
 
     def loop(deadline):
-        steps = games = 0
+        steps = 0
         while time.perf_counter() < deadline:
-            env.reset(seed=int(rng.integers(2**31)))
-            for agent in env.agent_iter():
-                obs, reward, term, trunc, info = env.last()
+            for _agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
                 if term or trunc:
                     env.step(None)
                     continue
-                legal = obs["action_mask"].nonzero()[0]
+                mask = obs["action_mask"]
+                legal = mask.view(bool).nonzero()[0] if mask.dtype == np.int8 else mask.nonzero()[0]
                 env.step(int(legal[int(pick() * len(legal))]))
                 steps += 1
-            games += 1
-        return steps, {"games": games}
+                if time.perf_counter() >= deadline:
+                    return steps  # the game goes on in the next round
+            env.reset()
+        return steps
 
-    return _timed(loop, seconds)
+    return loop
 
 
-def bench_rlcard(game: str, seconds: float, seed: int) -> dict:
+def mulle_vector(seed: int, stepper: str = "auto", k: int = VECTOR_K):
+    import gymnasium as gym
+
+    import mulle_env  # noqa: F401
+    from mulle_env.codec import batch_mask_indices
+
+    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
+                        stepper=stepper)
+    _, info = envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    masks = info["action_mask"]  # the env rewrites this array in place every step
+
+    def loop(deadline):
+        steps = 0
+        while time.perf_counter() < deadline:
+            rows, actions = batch_mask_indices(masks)  # every legal (row, action), row by row
+            counts = np.bincount(rows, minlength=k)
+            choice = np.cumsum(counts) - counts + (rng.random(k) * counts).astype(np.intp)
+            envs.step(actions[choice])
+            steps += k
+        return steps
+
+    return loop
+
+
+def rlcard_env(game: str, seed: int):
     import rlcard
 
     env = rlcard.make(game, config={"seed": seed})
     rng = random.Random(seed)
+    box = [env.reset()[0]]
 
     def loop(deadline):
-        steps = games = 0
+        state, steps = box[0], 0
         while time.perf_counter() < deadline:
-            state, player = env.reset()
-            while not env.is_over():
-                legal = list(state["legal_actions"])
-                state, player = env.step(legal[rng.randrange(len(legal))])
-                steps += 1
-            games += 1
-        return steps, {"games": games}
+            legal = list(state["legal_actions"])
+            state, _ = env.step(legal[rng.randrange(len(legal))])
+            steps += 1
+            if env.is_over():
+                state, _ = env.reset()
+        box[0] = state
+        return steps
 
-    return _timed(loop, seconds)
+    return loop
 
 
-def bench_pettingzoo_peer(module: str, seconds: float, seed: int) -> dict:
+def pettingzoo_peer(module: str, seed: int):
     import importlib
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env = importlib.import_module(f"pettingzoo.classic.{module}").env()
-    return _bench_aec(env, seconds, seed)
+    return _aec(env, seed)
 
 
-def bench_openspiel(game: str, seconds: float, seed: int) -> dict:
+def openspiel(game: str, seed: int):
     import pyspiel
 
     g = pyspiel.load_game(game)
     rng = random.Random(seed)
+    box = [g.new_initial_state()]
 
     def loop(deadline):
-        steps = games = 0
+        st, steps = box[0], 0
         while time.perf_counter() < deadline:
-            st = g.new_initial_state()
-            while not st.is_terminal():
-                if st.is_chance_node():
-                    outcomes, probs = zip(*st.chance_outcomes())
-                    st.apply_action(rng.choices(outcomes, probs)[0])
-                    continue
-                st.observation_tensor(st.current_player())
-                legal = st.legal_actions()
-                st.apply_action(legal[rng.randrange(len(legal))])
-                steps += 1
-            games += 1
-        return steps, {"games": games}
+            if st.is_terminal():
+                st = g.new_initial_state()
+            if st.is_chance_node():
+                outcomes, probs = zip(*st.chance_outcomes())
+                st.apply_action(rng.choices(outcomes, probs)[0])
+                continue
+            st.observation_tensor(st.current_player())
+            legal = st.legal_actions()
+            st.apply_action(legal[rng.randrange(len(legal))])
+            steps += 1
+        box[0] = st
+        return steps
 
-    return _timed(loop, seconds)
+    return loop
 
 
-OURS = {"mulle_gym": bench_mulle_gym, "mulle_pettingzoo": bench_mulle_pettingzoo}
+OURS = {
+    "mulle_gym": mulle_gym,
+    "mulle_pettingzoo": mulle_pettingzoo,
+    "mulle_vector": mulle_vector,
+    "mulle_vector_python": lambda seed: mulle_vector(seed, "python"),
+}
 PEERS = {
-    "rlcard_uno": lambda s, seed: bench_rlcard("uno", s, seed),
-    "rlcard_gin_rummy": lambda s, seed: bench_rlcard("gin-rummy", s, seed),
-    "pettingzoo_texas_holdem_v4": lambda s, seed: bench_pettingzoo_peer("texas_holdem_v4", s, seed),
-    "pettingzoo_gin_rummy_v4": lambda s, seed: bench_pettingzoo_peer("gin_rummy_v4", s, seed),
-    "openspiel_gin_rummy": lambda s, seed: bench_openspiel("gin_rummy", s, seed),
+    "rlcard_uno": lambda seed: rlcard_env("uno", seed),
+    "rlcard_gin_rummy": lambda seed: rlcard_env("gin-rummy", seed),
+    "pettingzoo_texas_holdem_v4": lambda seed: pettingzoo_peer("texas_holdem_v4", seed),
+    "openspiel_gin_rummy": lambda seed: openspiel("gin_rummy", seed),
 }
 
 
+def _table(report: dict) -> str:
+    res, ratios = report["results"], report["ratios"]
+    lines = [f"{'env':<28} {'decisions/s (CPU)':>18} {'x ' + BASELINE:>14} {'aim':>6}"]
+    for name, r in res.items():
+        ratio = ratios.get(f"{name}/{BASELINE}")
+        aim = AIMS.get(name)
+        lines.append(f"{name:<28} {r['decisions_per_cpu_s']:>18,} {'' if ratio is None else f'{ratio:.2f}':>14} "
+                     f"{'' if aim is None else f'{aim:g}':>6}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    """Run the benchmark, print the JSON and write it to ``--out``."""
+    """Run the benchmark, print a table and the JSON, and write the JSON to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per env (default 3)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per env per round (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of alternating runs (default 5)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "env.json"),
                         help="JSON file to write ('-' to only print)")
     parser.add_argument("--no-peers", action="store_true", help="measure only the mulle envs")
+    parser.add_argument("--only", default="", help="comma-separated env names to run (default: all)")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error(f"--seconds must be positive, not {args.seconds}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
+    wanted = {s.strip() for s in args.only.split(",") if s.strip()}
+    unknown = wanted - set(OURS) - set(PEERS)
+    if unknown:
+        parser.error(f"--only: unknown env(s) {sorted(unknown)}; known: {sorted(OURS) + sorted(PEERS)}")
 
-    results: dict[str, dict] = {}
-    skipped: dict[str, str] = {}
-    for name, fn in OURS.items():
-        results[name] = fn(args.seconds, args.seed)
-    if not args.no_peers:
-        for name, fn in PEERS.items():
-            try:
-                results[name] = fn(args.seconds, args.seed)
-            except ImportError as exc:  # the bench extra is optional
-                skipped[name] = f"unavailable here ({exc}); peers come with pip install 'mulle-env[bench]'"
-    # Ratios and the target use CPU time: on a shared machine it is the steadier measure.
-    ratios = {
-        f"{ours}/{peer}": round(results[ours]["decisions_per_cpu_s"] / results[peer]["decisions_per_cpu_s"], 2)
-        for ours in OURS
-        for peer in results
-        if peer not in OURS
-    }
+    loops, skipped = {}, {}
+    candidates = {**OURS, **({} if args.no_peers else PEERS)}
+    for name, make in candidates.items():
+        if wanted and name not in wanted:
+            continue
+        try:
+            loops[name] = make(args.seed)
+        except ImportError as exc:  # the bench extra is optional
+            skipped[name] = f"unavailable here ({exc}); peers come with pip install 'mulle-env[bench]'"
+    for loop in loops.values():  # warm-up: imports, caches, first games
+        loop(time.perf_counter() + min(0.3, args.seconds / 5))
+    runs: dict[str, list[dict]] = {name: [] for name in loops}
+    for _ in range(args.rounds):
+        for name, loop in loops.items():
+            runs[name].append(_timed(loop, args.seconds))
+    results = {}
+    for name, rs in runs.items():
+        results[name] = {
+            "decisions_per_cpu_s": round(statistics.median(r["decisions_per_cpu_s"] for r in rs)),
+            "decisions_per_s": round(statistics.median(r["decisions_per_s"] for r in rs)),
+            "runs": rs,
+        }
+    ratios = {}
+    for ours in (n for n in OURS if n in runs):
+        for peer in (n for n in runs if n not in OURS):
+            per_round = [a["decisions_per_cpu_s"] / b["decisions_per_cpu_s"] for a, b in zip(runs[ours], runs[peer])]
+            ratios[f"{ours}/{peer}"] = round(statistics.median(per_round), 2)
+    aims = {}
+    if BASELINE in runs:
+        for name, aim in AIMS.items():
+            key = f"{name}/{BASELINE}"
+            if key in ratios:
+                aims[name] = {"aim": aim, "ratio": ratios[key], "met": ratios[key] >= aim}
+    from mulle_env.vector_env import make_stepper
+
     report = {
         "benchmark": "env",
-        "unit": "decisions/s: random masked play, observation and mask built every decision, one process",
-        "target_decisions_per_s": TARGET,
-        "meets_target": {k: results[k]["decisions_per_cpu_s"] >= TARGET for k in OURS},
+        "unit": "decisions per CPU second: an observation and legal-action mask for the player to move, then one "
+                "random legal action; median of alternating rounds, one process, each env seeded once",
+        "command": "python benchmarks/bench_env.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "aims_vs_" + BASELINE: aims,
         "results": results,
         "ratios": ratios,
         "skipped": skipped,
+        "vector_k": VECTOR_K,
+        "vector_stepper_auto": type(make_stepper("auto", 1, __import__("mulle_env").Ruleset(), True)).__name__,
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
             "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         },
-        "seconds_per_env": args.seconds,
+        "seconds_per_run": args.seconds,
+        "rounds": args.rounds,
     }
     text = json.dumps(report, indent=2)
+    print(_table(report))
     print(text)
     if args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

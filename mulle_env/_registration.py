@@ -17,6 +17,8 @@ import sys
 
 ENV_ID = "Mulle-v0"
 ENTRY_POINT = "mulle_env.gym_env:MulleEnv"
+#: ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``: the batched env.
+VECTOR_ENTRY_POINT = "mulle_env.vector_env:MulleVectorEnv"
 _REGISTRY_MODULE = "gymnasium.envs.registration"
 
 
@@ -24,7 +26,7 @@ def register_with(registration) -> None:
     """Register ``Mulle-v0`` in the Gymnasium registry module ``registration`` (once)."""
     if ENV_ID not in registration.registry:
         # The entry point is a string so that registering does not import the env module.
-        registration.register(id=ENV_ID, entry_point=ENTRY_POINT)
+        registration.register(id=ENV_ID, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT)
 
 
 class _Loader(importlib.abc.Loader):

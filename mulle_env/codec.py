@@ -58,7 +58,8 @@ from .engine.state import GameState
 __all__ = [
     "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
-    "encode", "decode", "legal_mask", "legal_indices", "describe", "action_to_move",
+    "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "batch_mask_indices", "describe",
+    "action_to_move",
     "action_int",
 ]
 
@@ -132,6 +133,44 @@ def legal_mask(state: GameState, dtype=np.int8, out: np.ndarray | None = None) -
         out[:] = 0
     out[legal_indices(state)] = 1
     return out
+
+
+def mask_indices(mask: np.ndarray) -> np.ndarray:
+    """The actions a 1-D mask allows (``info["action_mask"]``, PettingZoo's ``obs["action_mask"]``), ascending.
+
+    An int8/uint8 0/1 mask is read as bool without a copy: numpy scans a bool array
+    several times faster than an int8 one (about 2 against 10 µs for 2812 entries).
+    """
+    m = np.asarray(mask)
+    if m.ndim != 1:
+        raise ValueError(f"mask_indices reads one mask of shape ({NUM_ACTIONS},), not shape {m.shape}")
+    if m.dtype == np.int8 or m.dtype == np.uint8:
+        m = m.view(bool)
+    return m.nonzero()[0]
+
+
+def batch_mask_indices(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every allowed ``(row, action)`` of a batch of masks (``(K, NUM_ACTIONS)``, int8/uint8/bool), row by row.
+
+    For drivers of the vector env: ``rows, actions = batch_mask_indices(info["action_mask"])``.
+    About 8 of 2812 entries are set per row, so the scan reads the masks 8 bytes at a
+    time and looks inside only the words that are not zero (several times faster than
+    ``np.nonzero`` on the bytes).
+    """
+    m = np.asarray(masks)
+    if m.ndim != 2 or m.shape[1] != NUM_ACTIONS or m.dtype.itemsize != 1:
+        raise ValueError(f"batch_mask_indices reads int8/uint8/bool masks of shape (K, {NUM_ACTIONS}), not "
+                         f"{m.dtype} of shape {m.shape}")
+    flat = m.reshape(-1)
+    if flat.size % 8 or not m.flags.c_contiguous:
+        hits = np.flatnonzero(flat.view(bool) if flat.dtype != bool else flat)
+    else:
+        words = flat.view(np.uint64)
+        nz = np.flatnonzero(words != 0)  # compare then scan bools: numpy's nonzero is slow on uint64
+        inside = np.flatnonzero(words[nz].view(np.uint8))  # the set bytes of the non-zero words, in order
+        hits = nz[inside >> 3] * 8 + (inside & 7)
+    rows = hits // NUM_ACTIONS
+    return rows, hits - rows * NUM_ACTIONS
 
 
 def describe(index: int) -> str:

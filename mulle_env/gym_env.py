@@ -18,12 +18,12 @@ import numpy as np
 from gymnasium import spaces
 
 from . import codec
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .engine.errors import GameOverError, MulleError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine.state import GameState, new_game
-from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_state, observation_bounds
+from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_into, observation_bounds
 
 __all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "resolve_agent"]
 
@@ -170,7 +170,8 @@ class MulleEnv(gym.Env):
     ```
     * ``opponent``: agent spec string (``"heuristic"``, ``"random"``, ``"pimc:samples=10"``;
       resolved through the ``mulle_env.agents`` entry points) or an object with
-      ``act(view, legal_moves, rng)`` (and optionally ``reset()``, ``observe(event)``).
+      ``act(view, legal_moves, rng)`` (and optionally ``reset()``, ``observe(event)``, and
+      ``needs_view = False`` if ``act`` never reads the view: it then gets ``None``).
     * ``reward``: ``"win"`` or ``"score"``.
     * ``seat``: the learner's seat, ``0``, ``1``, ``"random"`` (drawn from the seeded
       ``np_random`` at each reset) or ``"alternate"`` (0, 1, 0, ... by episode). Seat 0
@@ -303,9 +304,10 @@ class MulleEnv(gym.Env):
         st = self.state
         opp = 1 - self.seat
         agent = self.opponent
+        needs_view = getattr(agent, "needs_view", True)
         while not st.over and st.to_move == opp:
             legal = st.legal_moves()
-            move = agent.act(st.view(opp), legal, self._opp_rng)
+            move = agent.act(st.view(opp) if needs_view else None, legal, self._opp_rng)
             if move.id is None or move.id not in st.legal_ids():
                 raise ValueError(f"opponent {agent!r} chose {move}, which is not one of its legal moves")
             st.play_unchecked(move)
@@ -313,7 +315,7 @@ class MulleEnv(gym.Env):
                 self._observe((opp, move))
 
     def _obs(self) -> np.ndarray:
-        return encode_state(self.state, self.seat)
+        return encode_into(self.state, self.seat, np.empty(OBS_SIZE, dtype=OBS_DTYPE))
 
     def _info(self) -> dict:
         st = self.state

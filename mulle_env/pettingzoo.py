@@ -28,11 +28,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import codec
+from .engine import GameState, new_game  # the active backend: the compiled core when it is built
 from .engine.errors import GameOverError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .engine.state import GameState, new_game
 from .gym_env import (
     SEED_BOUND,
     ResetNeededError,
@@ -41,7 +41,7 @@ from .gym_env import (
     checked_index,
     illegal_reward,
 )
-from .observation import OBS_DTYPE, OBS_SIZE, encode_state, observation_bounds
+from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
 
 __all__ = ["AGENTS", "env", "raw_env"]
 
@@ -158,7 +158,7 @@ class raw_env(AECEnv, EzPickle):
         # An agent removed at the end of the game has no entries left: its mask is all zeros.
         if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
             mask[st.legal_ids()] = 1
-        return {"observation": encode_state(st, p), "action_mask": mask}
+        return {"observation": encode_into(st, p, np.empty(OBS_SIZE, dtype=OBS_DTYPE)), "action_mask": mask}
 
     def step(self, action) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""

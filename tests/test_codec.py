@@ -132,3 +132,26 @@ def test_non_forced_capture_is_rejected():
         with pytest.raises(codec.UnsupportedRulesetError, match="forced_capture=True"):
             call()
     assert issubclass(codec.UnsupportedRulesetError, me.InvalidRulesetError)
+
+
+def test_mask_indices_reads_int8_and_bool_masks():
+    st = me.new_game(seed=9)
+    mask = codec.legal_mask(st)
+    assert codec.mask_indices(mask).tolist() == st.legal_move_ids()
+    assert codec.mask_indices(mask.astype(bool)).tolist() == st.legal_move_ids()
+    assert codec.mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8)).tolist() == []
+    with pytest.raises(ValueError, match="shape"):
+        codec.mask_indices(np.zeros((2, codec.NUM_ACTIONS), np.int8))
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_batch_mask_indices_equals_nonzero(k):
+    rng = np.random.default_rng(k)
+    masks = (rng.random((k, codec.NUM_ACTIONS)) < 0.01).astype(np.int8)
+    masks[0, [0, 7, 8, codec.NUM_ACTIONS - 1]] = 1
+    want = np.nonzero(masks)
+    for m in (masks, masks.astype(bool), masks.view(np.uint8)):
+        rows, actions = codec.batch_mask_indices(m)
+        assert np.array_equal(rows, want[0]) and np.array_equal(actions, want[1])
+    with pytest.raises(ValueError, match="shape"):
+        codec.batch_mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8))

@@ -116,6 +116,11 @@ class OpponentPool:
             self.current_name = name
         self.current.reset()
 
+    @property
+    def needs_view(self) -> bool:
+        """Whether the drawn opponent reads its view (``random`` does not: the envs then skip building it)."""
+        return getattr(self.current, "needs_view", True)
+
     def act(self, view, legal_moves, rng):
         """The drawn opponent's move."""
         return self.current.act(view, legal_moves, rng)

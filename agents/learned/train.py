@@ -8,7 +8,9 @@ Pipeline (docs/learning.md has the shipped run's exact command and figures):
 2. ``MaskablePPO`` (sb3-contrib) on ``Mulle-v0`` with vectorized envs whose opponent
    is an :class:`~agents.learned.pool.OpponentPool` (a new opponent each game, drawn
    from agent specs and earlier snapshots of the learner by ``--opponents``), the
-   learner's seat alternating;
+   learner's seat alternating; ``--vec batched`` steps all games in one call through the
+   batched vector env (:mod:`mulle_env.vector_env`, wrapped by :mod:`agents.learned.sb3_vec`),
+   where ``--opponents selfplay=1`` lets the network being trained play the other seat;
 3. every ``--checkpoint-every`` steps a resumable checkpoint (``checkpoints/``), a
    numpy snapshot for the pool (``pool/``); every ``--eval-every`` steps a duplicate
    match against ``--eval-opponent`` (``eval.csv``, and sb3's logger: CSV, plus
@@ -34,7 +36,10 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["build_parser", "main", "parse_args", "train"]
+__all__ = ["SELFPLAY", "build_parser", "main", "parse_args", "train"]
+
+#: ``--opponents`` member for self-play in the batched env: the network being trained plays both seats.
+SELFPLAY = "selfplay"
 
 EVAL_FIELDS = ["timesteps", "games_trained", "elapsed_s", "opponent", "games", "wins", "draws", "losses", "score",
                "score_low", "score_high", "mean_diff"]
@@ -84,9 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = ap.add_argument_group("environment and opponents")
     g.add_argument("--envs", type=int, default=8, help="parallel environments")
-    g.add_argument("--vec", choices=("dummy", "subproc"), default="dummy", help="vectorization (dummy = one process)")
+    g.add_argument("--vec", choices=("dummy", "subproc", "batched"), default="dummy",
+                   help="vectorization: dummy = Mulle-v0 envs in one process, subproc = one process each, batched = "
+                   "the batched vector env (all games stepped in one call; use more --envs and fewer --n-steps)")
     g.add_argument("--opponents", default="heuristic=0.6,greedy=0.1,random=0.05,self=0.25",
-                   help="opponent pool: spec=weight,...; 'self' = earlier snapshots of the learner")
+                   help="opponent pool: spec=weight,...; 'self' = earlier snapshots of the learner; "
+                   f"'{SELFPLAY}' alone (with --vec batched) = the network being trained plays the other seat")
     g.add_argument("--pool-keep", type=int, default=5, help="'self' draws among this many newest snapshots")
     g.add_argument("--reward", choices=("score", "win"), default="score", help="Mulle-v0 reward mode")
     g.add_argument("--score-scale", type=float, default=100.0, help="score difference divisor (reward=score)")
@@ -198,7 +206,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     except ValueError as exc:
         parser.error(f"--opponents: {exc}")
     for spec in weights:
-        if spec != SELF:
+        if spec == SELFPLAY:
+            if args.vec != "batched":
+                parser.error(f"--opponents {SELFPLAY} needs --vec batched (the network plays the other seat there)")
+            if len(weights) > 1:
+                parser.error(f"--opponents {SELFPLAY} cannot be mixed with other opponents")
+        elif spec != SELF:
             _check_spec(parser, "--opponents", spec)
     _check_spec(parser, "--eval-opponent", args.eval_opponent)
     if args.bc_games:
@@ -261,6 +274,31 @@ def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
     return make
 
 
+def _batched_env(args, snapshot_dir: str, weights: dict):
+    """The batched vector env as an sb3 VecEnv: a lone agent spec runs as the env's opponent (``random`` inside
+    the stepper), a mix gets one :class:`OpponentPool` per game, seeded as the ``dummy`` envs' pools are."""
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from mulle_env.vector_env import SELF_PLAY, MulleVectorEnv
+
+    from .pool import SELF, OpponentPool
+    from .sb3_vec import SB3VectorEnv
+
+    live = [s for s, w in weights.items() if w > 0]
+    if live == [SELFPLAY]:
+        opponent = SELF_PLAY
+    elif SELFPLAY in weights:
+        raise SystemExit(f"mulle-train: --opponents {SELFPLAY} cannot be mixed with other opponents")
+    elif len(live) == 1 and live[0] != SELF:
+        opponent = live[0]
+    else:
+        opponent = [OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank)
+                    for rank in range(args.envs)]
+    venv = MulleVectorEnv(args.envs, opponent=opponent, reward=args.reward, seat="alternate",
+                          score_scale=args.score_scale)
+    return VecMonitor(SB3VectorEnv(venv))
+
+
 def _latest_checkpoint(ckpt_dir: Path) -> Path | None:
     files = sorted(ckpt_dir.glob("step_*.zip"))
     return files[-1] if files else None
@@ -302,8 +340,13 @@ def train(args) -> dict:
         state = json.loads(state_path.read_text())
     state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
 
-    fns = [_make_env_fn(i, args, str(pool_dir), weights) for i in range(args.envs)]
-    vec_env = SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
+    if SELFPLAY in weights and args.vec != "batched":
+        raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
+    if args.vec == "batched":
+        vec_env = _batched_env(args, str(pool_dir), weights)
+    else:
+        fns = [_make_env_fn(i, args, str(pool_dir), weights) for i in range(args.envs)]
+        vec_env = SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
 
     def lr_schedule(progress_remaining: float) -> float:
         return args.lr_final + (args.lr - args.lr_final) * progress_remaining
@@ -358,6 +401,8 @@ def train(args) -> dict:
             state["bc"] = bc_figures
             del data
     model.set_logger(logger)
+    if args.vec == "batched" and SELFPLAY in weights:
+        vec_env.venv.use_policy(model.policy)  # VecMonitor -> SB3VectorEnv: the other seat plays the live network
 
     eval_path = out / "eval.csv"
     new_eval_file = not eval_path.is_file()

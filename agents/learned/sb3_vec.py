@@ -1,0 +1,117 @@
+"""stable-baselines3's ``VecEnv`` interface around the batched :class:`~mulle_env.vector_env.MulleVectorEnv`.
+
+sb3 (and sb3-contrib's ``MaskablePPO``) drive a ``VecEnv``: one ``step`` for all
+environments, autoreset in the same step with the finished episode's last
+observation in ``infos[i]["terminal_observation"]``. The batched env already works
+that way (``AutoresetMode.SAME_STEP``), so this adapter only reshapes its output:
+
+* observations are copied out of the env's preallocated array (sb3 keeps the
+  previous step's observation while the env writes the next one);
+* ``env_method("action_masks")`` returns the K bool masks that ``MaskablePPO``
+  stacks, straight from the env's mask array;
+* ``seed(s)`` then ``reset()`` seeds game ``i`` with ``s + i``, as ``DummyVecEnv``
+  seeds its ``Mulle-v0`` envs;
+* ``opponent="self"``: :meth:`SB3VectorEnv.use_policy` makes the model being trained
+  play the other seat (one batched forward pass per opponent turn).
+
+Wrap it in ``VecMonitor`` for episode statistics. Needs stable-baselines3 (the
+``train`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from mulle_env.vector_env import MulleVectorEnv
+
+__all__ = ["SB3VectorEnv"]
+
+
+class SB3VectorEnv(VecEnv):
+    """A :class:`MulleVectorEnv` as an sb3 ``VecEnv`` (same-step autoreset, ``action_masks`` for ``MaskablePPO``)."""
+
+    def __init__(self, venv: MulleVectorEnv) -> None:
+        if not isinstance(venv, MulleVectorEnv):
+            raise ValueError(f"SB3VectorEnv wraps a MulleVectorEnv, not {venv!r}")
+        if venv.autoreset_mode.value != "SameStep":
+            raise ValueError("SB3VectorEnv needs autoreset_mode=AutoresetMode.SAME_STEP (sb3 resets in the same step)")
+        self.venv = venv  # before VecEnv.__init__, which reads render_mode through get_attr
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+        self._actions: np.ndarray | None = None
+        self._no_info: list[dict] = [{} for _ in range(venv.num_envs)]
+
+    def use_policy(self, policy) -> None:
+        """Under ``opponent="self"``: the other seat plays by ``policy`` (an sb3 masked policy), sampling."""
+
+        def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            actions, _ = policy.predict(obs, deterministic=False, action_masks=mask.view(bool))
+            return actions
+
+        self.venv.set_opponent_policy(act)
+
+    def reset(self) -> np.ndarray:
+        """Reset every game (seeded by the last :meth:`seed` call, as ``DummyVecEnv`` does)."""
+        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+        obs, _ = self.venv.reset(seed=seeds)
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the actions for :meth:`step_wait`."""
+        self._actions = actions
+
+    def step_wait(self):
+        """Step all games; finished ones restart at once, their last observation in ``terminal_observation``."""
+        obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
+        dones = terminated | truncated
+        if dones.any():
+            infos: list[dict] = [{} for _ in range(self.num_envs)]
+            final_obs = info["final_obs"]
+            scores = info["final_info"]["final_scores"]
+            for i in np.flatnonzero(dones).tolist():
+                infos[i] = {"terminal_observation": final_obs[i],
+                            "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
+                            "final_scores": tuple(int(x) for x in scores[i])}
+        else:
+            infos = self._no_info
+            for d in infos:  # sb3 may write into them (e.g. VecMonitor's "episode"): keep them empty
+                d.clear()
+        return obs.copy(), rewards.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        """Close the wrapped env."""
+        self.venv.close()
+
+    def _indices(self, indices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        """The attribute of the batched env, once per index (the K games share one env)."""
+        value = getattr(self.venv, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        """Set an attribute of the batched env (it is shared by every index)."""
+        setattr(self.venv, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        """``action_masks`` gives one bool row per game; other methods are called once, their result repeated."""
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.venv.action_masks()
+            return [masks[i] for i in idx]
+        value = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        return [value for _ in idx]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        """No Gymnasium wrappers sit inside the batched env."""
+        return [False for _ in self._indices(indices)]

@@ -1,0 +1,32 @@
+"""The env benchmark's drivers run and report what the README quotes (figures are not checked: no timed tests)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+def test_bench_env_runs_every_mulle_env_and_reports_medians(capsys):
+    import bench_env
+
+    report = bench_env.main(["--seconds", "0.05", "--rounds", "2", "--no-peers", "--out", "-"])
+    assert set(report["results"]) == set(bench_env.OURS)
+    for r in report["results"].values():
+        assert len(r["runs"]) == 2 and r["decisions_per_cpu_s"] > 0
+    assert "mulle_vector" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bench_env.main(["--only", "nosuchenv", "--out", "-"])
+
+
+@pytest.mark.slow
+def test_bench_training_runs(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    import bench_training
+
+    report = bench_training.main(["--steps", "2048", "--rounds", "1", "--opponents", "random",
+                                  "--out", str(tmp_path / "t.json")])
+    assert set(report["ratios"]) == {"batched:random/dummy:random", "batched_selfplay:self/dummy:random"}
