@@ -1698,7 +1698,7 @@ static PyObject *Core_write_mask(Core *self, PyObject *arg) {
 #define OBS_BUILDS 416
 #define OBS_SCORES (OBS_BUILDS + 15 * 5)
 #define OBS_SCALARS (OBS_SCORES + 20)
-static const char *SHEET_NAMES[5] = {"mulle", "tabbe", "intake", "bonus", "total"};
+static PyObject **SHEET_KEYS[5] = {&K_MULLE, &K_TABBE, &K_INTAKE, &K_BONUS, &K_TOTAL};
 
 static inline void set_values(long long m, long long t, long long i, long long *out) {
     long long bonus = i > 20 ? 2 * (i - 20) : 0;
@@ -1755,7 +1755,7 @@ static int write_obs(const G *g, PyObject *sheets, int player, float *o) {
             PyObject *sh = PySequence_GetItem(pair, i == 0 ? player : opp);
             if (!sh) return -1;
             for (int j = 0; j < 5; j++) {
-                PyObject *x = PyMapping_GetItemString(sh, SHEET_NAMES[j]);
+                PyObject *x = PyObject_GetItem(sh, *SHEET_KEYS[j]); /* interned keys: no string made per read */
                 long long val = x ? PyLong_AsLongLong(x) : -1;
                 Py_XDECREF(x);
                 if (val == -1 && PyErr_Occurred()) {
@@ -2127,7 +2127,7 @@ static int set_value(Core *self, int player, double *out) {
                 Py_DECREF(sheets);
                 return -1;
             }
-            PyObject *x = PyMapping_GetItemString(sh, "total");
+            PyObject *x = PyObject_GetItem(sh, K_TOTAL);
             Py_DECREF(sh);
             long long t = x ? PyLong_AsLongLong(x) : -1;
             Py_XDECREF(x);
