@@ -129,7 +129,7 @@ async def start(config: LiveConfig | None = None, host: str = "127.0.0.1", port:
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    bound = site._server.sockets[0].getsockname()[1] if port == 0 else port
+    bound = runner.addresses[0][1] if port == 0 else port
     return runner, f"http://{host}:{bound}"
 
 
