@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 import signal
 import sys
 
@@ -30,6 +31,8 @@ def _positive(kind):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, not {text!r}")
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
         if value < (1 if kind is int else 0):
             raise argparse.ArgumentTypeError(f"must be at least {1 if kind is int else 0}, not {text!r}")
         return value

@@ -19,6 +19,7 @@ import asyncio
 import itertools
 import json
 import logging
+import math
 import random
 import secrets
 import time
@@ -76,8 +77,11 @@ class LiveConfig:
 
     def __post_init__(self) -> None:
         for name in ("grace", "close_after", "move_time", "agent_delay"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be at least 0 seconds, not {getattr(self, name)!r}")
+            value = getattr(self, name)
+            # not (value >= 0) also refuses NaN, which every comparison lets through and which
+            # loop.call_later turns into "never" or "at once".
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number of seconds, at least 0, not {value!r}")
         for name in ("max_tables", "max_watchers", "max_message", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")

@@ -574,6 +574,11 @@ def test_replay_api_reads_records_and_arena_lines(server):
     (["--port", "70000"], "--port"),
     (["--max-tables", "0"], "--max-tables"),
     (["--move-time", "soon"], "--move-time"),
+    # NaN passes every `< 0` check and makes loop.call_later fire never or at once; inf never fires.
+    (["--grace", "nan"], "--grace"),
+    (["--close-after", "nan"], "--close-after"),
+    (["--agent-delay", "inf"], "--agent-delay"),
+    (["--move-time", "nan"], "--move-time"),
 ])
 def test_cli_bad_arguments_exit_2_naming_the_flag(argv, flag, capsys):
     from live.cli import main

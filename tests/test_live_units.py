@@ -44,6 +44,10 @@ def test_config_checks_its_values():
         LiveConfig(grace=-1)
     with pytest.raises(ValueError, match="unknown agent"):
         LiveConfig(opponent="nobody")
+    for name in ("grace", "close_after", "move_time", "agent_delay"):
+        for bad in (float("nan"), float("inf")):
+            with pytest.raises(ValueError, match=f"{name} must be a finite number"):
+                LiveConfig(**{name: bad})
 
 
 def test_recent_set_forgets_the_oldest():
