@@ -23,6 +23,7 @@ import sys
 import agents
 
 from .hub import LiveConfig
+from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 
 
 def _positive(kind):
@@ -67,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest client message accepted (default 4096)")
     p.add_argument("--workers", type=_positive(int), default=4, metavar="N",
                    help="threads agents think in (default 4)")
+    p.add_argument("--allow-agent", action="append", metavar="SPEC",
+                   help="an agent spec people may choose, numbers as upper bounds and a|b as choices, e.g. "
+                   "'pimc:samples=100,rollout=heuristic|random' (repeat the flag; given once, it replaces the "
+                   "default list; see docs/live.md); --opponent is always allowed")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="logging level (default WARNING)")
     return p
@@ -83,7 +88,13 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         agents.make(opponent)
     except ValueError as exc:
         parser.error(f"argument --opponent: {exc}")
-    config = LiveConfig(opponent=opponent, grace=args.grace, close_after=args.close_after, move_time=args.move_time,
+    limits = tuple(args.allow_agent) if args.allow_agent else DEFAULT_AGENT_LIMITS
+    try:
+        AgentLimits(limits)
+    except ValueError as exc:
+        parser.error(f"argument --allow-agent: {exc}")
+    config = LiveConfig(agent_limits=limits, opponent=opponent, grace=args.grace,
+                        close_after=args.close_after, move_time=args.move_time,
                         agent_delay=args.agent_delay, max_tables=args.max_tables, max_watchers=args.max_watchers,
                         max_message=args.max_message, workers=args.workers)
     return args, config

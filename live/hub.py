@@ -36,12 +36,16 @@ from mulle_env.engine.match import Match, MoveEvent
 from mulle_env.engine.moves import Move
 from mulle_env.engine.ruleset import Ruleset
 
+from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 from .views import seat_view, spectator_view
 
 __all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
 
 log = logging.getLogger("live")
+
+#: Agents fast enough (microseconds a move) to play on the event loop: the fallback must be one of them.
+INLINE_AGENTS = ("random", "heuristic", "greedy")
 
 #: Table names starting with this are agents' tables made by ``watch``; people cannot sit there.
 WATCH_PREFIX = "watch-"
@@ -60,8 +64,11 @@ class LiveConfig:
         max_message: Largest client message accepted, in bytes (larger ones get error 1001).
         move_time: Seconds an agent may think about one move before the fallback replaces it.
         agent_delay: Default seconds an agent waits before moving (so people see each move).
-        fallback: Agent spec that replaces a crashed or slow agent.
+        fallback: Agent spec that replaces a crashed or slow agent; it plays on the event loop, so it must
+            be one of the instant agents (:data:`INLINE_AGENTS`).
         workers: Threads agents think in.
+        agent_limits: The agent specs people may choose (see :mod:`live.limits`); ``opponent`` is always allowed.
+            Checked when the config is made; ``limits`` holds them as an :class:`~live.limits.AgentLimits`.
     """
 
     opponent: str = "heuristic"
@@ -74,6 +81,7 @@ class LiveConfig:
     agent_delay: float = 0.0
     fallback: str = "random"
     workers: int = 4
+    agent_limits: tuple[str, ...] = DEFAULT_AGENT_LIMITS
 
     def __post_init__(self) -> None:
         for name in ("grace", "close_after", "move_time", "agent_delay"):
@@ -85,8 +93,14 @@ class LiveConfig:
         for name in ("max_tables", "max_watchers", "max_message", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
-        agents.canonical(self.opponent)
-        agents.canonical(self.fallback)
+        # make, not just canonical: a spec the agent refuses (pimc:samples=0) must fail here, not at a game's start.
+        agents.make(self.opponent)
+        agents.make(self.fallback)
+        if agents.parse_spec(self.fallback)[0] not in INLINE_AGENTS:
+            raise ValueError(f"fallback must be one of the instant agents {', '.join(INLINE_AGENTS)} (it plays on "
+                             f"the event loop), not {self.fallback!r}")
+        object.__setattr__(self, "agent_limits", tuple(self.agent_limits))
+        object.__setattr__(self, "limits", AgentLimits(self.agent_limits))
 
 
 class Connection:
@@ -152,6 +166,8 @@ class _Seat:
         self.spec = spec
         self.agent = None
         self.rng: random.Random | None = None
+        #: The agent plays on the event loop (the fallback after a failure), never in the pool.
+        self.inline = False
 
     def public(self) -> dict:
         p = self.person
@@ -173,7 +189,14 @@ class Table:
         self.watchers: set[Connection] = set()
         self.host: Person | None = None
         self.ruleset = Ruleset(sets=sets) if sets else Ruleset()
+        # A chosen seed deals this table's games (seed, seed+1, ...) only while at most one person can
+        # know it: game_over publishes each game's seed, so with two people the next deal would be
+        # computable by both (and the opener knew every deal). A second person switches to fresh seeds.
         self._seeds = itertools.count(seed) if seed is not None else None
+        #: Whether the running game (or, in the lobby, the next one) deals from a chosen seed (table info).
+        self.seeded = self._seeds is not None
+        #: A move still running in a worker past its time limit (at most one per table holds a thread).
+        self._overrun = None
         self.agent_delay = agent_delay
         self.match: Match | None = None
         self.phase = "lobby"
@@ -202,7 +225,7 @@ class Table:
         return {
             "table_name": self.name, "phase": self.phase, "seats": self.seats_public(),
             "host": self.host.name if self.host else None, "opponent": self.opponent, "games": self.games,
-            "watch": self.watch, "agent_delay_ms": round(self.agent_delay * 1000),
+            "watch": self.watch, "agent_delay_ms": round(self.agent_delay * 1000), "seeded": self.seeded,
         }
 
     # ----- sending ---------------------------------------------------------------------
@@ -250,6 +273,10 @@ class Table:
             raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} has two people already; "
                                 "pick another table name", {"table_name": self.name})
         seat = free[0]
+        if self.people() and self._seeds is not None:
+            self._seeds = None  # the next game's deal must be unknown to both people
+            if self.phase != "playing":
+                self.seeded = False
         person = Person(name, self, seat.index)
         seat.person = person
         seat.agent = None
@@ -402,10 +429,7 @@ class Table:
             raise ProtocolError(ErrorCode.NOT_LOBBY_HOST, f"only the host ({self.host.name if self.host else '-'}) "
                                 f"may {action.replace('_', ' ')}", {"action": action})
         if action == "set_opponent":
-            try:
-                spec = agents.canonical(opponent)
-            except ValueError as exc:
-                raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"action": action, "opponent": opponent})
+            spec = self.hub.checked_spec(opponent, {"action": action, "opponent": opponent})
             self.opponent = spec
             for s in self.seats:
                 if s.person is None:
@@ -416,6 +440,7 @@ class Table:
 
     def start_game(self) -> None:
         """Deal a new game and start the loop."""
+        self.seeded = self._seeds is not None
         seed = next(self._seeds) if self._seeds is not None else secrets.randbits(63)
         specs = [f"person:{s.person.name}" if s.person else s.spec for s in self.seats]
         self.match = Match(seed, self.ruleset, specs)
@@ -432,8 +457,9 @@ class Table:
         self.notify("player_turn_changed", {"current_turn_index": self.match.to_move}, with_view=False)
         self._advance()
 
-    def _new_agent(self, seat: _Seat, spec: str | None = None) -> None:
+    def _new_agent(self, seat: _Seat, spec: str | None = None, inline: bool = False) -> None:
         spec = spec or seat.spec
+        seat.inline = inline
         try:
             seat.agent = agents.make(spec)
         except ValueError:  # a spec that built once fails no more, but a table must never stop
@@ -441,6 +467,7 @@ class Table:
                           self.hub.config.fallback)
             spec = self.hub.config.fallback
             seat.agent = agents.make(spec)
+            seat.inline = True
         seat.spec = spec
         seat.rng = random.Random(f"{self.match.seed}:{seat.index}:{spec}:{len(self.match.history)}")
         reset = getattr(seat.agent, "reset", None)
@@ -514,6 +541,7 @@ class Table:
     def _game_over(self) -> None:
         result = self.match.result()
         self.phase = "lobby"
+        self.seeded = self._seeds is not None
         self.request = None
         self.notify("game_over", {
             "scores": list(result.scores), "winner": result.winner,
@@ -556,34 +584,83 @@ class Table:
             return
         st = self.match.state
         view, legal = st.view(seat.index), st.legal_moves()
-        agent, limit = seat.agent, self.hub.config.move_time
-        failure = None
-        started = time.perf_counter()
+        if seat.inline:
+            # The fallback plays on the loop: it takes microseconds, and a table whose agent failed must not
+            # wait for a worker that other tables' (or its own overrunning) moves may be holding.
+            self._after_move(self.match.play(self._inline_move(seat, view, legal), player=seat.index))
+            return
+        limit = self.hub.config.move_time
+        if self._overrun is not None and not self._overrun.done():
+            return self._replace(seat, "could not think: this table's previous agent move still runs past the "
+                                 f"time limit of {limit:g} s", 0.0)
+        move, failure, seconds = await self._think(seat, view, legal, limit)
+        if token != self._token or self.closed:
+            return  # a person took the seat, or the table closed, while the agent thought
+        if failure is None and move is None:
+            # Every worker was busy for a whole move time (not this agent's fault): the fallback plays this move.
+            log.warning("table %r: no agent thread free for %g s; %r plays seat %d's move", self.name, limit,
+                        self.hub.config.fallback, seat.index)
+            move = self._inline_move(seat, view, legal, agents.make(self.hub.config.fallback))
+        if failure is not None:
+            return self._replace(seat, failure, seconds)
+        self._after_move(self.match.play(move, player=seat.index))
+
+    async def _think(self, seat: _Seat, view, legal: list[Move], limit: float
+                     ) -> tuple[Move | None, str | None, float]:
+        """Ask the seat's agent in the pool: ``(move, None, s)``, ``(None, failure, s)``, or ``(None, None, 0)``
+        when no worker started it within ``limit``. The clock runs from the moment a thread starts the move."""
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
+        start_time = [0.0]
+        agent, rng = seat.agent, seat.rng
+
+        def think():
+            start_time[0] = time.perf_counter()
+            loop.call_soon_threadsafe(started.set)
+            return agent.act(view, legal, rng)
+
+        job = self.hub.executor.submit(think)
         try:
-            move = await asyncio.wait_for(
-                asyncio.get_running_loop().run_in_executor(self.hub.executor, agent.act, view, legal, seat.rng), limit)
-            if move not in legal:
-                failure = f"chose an illegal move: {move!s:.80}"
+            await asyncio.wait_for(started.wait(), limit)
         except TimeoutError:
-            failure = f"took longer than the move time limit of {limit:g} s"
+            if job.cancel():
+                return None, None, 0.0
+        if not start_time[0]:  # the thread took it just as the wait ended and has not read the clock yet
+            start_time[0] = time.perf_counter()
+        left = max(0.0, limit - (time.perf_counter() - start_time[0]))
+        try:
+            move = await asyncio.wait_for(asyncio.wrap_future(job), left)
+        except TimeoutError:
+            self._overrun = job  # its thread runs on until the agent returns; no second one for this table
+            return None, f"took longer than the move time limit of {limit:g} s", time.perf_counter() - start_time[0]
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - an agent's bug must not stop the table
-            failure = f"crashed: {type(exc).__name__}: {exc}"
-        if token != self._token or self.closed:
-            return  # a person took the seat, or the table closed, while the agent thought
-        if failure is not None:
-            log.warning("table %r: agent %r in seat %d %s; %r takes over", self.name, seat.spec, seat.index, failure,
-                        self.hub.config.fallback)
-            old = seat.spec
-            self._new_agent(seat, self.hub.config.fallback)
-            self.notify("agent_replaced", {"player_index": seat.index, "agent": old, "replaced_by_name": seat.spec,
-                                           "reason": failure, "seconds": round(time.perf_counter() - started, 3),
-                                           "table": self.info()}, with_view=False)
-            self._token += 1
-            self._advance()
-            return
-        self._after_move(self.match.play(move, player=seat.index))
+            return None, f"crashed: {type(exc).__name__}: {exc}", time.perf_counter() - start_time[0]
+        if move not in legal:
+            return None, f"chose an illegal move: {move!s:.80}", time.perf_counter() - start_time[0]
+        return move, None, time.perf_counter() - start_time[0]
+
+    def _inline_move(self, seat: _Seat, view, legal: list[Move], agent=None) -> Move:
+        try:
+            move = (agent or seat.agent).act(view, legal, seat.rng)
+        except Exception:  # noqa: BLE001 - the fallback too must never stop the table
+            log.exception("table %r: the fallback agent failed; seat %d plays a random legal move", self.name,
+                          seat.index)
+            move = None
+        return move if move in legal else seat.rng.choice(legal)
+
+    def _replace(self, seat: _Seat, failure: str, seconds: float) -> None:
+        """The seat's agent failed: the fallback (on the loop) plays for it for the rest of the game."""
+        log.warning("table %r: agent %r in seat %d %s; %r takes over", self.name, seat.spec, seat.index, failure,
+                    self.hub.config.fallback)
+        old = seat.spec
+        self._new_agent(seat, self.hub.config.fallback, inline=True)
+        self.notify("agent_replaced", {"player_index": seat.index, "agent": old, "replaced_by_name": seat.spec,
+                                       "reason": failure, "seconds": round(seconds, 3),
+                                       "table": self.info()}, with_view=False)
+        self._token += 1
+        self._advance()
 
 
 class _RecentSet:
@@ -619,7 +696,35 @@ class Hub:
         #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001); the newest only.
         self.expired = _RecentSet(100_000)
         self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
+        self.limits: AgentLimits = self.config.limits
         self._watch_ids = itertools.count(1)
+        #: Canonical spec -> why agents.make refused it (None: it builds); bounded, see :meth:`checked_spec`.
+        self._builds: dict[str, str | None] = {}
+
+    def checked_spec(self, spec: str, details: dict) -> str:
+        """The canonical form of a spec a person chose, or ProtocolError 3000 saying why it is refused.
+
+        Refused: bad syntax, a spec outside the server's :class:`~live.limits.AgentLimits` (the server's
+        own ``opponent`` is always allowed), and a spec the agent itself refuses when built
+        (``pimc:samples=0``), so nothing chosen is silently replaced by the fallback at a game's start.
+        """
+        try:
+            canon = agents.canonical(spec)
+            if canon != self.config.opponent:
+                self.limits.check(canon)
+            if canon not in self._builds:
+                if len(self._builds) >= 4096:
+                    self._builds.clear()
+                try:
+                    agents.make(canon)
+                    self._builds[canon] = None
+                except ValueError as exc:
+                    self._builds[canon] = str(exc)
+            if self._builds[canon] is not None:
+                raise ValueError(self._builds[canon])
+        except ValueError as exc:
+            raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), details) from None
+        return canon
 
     def shutdown(self) -> None:
         """Close every table and stop the agents' threads (a thinking agent finishes its move first)."""
@@ -696,10 +801,7 @@ class Hub:
         table = self.tables.get(name)
         if table is None:
             opponent = p.get("opponent") or self.config.opponent
-            try:
-                opponent = agents.canonical(opponent)
-            except ValueError as exc:
-                raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"opponent": opponent[:200]}) from None
+            opponent = self.checked_spec(opponent, {"opponent": opponent[:200]})
             delay = p.get("agent_delay_ms")
             table = self._new_table(name, opponent=opponent, seed=p.get("seed"), sets=p.get("sets"),
                                     agent_delay=self.config.agent_delay if delay is None else delay / 1000)
@@ -737,12 +839,7 @@ class Hub:
     def _on_watch(self, conn: Connection, p: dict) -> None:
         self._busy(conn)
         if "agents" in p:
-            specs = []
-            for spec in p["agents"]:
-                try:
-                    specs.append(agents.canonical(spec))
-                except ValueError as exc:
-                    raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"agents": p["agents"]}) from None
+            specs = [self.checked_spec(spec, {"agents": p["agents"]}) for spec in p["agents"]]
             delay = p["delay_ms"] / 1000 if p["delay_ms"] is not None else 0.5
             name = f"{WATCH_PREFIX}{next(self._watch_ids)}-{secrets.token_hex(3)}"
             table = self._new_table(name, opponent=specs[1], seed=p["seed"], sets=p["sets"], agent_delay=delay,

@@ -50,7 +50,9 @@ async def _index(request: web.Request) -> web.StreamResponse:
 
 
 async def _agents(request: web.Request) -> web.Response:
-    return web.json_response({"default": request.app[_HUB].config.opponent, "agents": agents.available()})
+    hub = request.app[_HUB]
+    return web.json_response({"default": hub.config.opponent, "agents": agents.available(),
+                              "allowed": hub.limits.describe()})
 
 
 async def _replay(request: web.Request) -> web.Response:

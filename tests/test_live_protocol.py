@@ -15,13 +15,76 @@ pytest.importorskip("aiohttp")
 import agents
 from agents.base import Agent
 from live.hub import LiveConfig
+from live.limits import DEFAULT_AGENT_LIMITS
 from live.protocol import ErrorCode
 from live.server import ServerThread
 from mulle_env.engine.match import Match
 from mulle_env.engine.record import GameRecord
 from tests.live_helpers import Client, play_to_end
 
-CONFIG = LiveConfig(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
+# The test agents below (crasher, busy, sleeper) are offered on top of the shipped limits.
+TEST_LIMITS = (*DEFAULT_AGENT_LIMITS, "crasher", "busy", "sleeper")
+
+
+class _Crasher(Agent):
+    def act(self, view, legal_moves, rng):
+        raise RuntimeError("boom")
+
+
+class _Busy(Agent):
+    """Thinks (burns CPU, holding the GIL as pure Python does) for 1.5 s, then plays the first move."""
+
+    def act(self, view, legal_moves, rng):
+        end = time.perf_counter() + 1.5
+        x = 0
+        while time.perf_counter() < end:
+            x += 1
+        return legal_moves[0]
+
+
+class _Sleeper(Agent):
+    """Sleeps 2 s (releasing the GIL, holding its worker thread), then plays the first move."""
+
+    def act(self, view, legal_moves, rng):
+        time.sleep(2.0)
+        return legal_moves[0]
+
+
+def _register_test_agents() -> None:
+    agents.register("crasher", _Crasher, "test agent that raises")
+    agents.register("busy", _Busy, "test agent that thinks 1.5 s")
+    agents.register("sleeper", _Sleeper, "test agent that sleeps 2 s")
+
+
+def _unregister_test_agents() -> None:
+    from agents import registry
+
+    for n in ("crasher", "busy", "sleeper"):
+        registry._REGISTRY.pop(n, None)
+        registry._HELP.pop(n, None)
+
+
+@pytest.fixture()
+def test_agents():
+    _register_test_agents()
+    yield
+    _unregister_test_agents()
+
+
+def config(**kw) -> LiveConfig:
+    """A LiveConfig that also offers the test agents (registered only while the config checks its limits)."""
+    registered = "crasher" in agents.available()  # inside the test_agents fixture: leave them registered
+    _register_test_agents()
+    try:
+        return LiveConfig(agent_limits=TEST_LIMITS, **kw)
+    finally:
+        if not registered:
+            _unregister_test_agents()
+
+
+
+
+CONFIG = config(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +183,86 @@ def test_set_opponent_in_the_lobby_changes_the_agent(server):
         await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "nobody"}})
         err = await c.error()
         assert err["code"] == ErrorCode.INVALID_ACTION and "unknown agent" in err["message"]
+        # A spec the agent refuses when built is refused here, not swapped for random at the game's start.
+        await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "pimc:samples=0"}})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and "samples must be >= 1" in err["message"]
         await c.close()
     run(go())
+
+
+@pytest.mark.parametrize("spec, reason", [
+    ("pimc:samples=0", "samples must be >= 1"),  # the agent refuses it when built
+    ("pimc:samples=2000000", "samples may be at most 200"),  # minutes a move: over the server's bound
+    ("pimc:horizon=game", "horizon must be one of"),
+    ("learned:path=/etc/passwd", "keeps learned's parameter 'path' at its default"),
+])
+def test_agent_specs_people_choose_are_built_and_bounded(server, spec, reason):
+    async def go():
+        c = await Client.open(server.url)
+        name = table_name()
+        await c.send("join", {"table_name": name, "player_name": "Anna", "opponent": spec})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and reason in err["message"], err
+        assert err["details"] == {"opponent": spec}
+        assert not server.call(lambda: name in server.hub.tables)
+        await c.send("watch", {"agents": ["random", spec]})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and reason in err["message"], err
+        conf = await c.join(name, "Anna", opponent="pimc:samples=200,rollout=random")
+        assert conf["table"]["opponent"] == "pimc:rollout=random,samples=200"
+        await c.close()
+    run(go())
+
+
+# ----- seeds: nobody can compute another person's deal -------------------------------------------------
+
+
+def test_a_seed_deals_one_persons_games_and_says_so(server):
+    async def go():
+        c = await Client.open(server.url)
+        conf = await c.join(table_name(), "Anna", seed=100, sets=1)
+        assert conf["table"]["seeded"] is True
+        seeds = []
+        for _ in range(2):
+            await c.send("lobby_action", {"action": "start_game"})
+            over = await play_to_end(c)
+            seeds.append(over["payload"]["data"]["record"]["seed"])
+        assert seeds == [100, 101]  # one person may replay their chosen games
+        conf = await (await Client.open(server.url)).join(table_name(), "Bert")
+        assert conf["table"]["seeded"] is False
+        await c.close()
+    run(go())
+
+
+def test_a_second_person_switches_a_seeded_table_to_fresh_seeds(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=100, sets=1)
+        await a.send("lobby_action", {"action": "start_game"})
+        await a.play_first(await a.expect("request"))
+        # Bert takes the agent's seat during a seeded game: he is told the deal came from a chosen seed...
+        conf = await b.join(name, "Bert")
+        assert conf["table"]["seeded"] is True and conf["table"]["phase"] == "playing"
+        over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
+        record = over_b["payload"]["data"]["record"]
+        assert record["seed"] == 100
+        # ...and the next game's deal follows from nothing either person has seen.
+        assert over_b["payload"]["data"]["table"]["seeded"] is False
+        await a.send("lobby_action", {"action": "start_game"})
+        started = await b.expect("notification", "game_started")
+        hands = [Match(s, record_ruleset(record)).view(1).to_dict()["hand"] for s in (100, 101, 102)]
+        assert started["payload"]["view"]["hand"] not in hands
+        over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
+        assert over_a["payload"]["data"]["record"]["seed"] not in (100, 101, 102)
+        for x in (a, b):
+            await x.close()
+    run(go())
+
+
+def record_ruleset(record: dict):
+    return GameRecord.from_dict(record).ruleset
 
 
 # ----- two people, leaving, dropping, reconnecting ------------------------------------------------
@@ -420,35 +561,7 @@ def test_nothing_of_the_opponents_hand_reaches_a_person_before_it_is_played(serv
     run(go())
 
 
-# ----- agents: never blocking, time limits, crashes --------------------------------------------------
-
-
-class _Crasher(Agent):
-    def act(self, view, legal_moves, rng):
-        raise RuntimeError("boom")
-
-
-class _Busy(Agent):
-    """Thinks (burns CPU, holding the GIL as pure Python does) for 1.5 s, then plays the first move."""
-
-    def act(self, view, legal_moves, rng):
-        end = time.perf_counter() + 1.5
-        x = 0
-        while time.perf_counter() < end:
-            x += 1
-        return legal_moves[0]
-
-
-@pytest.fixture()
-def test_agents():
-    agents.register("crasher", _Crasher, "test agent that raises")
-    agents.register("busy", _Busy, "test agent that thinks 1.5 s")
-    yield
-    from agents import registry
-
-    for n in ("crasher", "busy"):
-        registry._REGISTRY.pop(n, None)
-        registry._HELP.pop(n, None)
+# ----- agents: never blocking, time limits, crashes, bounds --------------------------------------------------
 
 
 def test_a_crashed_agent_is_replaced_and_the_game_goes_on(server, test_agents):
@@ -488,7 +601,49 @@ def test_a_slow_agent_neither_blocks_other_tables_nor_exceeds_its_time_limit(tes
         await slow.expect("request")  # the fallback moved and the game goes on
         await slow.close()
         await other.close()
-    with ServerThread(LiveConfig(opponent="random", move_time=0.3)) as srv:
+    with ServerThread(config(opponent="random", move_time=0.3)) as srv:
+        run(go(srv.url))
+
+
+def test_an_overrunning_move_costs_no_other_table_its_agent(test_agents):
+    """One worker, held 2 s by a move that overran its 0.5 s: the other table's moves wait for the thread
+    but their clock starts only when a thread takes them, so its agent is never replaced; the overrunning
+    table's fallback plays on the loop at once instead of queueing behind its own overrun."""
+    async def go(url):
+        slow, other = await Client.open(url), await Client.open(url)
+        await slow.join("slow", "Anna", seed=1, opponent="sleeper", sets=1)
+        await other.join("other", "Bert", seed=2, opponent="heuristic", sets=1)
+        await slow.send("lobby_action", {"action": "start_game"})
+        await slow.play_first(await slow.expect("request"))
+        await asyncio.sleep(0.05)  # the sleeper holds the only worker now
+        await other.send("lobby_action", {"action": "start_game"})
+        rep = await slow.expect("notification", "agent_replaced", timeout=3)
+        assert "time limit of 0.5 s" in rep["payload"]["data"]["reason"]
+        t = time.perf_counter()
+        req = await slow.expect("request", timeout=3)
+        assert time.perf_counter() - t < 0.5, "the fallback waited for the worker its table's overrun holds"
+        await slow.play_first(req)
+        await asyncio.gather(play_to_end(slow), play_to_end(other))
+        events = [m["payload"].get("event") for m in other.log if m["type"] == "notification"]
+        assert "agent_replaced" not in events and events.count("moved") > 0
+        for x in (slow, other):
+            await x.close()
+    with ServerThread(config(opponent="random", move_time=0.5, workers=1)) as srv:
+        run(go(srv.url))
+
+
+def test_at_most_one_overrunning_move_per_table(test_agents):
+    async def go(url):
+        c = await Client.open(url)
+        await c.send("watch", {"agents": ["sleeper", "sleeper"], "delay_ms": 0, "seed": 3, "sets": 1})
+        first = await c.expect("notification", "agent_replaced", timeout=3)
+        second = await c.expect("notification", "agent_replaced", timeout=3)
+        assert "time limit" in first["payload"]["data"]["reason"]
+        assert "previous agent move still runs" in second["payload"]["data"]["reason"]
+        assert second["payload"]["data"]["seconds"] == 0
+        await c.expect("notification", "game_over", timeout=20)
+        await c.close()
+    with ServerThread(config(opponent="random", move_time=0.3, workers=2)) as srv:
         run(go(srv.url))
 
 
@@ -561,7 +716,8 @@ def test_replay_api_reads_records_and_arena_lines(server):
                 async with s.post(server.url + "/api/replay", data=bad) as r:
                     assert r.status == 400 and (await r.json())["error"]
             async with s.get(server.url + "/api/agents") as r:
-                assert "heuristic" in (await r.json())["agents"]
+                body = await r.json()
+                assert "heuristic" in body["agents"] and body["allowed"] == list(TEST_LIMITS)
     run(go())
 
 
@@ -579,6 +735,7 @@ def test_replay_api_reads_records_and_arena_lines(server):
     (["--close-after", "nan"], "--close-after"),
     (["--agent-delay", "inf"], "--agent-delay"),
     (["--move-time", "nan"], "--move-time"),
+    (["--allow-agent", "pimc:depth=3"], "--allow-agent"),
 ])
 def test_cli_bad_arguments_exit_2_naming_the_flag(argv, flag, capsys):
     from live.cli import main
@@ -595,6 +752,14 @@ def test_cli_flags_reach_the_config():
     args, config = parse_config(["--opponent", "pimc:samples=5", "--grace", "3", "--max-message", "1000"])
     assert config.opponent == agents.canonical("pimc:samples=5") and config.grace == 3 and config.max_message == 1000
     assert args.host == "127.0.0.1" and args.port == 8000
+    assert config.agent_limits == DEFAULT_AGENT_LIMITS
+    _, config = parse_config(["--allow-agent", "random", "--allow-agent", "pimc:samples=50"])
+    assert config.agent_limits == ("random", "pimc:samples=50")
+    config.limits.check("pimc:samples=50")
+    with pytest.raises(ValueError, match="at most 50"):
+        config.limits.check("pimc:samples=51")
+    with pytest.raises(ValueError, match="not offered"):
+        config.limits.check("heuristic")
 
 
 def test_cli_serves_the_page_and_stops_cleanly_on_sigterm():

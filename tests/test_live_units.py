@@ -44,6 +44,12 @@ def test_config_checks_its_values():
         LiveConfig(grace=-1)
     with pytest.raises(ValueError, match="unknown agent"):
         LiveConfig(opponent="nobody")
+    with pytest.raises(ValueError, match="samples must be >= 1"):
+        LiveConfig(fallback="pimc:samples=0")  # built, not just parsed
+    with pytest.raises(ValueError, match="instant agents"):
+        LiveConfig(fallback="pimc")  # the fallback plays on the event loop
+    with pytest.raises(ValueError, match="no parameter 'depth'"):
+        LiveConfig(agent_limits=("pimc:depth=3",))
     for name in ("grace", "close_after", "move_time", "agent_delay"):
         for bad in (float("nan"), float("inf")):
             with pytest.raises(ValueError, match=f"{name} must be a finite number"):
