@@ -17,11 +17,14 @@ import json
 from enum import IntEnum
 
 __all__ = [
-    "CLIENT_TYPES", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
+    "CLIENT_TYPES", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
 ]
 
 #: Version of the message set; sent in ``joined_confirmation`` and ``watch_confirmation``.
 PROTOCOL_VERSION = 1
+
+#: Most sets a live game (``join``/``watch`` ``sets``) or a replayed record may have.
+MAX_SETS = 10
 
 
 class ErrorCode(IntEnum):
@@ -107,7 +110,7 @@ def _check_join(p: dict) -> dict:
     out = {"table_name": _str(p, "table_name"), "player_name": _str(p, "player_name", 32)}
     out["opponent"] = _str(p, "opponent", 200, required=False)
     out["seed"] = _int(p, "seed", 0, 2**63 - 1)
-    out["sets"] = _int(p, "sets", 1, 10)
+    out["sets"] = _int(p, "sets", 1, MAX_SETS)
     out["agent_delay_ms"] = _int(p, "agent_delay_ms", 0, 10_000)
     return out
 
@@ -157,7 +160,7 @@ def _check_watch(p: dict) -> dict:
                             "watch needs 'agents' (two specs, a new agents' table) or 'table_name' (an existing table)",
                             {"field": "agents"})
     out["seed"] = _int(p, "seed", 0, 2**63 - 1)
-    out["sets"] = _int(p, "sets", 1, 10)
+    out["sets"] = _int(p, "sets", 1, MAX_SETS)
     return out
 
 

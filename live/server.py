@@ -18,6 +18,7 @@ import json
 import logging
 import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Self
 
@@ -28,7 +29,7 @@ from mulle_env.engine.errors import MulleError
 from mulle_env.engine.record import GameRecord
 
 from .hub import Connection, Hub, LiveConfig
-from .protocol import ProtocolError, parse
+from .protocol import MAX_SETS, ProtocolError, parse
 from .views import replay_frames
 
 __all__ = ["ServerThread", "make_app", "start"]
@@ -37,8 +38,11 @@ log = logging.getLogger("live")
 
 _HUB = web.AppKey("hub", Hub)
 _SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+_REPLAY_POOL = web.AppKey("replay_pool", ThreadPoolExecutor)
 #: Largest replay upload (a record of a long game is a few kB).
 MAX_REPLAY_BYTES = 1 << 20
+#: Most moves a set can have: every card of the two decks played once (96 after the 8 first loose cards).
+MOVES_PER_SET = 104
 
 
 def _static_dir():
@@ -55,20 +59,38 @@ async def _agents(request: web.Request) -> web.Response:
                               "allowed": hub.limits.describe()})
 
 
+def _replay_body(text: str) -> tuple[int, str]:
+    """Check and replay one upload (in a worker thread: a 10-set game takes a good fraction of a second)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return 400, json.dumps({"error": f"not valid JSON: {exc}"})
+    try:
+        record = GameRecord.from_dict(data)
+    except MulleError as exc:
+        return 400, json.dumps({"error": str(exc)})
+    sets = record.ruleset.sets
+    if sets > MAX_SETS:
+        return 413, json.dumps({"error": f"the record's game has {sets} sets; the server replays games of at most "
+                                f"{MAX_SETS} sets (as many as a live table plays)"})
+    if len(record.moves) > MOVES_PER_SET * sets:
+        return 400, json.dumps({"error": f"the record has {len(record.moves)} moves; a game of {sets} sets has "
+                                f"at most {MOVES_PER_SET * sets}"})
+    try:
+        frames = replay_frames(record)
+    except MulleError as exc:
+        return 400, json.dumps({"error": str(exc)})
+    return 200, json.dumps({"record": record.to_dict(), "frames": frames}, separators=(",", ":"))
+
+
 async def _replay(request: web.Request) -> web.Response:
     if request.content_length is not None and request.content_length > MAX_REPLAY_BYTES:
         return web.json_response({"error": f"a replay upload is at most {MAX_REPLAY_BYTES} bytes"}, status=413)
     text = await request.text()
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return web.json_response({"error": f"not valid JSON: {exc}"}, status=400)
-    try:
-        record = GameRecord.from_dict(data)
-        frames = replay_frames(record)
-    except MulleError as exc:
-        return web.json_response({"error": str(exc)}, status=400)
-    return web.json_response({"record": record.to_dict(), "frames": frames})
+    # Replaying and encoding every frame is CPU work of up to a second: off the event loop, in a pool of its
+    # own (two threads, so a crowd of uploads queues there and never takes the agents' threads).
+    status, body = await asyncio.get_running_loop().run_in_executor(request.app[_REPLAY_POOL], _replay_body, text)
+    return web.Response(text=body, status=status, content_type="application/json")
 
 
 async def _ws(request: web.Request) -> web.WebSocketResponse:
@@ -102,6 +124,7 @@ async def _on_shutdown(app: web.Application) -> None:
     for ws in list(app[_SOCKETS]):
         await ws.close(code=1001, message=b"server shutting down")
     app[_HUB].shutdown()
+    app[_REPLAY_POOL].shutdown(wait=False, cancel_futures=True)
 
 
 def make_app(config: LiveConfig | None = None) -> web.Application:
@@ -109,6 +132,7 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     app = web.Application(client_max_size=MAX_REPLAY_BYTES)
     app[_HUB] = Hub(config)
     app[_SOCKETS] = weakref.WeakSet()
+    app[_REPLAY_POOL] = ThreadPoolExecutor(2, thread_name_prefix="live-replay")
     app.router.add_get("/", _index)
     app.router.add_get("/ws", _ws)
     app.router.add_get("/api/agents", _agents)

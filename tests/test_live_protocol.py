@@ -20,6 +20,7 @@ from live.protocol import ErrorCode
 from live.server import ServerThread
 from mulle_env.engine.match import Match
 from mulle_env.engine.record import GameRecord
+from mulle_env.engine.ruleset import Ruleset
 from tests.live_helpers import Client, play_to_end
 
 # The test agents below (crasher, busy, sleeper) are offered on top of the shipped limits.
@@ -718,6 +719,40 @@ def test_replay_api_reads_records_and_arena_lines(server):
             async with s.get(server.url + "/api/agents") as r:
                 body = await r.json()
                 assert "heuristic" in body["agents"] and body["allowed"] == list(TEST_LIMITS)
+    run(go())
+
+
+def test_replay_api_works_off_the_event_loop_and_caps_the_record(server, monkeypatch):
+    import threading
+
+    import aiohttp
+
+    import live.server
+
+    threads = []
+
+    def spy(record):
+        threads.append(threading.current_thread().name)
+        return real(record)
+
+    real = live.server.replay_frames
+    monkeypatch.setattr(live.server, "replay_frames", spy)
+
+    async def go():
+        m = Match(5, Ruleset(sets=1))
+        m.play_out([agents.make("random")] * 2, [__import__("random").Random(1), __import__("random").Random(2)])
+        async with aiohttp.ClientSession() as s:
+            async with s.post(server.url + "/api/replay", data=json.dumps(m.record().to_dict())) as r:
+                assert r.status == 200 and len((await r.json())["frames"]) == len(m.history) + 1
+            # A 100-set record (the engine's maximum) froze the loop for seconds and answered 77 MB.
+            big = {"seed": 1, "ruleset": {"sets": 11}, "moves": m.moves}
+            async with s.post(server.url + "/api/replay", data=json.dumps(big)) as r:
+                assert r.status == 413 and "at most 10 sets" in (await r.json())["error"]
+            long = {"seed": 1, "ruleset": {"sets": 1}, "moves": m.moves * 2}
+            async with s.post(server.url + "/api/replay", data=json.dumps(long)) as r:
+                assert r.status == 400 and "at most 104" in (await r.json())["error"]
+        # Replayed in the replay pool, not on the loop; the refused records were never replayed.
+        assert len(threads) == 1 and threads[0].startswith("live-replay"), threads
     run(go())
 
 
