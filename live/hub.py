@@ -195,6 +195,7 @@ class Table:
         self._seeds = itertools.count(seed) if seed is not None else None
         #: Whether the running game (or, in the lobby, the next one) deals from a chosen seed (table info).
         self.seeded = self._seeds is not None
+        self._seated_before = False
         #: A move still running in a worker past its time limit (at most one per table holds a thread).
         self._overrun = None
         self.agent_delay = agent_delay
@@ -273,10 +274,13 @@ class Table:
             raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} has two people already; "
                                 "pick another table name", {"table_name": self.name})
         seat = free[0]
-        if self.people() and self._seeds is not None:
-            self._seeds = None  # the next game's deal must be unknown to both people
+        if self._seated_before and self._seeds is not None:
+            # Anyone after the opener (even one who sits down after the opener left) must not be dealt
+            # from a seed the opener chose: the next game's deal comes from a fresh seed.
+            self._seeds = None
             if self.phase != "playing":
                 self.seeded = False
+        self._seated_before = True
         person = Person(name, self, seat.index)
         seat.person = person
         seat.agent = None

@@ -230,9 +230,11 @@ def test_a_seed_deals_one_persons_games_and_says_so(server):
             over = await play_to_end(c)
             seeds.append(over["payload"]["data"]["record"]["seed"])
         assert seeds == [100, 101]  # one person may replay their chosen games
-        conf = await (await Client.open(server.url)).join(table_name(), "Bert")
+        d = await Client.open(server.url)
+        conf = await d.join(table_name(), "Bert")  # no seed: fresh seeds, and the table says so
         assert conf["table"]["seeded"] is False
-        await c.close()
+        for x in (c, d):
+            await x.close()
     run(go())
 
 
@@ -257,6 +259,22 @@ def test_a_second_person_switches_a_seeded_table_to_fresh_seeds(server):
         assert started["payload"]["view"]["hand"] not in hands
         over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
         assert over_a["payload"]["data"]["record"]["seed"] not in (100, 101, 102)
+        for x in (a, b):
+            await x.close()
+    run(go())
+
+
+def test_a_seeded_table_taken_over_after_its_opener_left_deals_fresh_seeds(server):
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna", seed=100, sets=1)
+        await a.send("leave")
+        conf = await b.join(name, "Bert")  # the table is still open (close-after); Anna knows seed 100
+        assert conf["table"]["seeded"] is False
+        await b.send("lobby_action", {"action": "start_game"})
+        over = await play_to_end(b)
+        assert over["payload"]["data"]["record"]["seed"] != 100
         for x in (a, b):
             await x.close()
     run(go())
