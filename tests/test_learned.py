@@ -164,7 +164,8 @@ def test_corrupt_files_fail_clearly(policy_file, tmp_path):
 def test_pool_weights_and_draws(tmp_path, policy_file):
     assert parse_weights("heuristic=0.6, random=0.4") == {"heuristic": 0.6, "random": 0.4}
     assert parse_weights("pimc:samples~4=1") == {"pimc:samples=4": 1.0}
-    for bad in ("heuristic", "heuristic=x", "heuristic=-1", "random=0"):
+    for bad in ("heuristic", "heuristic=x", "heuristic=-1", "random=0", "heuristic=nan", "heuristic=inf",
+                "heuristic=1,random=-inf"):
         with pytest.raises(ValueError):
             parse_weights(bad)
     snaps = tmp_path / "pool"
@@ -304,6 +305,8 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
 @pytest.mark.parametrize("argv, message", [
     (["--opponents", "junk"], "--opponents: opponent weight 'junk' must read spec=weight"),
     (["--opponents", "heuristic=-1"], "--opponents: opponent weight 'heuristic=-1' is negative"),
+    (["--opponents", "heuristic=nan"], "--opponents: opponent weight 'heuristic=nan' is not a finite number"),
+    (["--opponents", "heuristic=inf,random=1"], "--opponents: opponent weight 'heuristic=inf' is not a finite number"),
     (["--opponents", "nosuch=1"], "--opponents: agent spec 'nosuch': unknown agent"),
     (["--eval-opponent", "nosuch"], "--eval-opponent: agent spec 'nosuch'"),
     (["--bc-games", "2", "--bc-teacher", "nosuch"], "--bc-teacher: agent spec 'nosuch'"),
