@@ -37,6 +37,11 @@ Build = _py.Build
 GameResult = _py.GameResult
 PlayerView = _py.PlayerView
 
+#: The compiled batched stepper: ``Stepper(num_envs, ruleset, internal_random, over=None, to_move=None)``
+#: runs K games in C for :class:`mulle_env.vector_env.MulleVectorEnv` (its "Steppers" section documents
+#: the contract). Public here so that callers reach it as ``backends()["c"].Stepper``, not through ``_core``.
+Stepper = _core.Stepper
+
 _new_tuple = tuple.__new__
 
 # The methods whose Python reference code works unchanged on the C attributes.
