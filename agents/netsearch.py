@@ -36,7 +36,7 @@ from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
 from .base import Agent
-from .evaluation import set_value
+from .evaluation import best_index, set_value
 from .inference import PublicHistory, sample_hidden
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy
 from .learned.policy import VALUE_SCALE
@@ -118,11 +118,7 @@ class NetSearchAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         values = self.move_values(view, legal_moves, rng)
-        best = 0
-        for k in range(1, len(values)):
-            if values[k][1] > values[best][1] + 1e-9:
-                best = k
-        return values[best][0]
+        return values[best_index([v for _, v in values])][0]
 
     def _candidates(self, view, legal_moves) -> tuple[list, np.ndarray]:
         ids = [m.id for m in legal_moves]

@@ -28,7 +28,7 @@ from mulle_env.engine import GameState
 from mulle_env.engine.moves import MOVES
 
 from .base import Agent
-from .evaluation import fast_policy_id, set_value
+from .evaluation import best_index, fast_policy_id, set_value
 from .heuristic import rank_moves
 from .inference import PublicHistory, sample_hidden
 
@@ -132,13 +132,7 @@ class PIMCAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         values = self.move_values(view, legal_moves, rng)
-        if len(values) == 1:
-            return values[0][0]
-        best = 0
-        for k in range(1, len(values)):
-            if values[k][1] > values[best][1] + 1e-9:
-                best = k
-        return values[best][0]
+        return values[best_index([v for _, v in values])][0]
 
     def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
         """``(move, value)`` for every searched move, in the heuristic's order (the tie-break order).
