@@ -38,7 +38,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 from .base import Agent
 from .evaluation import best_index, set_value
 from .inference import PublicHistory, sample_hidden
-from .learned.agent import DEFAULT_POLICY_PATH, cached_policy
+from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
 __all__ = ["LEAVES", "NetSearchAgent", "limit_blas_threads"]
@@ -76,6 +76,9 @@ class NetSearchAgent(Agent):
             ``score`` (banked points only); see the module docstring.
         prior: Weight in points of the policy's log-probability added to each value.
         history: Deal determinizations by what the heard moves prove (as pimc).
+
+    Its :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy file's fingerprint
+    (as ``learned``): the same spec with a retrained policy is another agent.
     """
 
     name = spec = "netsearch"
@@ -94,6 +97,7 @@ class NetSearchAgent(Agent):
             raise ValueError(f"prior must be >= 0, not {prior!r}")
         self.path = str(policy) if policy else DEFAULT_POLICY_PATH
         self.net = cached_policy(self.path)
+        self.version = policy_version("1", self.net)
         if leaf == "value" and not self.net.has_value:
             raise ValueError(f"leaf=value needs a policy file with a value head; {self.path} has none")
         self.samples = samples
