@@ -24,11 +24,18 @@ class Agent:
         needs_view: ``False`` for an agent whose :meth:`act` never reads ``view``: drivers
             that know it (the environments) may then pass ``None`` and skip building the
             view. Defaults to ``True``; an agent without the attribute gets its view.
+        version: A short string naming how this agent plays, bumped whenever a change
+            makes the same spec play differently (a new default, a new search). The arena
+            records it with every game and, when it resumes a results file, plays again
+            the games an agent of another version played (docs/arena.md). Defaults to
+            ``"1"``; results lines written before versions were recorded count as ``"1"``.
+            An agent may set it per instance (``learned`` derives it from its policy file).
     """
 
     name: str = "agent"
     spec: str = "agent"
     needs_view: bool = True
+    version: str = "1"
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """Return one of ``legal_moves`` for the position ``view``."""

@@ -19,6 +19,7 @@ difference once the set is over, and a linear proxy for it before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mulle_env.engine import (
@@ -207,6 +208,25 @@ def quick_capture_gain(st: GameState, card: int) -> float:
                 gain += INTAKE_POINTS[f]
                 n += 1
     return gain + 0.5 * n
+
+
+#: How much larger a later value must be to replace the best so far in :func:`best_index`.
+TIE = 1e-9
+
+
+def best_index(values: Sequence[float], tie: float = TIE) -> int:
+    """Index of the best of ``values`` (non-empty), the earliest one on a tie.
+
+    A value replaces the best so far only when it is larger by more than ``tie``:
+    searchers average rollout values, and float rounding between two equally good moves
+    must not overturn the order they were listed in (the heuristic's or the policy's),
+    which is what makes their choices reproducible and the same on both engines.
+    """
+    best = 0
+    for k in range(1, len(values)):
+        if values[k] > values[best] + tie:
+            best = k
+    return best
 
 
 def fast_policy_id(st: GameState, ids: list[int], rng) -> int:

@@ -36,9 +36,9 @@ from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
 from .base import Agent
-from .evaluation import set_value
+from .evaluation import best_index, set_value
 from .inference import PublicHistory, sample_hidden
-from .learned.agent import DEFAULT_POLICY_PATH, cached_policy
+from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
 __all__ = ["LEAVES", "NetSearchAgent", "limit_blas_threads"]
@@ -76,6 +76,9 @@ class NetSearchAgent(Agent):
             ``score`` (banked points only); see the module docstring.
         prior: Weight in points of the policy's log-probability added to each value.
         history: Deal determinizations by what the heard moves prove (as pimc).
+
+    Its :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy file's fingerprint
+    (as ``learned``): the same spec with a retrained policy is another agent.
     """
 
     name = spec = "netsearch"
@@ -94,6 +97,7 @@ class NetSearchAgent(Agent):
             raise ValueError(f"prior must be >= 0, not {prior!r}")
         self.path = str(policy) if policy else DEFAULT_POLICY_PATH
         self.net = cached_policy(self.path)
+        self.version = policy_version("1", self.net)
         if leaf == "value" and not self.net.has_value:
             raise ValueError(f"leaf=value needs a policy file with a value head; {self.path} has none")
         self.samples = samples
@@ -118,11 +122,7 @@ class NetSearchAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         values = self.move_values(view, legal_moves, rng)
-        best = 0
-        for k in range(1, len(values)):
-            if values[k][1] > values[best][1] + 1e-9:
-                best = k
-        return values[best][0]
+        return values[best_index([v for _, v in values])][0]
 
     def _candidates(self, view, legal_moves) -> tuple[list, np.ndarray]:
         ids = [m.id for m in legal_moves]

@@ -132,7 +132,8 @@ def check_line(line: dict) -> str | None:
 
     Checked: the key types the statistics read (``game_id``, ``specs``, ``seed``,
     ``status``, ``scores``, ``winner``, ``forfeit``, ``pair``, ``moves``, ``move_list``,
-    ``ruleset``), that ``game_id`` names the line's specs and seed, and that the winner
+    ``ruleset``, ``agent_versions``: absent or null in lines written before versions
+    were recorded), that ``game_id`` names the line's specs and seed, and that the winner
     agrees with the scores (a finished game) or the forfeit (a forfeited one).
     """
     gid, specs, seed, status = line.get("game_id"), line.get("specs"), line.get("seed"), line.get("status")
@@ -152,6 +153,10 @@ def check_line(line: dict) -> str | None:
         value = line.get(key)
         if value is not None and (not _is_int(value) or value < 0):
             return f"'{key}' must be an int >= 0 or null, not {value!r}"
+    versions = line.get("agent_versions")
+    if versions is not None and not (isinstance(versions, list) and len(versions) == 2
+                                     and all(isinstance(v, str) and v for v in versions)):
+        return f"'agent_versions' must be a list of two non-empty strings or null, not {versions!r}"
     if "move_list" in line and not (isinstance(line["move_list"], list)
                                     and all(isinstance(m, str) for m in line["move_list"])):
         return "'move_list' must be a list of move texts"

@@ -26,7 +26,7 @@ from typing import Callable
 from . import results as results_mod
 from .schedule import Plan
 from .stats import SPRT
-from .worker import engine_version, load_game
+from .worker import agent_version, engine_version, line_versions, load_game
 
 log = logging.getLogger("arena")
 
@@ -152,6 +152,31 @@ def _replay_reason(plan: Plan, line: dict) -> str | None:
     return None
 
 
+def current_versions(plan: Plan) -> dict[str, str | None]:
+    """The version of every agent of ``plan`` as built in this process (``None``: it does not build here).
+
+    An agent that cannot be built here forfeits its games in the workers; its old lines
+    are then not judged by version (there is nothing to compare them with).
+    """
+    out: dict[str, str | None] = {}
+    for spec in plan.specs:
+        try:
+            out[spec] = agent_version(spec)
+        except Exception:  # noqa: BLE001 - reported by the workers, which forfeit its games
+            out[spec] = None
+    return out
+
+
+def _version_changes(line: dict, versions: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    """``(spec, version played, version now)`` for each seat of ``line`` whose agent changed since."""
+    out = []
+    for spec, played in zip(line["specs"], line_versions(line)):
+        now = versions.get(spec)
+        if now is not None and played != now:
+            out.append((spec, played, now))
+    return out
+
+
 def run(
     plan: Plan,
     out: str,
@@ -172,7 +197,10 @@ def run(
     Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``.
     A game already in ``out`` is played again (the new line supersedes the old one) when
     ``plan.save_games`` is set and the old line has no move list, or when it was forfeited
-    on a move time limit shorter than ``plan.move_timeout``.
+    on a move time limit shorter than ``plan.move_timeout``. A line played by another
+    engine version, or by another version of one of its agents (:attr:`agents.Agent.version`;
+    a line without ``agent_versions`` was played by version ``"1"`` of each), is not
+    counted and its game is played again.
     """
     from .runner import ProcessBackend
 
@@ -188,12 +216,14 @@ def run(
 def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) -> Outcome:
     t0 = time.monotonic()
     version = engine_version(load_game(plan.game))
+    versions = current_versions(plan)
     loaded = results_mod.load(out)
     notes = loaded.problems()
     by_id: dict[str, dict] = {}
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
     redo: dict[str, str] = {}  # game_id -> why a finished game is played again
     other_version = foreign = 0
+    changed: dict[str, list] = {}  # game_id -> _version_changes of its line played by another agent version
     # Only older single-format lines (no "index") of this tournament's specs need the seed scan.
     pairs = {frozenset(p) for p in plan.pairings()}
     legacy = {ln["seed"] for ln in loaded.lines if "index" not in ln and frozenset(ln["specs"]) in pairs}
@@ -204,7 +234,11 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
             foreign += 1
         elif line.get("engine_version") != version:
             other_version += 1
-        elif line.get("status") in FINISHED:
+        elif line.get("status") not in FINISHED:
+            continue  # an aborted game is played again whoever played it
+        elif changes := _version_changes(line, versions):
+            changed[line["game_id"]] = changes
+        else:
             gid = line["game_id"]
             by_id[gid], order[gid] = line, where
             why = _replay_reason(plan, line)
@@ -217,6 +251,19 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
             f"{other_version} line(s) were played by another engine version (not {version!r}); "
             "they are not counted and those games are played again"
         )
+    # A game the current agents finished already (a replay of an earlier run) needs no note.
+    changed_agents: dict[tuple[str, str, str], int] = {}  # (spec, version played, version now) -> games
+    other_agent = 0
+    for gid, changes in changed.items():
+        if gid not in by_id:
+            other_agent += 1
+            for change in changes:
+                changed_agents[change] = changed_agents.get(change, 0) + 1
+    if other_agent:
+        what = "; ".join(f"{spec!r} version {played!r}, now {now!r} ({n} game(s))"
+                         for (spec, played, now), n in sorted(changed_agents.items()))
+        notes.append(f"{other_agent} game(s) were played by another version of an agent ({what}); "
+                     "they are not counted and are played again")
     if foreign:
         notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) "
                      "and are ignored")
@@ -248,6 +295,8 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
                 if t["game_id"] in by_id:
                     continue
                 t["engine_version"] = version
+                seat_versions = [versions[s] for s in t["specs"]]
+                t["agent_versions"] = None if None in seat_versions else seat_versions
                 order[t["game_id"]] = (i, pi)
                 yield t
 

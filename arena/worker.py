@@ -97,6 +97,31 @@ def stable_seed(*parts) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+#: The version a results line without ``agent_versions`` stands for: it was written before
+#: versions were recorded, when every agent was at version "1" (:attr:`agents.Agent.version`).
+UNRECORDED_VERSION = "1"
+
+
+def version_of(agent) -> str:
+    """``agent.version`` as text (``"1"`` for an agent object without the attribute)."""
+    return str(getattr(agent, "version", UNRECORDED_VERSION))
+
+
+def agent_version(spec: str) -> str:
+    """The version of the agent ``spec`` builds in this process (see :attr:`agents.Agent.version`).
+
+    The arena keys agents by spec only; this is how it tells apart two agents behind one
+    spec (a changed default, a retrained shipped policy) when it resumes a results file.
+    """
+    return version_of(agents.make(spec))
+
+
+def line_versions(line: dict) -> list[str]:
+    """The agent versions by seat a results line was played with (``"1"`` each if it predates them)."""
+    recorded = line.get("agent_versions")
+    return list(recorded) if recorded is not None else [UNRECORDED_VERSION, UNRECORDED_VERSION]
+
+
 def agent_for(spec: str, seat: int) -> agents.Agent:
     """This worker's agent for ``spec`` in ``seat``, built once and reused.
 
@@ -163,6 +188,7 @@ def play_task(task: dict) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": engine_version(game),
+        "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,
         "winner": None,
@@ -185,6 +211,9 @@ def play_task(task: dict) -> dict:
     except Exception as exc:  # a spec that no longer builds is the agent's failure
         culprit = next((s for s in (0, 1) if (specs[s], s) not in _agents), 0)
         return _forfeit(line, culprit, f"{agent(culprit)} could not be built: {_describe(exc)}", t_start)
+    # The agents that play say which version they are (the task's are the parent's, which
+    # may differ if, say, the policy file changed in between: the line then tells the truth).
+    line["agent_versions"] = [version_of(seats[0]), version_of(seats[1])]
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
     think = [0.0, 0.0]
     k = 0
@@ -291,6 +320,7 @@ def aborted(task: dict, error: str, attempts: int = 1) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": task.get("engine_version"),
+        "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,
         "winner": None,

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from . import codec
 from .engine import GameState, new_game  # the active backend: the compiled core when it is built
-from .engine.errors import GameOverError, MulleError
+from .engine.errors import GameOverError
 from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
@@ -96,8 +96,13 @@ def checked_index(state, action, illegal_action: str) -> int | None:
 RESET_OPTIONS = ("seat",)
 
 
-class ResetNeededError(gym.error.ResetNeeded, MulleError):
-    """The env was used (``step``, ``observe``, ``last``) before its first ``reset()``."""
+class ResetNeededError(gym.error.ResetNeeded, GameOverError):
+    """The env was used (``step``, ``observe``, ``last``) before its first ``reset()``.
+
+    Also a :class:`~mulle_env.GameOverError` (so a ``MulleError`` and a ``ValueError``):
+    the PettingZoo env raised that for ``step`` before ``reset`` before this class existed,
+    and code that catches it keeps working.
+    """
 
 
 def check_reset_options(options, allowed: tuple[str, ...]) -> dict:

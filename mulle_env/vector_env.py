@@ -49,7 +49,7 @@ Steppers (the seam between the env and the game rules)
 ------------------------------------------------------
 The env keeps the Gymnasium side (seeding, autoreset, rewards, validation, Python
 agents); a *stepper* owns the K games and their rules. :class:`PyStepper` is the
-pure-Python one; a compiled one, ``mulle_env.engine._core.Stepper``, is used when
+pure-Python one; a compiled one, ``mulle_env.engine.backends()["c"].Stepper``, is used when
 it exists and the engine runs on the compiled core (``stepper="auto"``:
 ``mulle_env.engine.BACKEND == "c"``; force one with ``stepper="python"`` or ``"c"``). A
 stepper is built as ``Stepper(num_envs, ruleset, internal_random)`` (the compiled one
@@ -195,11 +195,10 @@ class PyStepper:
 
 
 def _c_stepper():
-    try:
-        from .engine import _core  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return getattr(_core, "Stepper", None)
+    from . import engine
+
+    c = engine.backends().get("c")
+    return None if c is None else c.Stepper
 
 
 def make_stepper(kind: str, num_envs: int, ruleset: Ruleset, internal_random: bool):
@@ -212,8 +211,8 @@ def make_stepper(kind: str, num_envs: int, ruleset: Ruleset, internal_random: bo
     cls = None if kind == "python" or (kind == "auto" and engine.BACKEND != "c") else _c_stepper()
     if cls is None:
         if kind == "c":
-            raise ValueError('stepper="c" needs the compiled core (mulle_env.engine._core.Stepper), which is not built '
-                             'here; use stepper="auto" or "python"')
+            raise ValueError('stepper="c" needs the compiled core (mulle_env.engine.backends()["c"].Stepper), '
+                             'which is not built here; use stepper="auto" or "python"')
         return PyStepper(num_envs, ruleset, internal_random)
     # The compiled stepper keeps over/to_move in buffers it is given: numpy arrays, so the env reads them directly.
     return cls(num_envs, ruleset, internal_random, np.ones(num_envs, dtype=bool), np.zeros(num_envs, dtype=np.int8))

@@ -100,7 +100,20 @@ def test_registry_lists_the_built_ins():
     names = agents.available()
     for name in ("random", "heuristic", "greedy", "pimc", "learned"):
         assert name in names
-    assert "samples=40" in names["pimc"]
+    assert "samples=200" in names["pimc"]
+
+
+def test_pimc_default_is_200_samples_and_the_old_default_keeps_its_spec():
+    assert agents.make("pimc").samples == 200
+    old = agents.make("pimc:samples=40")
+    assert old.samples == 40 and old.spec == "pimc:samples=40"  # the old default is no longer `pimc`
+
+
+def test_agents_have_versions():
+    # Class default "1"; pimc is "2" (its determinizations and default changed: docs/agents.md).
+    assert agents.Agent.version == "1"
+    assert {s: agents.make(s).version for s in ("random", "heuristic", "greedy", "pimc", "pimc:samples=40")} == {
+        "random": "1", "heuristic": "1", "greedy": "1", "pimc": "2", "pimc:samples=40": "2"}
 
 
 def test_spec_parameters_are_typed_and_canonical():
@@ -115,7 +128,8 @@ def test_spec_parameters_are_typed_and_canonical():
     "specs, text",
     [
         # Equal agents get equal specs (arena game ids, seeds and duplicate checks key on them).
-        (["pimc", "pimc:samples=40", "pimc:samples=040", "pimc:horizon=4,rollout=heuristic,width=0"], "pimc"),
+        (["pimc", "pimc:samples=200", "pimc:samples=0200", "pimc:horizon=4,rollout=heuristic,width=0"], "pimc"),
+        (["pimc:samples=40", "pimc:samples=040"], "pimc:samples=40"),
         (["pimc:samples=8", "pimc:samples=08,width=0"], "pimc:samples=8"),
         (["greedy", "greedy:risk=1", "greedy:risk=1.0"], "greedy"),
         (["greedy:risk=0", "greedy:risk=0.0"], "greedy:risk=0"),

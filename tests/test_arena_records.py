@@ -92,3 +92,77 @@ def test_the_game_loops_have_distinct_names_and_keep_the_old_ones():
     assert worker.play_game is worker.play_task
     assert agents.play.play_game is agents.play.play_interactive
     assert agents.match.play_game is not agents.match.play_agents  # the old one returns the state
+
+
+class _Recorded:
+    """A backend that plays nothing: it hands back recorded lines for the games it is given."""
+
+    name, workers = "recorded", 1
+
+    def __init__(self, lines: list[dict]) -> None:
+        self.by_id = {x["game_id"]: x for x in lines}
+        self.dispatched: list[str] = []
+
+    def run(self, tasks, on_result, stop=lambda: False) -> None:
+        for t in tasks:
+            self.dispatched.append(t["game_id"])
+            on_result(dict(self.by_id[t["game_id"]], agent_versions=t["agent_versions"]))
+            if stop():
+                return
+
+
+def test_the_fixtures_predate_agent_versions_and_their_agents_are_at_version_1():
+    # What makes the resume above play nothing: a line without versions counts as version "1".
+    assert all("agent_versions" not in x for name in PLANS for x in _lines(DATA / name))
+    import agents
+
+    assert {agents.make(s).version for s in ("random", "heuristic", "greedy")} == {"1"}
+
+
+def test_lines_of_an_older_pimc_are_played_again_and_heuristic_lines_stand(tmp_path):
+    plan = Plan(("heuristic", "pimc", "random"), 2, seed=21, ruleset={"sets": 1}, save_games=True)
+    out = tmp_path / "r.jsonl"
+    first = run(plan, str(out), ProcessBackend(1), progress=False)
+    assert first.played == 6
+    lines = _lines(out)
+    for x in lines:
+        assert x["agent_versions"] == [{"pimc": "2"}.get(s, "1") for s in x["specs"]]
+    # The same file as an arena without agent versions would have written it: its "pimc"
+    # was samples=40 without the public history, not today's agent of that spec.
+    out.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "agent_versions"}) + "\n"
+                           for x in lines))
+    backend = _Recorded(lines)
+    again = run(plan, str(out), backend, progress=False)
+    with_pimc = sorted(x["game_id"] for x in lines if "pimc" in x["specs"])
+    assert sorted(backend.dispatched) == with_pimc and again.played == 4 and again.skipped == 2
+    notes = [n for n in again.notes if "another version of an agent" in n]
+    assert notes == ["4 game(s) were played by another version of an agent ('pimc' version '1', now '2' "
+                     "(4 game(s))); they are not counted and are played again"]
+    # The replayed lines supersede the old ones; the next resume plays nothing.
+    assert sorted(x["game_id"] for x in again.lines) == sorted(x["game_id"] for x in lines)
+    assert all("agent_versions" in x for x in again.lines if "pimc" in x["specs"])
+    third = run(plan, str(out), _Recorded(lines), progress=False)
+    assert third.played == 0 and not [n for n in third.notes if "another version" in n]
+
+
+def test_a_line_of_another_agent_version_is_played_again(tmp_path):
+    plan = Plan(("random", "heuristic"), 2, seed=22, ruleset={"sets": 1})
+    out = tmp_path / "r.jsonl"
+    run(plan, str(out), ProcessBackend(1), progress=False)
+    lines = _lines(out)
+    lines[1]["agent_versions"] = ["0.9", "1"] if lines[1]["specs"][0] == "random" else ["1", "0.9"]
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    backend = _Recorded(lines)
+    again = run(plan, str(out), backend, progress=False)
+    assert backend.dispatched == [lines[1]["game_id"]] and again.played == 1
+    assert any("'random' version '0.9', now '1'" in n for n in again.notes)
+
+
+@pytest.mark.parametrize("bad", [["1"], ["1", 2], "1", ["1", ""]])
+def test_check_line_refuses_malformed_agent_versions(bad):
+    from arena.results import check_line
+
+    line = _lines(DATA / "arena_pre_match_ok.jsonl")[0]
+    assert check_line(line) is None and check_line(dict(line, agent_versions=None)) is None
+    assert check_line(dict(line, agent_versions=["1", "2+ab"])) is None
+    assert "'agent_versions' must be" in check_line(dict(line, agent_versions=bad))

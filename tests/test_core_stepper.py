@@ -1,4 +1,4 @@
-"""The compiled batched stepper (``_core.Stepper``) against a pure-Python reference of its contract.
+"""The compiled batched stepper (``backends()["c"].Stepper``) against a pure-Python reference of its contract.
 
 The contract is ``mulle_env.vector_env``'s stepper seam: ``start``, ``step``, ``play``,
 ``write``, ``scores``, ``state``, and ``over``/``to_move`` always current. The internal
@@ -75,9 +75,9 @@ class RefStepper:
 
 
 def make_c(k, ruleset, internal):
-    from mulle_env.engine import _core
+    from mulle_env.engine import backends
 
-    return _core.Stepper(k, ruleset, internal, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int8))
+    return backends()["c"].Stepper(k, ruleset, internal, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int8))
 
 
 @pytest.mark.parametrize("internal", [True, False])

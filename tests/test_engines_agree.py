@@ -88,6 +88,25 @@ def test_same_seed_same_deal(seed):
     assert py == c and c == py and not (py != c)  # equality works both ways across the engines
 
 
+@pytest.mark.parametrize("name", sorted(backends()))
+def test_new_game_and_replay_check_their_input_alike_on_every_backend(name):
+    mod = backends()[name]
+    st = mod.new_game(5, {"sets": 1})  # a dict ruleset is read with Ruleset.from_dict
+    assert type(st) is mod.GameState and st.ruleset == me.Ruleset(sets=1)
+    moves = [st.legal_moves()[0]]
+    again = mod.replay(5, [str(m) for m in moves], {"sets": 1})
+    assert type(again) is mod.GameState and again.key() == me.replay(5, moves, me.Ruleset(sets=1)).key()
+    for bad in (True, 1.0, "5"):
+        with pytest.raises(ValueError, match="seed must be an int"):
+            mod.new_game(bad)
+        with pytest.raises(ValueError, match="seed must be an int"):
+            mod.replay(bad, [])
+    with pytest.raises(me.InvalidMoveError, match=r"write replay\(seed"):
+        mod.replay(5, str(moves[0]))
+    with pytest.raises(me.IllegalMoveError, match="move 2 of the replay"):
+        mod.replay(5, [moves[0], moves[0]])
+
+
 def random_ruleset(rng: random.Random) -> me.Ruleset:
     return me.Ruleset(
         sets=rng.choice([1, 1, 2]),

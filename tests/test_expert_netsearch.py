@@ -74,3 +74,13 @@ def test_bad_parameters_are_refused(files):
         with pytest.raises(agents.AgentSpecError, match=msg):
             agents.make(spec)
     assert agents.canonical("netsearch:samples=16") == "netsearch"
+
+
+def test_act_takes_the_best_value_earliest_on_a_tie(files, monkeypatch):
+    st = new_game(3)
+    view, legal = st.view(st.to_move), st.legal_moves()
+    bot = NetSearchAgent(policy=files[0], samples=1)
+    a, b, c = legal[:3]
+    for values, expected in (([(a, 1.0), (b, 1.0 + 1e-12), (c, 0.25)], a), ([(a, 1.0), (b, 1.5), (c, 1.5 + 1e-10)], b)):
+        monkeypatch.setattr(bot, "move_values", lambda *args, values=values: values)
+        assert bot.act(view, legal, random.Random(0)) == expected

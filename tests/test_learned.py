@@ -110,6 +110,27 @@ def test_registry_builds_learned_with_path(policy_file):
         agents.make("learned:path=/nonexistent/policy.npz")
 
 
+def test_a_policy_with_other_weights_or_metadata_is_another_agent_version(policy_file, tmp_path):
+    # The arena keys agents by spec; the version tells a retrained policy file apart.
+    _learned_registered()
+    version = agents.make(f"learned:path={policy_file}").version
+    assert version.startswith("1+") and len(version) == 14
+    same = save_policy(load_policy(policy_file), tmp_path / "copy.npz")
+    assert agents.make(f"learned:path={same}").version == version  # saved again, loaded again: same agent
+    assert LearnedAgent.from_policy(random_policy()).version == version
+    other = save_policy(random_policy(seed=1), tmp_path / "other.npz")
+    assert agents.make(f"learned:path={other}").version != version
+    pol = random_policy()
+    pol.metadata["note"] = "re-measured"
+    assert LearnedAgent.from_policy(pol).version != version
+    pol = random_policy()
+    pol.biases[-1][7] += 1e-3  # one bias changed
+    assert LearnedAgent.from_policy(pol).version != version
+    assert agents.make(f"netsearch:policy={policy_file}").version == version
+    shipped = agents.make("learned").version
+    assert shipped == f"1+{load_policy(DEFAULT_POLICY_PATH).fingerprint()}" != version
+
+
 def _rewrite(path, tmp_path, change):
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
@@ -164,7 +185,8 @@ def test_corrupt_files_fail_clearly(policy_file, tmp_path):
 def test_pool_weights_and_draws(tmp_path, policy_file):
     assert parse_weights("heuristic=0.6, random=0.4") == {"heuristic": 0.6, "random": 0.4}
     assert parse_weights("pimc:samples~4=1") == {"pimc:samples=4": 1.0}
-    for bad in ("heuristic", "heuristic=x", "heuristic=-1", "random=0"):
+    for bad in ("heuristic", "heuristic=x", "heuristic=-1", "random=0", "heuristic=nan", "heuristic=inf",
+                "heuristic=1,random=-inf"):
         with pytest.raises(ValueError):
             parse_weights(bad)
     snaps = tmp_path / "pool"
@@ -304,6 +326,8 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
 @pytest.mark.parametrize("argv, message", [
     (["--opponents", "junk"], "--opponents: opponent weight 'junk' must read spec=weight"),
     (["--opponents", "heuristic=-1"], "--opponents: opponent weight 'heuristic=-1' is negative"),
+    (["--opponents", "heuristic=nan"], "--opponents: opponent weight 'heuristic=nan' is not a finite number"),
+    (["--opponents", "heuristic=inf,random=1"], "--opponents: opponent weight 'heuristic=inf' is not a finite number"),
     (["--opponents", "nosuch=1"], "--opponents: agent spec 'nosuch': unknown agent"),
     (["--eval-opponent", "nosuch"], "--eval-opponent: agent spec 'nosuch'"),
     (["--bc-games", "2", "--bc-teacher", "nosuch"], "--bc-teacher: agent spec 'nosuch'"),

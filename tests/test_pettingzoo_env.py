@@ -137,6 +137,16 @@ def test_last_and_observe_before_reset_say_to_reset():
             call()
 
 
+def test_step_before_reset_is_still_a_game_over_error():
+    # raw_env.step before reset raised GameOverError before ResetNeededError existed: still catchable as such.
+    import gymnasium
+
+    env = raw_env()
+    with pytest.raises(me.GameOverError, match="reset()") as exc:
+        env.step(0)
+    assert isinstance(exc.value, gymnasium.error.ResetNeeded) and isinstance(exc.value, ValueError)
+
+
 def test_unknown_reset_options_are_not_ignored_silently():
     env = raw_env()
     with pytest.warns(UserWarning, match="unknown reset option.*'foo'.*none.*ignored"):

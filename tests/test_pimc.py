@@ -10,6 +10,8 @@ from engine_helpers import build, position
 
 import agents
 import mulle_env as me
+from agents.evaluation import best_index
+from agents.learned.teacher import LabellingAgent
 from agents.pimc import PIMCAgent, determinize
 from mulle_env.engine.cards import HAND_VALUE
 
@@ -125,3 +127,28 @@ def test_pimc_on_the_core_chooses_as_the_python_path(spec):
         slow.core_rollouts = False
         legal = st.legal_moves()
         assert fast.act(view, legal, random.Random(7)) == slow.act(view, legal, random.Random(7))
+
+
+def test_best_index_keeps_the_earliest_of_near_equal_values():
+    assert best_index([0.5]) == 0
+    assert best_index([1.0, 1.0 + 1e-12, 0.9]) == 0  # rounding noise does not reorder
+    assert best_index([1.0, 2.0, 2.0 + 1e-10, -3.0]) == 1
+    assert best_index([-1.0, -0.5, 3.0]) == 2
+    assert best_index([1.0, 1.5], tie=1.0) == 0
+
+
+def near_tie_values(legal):
+    a, b, c = legal[:3]
+    return [(a, 1.0), (b, 1.0 + 1e-12), (c, 0.25)], [(a, 1.0), (b, 1.5), (c, 1.5 + 1e-10)]
+
+
+def test_pimc_and_its_labeller_choose_the_best_value_earliest_on_a_tie(monkeypatch):
+    st = me.new_game(seed=3)
+    view, legal = st.view(st.to_move), st.legal_moves()
+    tie, clear = near_tie_values(legal)
+    pimc = PIMCAgent(samples=1)
+    labeller = LabellingAgent(pimc, record_seats=())
+    for values, expected in ((tie, legal[0]), (clear, legal[1])):
+        monkeypatch.setattr(pimc, "move_values", lambda *a, values=values: values)
+        assert pimc.act(view, legal, random.Random(0)) == expected
+        assert labeller.act(view, legal, random.Random(0)) == expected

@@ -251,6 +251,16 @@ def test_python_stepper_contract():
     assert np.array_equal(np.flatnonzero(mask[1]), s.state(0).legal_move_ids())
 
 
+@pytest.mark.skipif("c" not in STEPPERS, reason="the compiled core is not built")
+def test_the_compiled_stepper_is_public_on_the_c_backend():
+    from mulle_env.engine import backends, cstate
+    from mulle_env.vector_env import make_stepper
+
+    assert backends()["c"].Stepper is cstate.Stepper
+    assert isinstance(make_stepper("c", 2, mulle_env.Ruleset(), True), cstate.Stepper)
+    assert "Stepper(num_envs" in cstate.Stepper.__doc__
+
+
 class ViewSpy:
     """Records the views it is handed; ``needs_view`` is set per instance."""
 

@@ -23,7 +23,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 from ..base import Agent
 from .policy import MLPPolicy, load_policy
 
-__all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy"]
+__all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy", "policy_version"]
 
 #: The shipped policy (trained with mulle-train; see docs/learning.md).
 DEFAULT_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "learned.npz")
@@ -42,6 +42,11 @@ def cached_policy(path: str) -> MLPPolicy:
     return pol
 
 
+def policy_version(code_version: str, policy: MLPPolicy) -> str:
+    """The agent version ``"<code version>+<policy fingerprint>"`` of an agent playing ``policy``."""
+    return f"{code_version}+{policy.fingerprint()}"
+
+
 class LearnedAgent(Agent):
     """A policy trained by ``mulle-train`` (default: the shipped file agents/data/learned.npz).
 
@@ -53,10 +58,16 @@ class LearnedAgent(Agent):
 
     Raises :class:`agents.learned.policy.PolicyFileError` (a ``ValueError``) at
     construction for a missing, corrupt or incompatible file.
+
+    Its :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy's
+    :meth:`~agents.learned.policy.MLPPolicy.fingerprint`: the spec ``learned`` names
+    whatever file ships, so a retrained shipped policy is another version of the agent.
     """
 
     name = "learned"
     spec = "learned"
+    #: The playing code's own version; :func:`policy_version` appends the policy's fingerprint.
+    code_version = "1"
 
     def __init__(self, path: str = "", sample: bool = False, temperature: float = 1.0) -> None:
         if not temperature > 0:
@@ -65,6 +76,7 @@ class LearnedAgent(Agent):
         self.sample = bool(sample)
         self.temperature = float(temperature)
         self.policy = cached_policy(self.path)
+        self.version = policy_version(self.code_version, self.policy)
         self._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
 
     @classmethod
@@ -75,6 +87,7 @@ class LearnedAgent(Agent):
         agent.sample = sample
         agent.temperature = float(temperature)
         agent.policy = policy
+        agent.version = policy_version(cls.code_version, policy)
         agent._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
         return agent
 

@@ -36,6 +36,7 @@ load while today's layout is that one and are refused (saying what changed) afte
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zipfile
 from collections.abc import Sequence
@@ -221,6 +222,24 @@ class MLPPolicy:
     def save(self, path: str | Path) -> Path:
         """Write this policy to ``path`` (see :func:`save_policy`)."""
         return save_policy(self, path)
+
+    def fingerprint(self) -> str:
+        """12 hex digits of a SHA-256 over what decides play and what the file says it is.
+
+        Covers the activation, every layer's shape, dtype and bytes (value head included)
+        and the metadata, so a retrained or re-measured file gets another fingerprint, and
+        the same policy, saved again or loaded in another process, the same one. Agents
+        that play a policy use it as their version (:attr:`agents.base.Agent.version`).
+        """
+        h = hashlib.sha256()
+        h.update(self.activation.encode())
+        for tag, arrays in (("w", self.weights), ("b", self.biases), ("vw", self.value_weights),
+                            ("vb", self.value_biases)):
+            for a in arrays:
+                h.update(f"|{tag}{a.shape}{a.dtype.str}|".encode())
+                h.update(np.ascontiguousarray(a).tobytes())
+        h.update(json.dumps(self.metadata, sort_keys=True, separators=(",", ":")).encode())
+        return h.hexdigest()[:12]
 
 
 def _check_layers(weights, biases, activation, where: str, outputs: int | None = None) -> None:

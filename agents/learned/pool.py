@@ -11,6 +11,7 @@ sees new snapshots in every worker process, and after a resume).
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from pathlib import Path
@@ -24,7 +25,7 @@ SELF = "self"
 
 
 def parse_weights(text: str) -> dict[str, float]:
-    """``"heuristic=0.6,random=0.1,self=0.3"`` -> ``{"heuristic": 0.6, ...}`` (weights >= 0, sum > 0).
+    """``"heuristic=0.6,random=0.1,self=0.3"`` -> ``{"heuristic": 0.6, ...}`` (finite weights >= 0, sum > 0).
 
     Specs with parameters keep their colon syntax: ``"pimc:samples=4=0.1"`` is not
     allowed, write ``"pimc:samples~4=0.1"``; ``~`` stands for ``=`` inside a spec.
@@ -38,6 +39,8 @@ def parse_weights(text: str) -> dict[str, float]:
             weight = float(w)
         except ValueError:
             raise ValueError(f"opponent weight {part!r}: {w!r} is not a number") from None
+        if not math.isfinite(weight):  # nan/inf would only fail later, inside random.choices
+            raise ValueError(f"opponent weight {part!r} is not a finite number (weights are finite and >= 0)")
         if weight < 0:
             raise ValueError(f"opponent weight {part!r} is negative")
         out[spec.replace("~", "=")] = weight

@@ -51,6 +51,7 @@ from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 from ..base import Agent
+from ..evaluation import best_index
 
 __all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate",
            "load", "play_shard"]
@@ -132,11 +133,7 @@ class LabellingAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         scored = self.teacher.move_values(view, legal_moves, rng)
-        best = 0
-        for k in range(1, len(scored)):
-            if scored[k][1] > scored[best][1] + 1e-9:
-                best = k
-        move = scored[best][0]
+        move = scored[best_index([v for _, v in scored])][0]
         if p in self.record_seats:
             if any(m.id is None for m in legal_moves):
                 raise TeacherDataError("teacher data needs the fixed action space (forced_capture=True rules)")

@@ -5,7 +5,9 @@ and the pure-Python reference (:mod:`.state`). :data:`BACKEND` says which one
 ``GameState``, ``new_game`` and ``replay`` come from: ``"c"`` when the extension was
 built, else ``"python"``. The environment variable ``MULLE_ENGINE=python`` forces the
 Python engine, ``MULLE_ENGINE=c`` insists on the C one (an ImportError if it is
-missing). :func:`backends` gives both, side by side, for tests and benchmarks.
+missing). :func:`backends` gives both, side by side, for tests and benchmarks; the C one
+also carries the compiled batched stepper, ``backends()["c"].Stepper`` (used by
+:class:`mulle_env.vector_env.MulleVectorEnv`).
 
 Public names are re-exported by :mod:`mulle_env`.
 """

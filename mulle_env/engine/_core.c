@@ -439,7 +439,8 @@ static int forced_groups(const Pile *loose, int v, const Pile *fixed, const int 
     memcpy(r, cnt, sizeof r);
     int best = best_cover(s, r);
     if (best == 0) return 0;
-    CoverDfs d;
+    /* Zeroed so that set2_free on a set whose set2_init never ran (the first one failed) frees NULLs. */
+    CoverDfs d = {0};
     d.s = s;
     d.best = best;
     d.oom = 0;
@@ -2722,7 +2723,13 @@ PyMODINIT_FUNC PyInit__core(void) {
     init_tables();
     memo_key = calloc(MEMO_SIZE, sizeof(uint64_t));
     memo_val = calloc(MEMO_SIZE, 1);
-    if (!memo_key || !memo_val) return PyErr_NoMemory();
+    if (!memo_key || !memo_val) {
+        free(memo_key); /* one of the two may have succeeded */
+        free(memo_val);
+        memo_key = NULL;
+        memo_val = NULL;
+        return PyErr_NoMemory();
+    }
     /* Touch the memo now: first-touch page faults scattered over a capture search cost more
      * than the search itself (about 20 ms on a loaded machine). */
     memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);

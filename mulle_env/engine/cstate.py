@@ -37,6 +37,11 @@ Build = _py.Build
 GameResult = _py.GameResult
 PlayerView = _py.PlayerView
 
+#: The compiled batched stepper: ``Stepper(num_envs, ruleset, internal_random, over=None, to_move=None)``
+#: runs K games in C for :class:`mulle_env.vector_env.MulleVectorEnv` (its "Steppers" section documents
+#: the contract). Public here so that callers reach it as ``backends()["c"].Stepper``, not through ``_core``.
+Stepper = _core.Stepper
+
 _new_tuple = tuple.__new__
 
 # The methods whose Python reference code works unchanged on the C attributes.
@@ -214,13 +219,7 @@ def _from_dict_exact(data: dict, last_move, last_taken) -> GameState:
 
 def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, not {seed!r}")  # noqa: TRY004 - the engine API raises ValueError
-    if ruleset is not None and not isinstance(ruleset, Ruleset):
-        ruleset = Ruleset.from_dict(ruleset)
-    st = GameState(ruleset, seed)
-    st.deal_set()
-    return st
+    return _py.start_game(GameState, seed, ruleset)
 
 
 def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
@@ -229,4 +228,4 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
-    return _py.play_all(new_game(seed, ruleset), moves, "replay")
+    return _py.replay_game(GameState, seed, moves, ruleset)

@@ -571,13 +571,7 @@ class GameState:
 
 def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, not {seed!r}")
-    if ruleset is not None and not isinstance(ruleset, Ruleset):
-        ruleset = Ruleset.from_dict(ruleset)
-    st = GameState(ruleset, seed)
-    st.deal_set()
-    return st
+    return start_game(GameState, seed, ruleset)
 
 
 def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
@@ -586,7 +580,27 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
-    return play_all(new_game(seed, ruleset), moves, "replay")
+    return replay_game(GameState, seed, moves, ruleset)
+
+
+def start_game(cls, seed: int = 0, ruleset: Ruleset | dict | None = None):
+    """``new_game`` of the backend whose state class is ``cls`` (both backends use this).
+
+    Checks ``seed`` (an int, not a bool) and reads a dict ``ruleset`` with
+    :meth:`Ruleset.from_dict`, then deals the first set.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, not {seed!r}")  # noqa: TRY004 - the engine API raises ValueError
+    if ruleset is not None and not isinstance(ruleset, Ruleset):
+        ruleset = Ruleset.from_dict(ruleset)
+    st = cls(ruleset, seed)
+    st.deal_set()
+    return st
+
+
+def replay_game(cls, seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict | None = None):
+    """``replay`` of the backend whose state class is ``cls`` (both backends use this)."""
+    return play_all(start_game(cls, seed, ruleset), moves, "replay")
 
 
 def play_all(st, moves: Iterable[Move | str], what: str = "replay"):
