@@ -23,13 +23,14 @@ import agents
 __all__ = ["DEFAULT_AGENT_LIMITS", "AgentLimits"]
 
 #: What people may choose unless ``--allow-agent`` says otherwise: every shipped agent, with the search
-#: agents bounded to a fraction of a second a move (pimc at 200 samples takes ~15 ms a move on the C core).
+#: agents bounded to a fraction of a second a move (pimc at its default 200 samples takes ~12 ms a move on the
+#: C core, so 1000 samples about 60 ms).
 #: Policy files (learned's ``path``, netsearch's ``policy``) stay at the shipped one.
 DEFAULT_AGENT_LIMITS: tuple[str, ...] = (
     "random",
     "heuristic",
     "greedy:risk=100",
-    "pimc:samples=200,width=64,rollout=heuristic|random,horizon=deal|1|2|3|4|5|6|7|8,history=true|false",
+    "pimc:samples=1000,width=64,rollout=heuristic|random,horizon=deal|1|2|3|4|5|6|7|8,history=true|false",
     "netsearch:samples=64,width=12,depth=8,leaf=auto|value|score,prior=100,history=true|false",
     "learned:sample=true|false,temperature=100",
 )
@@ -47,7 +48,7 @@ class AgentLimits:
     """An allow-list of agent specs with parameter bounds (see the module docstring).
 
     Args:
-        entries: Entries such as ``"pimc:samples=200,rollout=heuristic|random"``.
+        entries: Entries such as ``"pimc:samples=1000,rollout=heuristic|random"``.
 
     Raises:
         ValueError: An entry names no registered agent or a parameter the agent does not have.

@@ -23,8 +23,9 @@ from mulle_env.engine.record import GameRecord
 from mulle_env.engine.ruleset import Ruleset
 from tests.live_helpers import Client, play_to_end
 
-# The test agents below (crasher, busy, sleeper) are offered on top of the shipped limits.
-TEST_LIMITS = (*DEFAULT_AGENT_LIMITS, "crasher", "busy", "sleeper")
+# The test agents below (live_crasher, live_busy, live_sleeper; prefixed so as not to clash with the arena
+# tests' own "crasher") are offered on top of the shipped limits.
+TEST_LIMITS = (*DEFAULT_AGENT_LIMITS, "live_crasher", "live_busy", "live_sleeper")
 
 
 class _Crasher(Agent):
@@ -52,15 +53,15 @@ class _Sleeper(Agent):
 
 
 def _register_test_agents() -> None:
-    agents.register("crasher", _Crasher, "test agent that raises")
-    agents.register("busy", _Busy, "test agent that thinks 1.5 s")
-    agents.register("sleeper", _Sleeper, "test agent that sleeps 2 s")
+    agents.register("live_crasher", _Crasher, "test agent that raises")
+    agents.register("live_busy", _Busy, "test agent that thinks 1.5 s")
+    agents.register("live_sleeper", _Sleeper, "test agent that sleeps 2 s")
 
 
 def _unregister_test_agents() -> None:
     from agents import registry
 
-    for n in ("crasher", "busy", "sleeper"):
+    for n in ("live_crasher", "live_busy", "live_sleeper"):
         registry._REGISTRY.pop(n, None)
         registry._HELP.pop(n, None)
 
@@ -74,7 +75,7 @@ def test_agents():
 
 def config(**kw) -> LiveConfig:
     """A LiveConfig that also offers the test agents (registered only while the config checks its limits)."""
-    registered = "crasher" in agents.available()  # inside the test_agents fixture: leave them registered
+    registered = "live_crasher" in agents.available()  # inside the test_agents fixture: leave them registered
     _register_test_agents()
     try:
         return LiveConfig(agent_limits=TEST_LIMITS, **kw)
@@ -194,7 +195,7 @@ def test_set_opponent_in_the_lobby_changes_the_agent(server):
 
 @pytest.mark.parametrize("spec, reason", [
     ("pimc:samples=0", "samples must be >= 1"),  # the agent refuses it when built
-    ("pimc:samples=2000000", "samples may be at most 200"),  # minutes a move: over the server's bound
+    ("pimc:samples=2000000", "samples may be at most 1000"),  # minutes a move: over the server's bound
     ("pimc:horizon=game", "horizon must be one of"),
     ("learned:path=/etc/passwd", "keeps learned's parameter 'path' at its default"),
 ])
@@ -210,8 +211,8 @@ def test_agent_specs_people_choose_are_built_and_bounded(server, spec, reason):
         await c.send("watch", {"agents": ["random", spec]})
         err = await c.error()
         assert err["code"] == ErrorCode.INVALID_ACTION and reason in err["message"], err
-        conf = await c.join(name, "Anna", opponent="pimc:samples=200,rollout=random")
-        assert conf["table"]["opponent"] == "pimc:rollout=random,samples=200"
+        conf = await c.join(name, "Anna", opponent="pimc:samples=1000,rollout=random")
+        assert conf["table"]["opponent"] == "pimc:rollout=random,samples=1000"
         await c.close()
     run(go())
 
@@ -586,11 +587,12 @@ def test_nothing_of_the_opponents_hand_reaches_a_person_before_it_is_played(serv
 def test_a_crashed_agent_is_replaced_and_the_game_goes_on(server, test_agents):
     async def go():
         c = await Client.open(server.url)
-        await c.join(table_name(), "Anna", seed=9, opponent="crasher", sets=1)
+        await c.join(table_name(), "Anna", seed=9, opponent="live_crasher", sets=1)
         await c.send("lobby_action", {"action": "start_game"})
         await c.play_first(await c.expect("request"))
         rep = await c.expect("notification", "agent_replaced")
-        assert rep["payload"]["data"]["agent"] == "crasher" and "RuntimeError: boom" in rep["payload"]["data"]["reason"]
+        data = rep["payload"]["data"]
+        assert data["agent"] == "live_crasher" and "RuntimeError: boom" in data["reason"]
         assert rep["payload"]["data"]["replaced_by_name"] == "random"
         over = await play_to_end(c)
         assert over["payload"]["data"]["record"]["moves"]
@@ -601,7 +603,7 @@ def test_a_crashed_agent_is_replaced_and_the_game_goes_on(server, test_agents):
 def test_a_slow_agent_neither_blocks_other_tables_nor_exceeds_its_time_limit(test_agents):
     async def go(url):
         slow = await Client.open(url)
-        await slow.join("slow", "Anna", seed=1, opponent="busy")
+        await slow.join("slow", "Anna", seed=1, opponent="live_busy")
         await slow.send("lobby_action", {"action": "start_game"})
         await slow.play_first(await slow.expect("request"))
         await asyncio.sleep(0.05)  # the busy agent is thinking now
@@ -630,7 +632,7 @@ def test_an_overrunning_move_costs_no_other_table_its_agent(test_agents):
     table's fallback plays on the loop at once instead of queueing behind its own overrun."""
     async def go(url):
         slow, other = await Client.open(url), await Client.open(url)
-        await slow.join("slow", "Anna", seed=1, opponent="sleeper", sets=1)
+        await slow.join("slow", "Anna", seed=1, opponent="live_sleeper", sets=1)
         await other.join("other", "Bert", seed=2, opponent="heuristic", sets=1)
         await slow.send("lobby_action", {"action": "start_game"})
         await slow.play_first(await slow.expect("request"))
@@ -654,7 +656,7 @@ def test_an_overrunning_move_costs_no_other_table_its_agent(test_agents):
 def test_at_most_one_overrunning_move_per_table(test_agents):
     async def go(url):
         c = await Client.open(url)
-        await c.send("watch", {"agents": ["sleeper", "sleeper"], "delay_ms": 0, "seed": 3, "sets": 1})
+        await c.send("watch", {"agents": ["live_sleeper", "live_sleeper"], "delay_ms": 0, "seed": 3, "sets": 1})
         first = await c.expect("notification", "agent_replaced", timeout=3)
         second = await c.expect("notification", "agent_replaced", timeout=3)
         assert "time limit" in first["payload"]["data"]["reason"]
