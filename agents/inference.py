@@ -26,7 +26,12 @@ from math import comb
 from mulle_env.engine import PlayerView
 from mulle_env.engine.cards import HAND_VALUE
 
-__all__ = ["MOVES_PER_DEAL", "PublicHistory", "moves_played", "reserved_values", "sample_hidden"]
+from .base import Agent
+from .evaluation import best_index
+
+__all__ = [
+    "MOVES_PER_DEAL", "HistorySearchAgent", "PublicHistory", "moves_played", "reserved_values", "sample_hidden",
+]
 
 #: Card plays in every deal: 8 per seat (the first deal also puts 8 on the table, which are not plays).
 MOVES_PER_DEAL = 16
@@ -92,6 +97,45 @@ class PublicHistory:
         """Hand values ``seat`` is known to hold at ``view``: its builds now and what history proves."""
         held = {b.value for b in view.builds if b.owner == seat}
         return held | reserved_values(self.current_deal(view), seat)
+
+
+class HistorySearchAgent(Agent):
+    """Base of the determinizing search agents: hears the public history, plays its best-valued move.
+
+    Subclasses implement ``move_values(view, legal_moves, rng) -> [(move, value), ...]``
+    (in their tie-break order) and deal their determinizations with
+    :meth:`known_values`; ``reset``, ``observe`` and ``act`` are shared.
+
+    Args:
+        history: Deal by what the heard moves prove too; ``False`` uses the view alone.
+    """
+
+    def __init__(self, history: bool = True) -> None:
+        self.use_history = history
+        self.history = PublicHistory()
+
+    def reset(self) -> None:
+        """A new game: forget the moves heard."""
+        self.history.reset()
+
+    def observe(self, event) -> None:
+        """Hear a move (the public history the determinizations respect)."""
+        self.history.observe(event)
+
+    def known_values(self, view: PlayerView) -> set[int] | tuple:
+        """Hand values the opponent is known to hold (``()`` with ``history=False``)."""
+        return self.history.reserved(view, 1 - view.player) if self.use_history else ()
+
+    def act(self, view, legal_moves, rng):
+        """The move with the best value; :func:`agents.evaluation.best_index` breaks near-ties by order."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        values = self.move_values(view, legal_moves, rng)
+        return values[best_index([v for _, v in values])][0]
+
+    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+        """``(move, value)`` for every searched move, in tie-break order."""
+        raise NotImplementedError
 
 
 def _ways(sizes: list[int], rest: int, m: int, memo: dict) -> int:

@@ -35,9 +35,8 @@ from mulle_env.engine import GameState
 from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
-from .base import Agent
-from .evaluation import best_index, set_value
-from .inference import PublicHistory, sample_hidden
+from .evaluation import set_value
+from .inference import HistorySearchAgent, sample_hidden
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
@@ -63,7 +62,7 @@ def limit_blas_threads() -> bool:
     return True
 
 
-class NetSearchAgent(Agent):
+class NetSearchAgent(HistorySearchAgent):
     """Determinized search whose candidates, rollouts and leaves come from a policy file (module docstring).
 
     Args:
@@ -105,24 +104,8 @@ class NetSearchAgent(Agent):
         self.depth = depth
         self.leaf = ("value" if self.net.has_value else "score") if leaf == "auto" else leaf
         self.prior = float(prior)
-        self.use_history = history
-        self.history = PublicHistory()
+        super().__init__(history)
         limit_blas_threads()
-
-    def reset(self) -> None:
-        """A new game: forget the moves heard."""
-        self.history.reset()
-
-    def observe(self, event) -> None:
-        """Hear a move (the public history the determinizations respect)."""
-        self.history.observe(event)
-
-    def act(self, view, legal_moves, rng):
-        """The candidate with the best value (the policy's order breaks exact ties)."""
-        if len(legal_moves) == 1:
-            return legal_moves[0]
-        values = self.move_values(view, legal_moves, rng)
-        return values[best_index([v for _, v in values])][0]
 
     def _candidates(self, view, legal_moves) -> tuple[list, np.ndarray]:
         ids = [m.id for m in legal_moves]
@@ -143,7 +126,7 @@ class NetSearchAgent(Agent):
         if len(cands) == 1:
             return [(cands[0], 0.0)]
         me = view.player
-        required = self.history.reserved(view, 1 - me) if self.use_history else ()
+        required = self.known_values(view)
         states: list[GameState] = []
         for _ in range(self.samples):
             hand, deck = sample_hidden(view, rng, required)

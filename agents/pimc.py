@@ -27,10 +27,9 @@ import random
 from mulle_env.engine import GameState
 from mulle_env.engine.moves import MOVES
 
-from .base import Agent
-from .evaluation import best_index, fast_policy_id, set_value
+from .evaluation import fast_policy_id, set_value
 from .heuristic import rank_moves
-from .inference import PublicHistory, sample_hidden
+from .inference import HistorySearchAgent, sample_hidden
 
 ROLLOUTS = ("heuristic", "random")
 HORIZONS = ("deal", "set", "game")
@@ -77,7 +76,7 @@ def rollout_value(st, me: int, policy, plies: int, stop: str, root_set: int, roo
     return set_value(st, me)
 
 
-class PIMCAgent(Agent):
+class PIMCAgent(HistorySearchAgent):
     """Determinized Monte Carlo search with fast rollouts (see the module docstring).
 
     Args:
@@ -121,23 +120,7 @@ class PIMCAgent(Agent):
         self.rollout = rollout
         self.horizon = horizon
         self.width = width
-        self.use_history = history
-        self.history = PublicHistory()
-
-    def reset(self) -> None:
-        """A new game: forget the moves heard."""
-        self.history.reset()
-
-    def observe(self, event) -> None:
-        """Hear a move (the public history the determinizations respect)."""
-        self.history.observe(event)
-
-    def act(self, view, legal_moves, rng):
-        """The candidate with the best mean rollout value over the determinizations."""
-        if len(legal_moves) == 1:
-            return legal_moves[0]
-        values = self.move_values(view, legal_moves, rng)
-        return values[best_index([v for _, v in values])][0]
+        super().__init__(history)
 
     def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
         """``(move, value)`` for every searched move, in the heuristic's order (the tie-break order).
@@ -159,7 +142,7 @@ class PIMCAgent(Agent):
         stop = self.horizon
         root_set, root_deal = view.set_no, view.deal_no
         totals = [0.0] * len(cands)
-        required = self.history.reserved(view, 1 - me) if self.use_history else ()
+        required = self.known_values(view)
         stop_code = _STOP_CODES.get(stop, 0)
         policy_code = _POLICY_CODES[self.rollout]
         for _ in range(self.samples):
