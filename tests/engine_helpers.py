@@ -71,3 +71,20 @@ def random_states(n_games: int, seed: int, ruleset: me.Ruleset | None = None):
             moves = st.legal_moves()
             st.play_unchecked(moves[rng.randrange(len(moves))])
         yield st
+
+
+class FirstMove:
+    """A tiny deterministic agent object: always the first legal move; counts its hook calls."""
+
+    def __init__(self):
+        self.resets = 0
+        self.events = []
+
+    def act(self, view, legal_moves, rng):
+        return legal_moves[0]
+
+    def reset(self):
+        self.resets += 1
+
+    def observe(self, event):
+        self.events.append(event)

@@ -9,6 +9,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from engine_helpers import FirstMove
 from gymnasium.utils.env_checker import check_env
 
 import mulle_env as me
@@ -30,22 +31,6 @@ def play_episode(env, seed, policy_seed=0):
         trace.append((a, r, done, obs.tobytes()))
     return trace, info
 
-
-class FirstMove:
-    """A tiny agent object: always the first legal move; counts the hook calls."""
-
-    def __init__(self):
-        self.resets = 0
-        self.events = []
-
-    def act(self, view, legal_moves, rng):
-        return legal_moves[0]
-
-    def reset(self):
-        self.resets += 1
-
-    def observe(self, event):
-        self.events.append(event)
 
 
 def test_check_env_passes_without_warnings():

@@ -7,6 +7,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from engine_helpers import FirstMove
 from gymnasium.vector import AutoresetMode
 
 import mulle_env  # noqa: F401  (registers Mulle-v0)
@@ -30,22 +31,6 @@ def pick(masks, rng):
     """One uniformly random legal action per row."""
     return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
 
-
-class FirstMove:
-    """A deterministic agent object with memory hooks."""
-
-    def __init__(self):
-        self.resets = 0
-        self.events = []
-
-    def act(self, view, legal_moves, rng):
-        return legal_moves[0]
-
-    def reset(self):
-        self.resets += 1
-
-    def observe(self, event):
-        self.events.append(event)
 
 
 def test_make_vec_builds_the_batched_env_without_warnings():
