@@ -104,3 +104,18 @@ def test_other_settings_and_bad_teachers_are_refused(data_dir, tmp_path):
     (bad / "spec.json").write_text(json.dumps({**spec, "obs_fingerprint": "0" * 16}))
     with pytest.raises(teacher.TeacherDataError, match="observation layout"):
         teacher.load(bad)
+
+
+def test_data_of_another_agent_version_is_refused(data_dir, tmp_path):
+    """A data set from before agent versions was made by version 1 of each agent; pimc is version 2 now."""
+    spec = json.loads((data_dir / "spec.json").read_text())
+    assert set(spec["versions"].values()) == {"2", "1"}  # the teacher (a pimc) and heuristic
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "spec.json").write_text(json.dumps({k: v for k, v in spec.items() if k != "versions"}))
+    with pytest.raises(teacher.TeacherDataError, match="versions"):
+        make(old)
+    same = tmp_path / "same"
+    same.mkdir()
+    (same / "spec.json").write_text(json.dumps(spec))
+    assert make(same, games=2)["made"] == 1

@@ -193,14 +193,22 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
 
 
 def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict | None) -> dict:
+    import agents
+
+    # Canonical specs leave defaults out, so "pimc" can name another agent after a default changes:
+    # the agents' versions (agents.Agent.version) tell such data sets apart.
+    versions = {s: str(getattr(agents.make(s), "version", "1")) for s in [teacher, *opponents] if s != SELF}
     return {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
-            "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL}
+            "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL,
+            "versions": versions}
 
 
 def _check_dir(out: Path, spec: dict) -> None:
     path = out / "spec.json"
     if path.is_file():
         old = json.loads(path.read_text())
+        # Data sets made before agents had versions were made by version "1" of each agent.
+        old.setdefault("versions", {s: "1" for s in spec["versions"]})
         diff = {k: (old.get(k), v) for k, v in spec.items() if old.get(k) != v}
         if diff:
             what = "; ".join(f"{k}: {a!r} there, {b!r} asked" for k, (a, b) in diff.items())
