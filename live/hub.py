@@ -96,6 +96,8 @@ class LiveConfig:
         # make, not just canonical: a spec the agent refuses (pimc:samples=0) must fail here, not at a game's start.
         agents.make(self.opponent)
         agents.make(self.fallback)
+        # Canonical, so the server's own opponent is recognized however it was written (it is exempt from the limits).
+        object.__setattr__(self, "opponent", agents.canonical(self.opponent))
         if agents.parse_spec(self.fallback)[0] not in INLINE_AGENTS:
             raise ValueError(f"fallback must be one of the instant agents {', '.join(INLINE_AGENTS)} (it plays on "
                              f"the event loop), not {self.fallback!r}")
@@ -629,6 +631,9 @@ class Table:
         except TimeoutError:
             if job.cancel():
                 return None, None, 0.0
+        except asyncio.CancelledError:
+            job.cancel()  # the table is closing: a move still queued must not hold a worker later
+            raise
         if not start_time[0]:  # the thread took it just as the wait ended and has not read the clock yet
             start_time[0] = time.perf_counter()
         left = max(0.0, limit - (time.perf_counter() - start_time[0]))

@@ -9,7 +9,8 @@ the specs its :class:`AgentLimits` allow. Each entry reads like an agent spec:
 * ``pimc:samples=200,width=64``: a number is the largest value the person may choose;
 * ``pimc:rollout=heuristic|random``: texts (and ``true|false``) joined by ``|`` are the values allowed.
 
-A parameter an entry does not name stays at its default. ``mulle-serve --allow-agent`` replaces
+A parameter an entry does not name stays at its default. Several entries for one agent are
+alternatives: a spec is allowed when one entry allows all of it. ``mulle-serve --allow-agent`` replaces
 :data:`DEFAULT_AGENT_LIMITS`; the server's own ``--opponent`` is always allowed.
 """
 
@@ -56,15 +57,18 @@ class AgentLimits:
 
     def __init__(self, entries: Iterable[str]) -> None:
         self.entries = tuple(entries)
-        self._rules: dict[str, dict[str, float | frozenset[str]]] = {}
+        # Per agent name, one rule set per entry: a spec is allowed when one entry allows all of it
+        # (merging entries parameter by parameter would allow combinations no entry lists).
+        self._rules: dict[str, list[dict[str, float | frozenset[str]]]] = {}
         for entry in self.entries:
             name, raw = agents.parse_spec(entry)
             # canonical() checks the name and the parameter names; the bounds themselves need not build.
             agents.canonical(name + (":" + ",".join(f"{k}={v.split('|')[0]}" for k, v in raw.items()) if raw else ""))
-            rules = self._rules.setdefault(name, {})
+            rules: dict[str, float | frozenset[str]] = {}
             for key, text in raw.items():
                 bound = _number(text) if "|" not in text else None
                 rules[key] = bound if bound is not None else frozenset(v.strip() for v in text.split("|"))
+            self._rules.setdefault(name, []).append(rules)
 
     def describe(self) -> list[str]:
         """The entries, for error messages and ``/api/agents``."""
@@ -73,19 +77,26 @@ class AgentLimits:
     def check(self, spec: str) -> None:
         """Raise :class:`ValueError` saying what is allowed unless the canonical ``spec`` is within the limits."""
         name, raw = agents.parse_spec(spec)
-        rules = self._rules.get(name)
-        if rules is None:
+        entries = self._rules.get(name)
+        if entries is None:
             raise ValueError(f"agent {name!r} is not offered by this server; it offers: {', '.join(self.entries)}")
+        reasons = [self._violation(spec, name, raw, rules) for rules in entries]
+        if None not in reasons:
+            raise ValueError(reasons[0] if len(reasons) == 1 else "; ".join(dict.fromkeys(reasons)))
+
+    def _violation(self, spec: str, name: str, raw: dict, rules: dict) -> str | None:
+        """Why one entry's ``rules`` do not allow ``spec`` (``None``: they allow it)."""
         for key, text in raw.items():
             rule = rules.get(key)
             if rule is None:
-                raise ValueError(f"agent spec {spec!r}: this server keeps {name}'s parameter {key!r} at its default; "
-                                 f"it offers: {', '.join(e for e in self.entries if agents.parse_spec(e)[0] == name)}")
+                return (f"agent spec {spec!r}: this server keeps {name}'s parameter {key!r} at its default; "
+                        f"it offers: {', '.join(e for e in self.entries if agents.parse_spec(e)[0] == name)}")
             if isinstance(rule, frozenset):
                 if text not in rule:
-                    raise ValueError(f"agent spec {spec!r}: {key} must be one of {', '.join(sorted(rule))} here")
+                    return f"agent spec {spec!r}: {key} must be one of {', '.join(sorted(rule))} here"
             else:
                 value = _number(text)
                 if value is None or value > rule:
-                    raise ValueError(f"agent spec {spec!r}: {key} may be at most {rule:g} on this server "
-                                     "(it bounds the time an agent thinks)")
+                    return (f"agent spec {spec!r}: {key} may be at most {rule:g} on this server "
+                            "(it bounds the time an agent thinks)")
+        return None

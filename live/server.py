@@ -63,8 +63,8 @@ def _replay_body(text: str) -> tuple[int, str]:
     """Check and replay one upload (in a worker thread: a 10-set game takes a good fraction of a second)."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        return 400, json.dumps({"error": f"not valid JSON: {exc}"})
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the parser goes
+        return 400, json.dumps({"error": f"not valid JSON: {type(exc).__name__}: {exc}"})
     try:
         record = GameRecord.from_dict(data)
     except MulleError as exc:

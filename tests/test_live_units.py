@@ -79,3 +79,61 @@ def test_replay_frames_follow_the_record_and_name_a_bad_move():
     assert [f["event"]["move"] for f in frames[1:]] == m.moves
     with pytest.raises(ValueError, match="move 2 of the record"):
         replay_frames(GameRecord(4, (m.moves[0], "discard KL 2")))
+
+
+def test_the_servers_own_opponent_is_recognized_however_it_is_written():
+    from live.hub import Hub
+
+    config = LiveConfig(opponent="pimc:samples=1500,rollout=heuristic")  # above the default limits, not canonical
+    assert config.opponent == "pimc:samples=1500"
+    assert Hub(config).checked_spec("pimc:rollout=heuristic,samples=1500", {}) == "pimc:samples=1500"
+
+
+def test_several_limit_entries_of_one_agent_are_alternatives():
+    from live.limits import AgentLimits
+
+    limits = AgentLimits(["pimc:samples=1000,width=2", "pimc:samples=50"])
+    limits.check("pimc:samples=1000,width=2")  # the first entry allows it whole
+    limits.check("pimc:samples=50")
+    with pytest.raises(ValueError, match="at most"):
+        limits.check("pimc:samples=1000,width=3")  # no entry allows 1000 samples at width 3
+    limits = AgentLimits(["pimc:rollout=random", "pimc:horizon=1|2"])
+    with pytest.raises(ValueError, match="at its default"):
+        limits.check("pimc:horizon=1,rollout=random")  # a combination no entry lists
+
+
+def test_a_cancelled_think_does_not_run_its_queued_move_later():
+    import asyncio
+    import time
+    import types
+
+    from live.hub import Hub
+
+    class Marker:
+        ran = False
+
+        def act(self, view, legal, rng):
+            Marker.ran = True
+            return legal[0]
+
+    async def main():
+        hub = Hub(LiveConfig(workers=1))
+        table = hub._new_table("t", opponent="heuristic", seed=None, sets=None, agent_delay=0)
+        hub.executor.submit(time.sleep, 0.3)  # the only worker is busy: the move waits in the queue
+        task = asyncio.create_task(table._think(types.SimpleNamespace(agent=Marker(), rng=None), None, ["m"], 5.0))
+        await asyncio.sleep(0.05)
+        task.cancel()  # what closing the table does to its agent's task
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.5)
+        hub.executor.shutdown(wait=True)
+
+    asyncio.run(main())
+    assert not Marker.ran
+
+
+def test_replay_upload_nested_too_deep_is_a_clear_400():
+    from live.server import _replay_body
+
+    status, body = _replay_body("[" * 100_000 + "]" * 100_000)
+    assert status == 400 and "not valid JSON" in json.loads(body)["error"]
