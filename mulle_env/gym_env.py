@@ -25,7 +25,7 @@ from .engine.render import render_view
 from .engine.ruleset import Ruleset
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, encode_into, observation_bounds
 
-__all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "resolve_agent"]
+__all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "final_reward", "resolve_agent"]
 
 REWARD_MODES = ("win", "score")
 SEAT_MODES = (0, 1, "random", "alternate")
@@ -64,6 +64,16 @@ def resolve_agent(opponent: Any):
         f"opponent must be an agent spec string such as 'heuristic' or 'random', or an object with "
         f"act(view, legal_moves, rng), not {opponent!r}"
     )
+
+
+def final_reward(reward_mode: str, mine: int, theirs: int, score_scale: float) -> float:
+    """The reward at the end of a game from the mover's game total ``mine`` and the other's ``theirs``.
+
+    ``reward="win"``: +1, 0 or -1; ``reward="score"``: the score difference / ``score_scale``.
+    """
+    if reward_mode == "score":
+        return (mine - theirs) / score_scale
+    return float((mine > theirs) - (mine < theirs))
 
 
 def illegal_reward(reward_mode: str, ruleset: Ruleset, score_scale: float) -> float:
@@ -338,7 +348,4 @@ class MulleEnv(gym.Env):
         return totals[self.seat], totals[1 - self.seat]
 
     def _final_reward(self) -> float:
-        mine, theirs = self._final_scores()
-        if self.reward_mode == "score":
-            return (mine - theirs) / self.score_scale
-        return float((mine > theirs) - (mine < theirs))
+        return final_reward(self.reward_mode, *self._final_scores(), self.score_scale)

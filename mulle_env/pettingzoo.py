@@ -39,6 +39,7 @@ from .gym_env import (
     check_options,
     check_reset_options,
     checked_index,
+    final_reward,
     illegal_reward,
 )
 from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
@@ -184,12 +185,8 @@ class raw_env(AECEnv, EzPickle):
         st.play_unchecked(MOVES[a])
         if st.over:
             t = st.scores()
-            if self.reward_mode == "score":
-                d = (t[0] - t[1]) / self.score_scale
-                self.rewards = {AGENTS[0]: d, AGENTS[1]: -d}
-            else:
-                w = float((t[0] > t[1]) - (t[0] < t[1]))
-                self.rewards = {AGENTS[0]: w, AGENTS[1]: -w}
+            self.rewards = {AGENTS[0]: final_reward(self.reward_mode, t[0], t[1], self.score_scale),
+                            AGENTS[1]: final_reward(self.reward_mode, t[1], t[0], self.score_scale)}
             for a_ in self.agents:
                 self.infos[a_] = {"final_scores": t}
             self._end()

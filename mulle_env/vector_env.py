@@ -106,6 +106,7 @@ from .gym_env import (
     ResetNeededError,
     check_options,
     check_reset_options,
+    final_reward,
     illegal_reward,
     resolve_agent,
 )
@@ -383,8 +384,7 @@ class MulleVectorEnv(VectorEnv):
             for i in ended.tolist():
                 mine, theirs = self._final_scores(i)
                 final_scores[i] = mine, theirs
-                rewards[i] = (mine - theirs) / self.score_scale if self.reward_mode == "score" else \
-                    float((mine > theirs) - (mine < theirs))
+                rewards[i] = final_reward(self.reward_mode, mine, theirs, self.score_scale)
             terminated[ended] = True
             if illegal is not None:
                 bad = np.flatnonzero(illegal)
