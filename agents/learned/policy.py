@@ -344,18 +344,24 @@ def load_policy(path: str | Path) -> MLPPolicy:
         raise PolicyFileError(f"{where} is not a readable .npz policy file ({type(exc).__name__}: {exc})") from None
 
 
+def _json_object(data, key: str, where: str) -> dict:
+    """The JSON object stored as text under ``key``; a :class:`PolicyFileError` naming ``key`` otherwise."""
+    try:
+        obj = json.loads(_scalar(data, key, str, where))
+    except json.JSONDecodeError as exc:
+        raise PolicyFileError(f"{where}: {key} is not valid JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise PolicyFileError(f"{where}: {key} must be a JSON object, not {type(obj).__name__}")
+    return obj
+
+
 def _check_layout(data, version: int, where: str) -> None:
     """Refuse a file made for another observation layout, naming what differs."""
     if version == 1:
         layout, source = V1_LAYOUT, "version-1 files were made for observation layout"
     else:
         obs_version = _scalar(data, "obs_version", int, where)
-        try:
-            layout = json.loads(_scalar(data, "obs_layout", str, where))
-        except json.JSONDecodeError as exc:
-            raise PolicyFileError(f"{where}: obs_layout is not valid JSON ({exc})") from None
-        if not isinstance(layout, dict):
-            raise PolicyFileError(f"{where}: obs_layout must be a JSON object, not {type(layout).__name__}")
+        layout = _json_object(data, "obs_layout", where)
         stored = _scalar(data, "obs_fingerprint", str, where)
         if stored != _obs.layout_fingerprint(layout):
             raise PolicyFileError(
@@ -419,12 +425,7 @@ def _from_arrays(data, where: str) -> MLPPolicy:
         if not 1 <= nv <= 64:
             raise PolicyFileError(f"{where}: value_layers must be between 1 and 64, not {nv}")
         value_w, value_b = _layers(data, "value", nv, where)
-    try:
-        meta = json.loads(_scalar(data, "metadata", str, where))
-    except json.JSONDecodeError as exc:
-        raise PolicyFileError(f"{where}: metadata is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict):
-        raise PolicyFileError(f"{where}: metadata must be a JSON object, not {type(meta).__name__}")
+    meta = _json_object(data, "metadata", where)
     _check_layers(weights, biases, activation, where)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
