@@ -16,6 +16,16 @@ network in the three places where pimc uses hand-written rules:
 
 ``prior`` (points) adds ``prior x log p(move)`` from the policy to each candidate's
 value, which breaks near-ties toward the network's choice when samples are few.
+
+With an **afterstate** policy file (``head="afterstate"``, the shipped one) the net
+scores moves by the positions they leave (``banked + net``, :mod:`agents.learned.agent`),
+and the same three places use that score: candidates are the best-scored moves;
+in a rollout each seat plays its best-scored move (its afterstates encoded from its
+own seat of the determinization, so only what that seat would know enters); and the
+leaf is the score of the last move played, from the searcher's seat (negated when the
+opponent played it: the score is a point difference). ``depth=1`` is the ``learned``
+agent itself; ``depth=2`` adds the opponent's best reply to each candidate in each
+determinization, which is what the search is for. ``leaf`` does not apply (``auto``).
 Like pimc it exposes :meth:`NetSearchAgent.move_values`, so it can label teacher data
 for the next generation (:mod:`agents.learned.teacher`).
 
@@ -37,6 +47,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
 from .evaluation import set_value
 from .inference import HistorySearchAgent, sample_hidden
+from .learned.afterstate import encode_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
@@ -97,6 +108,12 @@ class NetSearchAgent(HistorySearchAgent):
         self.path = str(policy) if policy else DEFAULT_POLICY_PATH
         self.net = cached_policy(self.path)
         self.version = policy_version("1", self.net)
+        self.afterstate = self.net.head == "afterstate"
+        if self.afterstate and leaf != "auto":
+            raise ValueError(f"leaf={leaf} applies to logits policies; {self.path} is an afterstate net, "
+                             "whose leaves are the last move's score (leave leaf at auto)")
+        if self.afterstate and prior:
+            raise ValueError(f"prior applies to logits policies; {self.path} is an afterstate net (leave prior at 0)")
         if leaf == "value" and not self.net.has_value:
             raise ValueError(f"leaf=value needs a policy file with a value head; {self.path} has none")
         self.samples = samples
@@ -120,8 +137,63 @@ class NetSearchAgent(HistorySearchAgent):
             order = order[: self.width]
         return [legal_moves[i] for i in order], logp[order]
 
+    def _after_scores(self, view, moves) -> np.ndarray:
+        obs, banked = encode_afterstates(view, moves)
+        return banked + VALUE_SCALE * self.net.afterstate_values(obs).astype(np.float64)
+
+    def _afterstate_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+        scores = self._after_scores(view, legal_moves)
+        order = np.argsort(-scores, kind="stable")
+        if self.width:
+            order = order[: self.width]
+        cands = [legal_moves[i] for i in order]
+        if len(cands) == 1 or self.depth == 1:
+            return [(m, float(scores[i])) for m, i in zip(cands, order)]
+        me = view.player
+        required = self.known_values(view)
+        states: list[GameState] = []
+        for _ in range(self.samples):
+            hand, deck = sample_hidden(view, rng, required)
+            root = GameState.from_view(view, hand, deck, seed=rng.getrandbits(31))
+            states.extend(root.copy().play_unchecked(m) for m in cands)
+        values = np.tile(scores[order], self.samples)
+        for _ in range(self.depth - 1):
+            self._advance_afterstate(states, values, me)
+        totals = values.reshape(self.samples, len(cands)).mean(axis=0)
+        return [(m, float(v)) for m, v in zip(cands, totals)]
+
+    def _advance_afterstate(self, states: list[GameState], values: np.ndarray, me: int) -> None:
+        """One ply of every unfinished rollout: each mover's best-scored move, one batched forward pass.
+
+        ``values[i]`` becomes the score of the move played in rollout ``i`` from ``me``'s
+        seat (a finished game's exact score difference).
+        """
+        live, blocks, banked = [], [], []
+        for i, st in enumerate(states):
+            if st.over:
+                values[i] = set_value(st, me)
+                continue
+            mover = st.to_move
+            legal = st.legal_moves()
+            obs, b = encode_afterstates(st.view(mover), legal)
+            live.append((i, mover, legal))
+            blocks.append(obs.copy())
+            banked.append(b)
+        if not live:
+            return
+        z = self.net.afterstate_values(np.concatenate(blocks)).astype(np.float64) * VALUE_SCALE
+        at = 0
+        for (i, mover, legal), b in zip(live, banked):
+            s = b + z[at : at + len(b)]
+            at += len(b)
+            k = int(np.argmax(s))
+            states[i].play_unchecked(legal[k])
+            values[i] = s[k] if mover == me else -s[k]
+
     def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
         """``(move, value)`` for each searched move, best policy logit first; values in points, mover's seat."""
+        if self.afterstate:
+            return self._afterstate_values(view, legal_moves, rng)
         cands, logp = self._candidates(view, legal_moves)
         if len(cands) == 1:
             return [(cands[0], 0.0)]

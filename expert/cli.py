@@ -17,7 +17,12 @@ Everything lands in ``--out-dir``: ``gen_NNN/{data/, fit.pt, policy.npz, eval_*.
 and ``manifest.json`` (settings, every invocation's command line, and per generation: teacher, decisions, fit figures,
 the policy file and its measured strength), rewritten atomically after every stage.
 Rerunning the same command resumes where it stopped (Ctrl-C any time); ``--generations``
-may be raised to continue. ``mulle-expert plot`` draws Elo by generation from the
+may be raised to continue.
+
+The stages also run one by one, which is how the shipped afterstate policy was made
+(docs/learning.md has the exact commands): ``mulle-expert data`` makes (or completes) a
+teacher data set, ``mulle-expert fit`` fits a policy file to one or more data sets
+(``--net afterstate`` or ``logits``), both resumable. ``mulle-expert plot`` draws Elo by generation from the
 manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
 agent of one arena results file.
 """
@@ -115,6 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="fit checkpoint interval")
     r.add_argument("--threads", type=_positive, default=1, help="torch threads for the fit")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    d = sub.add_parser("data", help="make (or complete) one teacher data set",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    d.add_argument("out", help="data directory (spec.json and shards; a rerun makes only the missing shards)")
+    d.add_argument("--teacher", default="pimc:samples=40", help="agent spec labelling every legal move (move_values)")
+    d.add_argument("--opponents", type=_specs, default=["self"],
+                   help="the teacher's opponents, space-separated specs ('self' = both seats recorded)")
+    d.add_argument("--games", type=_positive, default=400, help="games in the data set")
+    d.add_argument("--shard-games", type=_positive, default=10, help="games per shard (the unit of resuming)")
+    d.add_argument("--seed", type=int, default=0, help="fixes every deal and every agent's random stream")
+    d.add_argument("--workers", type=_positive, default=1, help="processes (the data does not depend on it)")
+    d.add_argument("--afterstates", action="store_true",
+                   help="also store each labelled move's afterstate (what --net afterstate fits)")
+    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    f = sub.add_parser("fit", help="fit a policy file to teacher data sets",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    f.add_argument("data", nargs="+", help="teacher data directories (mulle-expert data)")
+    f.add_argument("--out", required=True, help="policy .npz file to write")
+    f.add_argument("--net", choices=("afterstate", "logits"), default="afterstate",
+                   help="afterstate: score the position each move leaves (needs data made with --afterstates); "
+                        "logits: one logit per action plus a value head (agents.learned.distill)")
+    f.add_argument("--hidden", type=_widths, default=None,
+                   help="hidden widths (default: 256,256 for afterstate, 512,256 for logits)")
+    f.add_argument("--epochs", type=_positive, default=4)
+    f.add_argument("--batch-size", type=_positive, default=1024)
+    f.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
+    f.add_argument("--seed", type=int, default=0, help="initial weights, batch order, held-out games")
+    f.add_argument("--init-from", default="", help="policy file whose weights start the fit (same shapes)")
+    f.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
+    f.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="checkpoint interval")
+    f.add_argument("--threads", type=_positive, default=1, help="torch threads")
+    f.add_argument("--no-progress", action="store_true", help="no progress bar")
     p = sub.add_parser("plot", help="PNG of Elo by generation from a run's manifest")
     p.add_argument("manifest", help="manifest.json of a mulle-expert run (or its --out-dir)")
     p.add_argument("--out", default="elo_by_generation.png", help="PNG to write")
@@ -159,6 +195,13 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
             parser.error(f"--init-from: {exc}")
     if args.games % args.shard_games:
         parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
+
+
+def agents_canonical(spec: str) -> str:
+    """The canonical text of an agent spec (an :class:`agents.AgentSpecError`, a ValueError, if it is bad)."""
+    import agents
+
+    return agents.canonical(spec)
 
 
 def _settings(args) -> dict:
@@ -276,6 +319,46 @@ def run(args, out=print) -> int:
     return 0
 
 
+def data(args, out=print) -> int:
+    """``mulle-expert data``: make the missing shards of one teacher data set."""
+    from agents.learned import teacher
+
+    summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
+                               shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
+                               afterstates=args.afterstates)
+    out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
+        f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
+    return 0
+
+
+def fit(args, out=print) -> int:
+    """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint)."""
+    from agents.learned import teacher
+
+    data = teacher.load(args.data)
+    ckpt = args.checkpoint or args.out + ".ckpt.pt"
+    meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
+    progress = not args.no_progress
+    if args.net == "afterstate":
+        from agents.learned.afterfit import AfterstateConfig, fit_afterstate
+
+        cfg = AfterstateConfig(hidden=args.hidden or [256, 256], epochs=args.epochs, batch_size=args.batch_size,
+                               lr=args.lr, seed=args.seed)
+        figures = fit_afterstate(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
+                                 checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=progress,
+                                 log=lambda f: out(json.dumps(f)), threads=args.threads)
+    else:
+        from agents.learned import distill
+
+        cfg = distill.FitConfig(hidden=args.hidden or [512, 256], epochs=args.epochs, batch_size=args.batch_size,
+                                lr=args.lr, seed=args.seed)
+        figures = distill.fit(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
+                              checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=progress,
+                              log=lambda f: out(json.dumps(f)), threads=args.threads)
+    out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
 def _num(x, fmt: str) -> str:
     return "n/a" if x is None else format(x, fmt)
 
@@ -313,6 +396,32 @@ def main(argv: list[str] | None = None, out=print) -> int:
             try:
                 return run(args, out)
             except (PolicyFileError, TeacherDataError) as exc:
+                print(f"mulle-expert: error: {exc}", file=sys.stderr)
+                return 1
+        if args.command in ("data", "fit"):
+            from agents.learned import PolicyFileError
+            from agents.learned.teacher import TeacherDataError
+
+            if args.command == "data":
+                try:
+                    args.teacher = agents_canonical(args.teacher)
+                    args.opponents = [o if o == "self" else agents_canonical(o) for o in args.opponents]
+                except ValueError as exc:
+                    parser.error(str(exc))
+                if args.games % args.shard_games:
+                    parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
+            else:
+                try:
+                    import torch  # noqa: F401
+                except ImportError:
+                    print('mulle-expert: error: fit needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+                    return 2
+                missing = [d for d in args.data if not Path(d).is_dir()]
+                if missing:
+                    parser.error(f"data directory {missing[0]!r} does not exist")
+            try:
+                return data(args, out) if args.command == "data" else fit(args, out)
+            except (PolicyFileError, TeacherDataError, ValueError) as exc:
                 print(f"mulle-expert: error: {exc}", file=sys.stderr)
                 return 1
         if args.command == "plot":

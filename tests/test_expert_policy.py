@@ -37,11 +37,17 @@ def test_fingerprint_is_stable_and_follows_every_part_of_the_layout(monkeypatch)
     assert ob.layout_fingerprint() != fp
 
 
-def test_version_2_round_trip_with_value_head(tmp_path):
+def test_round_trip_with_value_head_and_version_2_files_still_load(tmp_path):
     pol = net()
     path = save_policy(pol, tmp_path / "p.npz")
     with np.load(path) as z:
-        assert int(z["format_version"]) == 2 and str(z["obs_fingerprint"]) == ob.layout_fingerprint()
+        assert int(z["format_version"]) == 3 and str(z["obs_fingerprint"]) == ob.layout_fingerprint()
+        assert str(z["head"]) == "logits"
+        v2 = {k: z[k] for k in z.files if k != "head"}
+    v2["format_version"] = np.array(2)
+    np.savez(tmp_path / "v2.npz", **v2)
+    old = load_policy(tmp_path / "v2.npz")
+    assert old.head == "logits" and old.fingerprint() == pol.fingerprint()
     back = load_policy(path)
     x = np.random.default_rng(1).random((5, OBS_SIZE), dtype=np.float32)
     assert back.has_value and np.allclose(back.value(x), pol.value(x))
@@ -98,7 +104,7 @@ def test_files_for_another_layout_are_refused_naming_the_difference(tmp_path, mo
         (lambda a: a.pop("value1.bias"), "missing array 'value1.bias' \\(value_layers is 2\\)"),
         (lambda a: a.update({"value1.weight": np.zeros((8, 3), np.float32), "value1.bias": np.zeros(3)}),
          "value head: the last layer writes 3 numbers, not 1"),
-        (lambda a: a.update(format_version=np.array(3)), "format version 3 is not supported"),
+        (lambda a: a.update(format_version=np.array(4)), "format version 4 is not supported"),
     ],
 )
 def test_bad_version_2_files_fail_clearly(tmp_path, change, message):

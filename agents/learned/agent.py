@@ -6,6 +6,13 @@ in the shared codec are the moves' ids) with the MLP of :mod:`agents.learned.pol
 and plays the best one, or samples from the masked softmax with ``sample=true``.
 A file's value head (policy files of version 2 may carry one, for ``netsearch``) is
 not used here: one forward pass of the policy is the whole decision.
+
+An *afterstate* policy file (``head="afterstate"``, version 3; the shipped one is)
+scores moves by the positions they leave instead: the agent encodes the afterstate of
+every legal move (:func:`agents.learned.afterstate.encode_afterstates`), runs them
+through the net in one batched forward pass and plays the move with the highest
+``banked points + net x VALUE_SCALE`` (or samples ``softmax(score / temperature)``,
+the temperature in points).
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from mulle_env.engine import Move, PlayerView
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 
 from ..base import Agent
-from .policy import MLPPolicy, load_policy
+from .afterstate import encode_afterstates
+from .policy import VALUE_SCALE, MLPPolicy, load_policy
 
 __all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy", "policy_version"]
 
@@ -109,8 +117,12 @@ class LearnedAgent(Agent):
                 "the learned policy's fixed action space needs forced_capture=True; "
                 f"this game's ruleset is {view.ruleset.changes()}"
             )
-        obs = encode_view(view, out=self._obs)
-        z = self.policy.legal_logits(obs, ids)
+        if self.policy.head == "afterstate":
+            after, banked = encode_afterstates(view, legal_moves, out=self._after_buffer(len(legal_moves)))
+            z = banked + VALUE_SCALE * self.policy.afterstate_values(after)
+        else:
+            obs = encode_view(view, out=self._obs)
+            z = self.policy.legal_logits(obs, ids)
         if not self.sample:
             return legal_moves[int(np.argmax(z))]
         z = (z - z.max()) / self.temperature
@@ -118,6 +130,12 @@ class LearnedAgent(Agent):
         cum = np.cumsum(p)
         i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
         return legal_moves[min(i, len(legal_moves) - 1)]
+
+    def _after_buffer(self, n: int) -> np.ndarray:
+        buf = self.__dict__.get("_after")
+        if buf is None or buf.shape[0] < n:
+            buf = self._after = np.empty((max(n, 32), OBS_SIZE), dtype=OBS_DTYPE)
+        return buf
 
     def __getstate__(self):
         # The weights travel with the agent (pickling for arena workers must not need the file).

@@ -6,13 +6,18 @@ A policy file is a ``.npz`` archive (read with ``allow_pickle=False``) holding:
 key                    content
 =====================  =================================================================
 ``format``             the string ``"mulle-learned-policy"``
-``format_version``     int, :data:`FORMAT_VERSION` (2; version-1 files are still read, see below)
+``format_version``     int, :data:`FORMAT_VERSION` (3; versions 1 and 2 are still read, see below)
+``head``               (version 3) what the net's layers compute: ``"logits"`` (one logit per
+                       action from the observation) or ``"afterstate"`` (one number from the
+                       observation of the position a move leaves; see below). Files of
+                       versions 1 and 2 are ``"logits"``.
 ``activation``         hidden-layer activation: one of :data:`ACTIVATIONS`
 ``obs_size``           observation length the net reads (:data:`mulle_env.observation.OBS_SIZE`)
 ``obs_version``        the encoding's :data:`~mulle_env.observation.OBS_VERSION` (version 2)
 ``obs_layout``         JSON text: :func:`~mulle_env.observation.layout_description` (version 2)
 ``obs_fingerprint``    :func:`~mulle_env.observation.layout_fingerprint` of that layout (version 2)
-``num_actions``        logits the net writes (:data:`mulle_env.codec.NUM_ACTIONS`)
+``num_actions``        the action space the net plays in (:data:`mulle_env.codec.NUM_ACTIONS`);
+                       a ``logits`` net writes that many numbers, an ``afterstate`` net one
 ``num_layers``         number of affine layers ``L`` (hidden layers + the output layer)
 ``layer{i}.weight``    float array ``(in, out)`` of layer ``i`` (``x @ W + b``)
 ``layer{i}.bias``      float array ``(out,)``
@@ -24,6 +29,13 @@ key                    content
 =====================  =================================================================
 
 Every hidden layer is followed by the activation; the last layer gives the logits.
+
+An ``afterstate`` net scores moves instead of writing logits: for each legal move it
+reads the encoding of the position the move leaves, from the mover's seat
+(:func:`agents.learned.afterstate.encode_afterstates`), and writes the points still to
+come beyond those the move banks, divided by :data:`VALUE_SCALE`. A move's score is
+``banked + VALUE_SCALE x net(afterstate)``: one batched forward pass over the legal
+moves decides.
 :func:`load_policy` checks all of it and raises :class:`PolicyFileError` (a
 ``ValueError``) saying what is wrong, so a corrupt or incompatible file never plays.
 
@@ -51,6 +63,7 @@ from mulle_env.observation import OBS_SIZE
 __all__ = [
     "ACTIVATIONS",
     "FORMAT",
+    "HEADS",
     "FORMAT_VERSION",
     "V1_LAYOUT",
     "VALUE_SCALE",
@@ -62,8 +75,10 @@ __all__ = [
 
 #: Tag stored in every policy file.
 FORMAT = "mulle-learned-policy"
-#: Version of the file layout written; versions 1 and 2 are read, others refused.
-FORMAT_VERSION = 2
+#: Version of the file layout written; versions 1 to 3 are read, others refused.
+FORMAT_VERSION = 3
+#: What a net's layers compute (the ``head`` key of version-3 files).
+HEADS = ("logits", "afterstate")
 #: The value head predicts the points still to come (final minus banked score difference) divided by this.
 VALUE_SCALE = 100.0
 #: The observation layout every version-1 file was made for (version 1 recorded only its size).
@@ -114,6 +129,8 @@ class MLPPolicy:
         value_weights: The value head's weight matrices (empty: no value head).
         value_biases: The value head's biases.
         obs_layout: The observation layout the net reads (:func:`mulle_env.observation.layout_description`).
+        head: ``"logits"`` (one logit per action) or ``"afterstate"`` (one score per
+            afterstate, :meth:`afterstate_values`); see the module docstring.
     """
 
     def __init__(
@@ -124,12 +141,17 @@ class MLPPolicy:
         metadata: dict | None = None,
         value_weights: Sequence[np.ndarray] = (),
         value_biases: Sequence[np.ndarray] = (),
+        head: str = "logits",
     ) -> None:
+        if head not in HEADS:
+            raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
+        self.head = head
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.ascontiguousarray(b, dtype=np.float32) for b in biases]
         self.activation = activation
         self.metadata = dict(metadata or {})
-        _check_layers(self.weights, self.biases, activation, "policy")
+        _check_layers(self.weights, self.biases, activation, "policy",
+                      outputs=1 if head == "afterstate" else None)
         self.value_weights = [np.ascontiguousarray(w, dtype=np.float32) for w in value_weights]
         self.value_biases = [np.ascontiguousarray(b, dtype=np.float32) for b in value_biases]
         if self.value_weights or self.value_biases:
@@ -144,8 +166,8 @@ class MLPPolicy:
 
     @property
     def num_actions(self) -> int:
-        """Number of logits the net writes."""
-        return self.weights[-1].shape[1]
+        """Size of the action space the net plays in (the number of logits of a ``logits`` net)."""
+        return NUM_ACTIONS if self.head == "afterstate" else self.weights[-1].shape[1]
 
     @property
     def hidden_sizes(self) -> tuple[int, ...]:
@@ -166,8 +188,23 @@ class MLPPolicy:
                 h = self._act(h)
         return h
 
+    def _need_logits(self) -> None:
+        if self.head != "logits":
+            raise ValueError("this policy is an afterstate net: it scores the positions moves leave "
+                             "(afterstate_values), it has no action logits")
+
+    def afterstate_values(self, obs: np.ndarray) -> np.ndarray:
+        """An ``afterstate`` net's output for a batch of afterstate encodings ``(n, obs_size)``: ``(n,)``.
+
+        The points still to come beyond what the move banked, divided by :data:`VALUE_SCALE`.
+        """
+        if self.head != "afterstate":
+            raise ValueError("this policy writes action logits, not afterstate values")
+        return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)[..., 0]
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits for one observation ``(obs_size,)`` or a batch ``(n, obs_size)``."""
+        self._need_logits()
         return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)
 
     def hidden(self, obs: np.ndarray) -> np.ndarray:
@@ -185,6 +222,7 @@ class MLPPolicy:
         Only the output columns of the legal actions are computed: about 8 of 2812, so
         the output layer, the largest, costs almost nothing.
         """
+        self._need_logits()
         h = self.hidden(obs)
         ids = np.asarray(legal_ids, dtype=np.intp)
         return h @ self.weights[-1][:, ids] + self.biases[-1][ids]
@@ -195,6 +233,7 @@ class MLPPolicy:
         The hidden layers run once on the whole batch ``(n, obs_size)``; only the output
         columns that some row needs are computed.
         """
+        self._need_logits()
         h = self.hidden(obs)
         ids = np.asarray(ids, dtype=np.intp)
         picked = h[np.asarray(rows, dtype=np.intp)]
@@ -232,7 +271,8 @@ class MLPPolicy:
         that play a policy use it as their version (:attr:`agents.base.Agent.version`).
         """
         h = hashlib.sha256()
-        h.update(self.activation.encode())
+        # Logits nets hash as before version 3 (their fingerprints, agent versions, must not change).
+        h.update(self.activation.encode() if self.head == "logits" else f"{self.head}|{self.activation}".encode())
         for tag, arrays in (("w", self.weights), ("b", self.biases), ("vw", self.value_weights),
                             ("vb", self.value_biases)):
             for a in arrays:
@@ -279,13 +319,14 @@ def _check_layers(weights, biases, activation, where: str, outputs: int | None =
 
 
 def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
-    """Write ``policy`` as a compressed ``.npz`` file (format version 2, the layout of the module docstring)."""
+    """Write ``policy`` as a compressed ``.npz`` file (format version 3, the layout of the module docstring)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     layout = _obs.layout_description()
     arrays = {
         "format": np.array(FORMAT),
         "format_version": np.array(FORMAT_VERSION),
+        "head": np.array(policy.head),
         "activation": np.array(policy.activation),
         "obs_size": np.array(policy.obs_size),
         "obs_version": np.array(layout["version"]),
@@ -323,8 +364,8 @@ def _scalar(data, key: str, kind, where: str):
         raise PolicyFileError(f"{where}: {key!r} must be a {kind.__name__}, not {a.item()!r}") from None
 
 
-_REQUIRED = ("format, format_version, activation, obs_size, obs_version, obs_layout, obs_fingerprint (version 2), "
-             "num_actions, num_layers, layer{i}.weight/bias, metadata")
+_REQUIRED = ("format, format_version, head (version 3), activation, obs_size, obs_version, obs_layout, "
+             "obs_fingerprint (versions 2 and 3), num_actions, num_layers, layer{i}.weight/bias, metadata")
 
 
 def load_policy(path: str | Path) -> MLPPolicy:
@@ -401,10 +442,13 @@ def _from_arrays(data, where: str) -> MLPPolicy:
     if fmt != FORMAT:
         raise PolicyFileError(f"{where}: format tag is {fmt!r}, not {FORMAT!r}")
     version = _scalar(data, "format_version", int, where)
-    if version not in (1, 2):
+    if version not in (1, 2, 3):
         raise PolicyFileError(
-            f"{where}: format version {version} is not supported (this code reads versions 1 and 2)"
+            f"{where}: format version {version} is not supported (this code reads versions 1 to 3)"
         )
+    head = _scalar(data, "head", str, where) if version >= 3 else "logits"
+    if head not in HEADS:
+        raise PolicyFileError(f"{where}: head {head!r} is not supported; supported: {', '.join(HEADS)}")
     activation = _scalar(data, "activation", str, where)
     obs_size = _scalar(data, "obs_size", int, where)
     num_actions = _scalar(data, "num_actions", int, where)
@@ -426,7 +470,7 @@ def _from_arrays(data, where: str) -> MLPPolicy:
             raise PolicyFileError(f"{where}: value_layers must be between 1 and 64, not {nv}")
         value_w, value_b = _layers(data, "value", nv, where)
     meta = _json_object(data, "metadata", where)
-    _check_layers(weights, biases, activation, where)
+    _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
-    return MLPPolicy(weights, biases, activation, meta, value_w, value_b)
+    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head)

@@ -28,6 +28,16 @@ Data lives in a directory of *shards*, each the decisions of ``shard_games`` gam
   ``game``       int32       the game's index in the data set
   =============  ==========  =====================================================
 
+  With ``afterstates=True`` a shard also holds, one row per stored legal move
+  (decision by decision, in the order of ``legal``; a decision has as many rows as
+  its non-padding ``legal`` entries):
+
+  ================  ==========  ==================================================
+  ``after_obs``     float16     :func:`agents.learned.afterstate.encode_afterstates`
+                                of the move: the position it leaves, mover's seat
+  ``after_banked``  float32     the mover's score difference after the move
+  ================  ==========  ==================================================
+
 A shard is written to a temporary name and renamed, so it is either complete or
 absent: an interrupted run loses at most the shards in progress, and a rerun makes
 only the missing ones. Game ``g`` has a deal seed and agent random streams fixed by
@@ -52,6 +62,7 @@ from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 from ..base import Agent
 from ..evaluation import best_index
+from .afterstate import encode_afterstates
 
 __all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate",
            "load", "play_shard"]
@@ -62,6 +73,8 @@ FORMAT = "mulle-teacher-data-2"
 MAX_LEGAL = 96
 #: Opponent name meaning "the teacher itself" (both seats are recorded).
 SELF = "self"
+#: Arrays of encodings, loaded straight into one preallocated array each (see :func:`load`).
+_LARGE = ("obs", "after_obs")
 
 
 class TeacherDataError(ValueError):
@@ -105,7 +118,7 @@ class LabellingAgent(Agent):
     ``rows`` collects ``(obs, legal ids, values, action, seat, step, banked)`` per decision with a choice.
     """
 
-    def __init__(self, teacher: Agent, record_seats=(0, 1)) -> None:
+    def __init__(self, teacher: Agent, record_seats=(0, 1), afterstates: bool = False) -> None:
         if not callable(getattr(teacher, "move_values", None)):
             raise TeacherDataError(f"teacher {teacher.spec!r} has no move_values(view, legal_moves, rng); "
                                    "use pimc or netsearch")
@@ -113,7 +126,10 @@ class LabellingAgent(Agent):
         self.spec = teacher.spec
         self.name = teacher.name
         self.record_seats = tuple(record_seats)
+        self.afterstates = bool(afterstates)
         self.rows: list[tuple] = []
+        #: Per recorded decision, ``(after_obs float16 (k, OBS_SIZE), after_banked (k,))`` with ``afterstates``.
+        self.after: list[tuple[np.ndarray, np.ndarray]] = []
         self._steps = [0, 0]
 
     def reset(self) -> None:
@@ -143,23 +159,27 @@ class LabellingAgent(Agent):
                 ids[-1] = move.id
             self.rows.append((encode_view(view).astype(np.float16), ids,
                               [value_of.get(i, np.nan) for i in ids], move.id, p, step, banked_points(view)))
+            if self.afterstates:
+                by_id = {m.id: m for m in legal_moves}
+                obs, banked = encode_afterstates(view, [by_id[i] for i in ids])
+                self.after.append((obs.astype(np.float16), banked.astype(np.float32)))
         return move
 
 
 def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-               rules: dict | None = None) -> int:
+               rules: dict | None = None, afterstates: bool = False) -> int:
     """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
     import agents
 
-    rows, outcomes = [], []
+    rows, outcomes, after = [], [], []
     for g in range(shard * shard_games, (shard + 1) * shard_games):
         opp_spec = opponents[(g // 2) % len(opponents)]
         seat = g % 2
         if opp_spec == SELF:
-            bot = LabellingAgent(agents.make(teacher))
+            bot = LabellingAgent(agents.make(teacher), afterstates=afterstates)
             seats = [bot, bot]
         else:
-            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,))
+            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,), afterstates=afterstates)
             opp = agents.make(opp_spec)
             seats = [bot, opp] if seat == 0 else [opp, bot]
         match = Match(seed=deal_seed(seed, g), ruleset=rules)
@@ -168,6 +188,7 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
             p = row[4]
             rows.append((g, *row))
             outcomes.append(scores[p] - scores[1 - p])
+        after.extend(bot.after)
     n = len(rows)
     legal = np.full((n, MAX_LEGAL), -1, dtype=np.int16)
     values = np.full((n, MAX_LEGAL), np.nan, dtype=np.float32)
@@ -184,6 +205,11 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
         "banked": np.array([r[7] for r in rows], dtype=np.float32),
         "game": np.array([r[0] for r in rows], dtype=np.int32),
     }
+    if afterstates:
+        arrays["after_obs"] = (np.concatenate([a for a, _ in after]) if after
+                               else np.zeros((0, OBS_SIZE), dtype=np.float16))
+        arrays["after_banked"] = (np.concatenate([b for _, b in after]) if after
+                                  else np.zeros(0, dtype=np.float32))
     path = Path(out_dir) / f"shard_{shard:05d}.npz"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
@@ -192,7 +218,8 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
     return n
 
 
-def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict | None) -> dict:
+def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict | None,
+          afterstates: bool = False) -> dict:
     import agents
 
     # Canonical specs leave defaults out, so "pimc" can name another agent after a default changes:
@@ -200,7 +227,7 @@ def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules
     versions = {s: str(getattr(agents.make(s), "version", "1")) for s in [teacher, *opponents] if s != SELF}
     return {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
             "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL,
-            "versions": versions}
+            "versions": versions, "afterstates": bool(afterstates)}
 
 
 def _check_dir(out: Path, spec: dict) -> None:
@@ -209,6 +236,7 @@ def _check_dir(out: Path, spec: dict) -> None:
         old = json.loads(path.read_text())
         # Data sets made before agents had versions were made by version "1" of each agent.
         old.setdefault("versions", {s: "1" for s in spec["versions"]})
+        old.setdefault("afterstates", False)
         diff = {k: (old.get(k), v) for k, v in spec.items() if old.get(k) != v}
         if diff:
             what = "; ".join(f"{k}: {a!r} there, {b!r} asked" for k, (a, b) in diff.items())
@@ -227,14 +255,16 @@ def shard_path(out_dir: str | Path, shard: int) -> Path:
 
 
 def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents=(SELF,),
-             shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict | None = None) -> dict:
+             shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict | None = None,
+             afterstates: bool = False) -> dict:
     """Make the missing shards of a data set of ``games`` teacher games; return a summary.
 
     Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
     the teacher in both seats, both recorded), the teacher in seat ``g % 2``. Shards
     already on disk are kept (a rerun resumes). ``workers`` processes (forkserver or
     spawn, never fork) play shards in parallel. ``rules`` changes ruleset flags (e.g.
-    ``{"sets": 1}`` for short games); the action space must stay fixed.
+    ``{"sets": 1}`` for short games); the action space must stay fixed. ``afterstates``
+    also stores every labelled move's afterstate (what an afterstate net learns from).
     """
     import agents
 
@@ -248,7 +278,7 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
         raise TeacherDataError(f"teacher {teacher!r} cannot value moves (no move_values); use pimc or netsearch")
     opponents = [o if o == SELF else agents.canonical(o) for o in opponents]
     out = Path(out_dir)
-    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules))
+    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates))
     todo = [k for k in range(games // shard_games) if not shard_path(out, k).is_file()]
     bar = None
     if progress and todo:
@@ -258,7 +288,7 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
                    dynamic_ncols=True)
     decisions = 0
     args = (str(out),)
-    rest = (teacher, opponents, shard_games, seed, rules)
+    rest = (teacher, opponents, shard_games, seed, rules, afterstates)
     try:
         if workers == 1:
             for k in todo:
@@ -312,8 +342,12 @@ def load(data_dirs, max_games: int | None = None) -> dict[str, np.ndarray]:
             shards = shards[: max(1, max_games // spec["shard_games"])]
         top = offset
         for path in shards:
+            # The large arrays (observations) are read in the second pass, straight into
+            # their place: concatenating them would hold them twice in memory.
             with np.load(path, allow_pickle=False) as z:
-                part = {k: z[k] for k in z.files}
+                part = {k: z[k] for k in z.files if k not in _LARGE}
+                part["_path"] = path
+                part["_large"] = [k for k in _LARGE if k in z.files]
             part["game"] = part["game"] + offset
             if len(part["game"]):
                 top = max(top, int(part["game"].max()) + 1)
@@ -321,4 +355,18 @@ def load(data_dirs, max_games: int | None = None) -> dict[str, np.ndarray]:
         offset = top
     if not parts:
         raise TeacherDataError(f"no shards in {', '.join(map(str, data_dirs))}")
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    small = [k for k in parts[0] if not k.startswith("_")]
+    large = [k for k in _LARGE if all(k in p["_large"] for p in parts)]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in small}
+    rows = {"obs": "action", "after_obs": "after_banked"}
+    for k in large:
+        total = sum(len(p[rows[k]]) for p in parts)
+        arr = np.empty((total, OBS_SIZE), dtype=np.float16)
+        at = 0
+        for p in parts:
+            with np.load(p["_path"], allow_pickle=False) as z:
+                a = z[k]
+            arr[at : at + len(a)] = a
+            at += len(a)
+        out[k] = arr
+    return out

@@ -1,0 +1,271 @@
+"""Fitting an afterstate net to the teacher's move values.
+
+Teacher data made with ``afterstates=True`` (:mod:`agents.learned.teacher`) holds, for
+every labelled legal move, the encoding of the position it leaves (mover's seat), the
+points banked after it, and the teacher's value of the move. The net learns, per move,
+the points still to come::
+
+    target(move) = teacher value(move) - banked after the move        (points)
+
+by squared error (the net writes ``target / VALUE_SCALE``). Why regression on every
+move rather than the teacher's choice: one search labels about seven moves, and the
+values say by how much the others are worse. Why an afterstate net: the points a move
+takes are then exact (the agent adds the banked points itself), and the net spends its
+capacity on what the move leaves to the opponent, which is what a one-ply player gets
+wrong. A teacher's value is an average over random determinizations; the net, fitted
+over hundreds of thousands of positions, averages that sampling noise away, which is
+how a one-pass net can play better than the search that taught it.
+
+Each afterstate is shown with clubs and hearts swapped half of the time
+(:func:`agents.learned.bc.suit_swap_permutations`). About 5% of the *games* are held
+out and reported on: squared error, agreement with the teacher's best move and regret
+(points the net's choice is worth less than the teacher's best, by the teacher's
+values). A fit checkpoints every few minutes and at every epoch's end and resumes
+from the checkpoint exactly. torch is imported only inside the functions that train.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from mulle_env.observation import OBS_SIZE
+
+from .distill import _linears, _mlp, held_out_split
+from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
+
+__all__ = ["AfterstateConfig", "fit_afterstate", "move_rows"]
+
+
+class AfterstateConfig(dict):
+    """The settings of an afterstate fit (a dict: stored as JSON in checkpoints and metadata).
+
+    Keys and defaults: ``hidden`` (256, 256), ``activation`` relu, ``epochs`` 4,
+    ``batch_size`` 1024 afterstates, ``lr`` 1e-3 (cosine decay to 0), ``augment`` True,
+    ``seed`` 0, ``weight_decay`` 1e-5.
+    """
+
+    DEFAULTS: ClassVar[dict] = {
+        "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
+        "augment": True, "seed": 0, "weight_decay": 1e-5,
+    }
+
+    def __init__(self, **kw) -> None:
+        unknown = set(kw) - set(self.DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown afterstate fit settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
+        super().__init__({**self.DEFAULTS, **kw})
+        self["hidden"] = [int(h) for h in self["hidden"]]
+        for key in ("epochs", "batch_size"):
+            if int(self[key]) < 1:
+                raise ValueError(f"{key} must be >= 1, not {self[key]!r}")
+        if self["activation"] not in ("relu", "tanh"):
+            raise ValueError(f"activation must be relu or tanh, not {self['activation']!r}")
+        if min(self["hidden"], default=1) < 1:
+            raise ValueError("hidden widths must be positive")
+
+
+def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(decision, value, start)``: per afterstate row its decision and teacher value, and each decision's first row.
+
+    Rows are stored decision by decision in the order of ``legal`` (its non-padding
+    entries), so row ``start[i] + j`` is the move ``legal[i, j]``.
+    """
+    if "after_obs" not in data:
+        raise ValueError("this teacher data holds no afterstates: generate it with afterstates=True "
+                         "(mulle-expert data --afterstates)")
+    present = data["legal"] >= 0
+    counts = present.sum(axis=1)
+    if int(counts.sum()) != len(data["after_obs"]):
+        raise ValueError(f"teacher data is inconsistent: {int(counts.sum())} labelled moves but "
+                         f"{len(data['after_obs'])} afterstates")
+    decision = np.repeat(np.arange(len(counts)), counts)
+    value = data["values"][present]
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return decision, value, start
+
+
+def _build(cfg):
+    import torch
+
+    torch.manual_seed(int(cfg["seed"]))
+    return _mlp([OBS_SIZE, *cfg["hidden"], 1], cfg["activation"])
+
+
+def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
+    """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net``."""
+    lin = _linears(net)
+    return MLPPolicy([m.weight.detach().cpu().numpy().T.copy() for m in lin],
+                     [m.bias.detach().cpu().numpy().copy() for m in lin], activation, metadata or {},
+                     head="afterstate")
+
+
+def _load_numpy(net, policy: MLPPolicy) -> bool:
+    import torch
+
+    lin = _linears(net)
+    if policy.head != "afterstate" or len(lin) != len(policy.weights) or any(
+            tuple(m.weight.shape) != w.T.shape for m, w in zip(lin, policy.weights)):
+        return False
+    with torch.no_grad():
+        for m, w, b in zip(lin, policy.weights, policy.biases):
+            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+            m.bias.copy_(torch.from_numpy(b))
+    return True
+
+
+def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192) -> np.ndarray:
+    import torch
+
+    out = np.empty(len(rows), dtype=np.float64)
+    with torch.no_grad():
+        for i in range(0, len(rows), batch):
+            r = rows[i : i + batch]
+            out[i : i + len(r)] = net(torch.from_numpy(obs16[r].astype(np.float32)))[:, 0].numpy()
+    return out * VALUE_SCALE
+
+
+def evaluate(net, data, val_decisions: np.ndarray, decision, value, start) -> dict[str, float]:
+    """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points)."""
+    if len(val_decisions) == 0:
+        return {}
+    counts = (data["legal"][val_decisions] >= 0).sum(axis=1)
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start[val_decisions], counts)])
+    pred = _predict(net, data["after_obs"], rows)
+    banked = data["after_banked"][rows].astype(np.float64)
+    teacher = value[rows].astype(np.float64)
+    ok = np.isfinite(teacher)
+    mse = float(np.mean((pred[ok] - (teacher[ok] - banked[ok])) ** 2))
+    score = banked + pred
+    agree = regret = 0.0
+    at = 0
+    for c in counts:
+        s, t = score[at : at + c], teacher[at : at + c]
+        at += c
+        best = np.nanmax(t)
+        pick = int(np.argmax(s))
+        agree += bool(t[pick] == best)
+        regret += float(best - t[pick]) if np.isfinite(t[pick]) else 0.0
+    n = len(val_decisions)
+    return {"heldout_mse_points2": mse, "heldout_agreement": agree / n, "heldout_regret_points": regret / n,
+            "heldout_decisions": n}
+
+
+def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: AfterstateConfig | None = None,
+                   init_from: str | None = None, checkpoint: str | Path | None = None,
+                   checkpoint_minutes: float = 5.0, metadata: dict | None = None, progress: bool = True,
+                   log: Callable[[dict], None] | None = None, threads: int = 1) -> dict:
+    """Fit an afterstate net to teacher ``data`` (with afterstates) and write the policy file ``out``.
+
+    ``init_from`` starts from an afterstate policy file of the same shape. With
+    ``checkpoint`` the state is saved there every ``checkpoint_minutes`` and at each
+    epoch's end, and a fit with the same settings and data resumes from it. Returns the
+    last held-out figures (also stored in the file's metadata).
+    """
+    import torch
+
+    from .bc import suit_swap_permutations
+
+    cfg = config or AfterstateConfig()
+    torch.set_num_threads(threads)
+    decision, value, start = move_rows(data)
+    train_dec, val_dec = held_out_split(data["game"], 0.05, int(cfg["seed"]))
+    is_train = np.zeros(len(data["action"]), dtype=bool)
+    is_train[train_dec] = True
+    train_rows = np.flatnonzero(is_train[decision] & np.isfinite(value))
+    if len(train_rows) == 0:
+        raise ValueError("no labelled afterstates to learn from")
+    target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
+    obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+    net = _build(cfg)
+    copied = _load_numpy(net, load_policy(init_from)) if init_from else False
+    opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    bs = int(cfg["batch_size"])
+    steps_per_epoch = max(1, len(train_rows) // bs)
+    total = int(cfg["epochs"]) * steps_per_epoch
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    key = {"config": dict(cfg), "decisions": len(data["action"]), "rows": len(train_rows), "init_from": init_from,
+           "digest": float(np.nansum(value[:: max(1, len(value) // 997)]))}
+    epoch = step_in_epoch = 0
+    history: list[dict] = []
+    elapsed = 0.0
+    ckpt = Path(checkpoint) if checkpoint else None
+    if ckpt is not None and ckpt.is_file():
+        state = torch.load(ckpt, weights_only=False)
+        if state.get("key") == json.loads(json.dumps(key)):
+            net.load_state_dict(state["net"])
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            epoch, step_in_epoch, history, elapsed = state["epoch"], state["step"], state["history"], state["elapsed"]
+            copied = state.get("copied", copied)
+
+    def save_ckpt() -> None:
+        if ckpt is None:
+            return
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ckpt.with_name(ckpt.name + ".tmp")
+        torch.save({"key": json.loads(json.dumps(key)), "net": net.state_dict(), "opt": opt.state_dict(),
+                    "sched": sched.state_dict(), "epoch": epoch, "step": step_in_epoch, "history": history,
+                    "elapsed": elapsed + time.monotonic() - t0, "copied": copied}, tmp)
+        os.replace(tmp, ckpt)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=epoch * steps_per_epoch + step_in_epoch, unit="batch", desc="fit",
+                   dynamic_ncols=True)
+    t0 = time.monotonic()
+    last_ckpt = t0
+    obs16 = data["after_obs"]
+    try:
+        while epoch < int(cfg["epochs"]):
+            net.train()
+            order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_rows)
+            while step_in_epoch < steps_per_epoch:
+                b = step_in_epoch
+                rows = np.sort(order[b * bs : (b + 1) * bs])
+                x = obs16[rows].astype(np.float32)
+                if obs_perm is not None:
+                    swap = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(rows)) < 0.5
+                    x[swap] = x[swap][:, obs_perm]
+                pred = net(torch.from_numpy(x))[:, 0]
+                # Squared error in (points / 10)^2: the scale keeps the loss near 1.
+                loss = torch.mean((pred - torch.from_numpy(target[rows])) ** 2) * (VALUE_SCALE / 10.0) ** 2
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                step_in_epoch += 1
+                if bar:
+                    bar.update(1)
+                    if step_in_epoch % 200 == 0:
+                        bar.set_postfix(loss=f"{float(loss):.3f}")
+                if ckpt is not None and time.monotonic() - last_ckpt > 60 * checkpoint_minutes:
+                    save_ckpt()
+                    last_ckpt = time.monotonic()
+            net.eval()
+            figures = {"epoch": epoch + 1, **evaluate(net, data, val_dec, decision, value, start)}
+            history.append(figures)
+            epoch += 1
+            step_in_epoch = 0
+            save_ckpt()
+            last_ckpt = time.monotonic()
+            if log is not None:
+                log(figures)
+    finally:
+        if bar:
+            bar.close()
+    meta = {"trainer": "agents.learned.afterfit", "config": dict(cfg), "decisions": len(data["action"]),
+            "train_afterstates": len(train_rows), "heldout_decisions": len(val_dec), "init_from": init_from,
+            "initialised": copied, "history": history, "fit_seconds": round(elapsed + time.monotonic() - t0, 1),
+            **(metadata or {})}
+    save_policy(to_policy(net, cfg["activation"], meta), out)
+    return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": len(data["action"])}

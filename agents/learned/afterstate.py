@@ -1,0 +1,56 @@
+"""Afterstates: the position each legal move leaves, as the mover sees it.
+
+A fishing game's moves are best judged by what they leave: which cards the mover took,
+what the table offers the opponent next, which build the mover now owns. An
+*afterstate* network scores exactly that. For every legal move the mover's view is
+turned into a state whose hidden cards are placeholders of the right number (the
+opponent keeps at least one, so playing the mover's last card never ends the deal and
+deals from an unknown deck), the move is played on a copy, and the copy is encoded from the mover's seat with the
+environments' encoder (:func:`mulle_env.observation.encode_into`). Nothing hidden
+enters: the placeholder is never encoded (the mover's view of the opponent is a hand
+*size*), so two views that differ only in hidden cards give the same afterstates.
+
+Next to each encoding comes the score difference the move banks (the mover's
+:func:`agents.evaluation.set_value` after the move): the network learns only the
+points *still to come*, and its move score is ``banked + net(afterstate) x
+VALUE_SCALE``. Points a capture takes now are therefore exact, whatever the net
+learned; the net adds what the move gives away or prepares (the opponent's replies,
+builds, the last capture of the set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mulle_env.engine import GameState, Move, PlayerView
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_into
+
+from ..evaluation import set_value
+
+__all__ = ["encode_afterstates"]
+
+
+def encode_afterstates(
+    view: PlayerView, legal_moves: Sequence[Move], out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs, banked)``: per legal move, its afterstate's encoding and the points banked after it.
+
+    ``obs`` is ``(len(legal_moves), OBS_SIZE)`` (written into ``out`` when it is given and
+    large enough), ``banked`` the mover's score difference after the move (float64).
+    """
+    n = len(legal_moves)
+    if out is None or out.shape[0] < n:
+        out = np.empty((n, OBS_SIZE), dtype=OBS_DTYPE)
+    obs = out[:n]
+    banked = np.empty(n, dtype=np.float64)
+    me = view.player
+    # Placeholders (card 0) for the hidden cards: their number is encoded, never their faces.
+    base = GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
+    for i, move in enumerate(legal_moves):
+        st = base.copy()
+        st.play_unchecked(move)
+        encode_into(st, me, obs[i])
+        banked[i] = set_value(st, me)
+    return obs, banked

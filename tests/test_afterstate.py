@@ -1,0 +1,271 @@
+"""Afterstate nets: the encoding of the positions moves leave, the v3 policy file, the agent, the fit, netsearch."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+import agents
+from agents.evaluation import set_value
+from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
+from agents.learned.afterstate import encode_afterstates
+from agents.learned.policy import VALUE_SCALE
+from agents.pimc import determinize
+from mulle_env.engine import GameState, new_game
+from mulle_env.observation import OBS_SIZE, encode_state
+
+
+def positions(n=40, seed=0):
+    """Random mid-game states (random play from random deals), the player to move having a choice."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        st = new_game(seed=rng.randrange(10**6))
+        for _ in range(rng.randrange(1, 150)):
+            if st.over:
+                break
+            legal = st.legal_moves()
+            st.play(legal[rng.randrange(len(legal))])
+        if not st.over and len(st.legal_moves()) > 1:
+            out.append(st)
+    return out
+
+
+def afterstate_net(seed=0, hidden=(16,)) -> MLPPolicy:
+    rng = np.random.default_rng(seed)
+    sizes = [OBS_SIZE, *hidden, 1]
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in itertools.pairwise(sizes)]
+    bs = [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
+    return MLPPolicy(ws, bs, "relu", {"note": "test"}, head="afterstate")
+
+
+def test_afterstates_are_what_the_mover_sees_after_the_move():
+    checked = 0
+    for st in positions():
+        p = st.to_move
+        legal = st.legal_moves()
+        obs, banked = encode_afterstates(st.view(p), legal)
+        assert obs.shape == (len(legal), OBS_SIZE) and banked.shape == (len(legal),)
+        for i, m in enumerate(legal):
+            real = st.copy()
+            real.play(m)
+            # Exactly the mover's own view of the real position, unless the move ended the deal
+            # (then the real game deals from the deck, which the mover cannot know).
+            if real.deal_no == st.deal_no and real.set_no == st.set_no and len(real.hands[1 - p]):
+                assert np.array_equal(obs[i], encode_state(real, p)), m
+                assert banked[i] == set_value(real, p)
+                checked += 1
+    assert checked > 100
+
+
+def test_afterstates_do_not_depend_on_hidden_cards():
+    rng = random.Random(3)
+    for st in positions(15, seed=1):
+        p = st.to_move
+        view = st.view(p)
+        legal = st.legal_moves()
+        hand, deck = determinize(view, rng)
+        other = GameState.from_view(view, hand, deck, seed=7)  # same view, other hidden cards
+        assert other.view(p) == view
+        a, b = encode_afterstates(view, legal), encode_afterstates(other.view(p), legal)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_policy_file_v3_round_trip_and_refusals(tmp_path):
+    net = afterstate_net()
+    path = save_policy(net, tmp_path / "a.npz")
+    back = load_policy(path)
+    assert back.head == "afterstate" and back.fingerprint() == net.fingerprint()
+    x = np.random.default_rng(0).random((5, OBS_SIZE)).astype(np.float32)
+    assert np.allclose(back.afterstate_values(x), net.afterstate_values(x))
+    with pytest.raises(ValueError, match="afterstate net"):
+        back.legal_logits(x[0], [1, 2])
+    # The head is part of the fingerprint: the same layers as a logits net would be another agent.
+    with np.load(path) as z:
+        arrays = dict(z)
+    bad = dict(arrays, head=np.array("policy-gradient"))
+    np.savez(tmp_path / "bad.npz", **bad)
+    with pytest.raises(PolicyFileError, match="head 'policy-gradient' is not supported; supported: logits, "):
+        load_policy(tmp_path / "bad.npz")
+    wide = dict(arrays)
+    wide["layer1.weight"] = np.zeros((16, 3), np.float32)
+    wide["layer1.bias"] = np.zeros(3, np.float32)
+    np.savez(tmp_path / "wide.npz", **wide)
+    with pytest.raises(PolicyFileError, match="writes 3 numbers, not 1"):
+        load_policy(tmp_path / "wide.npz")
+    with pytest.raises(PolicyFileError, match="head 'x'"):
+        MLPPolicy(net.weights, net.biases, head="x")
+
+
+def test_logits_files_keep_their_fingerprint_and_version():
+    from expert_helpers import net as logits_net
+
+    pol = logits_net()
+    assert pol.head == "logits"
+    # The fingerprint of a logits net hashes exactly what it hashed before the head existed.
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    h.update(pol.activation.encode())
+    for tag, arrays in (("w", pol.weights), ("b", pol.biases), ("vw", pol.value_weights), ("vb", pol.value_biases)):
+        for a in arrays:
+            h.update(f"|{tag}{a.shape}{a.dtype.str}|".encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    h.update(json.dumps(pol.metadata, sort_keys=True, separators=(",", ":")).encode())
+    assert pol.fingerprint() == h.hexdigest()[:12]
+
+
+def test_the_agent_plays_the_best_banked_plus_net_score(tmp_path):
+    net = afterstate_net(seed=2)
+    path = save_policy(net, tmp_path / "a.npz")
+    bot = agents.make(f"learned:path={path}")
+    rng = random.Random(0)
+    for st in positions(20, seed=4):
+        view = st.view(st.to_move)
+        legal = st.legal_moves()
+        obs, banked = encode_afterstates(view, legal)
+        score = banked + VALUE_SCALE * net.afterstate_values(obs)
+        assert bot.act(view, legal, rng) == legal[int(np.argmax(score))]
+    # A net that writes 0 everywhere plays the move that banks the most points (the first on a tie).
+    zero = MLPPolicy([np.zeros((OBS_SIZE, 1), np.float32)], [np.zeros(1, np.float32)], head="afterstate")
+    flat = agents.learned.LearnedAgent.from_policy(zero)
+    for st in positions(20, seed=5):
+        view = st.view(st.to_move)
+        legal = st.legal_moves()
+        best = max(range(len(legal)), key=lambda i: (encode_afterstates(view, legal)[1][i], -i))
+        assert flat.act(view, legal, rng) == legal[best]
+    sampler = agents.make(f"learned:path={path},sample=true,temperature=0.5")
+    st = positions(1, seed=6)[0]
+    assert sampler.act(st.view(st.to_move), st.legal_moves(), rng) in st.legal_moves()
+
+
+def test_netsearch_with_an_afterstate_net(tmp_path):
+    path = save_policy(afterstate_net(seed=3), tmp_path / "a.npz")
+    one = agents.make(f"netsearch:policy={path},depth=1")
+    learned = agents.make(f"learned:path={path}")
+    two = agents.make(f"netsearch:policy={path},depth=2,samples=3,width=3")
+    rng = random.Random(1)
+    for st in positions(8, seed=7):
+        view = st.view(st.to_move)
+        legal = st.legal_moves()
+        assert one.act(view, legal, random.Random(0)) == learned.act(view, legal, rng)
+        vals = two.move_values(view, legal, random.Random(5))
+        assert 1 <= len(vals) <= 3 and all(m in legal for m, _ in vals)
+        assert vals == two.move_values(view, legal, random.Random(5))  # seeded: the same values
+    with pytest.raises(agents.AgentSpecError, match="afterstate net"):
+        agents.make(f"netsearch:policy={path},leaf=value")
+    with pytest.raises(agents.AgentSpecError, match="prior applies to logits policies"):
+        agents.make(f"netsearch:policy={path},prior=1")
+
+
+def test_netsearch_plays_whole_games_with_an_afterstate_net(tmp_path):
+    from mulle_env.engine import Match
+
+    path = save_policy(afterstate_net(seed=4), tmp_path / "a.npz")
+    bots = [agents.make(f"netsearch:policy={path},depth=3,samples=2,width=2"), agents.make("greedy")]
+    match = Match(seed=11, ruleset={"sets": 1})
+    result = match.play_out(bots, [random.Random(0), random.Random(1)])
+    assert match.state.over and len(result.sheets[0]) == 1
+
+
+@pytest.fixture(scope="module")
+def after_data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("afterdata")
+    teacher.generate(d, "pimc:samples=2,horizon=2", games=4, seed=5, shard_games=2, progress=False,
+                     rules={"sets": 1}, afterstates=True)
+    return d
+
+
+def test_teacher_data_holds_each_labelled_moves_afterstate(after_data):
+    from agents.learned.afterfit import move_rows
+
+    d = teacher.load(after_data)
+    decision, value, start = move_rows(d)
+    assert d["after_obs"].shape == (len(decision), OBS_SIZE) and d["after_obs"].dtype == np.float16
+    assert np.array_equal(value, d["values"][d["legal"] >= 0]) and start[0] == 0
+    # Each row is the afterstate of its move: replaying game 0 (self-play, both seats recorded) finds them.
+    from agents.learned.teacher import _stream, deal_seed
+    from mulle_env.engine import Match
+
+    bot = teacher.LabellingAgent(agents.make("pimc:samples=2,horizon=2"), afterstates=True)
+    Match(seed=deal_seed(5, 0), ruleset={"sets": 1}).play_out([bot, bot], [_stream(5, 0, 0), _stream(5, 0, 1)])
+    g0 = np.flatnonzero(d["game"] == 0)
+    assert len(bot.after) == len(g0)
+    for i, (obs, banked) in zip(g0, bot.after):
+        rows = slice(start[i], start[i] + len(banked))
+        assert np.array_equal(d["after_obs"][rows], obs) and np.array_equal(d["after_banked"][rows], banked)
+    spec = (after_data / "spec.json").read_text()
+    assert '"afterstates": true' in spec
+    # A rerun without afterstates is another data set: refused, not mixed in.
+    with pytest.raises(teacher.TeacherDataError, match="afterstates"):
+        teacher.generate(after_data, "pimc:samples=2,horizon=2", games=4, seed=5, shard_games=2, progress=False,
+                         rules={"sets": 1})
+
+
+torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+
+
+@torch_tests
+def test_fit_learns_the_teacher_values_and_resumes_exactly(after_data, tmp_path):
+    import torch
+
+    from agents.learned.afterfit import AfterstateConfig, fit_afterstate
+
+    d = teacher.load(after_data)
+    cfg = AfterstateConfig(hidden=[16], epochs=3, batch_size=64, seed=1)
+    fig = fit_afterstate(d, tmp_path / "whole.npz", cfg, progress=False)
+    assert 0 <= fig["heldout_agreement"] <= 1 and fig["heldout_regret_points"] >= 0
+
+    def stop(figures):
+        if figures["epoch"] == 2:
+            raise KeyboardInterrupt
+
+    ckpt = tmp_path / "fit.pt"
+    with pytest.raises(KeyboardInterrupt):
+        fit_afterstate(d, tmp_path / "resumed.npz", cfg, checkpoint=ckpt, progress=False, log=stop)
+    fit_afterstate(d, tmp_path / "resumed.npz", cfg, checkpoint=ckpt, progress=False)
+    a, b = load_policy(tmp_path / "whole.npz"), load_policy(tmp_path / "resumed.npz")
+    assert a.head == b.head == "afterstate"
+    for wa, wb in zip(a.weights, b.weights):
+        assert np.array_equal(wa, wb)
+    # Fitting lowers the error on the data it saw well below the error of predicting 0.
+    from agents.learned.afterfit import _build, _load_numpy, move_rows
+
+    _, value, _ = move_rows(d)
+    target = value - d["after_banked"]
+    net = _build(cfg)
+    assert _load_numpy(net, a)
+    with torch.no_grad():
+        pred = net(torch.from_numpy(d["after_obs"].astype(np.float32)))[:, 0].numpy() * VALUE_SCALE
+    assert np.mean((pred - target) ** 2) < 0.7 * np.mean(target**2)
+    with pytest.raises(ValueError, match="no afterstates"):
+        fit_afterstate({k: v for k, v in d.items() if k != "after_obs"}, tmp_path / "x.npz", cfg, progress=False)
+
+
+@torch_tests
+def test_cli_data_then_fit(tmp_path, capsys):
+    from expert.cli import main
+
+    out = tmp_path / "data"
+    assert main(["data", str(out), "--teacher", "pimc:samples=2,horizon=2", "--games", "2", "--shard-games", "2",
+                 "--afterstates", "--no-progress"]) == 0
+    pol = tmp_path / "p.npz"
+    assert main(["fit", str(out), "--out", str(pol), "--hidden", "8", "--epochs", "1", "--batch-size", "64",
+                 "--no-progress"]) == 0
+    assert load_policy(pol).head == "afterstate"
+    assert load_policy(pol).metadata["command"][:2] == ["mulle-expert", "fit"]
+    # Data without afterstates cannot make an afterstate net: exit 1 with the reason.
+    plain = tmp_path / "plain"
+    assert main(["data", str(plain), "--teacher", "pimc:samples=2,horizon=2", "--games", "2", "--shard-games", "2",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["fit", str(plain), "--out", str(tmp_path / "q.npz"), "--no-progress"]) == 1
+    assert "no afterstates" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["data", str(tmp_path / "z"), "--games", "3", "--shard-games", "2"])
+    assert exc.value.code == 2
