@@ -42,7 +42,7 @@ MANIFEST = "manifest.json"
 #: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
 FIXED = ("teacher", "search", "reference", "opponents", "games", "shard_games", "seed", "data_window", "init_from",
          "hidden", "value_hidden", "activation", "epochs", "batch_size", "lr", "temperature", "vf_coef",
-         "eval_opponents", "eval_games", "eval_seed")
+         "eval_opponents", "eval_games", "eval_seed", "net")
 
 
 def _positive(text: str) -> int:
@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--workers", type=_positive, default=1, help="processes for data games and arena games")
     r.add_argument("--data-window", type=_positive, default=2, help="fit on the data of this many latest generations")
     r.add_argument("--init-from", default="", help="policy file whose weights start generation 0 (shapes must fit)")
+    r.add_argument("--net", choices=("logits", "afterstate"), default="logits",
+                   help="logits: one logit per action plus a value head; afterstate: score the position each move "
+                        "leaves (data made with afterstates, mulle-expert fit --net afterstate)")
     r.add_argument("--hidden", type=_widths, default=[512, 256], help="policy net hidden widths")
     r.add_argument("--value-hidden", type=_widths, default=[256], help="value head hidden widths")
     r.add_argument("--activation", choices=("relu", "tanh"), default="relu")
@@ -245,6 +248,8 @@ def run(args, out=print) -> int:
     settings = _settings(args)
     if path.is_file():
         manifest = json.loads(path.read_text())
+        # Runs made before --net existed fitted logits nets.
+        manifest["settings"].setdefault("net", "logits")
         diff = {k: (manifest["settings"].get(k), v) for k, v in settings.items() if manifest["settings"].get(k) != v}
         if diff:
             what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
@@ -276,7 +281,7 @@ def run(args, out=print) -> int:
         out(f"generation {g}: data from {gen['teacher']} ({args.games} games)")
         summary = teacher.generate(gdir / "data", gen["teacher"], args.games, seed=args.seed * 1000 + g,
                                    opponents=args.opponents, shard_games=args.shard_games, workers=args.workers,
-                                   progress=progress)
+                                   progress=progress, afterstates=args.net == "afterstate")
         gen["data"] = str(gdir / "data")
         gen["data_seconds"] = gen.get("data_seconds", 0) + round(time.monotonic() - t0, 1)
         _write_json(path, manifest)
@@ -287,10 +292,19 @@ def run(args, out=print) -> int:
             data = teacher.load(dirs)
             init = gens[g - 1]["policy"] if g else (args.init_from or None)
             out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
-            figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=gdir / "fit.pt",
-                                  checkpoint_minutes=args.checkpoint_minutes, progress=progress, threads=args.threads,
-                                  metadata={"generation": g, "teacher": gen["teacher"], "data": dirs,
-                                            "data_summary": summary})
+            meta = {"generation": g, "teacher": gen["teacher"], "data": dirs, "data_summary": summary}
+            if args.net == "afterstate":
+                from agents.learned.afterfit import AfterstateConfig, fit_afterstate
+
+                acfg = AfterstateConfig(hidden=args.hidden, activation=args.activation, epochs=args.epochs,
+                                        batch_size=args.batch_size, lr=args.lr, seed=args.seed)
+                figures = fit_afterstate(data, policy, acfg, init_from=init, checkpoint=gdir / "fit.pt",
+                                         checkpoint_minutes=args.checkpoint_minutes, progress=progress,
+                                         threads=args.threads, metadata=meta)
+            else:
+                figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=gdir / "fit.pt",
+                                      checkpoint_minutes=args.checkpoint_minutes, progress=progress,
+                                      threads=args.threads, metadata=meta)
             gen.update(policy=str(policy), fit=figures, decisions=len(data["action"]))
             _write_json(path, manifest)
         # 3. Evaluate the policy and the search with it.

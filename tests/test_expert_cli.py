@@ -129,3 +129,16 @@ def test_two_generations_fit_on_a_window_and_resume_from_a_raised_count(tmp_path
     assert g1["decisions"] > g0["decisions"]
     beat = g0["eval"].get("search|pimc")  # the reference is pimc, not evaluated here: the teacher stays
     assert beat is None and g1["teacher"] == g0["teacher"]
+
+
+def test_a_generation_of_afterstate_nets(tmp_path):
+    code, lines = run(tmp_path, "--net", "afterstate")
+    assert code == 0, lines
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    gen = manifest["generations"][0]
+    pol = load_policy(gen["policy"])
+    assert pol.head == "afterstate" and pol.hidden_sizes == (16,) and manifest["settings"]["net"] == "afterstate"
+    assert json.loads((tmp_path / "run" / "gen_000" / "data" / "spec.json").read_text())["afterstates"] is True
+    assert gen["eval"]["search|random"]["games"] == 2
+    # The same directory with the other kind of net is another run: refused.
+    assert cli.main(["run", "--out-dir", str(tmp_path / "run"), "--generations", "1", *TINY]) == 2
