@@ -7,7 +7,15 @@ the points still to come::
 
     target(move) = teacher value(move) - banked after the move        (points)
 
-by squared error (the net writes ``target / VALUE_SCALE``). Why regression on every
+by squared error (the net writes ``target / VALUE_SCALE``). With ``centered`` (the
+default) most of the error is taken *within each decision*: the net's values minus
+their mean over the decision's moves against the teacher's values minus theirs, plus
+``abs_coef`` times the plain error. A search's values share one sampling error across
+all moves of a decision (every move sees the same determinizations): a lucky draw of
+the opponent's hand lifts them all alike. That shared error says nothing about which
+move is better, and taking it out of the loss takes most of the noise out of the
+gradient; the small plain term keeps the values' level (which ``netsearch`` adds to
+banked points). Batches are whole decisions for this. Why regression on every
 move rather than the teacher's choice: one search labels about seven moves, and the
 values say by how much the others are worse. Why an afterstate net: the points a move
 takes are then exact (the agent adds the banked points itself), and the net spends its
@@ -47,13 +55,14 @@ class AfterstateConfig(dict):
     """The settings of an afterstate fit (a dict: stored as JSON in checkpoints and metadata).
 
     Keys and defaults: ``hidden`` (256, 256), ``activation`` relu, ``epochs`` 4,
-    ``batch_size`` 1024 afterstates, ``lr`` 1e-3 (cosine decay to 0), ``augment`` True,
-    ``seed`` 0, ``weight_decay`` 1e-5.
+    ``batch_size`` 1024 afterstates (about: batches are whole decisions), ``lr`` 1e-3
+    (cosine decay to 0), ``augment`` True, ``seed`` 0, ``weight_decay`` 1e-5,
+    ``centered`` True, ``abs_coef`` 0.1 (see the module docstring).
     """
 
     DEFAULTS: ClassVar[dict] = {
         "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
-        "augment": True, "seed": 0, "weight_decay": 1e-5,
+        "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1,
     }
 
     def __init__(self, **kw) -> None:
@@ -178,16 +187,21 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     train_dec, val_dec = held_out_split(data["game"], 0.05, int(cfg["seed"]))
     is_train = np.zeros(len(data["action"]), dtype=bool)
     is_train[train_dec] = True
-    train_rows = np.flatnonzero(is_train[decision] & np.isfinite(value))
+    labelled = np.isfinite(value)
+    train_rows = np.flatnonzero(is_train[decision] & labelled)
     if len(train_rows) == 0:
         raise ValueError("no labelled afterstates to learn from")
+    counts = np.bincount(decision, minlength=len(data["action"]))
+    rows_per_decision = max(1.0, len(decision) / max(1, len(counts)))
     target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
     net = _build(cfg)
     copied = _load_numpy(net, load_policy(init_from)) if init_from else False
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     bs = int(cfg["batch_size"])
-    steps_per_epoch = max(1, len(train_rows) // bs)
+    # Batches of whole decisions, about batch_size rows each.
+    dec_per_batch = max(1, round(bs / rows_per_decision))
+    steps_per_epoch = max(1, len(train_dec) // dec_per_batch)
     total = int(cfg["epochs"]) * steps_per_epoch
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     key = {"config": dict(cfg), "decisions": len(data["action"]), "rows": len(train_rows), "init_from": init_from,
@@ -227,17 +241,29 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     try:
         while epoch < int(cfg["epochs"]):
             net.train()
-            order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_rows)
+            order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_dec)
             while step_in_epoch < steps_per_epoch:
                 b = step_in_epoch
-                rows = np.sort(order[b * bs : (b + 1) * bs])
+                decs = np.sort(order[b * dec_per_batch : (b + 1) * dec_per_batch])
+                rows = np.concatenate([np.arange(start[i], start[i] + counts[i]) for i in decs])
+                rows = rows[labelled[rows]]
                 x = obs16[rows].astype(np.float32)
                 if obs_perm is not None:
-                    swap = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(rows)) < 0.5
+                    # One coin per decision: a decision's moves are compared in one position.
+                    flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5
+                    swap = flip[np.searchsorted(decs, decision[rows])]
                     x[swap] = x[swap][:, obs_perm]
                 pred = net(torch.from_numpy(x))[:, 0]
-                # Squared error in (points / 10)^2: the scale keeps the loss near 1.
-                loss = torch.mean((pred - torch.from_numpy(target[rows])) ** 2) * (VALUE_SCALE / 10.0) ** 2
+                err = pred - torch.from_numpy(target[rows])
+                # Squared errors in (points / 10)^2: the scale keeps the loss near 1.
+                scale = (VALUE_SCALE / 10.0) ** 2
+                if cfg["centered"]:
+                    seg = torch.from_numpy(np.searchsorted(decs, decision[rows]))
+                    n_seg = torch.zeros(len(decs)).index_add_(0, seg, torch.ones(len(rows)))
+                    mean = torch.zeros(len(decs)).index_add_(0, seg, err) / n_seg.clamp(min=1)
+                    loss = (torch.mean((err - mean[seg]) ** 2) + float(cfg["abs_coef"]) * torch.mean(err**2)) * scale
+                else:
+                    loss = torch.mean(err**2) * scale
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
