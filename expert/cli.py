@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--net", choices=("logits", "afterstate"), default="logits",
                    help="logits: one logit per action plus a value head; afterstate: score the position each move "
                         "leaves (data made with afterstates, mulle-expert fit --net afterstate)")
-    r.add_argument("--hidden", type=_widths, default=[512, 256], help="policy net hidden widths")
+    r.add_argument("--hidden", type=_widths, default=None,
+                   help="hidden widths (default: 512,256 for logits nets, 256,256 for afterstate nets)")
     r.add_argument("--value-hidden", type=_widths, default=[256], help="value head hidden widths")
     r.add_argument("--activation", choices=("relu", "tanh"), default="relu")
     r.add_argument("--epochs", type=_positive, default=8)
@@ -399,6 +400,8 @@ def main(argv: list[str] | None = None, out=print) -> int:
     try:
         if args.command == "run":
             _check_specs(parser, args)
+            if args.hidden is None:
+                args.hidden = [256, 256] if args.net == "afterstate" else [512, 256]
             try:
                 import torch  # noqa: F401
             except ImportError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -70,10 +71,16 @@ def test_batch_legal_logits_equal_one_at_a_time():
     assert np.allclose(got, want, atol=1e-5)
 
 
-def test_shipped_version_1_file_loads_while_its_layout_is_todays():
-    with np.load(DEFAULT_POLICY_PATH) as z:
+PPO_POLICY = os.path.join(os.path.dirname(DEFAULT_POLICY_PATH), "learned_ppo.npz")
+
+
+def test_the_ppo_version_1_file_loads_while_its_layout_is_todays():
+    with np.load(PPO_POLICY) as z:
         assert int(z["format_version"]) == 1 and "obs_fingerprint" not in z.files
-    assert load_policy(DEFAULT_POLICY_PATH).num_actions == NUM_ACTIONS
+    pol = load_policy(PPO_POLICY)
+    assert pol.num_actions == NUM_ACTIONS and pol.head == "logits"
+    # Its fingerprint (the version of the agent playing it) is what it was before heads existed.
+    assert pol.fingerprint() == "c3df10ce5167"
 
 
 def test_files_for_another_layout_are_refused_naming_the_difference(tmp_path, monkeypatch):

@@ -215,17 +215,19 @@ def test_pool_plays_in_the_env(tmp_path):
     assert r in (-1.0, 0.0, 1.0)
 
 
-def test_shipped_policy_loads_and_plays():
-    if not os.path.isfile(DEFAULT_POLICY_PATH):
-        pytest.skip("no shipped policy yet")
+def test_shipped_policies_load_and_play():
     _learned_registered()
     bot = agents.make("learned")
     meta = bot.policy.metadata
-    assert "command" in meta and meta.get("timesteps", 0) > 0
+    # The shipped net is an afterstate net fitted by mulle-expert fit; the PPO policy is kept beside it.
+    assert bot.policy.head == "afterstate" and meta["command"][:2] == ["mulle-expert", "fit"]
     assert os.path.getsize(DEFAULT_POLICY_PATH) < 8 * 2**20
+    ppo = agents.make(f"learned:path={os.path.join(os.path.dirname(DEFAULT_POLICY_PATH), 'learned_ppo.npz')}")
+    assert ppo.policy.head == "logits" and ppo.policy.metadata.get("timesteps", 0) > 0
     rng = random.Random(0)
     for st in list(positions(1, seed=99))[:60]:
-        assert bot.act(st.view(st.to_move), st.legal_moves(), rng) in st.legal_moves()
+        for b in (bot, ppo):
+            assert b.act(st.view(st.to_move), st.legal_moves(), rng) in st.legal_moves()
 
 
 # ----- with torch (the `train` extra) ----------------------------------------------

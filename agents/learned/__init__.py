@@ -1,4 +1,4 @@
-"""The learned agent: a policy trained with masked PPO, played with numpy alone.
+"""The learned agent: a network (an afterstate net distilled from search, or a PPO policy), played with numpy alone.
 
 Importing this package needs only numpy (torch and sb3-contrib are for training:
 ``pip install "mulle-env[train]"`` and ``mulle-train``, see docs/learning.md).
@@ -14,6 +14,7 @@ import importlib
 _EXPORTS = {
     "DEFAULT_POLICY_PATH": ".agent", "LearnedAgent": ".agent", "FORMAT_VERSION": ".policy",
     "MLPPolicy": ".policy", "PolicyFileError": ".policy", "load_policy": ".policy", "save_policy": ".policy",
+    "HEADS": ".policy", "encode_afterstates": ".afterstate",
 }
 
 
@@ -28,9 +29,11 @@ def __getattr__(name: str):
 __all__ = [
     "DEFAULT_POLICY_PATH",
     "FORMAT_VERSION",
+    "HEADS",
     "LearnedAgent",
     "MLPPolicy",
     "PolicyFileError",
+    "encode_afterstates",
     "load_policy",
     "register",
     "save_policy",
@@ -48,4 +51,5 @@ def register() -> None:
 
     if "learned" not in _REGISTRY:
         _register("learned", LearnedAgent,
-                  "a policy trained with masked PPO, played with numpy (learned:path=<file.npz>)")
+                  "a policy network played with numpy: the shipped afterstate net distilled from search, "
+                  "or any policy file (learned:path=<file.npz>)")

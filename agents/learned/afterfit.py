@@ -34,9 +34,6 @@ from the checkpoint exactly. torch is imported only inside the functions that tr
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
@@ -46,6 +43,7 @@ import numpy as np
 from mulle_env.observation import OBS_SIZE
 
 from .distill import _linears, _mlp, held_out_split
+from .fitloop import FitLoop
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
 __all__ = ["AfterstateConfig", "fit_afterstate", "move_rows"]
@@ -206,44 +204,16 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     key = {"config": dict(cfg), "decisions": len(data["action"]), "rows": len(train_rows), "init_from": init_from,
            "digest": float(np.nansum(value[:: max(1, len(value) // 997)]))}
-    epoch = step_in_epoch = 0
-    history: list[dict] = []
-    elapsed = 0.0
-    ckpt = Path(checkpoint) if checkpoint else None
-    if ckpt is not None and ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        if state.get("key") == json.loads(json.dumps(key)):
-            net.load_state_dict(state["net"])
-            opt.load_state_dict(state["opt"])
-            sched.load_state_dict(state["sched"])
-            epoch, step_in_epoch, history, elapsed = state["epoch"], state["step"], state["history"], state["elapsed"]
-            copied = state.get("copied", copied)
-
-    def save_ckpt() -> None:
-        if ckpt is None:
-            return
-        ckpt.parent.mkdir(parents=True, exist_ok=True)
-        tmp = ckpt.with_name(ckpt.name + ".tmp")
-        torch.save({"key": json.loads(json.dumps(key)), "net": net.state_dict(), "opt": opt.state_dict(),
-                    "sched": sched.state_dict(), "epoch": epoch, "step": step_in_epoch, "history": history,
-                    "elapsed": elapsed + time.monotonic() - t0, "copied": copied}, tmp)
-        os.replace(tmp, ckpt)
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, initial=epoch * steps_per_epoch + step_in_epoch, unit="batch", desc="fit",
-                   dynamic_ncols=True)
-    t0 = time.monotonic()
-    last_ckpt = t0
     obs16 = data["after_obs"]
+    loop = FitLoop(checkpoint, key, net, opt, sched, copied, int(cfg["epochs"]), steps_per_epoch,
+                   checkpoint_minutes, progress)
     try:
-        while epoch < int(cfg["epochs"]):
+        while loop.epoch < int(cfg["epochs"]):
+            epoch = loop.epoch
             net.train()
             order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_dec)
-            while step_in_epoch < steps_per_epoch:
-                b = step_in_epoch
+            while loop.step < steps_per_epoch:
+                b = loop.step
                 decs = np.sort(order[b * dec_per_batch : (b + 1) * dec_per_batch])
                 rows = np.concatenate([np.arange(start[i], start[i] + counts[i]) for i in decs])
                 rows = rows[labelled[rows]]
@@ -269,29 +239,15 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
                 opt.step()
                 sched.step()
-                step_in_epoch += 1
-                if bar:
-                    bar.update(1)
-                    if step_in_epoch % 200 == 0:
-                        bar.set_postfix(loss=f"{float(loss):.3f}")
-                if ckpt is not None and time.monotonic() - last_ckpt > 60 * checkpoint_minutes:
-                    save_ckpt()
-                    last_ckpt = time.monotonic()
+                loop.step_done(loss=f"{float(loss.detach()):.3f}")
             net.eval()
-            figures = {"epoch": epoch + 1, **evaluate(net, data, val_dec, decision, value, start)}
-            history.append(figures)
-            epoch += 1
-            step_in_epoch = 0
-            save_ckpt()
-            last_ckpt = time.monotonic()
-            if log is not None:
-                log(figures)
+            loop.epoch_done(evaluate(net, data, val_dec, decision, value, start), log)
     finally:
-        if bar:
-            bar.close()
+        loop.close()
+    history, copied = loop.history, loop.copied
     meta = {"trainer": "agents.learned.afterfit", "config": dict(cfg), "decisions": len(data["action"]),
             "train_afterstates": len(train_rows), "heldout_decisions": len(val_dec), "init_from": init_from,
-            "initialised": copied, "history": history, "fit_seconds": round(elapsed + time.monotonic() - t0, 1),
+            "initialised": copied, "history": history, "fit_seconds": round(loop.elapsed, 1),
             **(metadata or {})}
     save_policy(to_policy(net, cfg["activation"], meta), out)
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": len(data["action"])}

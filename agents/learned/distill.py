@@ -35,9 +35,6 @@ functions that train: ``pip install "mulle-env[train]"``.
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
@@ -47,6 +44,7 @@ import numpy as np
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
 
+from .fitloop import FitLoop
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
 __all__ = ["FitConfig", "fit", "held_out_split", "soft_targets"]
@@ -253,43 +251,15 @@ def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None =
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     key = {"config": dict(cfg), "decisions": n, "init_from": init_from,
            "digest": float(np.nansum(data["values"][:: max(1, n // 997)]))}
-    epoch = step_in_epoch = 0
-    history: list[dict] = []
-    elapsed = 0.0
-    ckpt = Path(checkpoint) if checkpoint else None
-    if ckpt is not None and ckpt.is_file():
-        state = torch.load(ckpt, weights_only=False)
-        if state.get("key") == json.loads(json.dumps(key)):
-            net.load_state_dict(state["net"])
-            opt.load_state_dict(state["opt"])
-            sched.load_state_dict(state["sched"])
-            epoch, step_in_epoch, history, elapsed = state["epoch"], state["step"], state["history"], state["elapsed"]
-            copied = state.get("copied", copied)
-
-    def save_ckpt() -> None:
-        if ckpt is None:
-            return
-        ckpt.parent.mkdir(parents=True, exist_ok=True)
-        tmp = ckpt.with_name(ckpt.name + ".tmp")
-        torch.save({"key": json.loads(json.dumps(key)), "net": net.state_dict(), "opt": opt.state_dict(),
-                    "sched": sched.state_dict(), "epoch": epoch, "step": step_in_epoch, "history": history,
-                    "elapsed": elapsed + time.monotonic() - t0, "copied": copied}, tmp)
-        os.replace(tmp, ckpt)
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, initial=epoch * steps_per_epoch + step_in_epoch, unit="batch", desc="fit",
-                   dynamic_ncols=True)
-    t0 = time.monotonic()
-    last_ckpt = t0
+    loop = FitLoop(checkpoint, key, net, opt, sched, copied, int(cfg["epochs"]), steps_per_epoch,
+                   checkpoint_minutes, progress)
     try:
-        while epoch < int(cfg["epochs"]):
+        while loop.epoch < int(cfg["epochs"]):
+            epoch = loop.epoch
             net.train()
             order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_idx)
-            while step_in_epoch < steps_per_epoch:
-                b = step_in_epoch
+            while loop.step < steps_per_epoch:
+                b = loop.step
                 idx = np.sort(order[b * bs : (b + 1) * bs])
                 swap = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(idx)) < 0.5 if perms else None
                 obs, mask, dense, ret = _batch(data, idx, cfg, targets, perms, swap)
@@ -300,28 +270,16 @@ def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None =
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
                 opt.step()
                 sched.step()
-                step_in_epoch += 1
-                if bar:
-                    bar.update(1)
-                if ckpt is not None and time.monotonic() - last_ckpt > 60 * checkpoint_minutes:
-                    save_ckpt()
-                    last_ckpt = time.monotonic()
+                loop.step_done()
             net.eval()
-            figures = {"epoch": epoch + 1, **evaluate(net, data, val_idx, cfg, targets)}
-            history.append(figures)
-            epoch += 1
-            step_in_epoch = 0
-            save_ckpt()
-            last_ckpt = time.monotonic()
-            if log is not None:
-                log(figures)
+            loop.epoch_done(evaluate(net, data, val_idx, cfg, targets), log)
     finally:
-        if bar:
-            bar.close()
+        loop.close()
+    history, copied = loop.history, loop.copied
     meta = {"trainer": "agents.learned.distill", "config": dict(cfg), "decisions": n,
             "train_decisions": len(train_idx), "heldout_decisions": len(val_idx),
             "init_from": init_from, "initialised": copied, "history": history,
-            "fit_seconds": round(elapsed + time.monotonic() - t0, 1), **(metadata or {})}
+            "fit_seconds": round(loop.elapsed, 1), **(metadata or {})}
     policy = to_policy(net, cfg["activation"], meta)
     save_policy(policy, out)
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": n}

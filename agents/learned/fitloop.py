@@ -1,0 +1,107 @@
+"""The resumable bookkeeping shared by the fits (:mod:`.distill`, :mod:`.afterfit`).
+
+A fit is epochs of steps. :class:`FitLoop` holds where it is (epoch, step in the
+epoch), the per-epoch figures and the time spent, shows a progress bar, and saves all
+of it with the model, optimizer and schedule to a checkpoint every few minutes and at
+every epoch's end (written to a temporary name and renamed, so a checkpoint is whole
+or absent). A fit started again with the same ``key`` (its settings and a digest of
+its data) resumes from the checkpoint to the same weights; another key starts afresh.
+torch is imported only by the methods that save and load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["FitLoop"]
+
+
+class FitLoop:
+    """Epoch and step counters, history, elapsed time, progress bar and checkpoints of one fit.
+
+    Args:
+        checkpoint: Checkpoint file, or ``None`` for none.
+        key: JSON-able description of the fit; a checkpoint with another key is ignored.
+        net, opt, sched: The torch module, optimizer and LR schedule to save and restore.
+        copied: What the fit copied from an ``init_from`` file (kept in the checkpoint).
+        steps_per_epoch: Steps in one epoch; ``epochs`` epochs in all.
+        checkpoint_minutes: Interval between checkpoints within an epoch.
+        progress: Show a tqdm bar.
+    """
+
+    def __init__(self, checkpoint: str | Path | None, key: dict, net, opt, sched, copied, epochs: int,
+                 steps_per_epoch: int, checkpoint_minutes: float = 5.0, progress: bool = True) -> None:
+        self.path = Path(checkpoint) if checkpoint else None
+        self.key = json.loads(json.dumps(key))
+        self.net, self.opt, self.sched = net, opt, sched
+        self.copied = copied
+        self.epochs, self.steps_per_epoch = epochs, steps_per_epoch
+        self.interval = 60 * checkpoint_minutes
+        self.epoch = self.step = 0
+        self.history: list[dict] = []
+        self._before = 0.0
+        if self.path is not None and self.path.is_file():
+            import torch
+
+            state = torch.load(self.path, weights_only=False)
+            if state.get("key") == self.key:
+                net.load_state_dict(state["net"])
+                opt.load_state_dict(state["opt"])
+                sched.load_state_dict(state["sched"])
+                self.epoch, self.step = state["epoch"], state["step"]
+                self.history, self._before = state["history"], state["elapsed"]
+                self.copied = state.get("copied", copied)
+        self.bar = None
+        if progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=epochs * steps_per_epoch, initial=self.epoch * steps_per_epoch + self.step,
+                            unit="batch", desc="fit", dynamic_ncols=True)
+        self._t0 = self._last = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds spent fitting, over every run that resumed this fit."""
+        return self._before + time.monotonic() - self._t0
+
+    def save(self) -> None:
+        """Write the checkpoint now (nothing without a checkpoint file)."""
+        if self.path is None:
+            return
+        import torch
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        torch.save({"key": self.key, "net": self.net.state_dict(), "opt": self.opt.state_dict(),
+                    "sched": self.sched.state_dict(), "epoch": self.epoch, "step": self.step,
+                    "history": self.history, "elapsed": self.elapsed, "copied": self.copied}, tmp)
+        os.replace(tmp, self.path)
+        self._last = time.monotonic()
+
+    def step_done(self, **postfix) -> None:
+        """One step finished: count it, show it, checkpoint when the interval has passed."""
+        self.step += 1
+        if self.bar:
+            self.bar.update(1)
+            if postfix and self.step % 200 == 0:
+                self.bar.set_postfix(**postfix)
+        if self.path is not None and time.monotonic() - self._last > self.interval:
+            self.save()
+
+    def epoch_done(self, figures: dict, log: Callable[[dict], None] | None = None) -> None:
+        """An epoch finished with these held-out ``figures``: record, checkpoint, then report them."""
+        self.history.append({"epoch": self.epoch + 1, **figures})
+        self.epoch += 1
+        self.step = 0
+        self.save()
+        if log is not None:
+            log(self.history[-1])
+
+    def close(self) -> None:
+        """Close the progress bar."""
+        if self.bar:
+            self.bar.close()
