@@ -269,3 +269,13 @@ def test_cli_data_then_fit(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["data", str(tmp_path / "z"), "--games", "3", "--shard-games", "2"])
     assert exc.value.code == 2
+
+
+def test_data_sets_with_and_without_afterstates_load_together(after_data, tmp_path):
+    plain = tmp_path / "plain"
+    teacher.generate(plain, "pimc:samples=2,horizon=2", games=2, seed=6, shard_games=2, progress=False,
+                     rules={"sets": 1})
+    both = teacher.load([after_data, plain])
+    alone = teacher.load(after_data)
+    assert "after_obs" not in both and "after_banked" not in both
+    assert len(both["action"]) > len(alone["action"]) and both["obs"].shape[1] == OBS_SIZE

@@ -56,7 +56,7 @@ def policy_version(code_version: str, policy: MLPPolicy) -> str:
 
 
 class LearnedAgent(Agent):
-    """A policy trained by ``mulle-train`` (default: the shipped file agents/data/learned.npz).
+    """A policy network from a ``.npz`` file (default: the shipped afterstate net agents/data/learned.npz).
 
     Args:
         path: The policy ``.npz`` file; empty means the shipped policy.

@@ -355,7 +355,8 @@ def load(data_dirs, max_games: int | None = None) -> dict[str, np.ndarray]:
         offset = top
     if not parts:
         raise TeacherDataError(f"no shards in {', '.join(map(str, data_dirs))}")
-    small = [k for k in parts[0] if not k.startswith("_")]
+    # Keys every shard has (data sets with and without afterstates load as the former's common part).
+    small = [k for k in parts[0] if not k.startswith("_") and all(k in p for p in parts)]
     large = [k for k in _LARGE if all(k in p["_large"] for p in parts)]
     out = {k: np.concatenate([p[k] for p in parts]) for k in small}
     rows = {"obs": "action", "after_obs": "after_banked"}
