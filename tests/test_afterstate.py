@@ -279,3 +279,30 @@ def test_data_sets_with_and_without_afterstates_load_together(after_data, tmp_pa
     alone = teacher.load(after_data)
     assert "after_obs" not in both and "after_banked" not in both
     assert len(both["action"]) > len(alone["action"]) and both["obs"].shape[1] == OBS_SIZE
+
+
+def test_every_generation_is_kept_with_its_measured_strength(tmp_path):
+    import json
+    from pathlib import Path
+
+    from agents.learned import DEFAULT_POLICY_PATH
+
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / "agents" / "data" / "generations" / "manifest.json").read_text())
+    gens = manifest["generations"]
+    assert [g["generation"] for g in gens] == list(range(len(gens))) and len(gens) >= 2
+    for g in gens:
+        pol = load_policy(root / g["policy"].split(" ")[0])
+        assert pol.head == "afterstate" and (root / g["policy"].split(" ")[0]).stat().st_size < 10 * 2**20
+        for match in g["eval"].values():
+            assert match["games"] >= 200 and 0 <= match["score_low"] <= match["score"] <= match["score_high"] <= 1
+    # The shipped policy is the newest generation's file.
+    newest = root / gens[-1]["policy"].split(" ")[0]
+    assert newest.read_bytes() == Path(DEFAULT_POLICY_PATH).read_bytes()
+    pytest.importorskip("matplotlib")
+    from expert.cli import main
+
+    out = tmp_path / "gens.png"
+    assert main(["plot", str(root / "agents" / "data" / "generations" / "manifest.json"), "--out", str(out)],
+                out=lambda _: None) == 0
+    assert out.stat().st_size > 1000
