@@ -63,16 +63,27 @@ def test_afterstates_are_what_the_mover_sees_after_the_move():
 
 
 def test_afterstates_do_not_depend_on_hidden_cards():
+    # Two real games that the mover cannot tell apart (same view, other opponent hand and deck):
+    # after each move, the mover's real encodings agree with each other and with the afterstate.
     rng = random.Random(3)
+    checked = 0
     for st in positions(15, seed=1):
         p = st.to_move
         view = st.view(p)
         legal = st.legal_moves()
         hand, deck = determinize(view, rng)
-        other = GameState.from_view(view, hand, deck, seed=7)  # same view, other hidden cards
-        assert other.view(p) == view
-        a, b = encode_afterstates(view, legal), encode_afterstates(other.view(p), legal)
-        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        other = GameState.from_view(view, hand, deck, seed=7)
+        assert other.view(p) == view and (other.hands[1 - p] != st.hands[1 - p] or other.deck != st.deck)
+        after, _ = encode_afterstates(view, legal)
+        for i, m in enumerate(legal):
+            a, b = st.copy(), other.copy()
+            a.play(m)
+            b.play(m)
+            if a.deal_no == st.deal_no and a.set_no == st.set_no and len(a.hands[1 - p]):
+                assert np.array_equal(encode_state(a, p), encode_state(b, p))
+                assert np.array_equal(after[i], encode_state(b, p))
+                checked += 1
+    assert checked > 30
 
 
 def test_policy_file_v3_round_trip_and_refusals(tmp_path):
@@ -157,6 +168,28 @@ def test_netsearch_with_an_afterstate_net(tmp_path):
         vals = two.move_values(view, legal, random.Random(5))
         assert 1 <= len(vals) <= 3 and all(m in legal for m, _ in vals)
         assert vals == two.move_values(view, legal, random.Random(5))  # seeded: the same values
+    # depth=2 by hand: each candidate against the opponent's best-scored reply in each determinization,
+    # that reply's score negated (a point difference from the opponent's seat), averaged.
+    for st in positions(6, seed=8):
+        view = st.view(st.to_move)
+        me = view.player
+        legal = st.legal_moves()
+        got = dict(two.move_values(view, legal, random.Random(9)))
+        scores = two._after_scores(view, legal)
+        cands = [legal[i] for i in np.argsort(-scores, kind="stable")[:3]]
+        if len(cands) == 1:
+            continue
+        states = two._played(view, random.Random(9), cands)
+        want = np.zeros(len(cands))
+        for k, child in enumerate(states):
+            if child.over:
+                v = set_value(child, me)
+            else:
+                mover = child.to_move
+                best = two._after_scores(child.view(mover), child.legal_moves()).max()
+                v = best if mover == me else -best
+            want[k % len(cands)] += v / two.samples
+        assert np.allclose([got[m] for m in cands], want)
     with pytest.raises(agents.AgentSpecError, match="afterstate net"):
         agents.make(f"netsearch:policy={path},leaf=value")
     with pytest.raises(agents.AgentSpecError, match="prior applies to logits policies"):

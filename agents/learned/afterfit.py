@@ -86,7 +86,8 @@ def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.n
     """
     if "after_obs" not in data:
         raise ValueError("this teacher data holds no afterstates: generate it with afterstates=True "
-                         "(mulle-expert data --afterstates)")
+                         "(mulle-expert data --afterstates); when several data sets are loaded together, "
+                         "every one of them needs them")
     present = data["legal"] >= 0
     counts = present.sum(axis=1)
     if int(counts.sum()) != len(data["after_obs"]):
@@ -155,10 +156,11 @@ def evaluate(net, data, val_decisions: np.ndarray, decision, value, start) -> di
     for c in counts:
         s, t = score[at : at + c], teacher[at : at + c]
         at += c
+        # Only moves the teacher valued can be judged: the net's choice among those.
         best = np.nanmax(t)
-        pick = int(np.argmax(s))
+        pick = int(np.argmax(np.where(np.isfinite(t), s, -np.inf)))
         agree += bool(t[pick] == best)
-        regret += float(best - t[pick]) if np.isfinite(t[pick]) else 0.0
+        regret += float(best - t[pick])
     n = len(val_decisions)
     return {"heldout_mse_points2": mse, "heldout_agreement": agree / n, "heldout_regret_points": regret / n,
             "heldout_decisions": n}
