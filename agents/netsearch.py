@@ -47,7 +47,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
 from .evaluation import set_value
 from .inference import HistorySearchAgent, sample_hidden
-from .learned.afterstate import encode_afterstates
+from .learned.afterstate import afterstate_scores, encode_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
@@ -152,8 +152,7 @@ class NetSearchAgent(HistorySearchAgent):
         return states
 
     def _after_scores(self, view, moves) -> np.ndarray:
-        obs, banked = encode_afterstates(view, moves)
-        return banked + VALUE_SCALE * self.net.afterstate_values(obs).astype(np.float64)
+        return afterstate_scores(self.net, view, moves)
 
     def _afterstate_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
         scores = self._after_scores(view, legal_moves)

@@ -201,13 +201,6 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
 
 
-def agents_canonical(spec: str) -> str:
-    """The canonical text of an agent spec (an :class:`agents.AgentSpecError`, a ValueError, if it is bad)."""
-    import agents
-
-    return agents.canonical(spec)
-
-
 def _settings(args) -> dict:
     return {k: getattr(args, k) for k in FIXED}
 
@@ -420,10 +413,12 @@ def main(argv: list[str] | None = None, out=print) -> int:
             from agents.learned.teacher import TeacherDataError
 
             if args.command == "data":
+                import agents
+
                 try:
-                    args.teacher = agents_canonical(args.teacher)
-                    args.opponents = [o if o == "self" else agents_canonical(o) for o in args.opponents]
-                except ValueError as exc:
+                    args.teacher = agents.canonical(args.teacher)
+                    args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
+                except agents.AgentSpecError as exc:
                     parser.error(str(exc))
                 if args.games % args.shard_games:
                     parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")

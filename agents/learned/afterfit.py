@@ -236,12 +236,7 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
                     loss = (torch.mean((err - mean[seg]) ** 2) + float(cfg["abs_coef"]) * torch.mean(err**2)) * scale
                 else:
                     loss = torch.mean(err**2) * scale
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-                opt.step()
-                sched.step()
-                loop.step_done(loss=f"{float(loss.detach()):.3f}")
+                loop.optimize(loss, show_loss=True)
             net.eval()
             loop.epoch_done(evaluate(net, data, val_dec, decision, value, start), log)
     finally:

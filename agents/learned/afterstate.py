@@ -28,8 +28,9 @@ from mulle_env.engine import GameState, Move, PlayerView
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_into
 
 from ..evaluation import set_value
+from .policy import VALUE_SCALE, MLPPolicy
 
-__all__ = ["encode_afterstates"]
+__all__ = ["afterstate_scores", "encode_afterstates"]
 
 
 def encode_afterstates(
@@ -54,3 +55,13 @@ def encode_afterstates(
         encode_into(st, me, obs[i])
         banked[i] = set_value(st, me)
     return obs, banked
+
+
+def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence[Move],
+                      out: np.ndarray | None = None) -> np.ndarray:
+    """Each legal move's score by an afterstate ``policy``: points banked after it + the net's points to come.
+
+    One batched forward pass over :func:`encode_afterstates` (written into ``out`` when given).
+    """
+    obs, banked = encode_afterstates(view, legal_moves, out)
+    return banked + VALUE_SCALE * policy.afterstate_values(obs).astype(np.float64)

@@ -28,8 +28,8 @@ from mulle_env.engine import Move, PlayerView
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 
 from ..base import Agent
-from .afterstate import encode_afterstates
-from .policy import VALUE_SCALE, MLPPolicy, load_policy
+from .afterstate import afterstate_scores
+from .policy import MLPPolicy, load_policy
 
 __all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy", "policy_version"]
 
@@ -118,8 +118,7 @@ class LearnedAgent(Agent):
                 f"this game's ruleset is {view.ruleset.changes()}"
             )
         if self.policy.head == "afterstate":
-            after, banked = encode_afterstates(view, legal_moves, out=self._after_buffer(len(legal_moves)))
-            z = banked + VALUE_SCALE * self.policy.afterstate_values(after)
+            z = afterstate_scores(self.policy, view, legal_moves, out=self._after_buffer(len(legal_moves)))
         else:
             obs = encode_view(view, out=self._obs)
             z = self.policy.legal_logits(obs, ids)

@@ -265,12 +265,7 @@ def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None =
                 obs, mask, dense, ret = _batch(data, idx, cfg, targets, perms, swap)
                 loss_pi, loss_v, _ = _losses(net, obs, mask, dense, ret)
                 loss = loss_pi + float(cfg["vf_coef"]) * loss_v
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                sched.step()
-                loop.step_done()
+                loop.optimize(loss)
             net.eval()
             loop.epoch_done(evaluate(net, data, val_idx, cfg, targets), log)
     finally:

@@ -82,13 +82,24 @@ class FitLoop:
         os.replace(tmp, self.path)
         self._last = time.monotonic()
 
-    def step_done(self, **postfix) -> None:
-        """One step finished: count it, show it, checkpoint when the interval has passed."""
+    def optimize(self, loss, max_norm: float = 1.0, show_loss: bool = False) -> None:
+        """One optimizer step on ``loss`` (gradients clipped to ``max_norm``), then :meth:`step_done`."""
+        import torch
+
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), max_norm)
+        self.opt.step()
+        self.sched.step()
+        self.step_done(loss if show_loss else None)
+
+    def step_done(self, loss=None) -> None:
+        """One step finished: count it, show it (and now and then ``loss``), checkpoint when it is time."""
         self.step += 1
         if self.bar:
             self.bar.update(1)
-            if postfix and self.step % 200 == 0:
-                self.bar.set_postfix(**postfix)
+            if loss is not None and self.step % 200 == 0:
+                self.bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
         if self.path is not None and time.monotonic() - self._last > self.interval:
             self.save()
 
