@@ -65,6 +65,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _unit_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _widths(text: str) -> list[int]:
     try:
         sizes = [int(x) for x in text.split(",") if x.strip()]
@@ -155,6 +165,23 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="checkpoint interval")
     f.add_argument("--threads", type=_positive, default=1, help="torch threads")
     f.add_argument("--no-progress", action="store_true", help="no progress bar")
+    m = sub.add_parser("dmc", help="fine-tune an afterstate policy by Deep Monte-Carlo self-play",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    m.add_argument("init_from", help="afterstate policy file to start from (e.g. a mulle-expert fit)")
+    m.add_argument("--out", required=True, help="policy .npz file to write (rewritten after every round)")
+    m.add_argument("--rounds", type=_positive, default=20, help="rounds to complete (raise it to continue)")
+    m.add_argument("--games-per-round", type=_positive, default=1000, help="self-play games per round")
+    m.add_argument("--epsilon", type=_unit_float, default=0.03, help="share of uniformly random moves")
+    m.add_argument("--lr", type=_positive_float, default=1e-4, help="Adam(W) learning rate (constant)")
+    m.add_argument("--batch-size", type=_positive, default=1024)
+    m.add_argument("--opponents", type=_specs, default=["self"],
+                   help="space-separated specs the net plays in turn ('self' = both seats recorded; "
+                        "e.g. 'self greedy learned:path=runs/gen1.npz')")
+    m.add_argument("--seed", type=int, default=0, help="fixes every deal and random draw of every round")
+    m.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
+    m.add_argument("--workers", type=_positive, default=1, help="processes playing a round's games")
+    m.add_argument("--threads", type=_positive, default=1, help="torch threads for the updates")
+    m.add_argument("--no-progress", action="store_true", help="no progress bar")
     p = sub.add_parser("plot", help="PNG of Elo by generation from a run's manifest")
     p.add_argument("manifest", help="manifest.json of a mulle-expert run (or its --out-dir)")
     p.add_argument("--out", default="elo_by_generation.png", help="PNG to write")
@@ -232,7 +259,7 @@ def _teacher_for(manifest: dict, args) -> str:
 
 def run(args, out=print) -> int:
     """``mulle-expert run``: complete ``args.generations`` generations (resuming); 0 when done."""
-    from agents.learned import distill, teacher
+    from agents.learned import teacher
 
     from .evaluate import head_to_head
 
@@ -258,9 +285,10 @@ def run(args, out=print) -> int:
         {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
     _write_json(path, manifest)
     progress = not args.no_progress
-    cfg = distill.FitConfig(hidden=args.hidden, value_hidden=args.value_hidden, activation=args.activation,
-                            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, temperature=args.temperature,
-                            vf_coef=args.vf_coef, seed=args.seed)
+    settings = {"hidden": args.hidden, "activation": args.activation, "epochs": args.epochs,
+                "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+    if args.net == "logits":
+        settings.update(value_hidden=args.value_hidden, temperature=args.temperature, vf_coef=args.vf_coef)
     for g in range(args.generations):
         gens = manifest["generations"]
         if g < len(gens) and gens[g].get("done"):
@@ -287,18 +315,9 @@ def run(args, out=print) -> int:
             init = gens[g - 1]["policy"] if g else (args.init_from or None)
             out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
             meta = {"generation": g, "teacher": gen["teacher"], "data": dirs, "data_summary": summary}
-            if args.net == "afterstate":
-                from agents.learned.afterfit import AfterstateConfig, fit_afterstate
-
-                acfg = AfterstateConfig(hidden=args.hidden, activation=args.activation, epochs=args.epochs,
-                                        batch_size=args.batch_size, lr=args.lr, seed=args.seed)
-                figures = fit_afterstate(data, policy, acfg, init_from=init, checkpoint=gdir / "fit.pt",
-                                         checkpoint_minutes=args.checkpoint_minutes, progress=progress,
-                                         threads=args.threads, metadata=meta)
-            else:
-                figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=gdir / "fit.pt",
-                                      checkpoint_minutes=args.checkpoint_minutes, progress=progress,
-                                      threads=args.threads, metadata=meta)
+            figures = _fit_net(args.net, data, policy, settings, init_from=init, checkpoint=gdir / "fit.pt",
+                               checkpoint_minutes=args.checkpoint_minutes, progress=progress,
+                               threads=args.threads, metadata=meta)
             gen.update(policy=str(policy), fit=figures, decisions=len(data["action"]))
             _write_json(path, manifest)
         # 3. Evaluate the policy and the search with it.
@@ -327,6 +346,17 @@ def run(args, out=print) -> int:
     return 0
 
 
+def _fit_net(net: str, data: dict, out, settings: dict, **kw) -> dict:
+    """Fit a ``net`` ("afterstate" or "logits") with these config ``settings``; the fit's own keywords pass on."""
+    if net == "afterstate":
+        from agents.learned.afterfit import AfterstateConfig, fit_afterstate
+
+        return fit_afterstate(data, out, AfterstateConfig(**settings), **kw)
+    from agents.learned import distill
+
+    return distill.fit(data, out, distill.FitConfig(**settings), **kw)
+
+
 def data(args, out=print) -> int:
     """``mulle-expert data``: make the missing shards of one teacher data set."""
     from agents.learned import teacher
@@ -346,25 +376,53 @@ def fit(args, out=print) -> int:
     data = teacher.load(args.data)
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
     meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
-    progress = not args.no_progress
-    if args.net == "afterstate":
-        from agents.learned.afterfit import AfterstateConfig, fit_afterstate
-
-        cfg = AfterstateConfig(hidden=args.hidden or [256, 256], epochs=args.epochs, batch_size=args.batch_size,
-                               lr=args.lr, seed=args.seed)
-        figures = fit_afterstate(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
-                                 checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=progress,
-                                 log=lambda f: out(json.dumps(f)), threads=args.threads)
-    else:
-        from agents.learned import distill
-
-        cfg = distill.FitConfig(hidden=args.hidden or [512, 256], epochs=args.epochs, batch_size=args.batch_size,
-                                lr=args.lr, seed=args.seed)
-        figures = distill.fit(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
-                              checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=progress,
-                              log=lambda f: out(json.dumps(f)), threads=args.threads)
+    settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
+                "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+    figures = _fit_net(args.net, data, args.out, settings, init_from=args.init_from or None, checkpoint=ckpt,
+                       checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
+                       log=lambda f: out(json.dumps(f)), threads=args.threads)
     out(f"wrote {args.out}: {json.dumps(figures)}")
     return 0
+
+
+def dmc(args, out=print) -> int:
+    """``mulle-expert dmc``: fine-tune an afterstate policy by DMC self-play (resuming from its checkpoint)."""
+    from agents.learned.dmc import DMCConfig, finetune_dmc
+
+    cfg = DMCConfig(rounds=args.rounds, games_per_round=args.games_per_round, epsilon=args.epsilon, lr=args.lr,
+                    batch_size=args.batch_size, opponents=args.opponents, seed=args.seed)
+    figures = finetune_dmc(args.init_from, args.out, cfg, checkpoint=args.checkpoint or None, workers=args.workers,
+                           threads=args.threads, progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
+                           metadata={"command": ["mulle-expert", *(args.argv or [])]})
+    out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
+def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
+    import agents
+    from agents.learned import PolicyFileError, load_policy
+
+    try:
+        args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
+    except agents.AgentSpecError as exc:
+        parser.error(f"--opponents: {exc}")
+    try:
+        head = load_policy(args.init_from).head
+    except PolicyFileError as exc:
+        parser.error(f"init_from: {exc}")
+    if head != "afterstate":
+        parser.error(f"init_from {args.init_from!r} holds a {head!r} net; dmc fine-tunes afterstate nets "
+                     "(mulle-expert fit --net afterstate)")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print('mulle-expert: error: dmc needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+        return 2
+    try:
+        return dmc(args, out)
+    except (PolicyFileError, ValueError) as exc:
+        print(f"mulle-expert: error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _num(x, fmt: str) -> str:
@@ -436,6 +494,8 @@ def main(argv: list[str] | None = None, out=print) -> int:
             except (PolicyFileError, TeacherDataError, ValueError) as exc:
                 print(f"mulle-expert: error: {exc}", file=sys.stderr)
                 return 1
+        if args.command == "dmc":
+            return _dmc_main(parser, args, out)
         if args.command == "plot":
             from .plots import plot_generations
 
@@ -465,7 +525,7 @@ def main(argv: list[str] | None = None, out=print) -> int:
         out(f"wrote {args.out}")
         return 0
     except KeyboardInterrupt:
-        print("\nmulle-expert: interrupted; finished shards, fit checkpoints and arena games are saved: "
+        print("\nmulle-expert: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
               "run the same command again to continue", file=sys.stderr)
         return 130
 

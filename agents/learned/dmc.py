@@ -1,0 +1,327 @@
+"""Deep Monte-Carlo fine-tuning of an afterstate net by self-play.
+
+The teacher data of :mod:`agents.learned.teacher` values moves by short searches
+(``pimc`` rolls out four plies; ``netsearch`` looks two plies ahead of the net), so a
+net fitted to it knows what the next few plies bring and little of what decides a set
+later: the card-count bonus of the set's end, the last capture, a build kept for
+later. Deep Monte-Carlo (as in DouZero) learns that from the games themselves: the
+net plays itself (``epsilon`` of its moves at random, so every move keeps being
+tried), and the afterstate of every move it chose learns the points that actually
+came after it::
+
+    target(move) = the set's final score difference - banked after the move   (points, mover's seat)
+
+which is the same quantity the teacher's values estimate (``value - banked``), over
+the whole rest of the set instead of a few plies. Each later set starts afresh, so
+points of later sets are not counted. The net starts from a fitted afterstate file
+(``init_from``); a round plays ``games_per_round`` games with the round's weights in
+``workers`` processes, then takes one squared-error pass over the round's moves.
+
+Opponents: game ``g`` of a round is played against ``opponents[(g // 2) % len]``
+(``"self"``: the net in both seats, both recorded; any agent spec, e.g. ``greedy`` or
+a past generation ``learned:path=...``: only the net's seat is recorded), the net in
+seat ``g % 2``. Deals and every random draw are fixed by ``seed``, the round and the
+game index, so the games do not depend on the number of workers. The checkpoint
+(weights, optimizer, round, history) is written after every round and the policy
+file with it, so a run stopped at any moment resumes from its last round and always
+leaves a playable file. torch is imported only inside the functions that train.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from mulle_env.engine import Match
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE
+
+from ..base import Agent
+from .afterstate import encode_afterstates
+from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
+
+__all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "play_games"]
+
+#: The opponent name for "the net in both seats".
+SELF = "self"
+
+
+class DMCConfig(dict):
+    """The settings of a DMC fine-tune (a dict: stored as JSON in checkpoints and metadata).
+
+    Keys and defaults: ``rounds`` 20, ``games_per_round`` 1000, ``epsilon`` 0.03 (the
+    share of random moves), ``lr`` 1e-4 (Adam, constant), ``batch_size`` 1024,
+    ``weight_decay`` 1e-5, ``augment`` True (clubs and hearts swapped in half the
+    rows), ``opponents`` ["self"], ``seed`` 0.
+    """
+
+    DEFAULTS: ClassVar[dict] = {
+        "rounds": 20, "games_per_round": 1000, "epsilon": 0.03, "lr": 1e-4, "batch_size": 1024,
+        "weight_decay": 1e-5, "augment": True, "opponents": [SELF], "seed": 0,
+    }
+
+    def __init__(self, **kw) -> None:
+        unknown = set(kw) - set(self.DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown DMC settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
+        super().__init__({**self.DEFAULTS, **kw})
+        self["opponents"] = [str(o) for o in self["opponents"]] or [SELF]
+        for key in ("rounds", "games_per_round", "batch_size"):
+            if int(self[key]) < 1:
+                raise ValueError(f"{key} must be >= 1, not {self[key]!r}")
+        if not 0.0 <= float(self["epsilon"]) <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], not {self['epsilon']!r}")
+        if not float(self["lr"]) > 0:
+            raise ValueError(f"lr must be > 0, not {self['lr']!r}")
+
+
+def _digest(*parts) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def game_seed(seed: int, rnd: int, game: int) -> int:
+    """The deal seed of game ``game`` of round ``rnd`` (53 bits, stable everywhere)."""
+    return _digest("dmc-deal", seed, rnd, game) >> 11
+
+
+class ExploringAfterstateAgent(Agent):
+    """Plays an afterstate net's best move, a random one with probability ``epsilon``; records its moves.
+
+    ``records`` collects ``(afterstate float16 (OBS_SIZE,), banked after the move, seat,
+    set number)`` for every decision of a seat in ``record_seats`` with more than one
+    legal move (``set_no`` as the view counts it, from 1).
+    """
+
+    name = "dmc"
+    spec = "dmc"
+
+    def __init__(self, policy: MLPPolicy, epsilon: float, record_seats: Sequence[int] = (0, 1)) -> None:
+        if policy.head != "afterstate":
+            raise ValueError("DMC fine-tunes afterstate nets (policy head 'afterstate'), "
+                             f"not a {policy.head!r} net")
+        self.policy = policy
+        self.epsilon = float(epsilon)
+        self.record_seats = tuple(record_seats)
+        self.records: list[tuple[np.ndarray, float, int, int]] = []
+        self._buf = np.empty((64, OBS_SIZE), dtype=OBS_DTYPE)
+
+    def act(self, view, legal_moves, rng: random.Random):
+        """The net's best move, or with probability ``epsilon`` a uniformly random one."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        if len(legal_moves) > self._buf.shape[0]:
+            self._buf = np.empty((len(legal_moves), OBS_SIZE), dtype=OBS_DTYPE)
+        obs, banked = encode_afterstates(view, legal_moves, self._buf)
+        if rng.random() < self.epsilon:
+            i = rng.randrange(len(legal_moves))
+        else:
+            score = banked + VALUE_SCALE * self.policy.afterstate_values(obs).astype(np.float64)
+            i = int(np.argmax(score))
+        if view.player in self.record_seats:
+            self.records.append((obs[i].astype(np.float16), float(banked[i]), view.player, view.set_no))
+        return legal_moves[i]
+
+
+def _set_diffs(state, player: int) -> list[float]:
+    """The score difference for ``player`` at the end of each set (cumulative, as ``set_value`` counts)."""
+    out, acc = [], 0.0
+    for sheets in state.sheets:
+        acc += sheets[player]["total"] - sheets[1 - player]["total"]
+        out.append(acc)
+    return out
+
+
+def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], epsilon: float,
+               opponents: Sequence[str], rules: dict | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Play games ``games`` of round ``rnd``; return ``(afterstates float16, targets float32, stats)``.
+
+    Targets are in points (see the module docstring). ``stats`` sums the recorded
+    decisions and the net's score difference in its games against each opponent.
+    """
+    import agents
+
+    obs, target = [], []
+    stats: dict = {"decisions": 0, "games": 0, "vs": {}}
+    for g in games:
+        opp = opponents[(g // 2) % len(opponents)]
+        seat = g % 2
+        if opp == SELF:
+            bot = ExploringAfterstateAgent(policy, epsilon)
+            seats = [bot, bot]
+        else:
+            bot = ExploringAfterstateAgent(policy, epsilon, record_seats=(seat,))
+            other = agents.make(opp)
+            seats = [bot, other] if seat == 0 else [other, bot]
+        match = Match(seed=game_seed(seed, rnd, g), ruleset=rules)
+        rngs = [random.Random(_digest("dmc-rng", seed, rnd, g, p)) for p in (0, 1)]
+        result = match.play_out(seats, rngs)
+        diffs = [_set_diffs(match.state, p) for p in (0, 1)]
+        for x, banked, p, set_no in bot.records:
+            obs.append(x)
+            target.append(diffs[p][set_no - 1] - banked)  # set_no counts from 1
+        stats["decisions"] += len(bot.records)
+        stats["games"] += 1
+        if opp != SELF:
+            vs = stats["vs"].setdefault(opp, [0, 0.0])
+            vs[0] += 1
+            vs[1] += result.scores[seat] - result.scores[1 - seat]
+    x = np.stack(obs) if obs else np.zeros((0, OBS_SIZE), dtype=np.float16)
+    return x, np.asarray(target, dtype=np.float32), stats
+
+
+def _merge(stats: list[dict]) -> dict:
+    out: dict = {"decisions": 0, "games": 0, "vs": {}}
+    for s in stats:
+        out["decisions"] += s["decisions"]
+        out["games"] += s["games"]
+        for k, (n, d) in s["vs"].items():
+            v = out["vs"].setdefault(k, [0, 0.0])
+            v[0] += n
+            v[1] += d
+    return out
+
+
+def _round_games(policy, cfg, rnd: int, workers: int, pool) -> tuple[np.ndarray, np.ndarray, dict]:
+    n = int(cfg["games_per_round"])
+    # Contiguous chunks, concatenated in game order: the data does not depend on workers.
+    chunks = [list(range(k * n // workers, (k + 1) * n // workers)) for k in range(workers)]
+    args = (int(cfg["seed"]), rnd)
+    rest = (float(cfg["epsilon"]), cfg["opponents"])
+    if pool is None:
+        parts = [play_games(policy, *args, c, *rest) for c in chunks]
+    else:
+        parts = list(pool.map(play_games, [policy] * workers, [args[0]] * workers, [rnd] * workers, chunks,
+                              [rest[0]] * workers, [rest[1]] * workers))
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            _merge([p[2] for p in parts]))
+
+
+def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | None = None,
+                 checkpoint: str | Path | None = None, workers: int = 1, threads: int = 1,
+                 progress: bool = True, log: Callable[[dict], None] | None = None,
+                 metadata: dict | None = None) -> dict:
+    """Fine-tune the afterstate net ``init_from`` by DMC self-play; write the policy file ``out``.
+
+    Runs ``config["rounds"]`` rounds (see the module docstring), resuming from
+    ``checkpoint`` (default ``<out>.ckpt.pt``) when it holds the same settings (other
+    than ``rounds``: raising it continues a finished run). The
+    policy file is rewritten after every round. Returns the last round's figures.
+    """
+    import torch
+
+    from .afterfit import _build, _load_numpy, to_policy
+    from .bc import suit_swap_permutations
+
+    cfg = config or DMCConfig()
+    start = load_policy(init_from)
+    if start.head != "afterstate":
+        raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets, this file holds a {start.head!r} net")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, not {workers}")
+    torch.set_num_threads(threads)
+    hidden = list(start.hidden_sizes)
+    activation = start.activation
+    net = _build({"seed": cfg["seed"], "hidden": hidden, "activation": activation})
+    _load_numpy(net, start)
+    opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    ckpt = Path(checkpoint) if checkpoint else Path(str(out) + ".ckpt.pt")
+    # Not the number of rounds: raising it continues a finished run.
+    settings = {k: v for k, v in cfg.items() if k != "rounds"}
+    key = json.loads(json.dumps({"config": settings, "init_from": str(init_from),
+                                 "init_fingerprint": start.fingerprint()}))
+    rnd, history, elapsed = 0, [], 0.0
+    if ckpt.is_file():
+        state = torch.load(ckpt, weights_only=False)
+        if state.get("key") == key:
+            net.load_state_dict(state["net"])
+            opt.load_state_dict(state["opt"])
+            rnd, history, elapsed = state["round"], state["history"], state["elapsed"]
+    obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+    bs = int(cfg["batch_size"])
+    scale = (VALUE_SCALE / 10.0) ** 2
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
+    pool = None
+    if workers > 1:
+        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        pool = ProcessPoolExecutor(workers, mp_context=ctx)
+    t0 = time.monotonic()
+    try:
+        while rnd < int(cfg["rounds"]):
+            net.eval()
+            policy = to_policy(net, activation)
+            tg = time.monotonic()
+            x16, target, stats = _round_games(policy, cfg, rnd, workers, pool)
+            game_seconds = time.monotonic() - tg
+            net.train()
+            order = np.random.default_rng([int(cfg["seed"]), rnd]).permutation(len(target))
+            y = torch.from_numpy(target / VALUE_SCALE)
+            losses = []
+            for b in range(0, len(order), bs):
+                rows = np.sort(order[b : b + bs])
+                x = x16[rows].astype(np.float32)
+                if obs_perm is not None:
+                    flip = np.random.default_rng([int(cfg["seed"]), rnd, b]).random(len(rows)) < 0.5
+                    x[flip] = x[flip][:, obs_perm]
+                pred = net(torch.from_numpy(x))[:, 0]
+                loss = torch.mean((pred - y[rows]) ** 2) * scale
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                opt.step()
+                losses.append(float(loss.detach()))
+            rnd += 1
+            fig = {"round": rnd, "games": stats["games"], "decisions": stats["decisions"],
+                   "loss": round(float(np.mean(losses)) if losses else float("nan"), 4),
+                   "mean_target_points": round(float(target.mean()) if len(target) else 0.0, 3),
+                   "game_seconds": round(game_seconds, 1)}
+            for opp, (n, d) in sorted(stats["vs"].items()):
+                fig[f"points_vs_{opp}"] = round(d / n, 2)
+            history.append(fig)
+            now = time.monotonic()
+            elapsed += now - t0
+            t0 = now
+            meta = {"trainer": "agents.learned.dmc", "config": dict(cfg), "init_from": str(init_from),
+                    "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
+                    "dmc_seconds": round(elapsed, 1), **(metadata or {})}
+            net.eval()
+            save_policy(to_policy(net, activation, meta), out)
+            ckpt.parent.mkdir(parents=True, exist_ok=True)
+            tmp = ckpt.with_name(ckpt.name + ".tmp")
+            torch.save({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
+                        "history": history, "elapsed": elapsed}, tmp)
+            os.replace(tmp, ckpt)
+            if bar:
+                bar.update(1)
+                bar.set_postfix(loss=fig["loss"])
+            if log is not None:
+                log(fig)
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if bar:
+            bar.close()
+    if not Path(out).is_file() or not history:
+        # Zero rounds to run (already done, or rounds reached): still leave the file.
+        net.eval()
+        save_policy(to_policy(net, activation, {"trainer": "agents.learned.dmc", "config": dict(cfg),
+                                                "init_from": str(init_from), "history": history,
+                                                **(metadata or {})}), out)
+    return {**(history[-1] if history else {}), "dmc_seconds": round(elapsed, 1)}

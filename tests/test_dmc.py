@@ -1,0 +1,132 @@
+"""Deep Monte-Carlo fine-tuning of afterstate nets (agents.learned.dmc, mulle-expert dmc)."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+
+import numpy as np
+import pytest
+from test_afterstate import afterstate_net, positions
+
+from agents.evaluation import set_value
+from agents.learned import LearnedAgent, load_policy, save_policy
+from agents.learned.dmc import DMCConfig, ExploringAfterstateAgent, finetune_dmc, game_seed, play_games
+from mulle_env.engine import Match
+from mulle_env.observation import OBS_SIZE
+
+torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+ONE_SET = {"sets": 1}
+
+
+def test_targets_are_the_points_that_came_after_each_move_until_the_sets_end():
+    """Target + banked = the mover's score difference when the move's set ended, read off the live game."""
+    from agents.learned.dmc import _digest
+
+    pol = afterstate_net(3)
+    seed, rnd, g = 5, 0, 0
+    # Game 0 of round 0 replayed here as play_games plays it (same deal, same random streams), watched move by move.
+    bot = ExploringAfterstateAgent(pol, epsilon=0.3)
+    match = Match(seed=game_seed(seed, rnd, g))
+    at_end: dict[tuple[int, int], float] = {}
+    current = [match.state.set_no]
+
+    def on_event(_event):
+        st = match.state
+        # Right after a set's last move its sheet is final and the next set has banked nothing yet.
+        if st.over or st.set_no != current[0]:
+            for p in (0, 1):
+                at_end[(p, current[0])] = set_value(st, p)
+            current[0] = st.set_no
+
+    match.play_out([bot, bot], [random.Random(_digest("dmc-rng", seed, rnd, g, p)) for p in (0, 1)],
+                   on_event=on_event)
+    assert len(at_end) == 2 * match.state.ruleset.sets
+    x, target, stats = play_games(pol, seed, rnd, [g], 0.3, ["self"])
+    assert stats["decisions"] == len(bot.records) == len(target) == len(x) > 50
+    assert x.dtype == np.float16 and x.shape[1] == OBS_SIZE
+    for k, (obs, banked, p, set_no) in enumerate(bot.records):
+        assert np.array_equal(obs, x[k])
+        assert target[k] == pytest.approx(at_end[(p, set_no)] - banked, abs=1e-4)
+    # Both sets and both seats are represented, and targets are not all one number.
+    assert {(p, s) for _, _, p, s in bot.records} == set(at_end)
+    assert np.std(target) > 1
+
+
+def test_play_games_do_not_depend_on_how_games_are_split():
+    pol = afterstate_net(1)
+    whole = play_games(pol, 9, 2, [0, 1, 2, 3], 0.1, ["self", "greedy"], ONE_SET)
+    parts = [play_games(pol, 9, 2, g, 0.1, ["self", "greedy"], ONE_SET) for g in ([0, 1], [2, 3])]
+    assert np.array_equal(whole[0], np.concatenate([p[0] for p in parts]))
+    assert np.array_equal(whole[1], np.concatenate([p[1] for p in parts]))
+    # Games 2 and 3 are against greedy: only the net's seat is recorded, and the score is kept.
+    assert whole[2]["vs"]["greedy"][0] == 2
+    assert parts[1][2]["decisions"] < parts[0][2]["decisions"]
+
+
+def test_with_no_exploration_it_plays_like_learned():
+    pol = afterstate_net(4)
+    bot = ExploringAfterstateAgent(pol, epsilon=0.0)
+    ref = LearnedAgent.from_policy(pol)
+    for st in positions(30, seed=4):
+        view, legal = st.view(st.to_move), st.legal_moves()
+        assert bot.act(view, legal, random.Random(0)) == ref.act(view, legal, random.Random(0))
+    # epsilon=1 plays uniformly: every move of a wide position comes up.
+    st = max(positions(30, seed=4), key=lambda s: len(s.legal_moves()))
+    wild = ExploringAfterstateAgent(pol, epsilon=1.0)
+    rng = random.Random(0)
+    seen = {wild.act(st.view(st.to_move), st.legal_moves(), rng) for _ in range(400)}
+    assert seen == set(st.legal_moves())
+
+
+def test_bad_settings_and_files_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="epsilon"):
+        DMCConfig(epsilon=1.5)
+    with pytest.raises(ValueError, match="unknown DMC settings"):
+        DMCConfig(rounds=2, gamez=3)
+    with pytest.raises(ValueError, match="games_per_round"):
+        DMCConfig(games_per_round=0)
+    logits = load_policy("agents/data/learned_ppo.npz")
+    with pytest.raises(ValueError, match="afterstate"):
+        ExploringAfterstateAgent(logits, 0.1)
+
+
+@torch_tests
+def test_finetune_resumes_exactly_and_learns_the_outcomes(tmp_path):
+    start = tmp_path / "start.npz"
+    save_policy(afterstate_net(2, hidden=(16,)), start)
+    cfg = DMCConfig(rounds=3, games_per_round=4, epsilon=0.2, lr=1e-3, batch_size=64, seed=3)
+    seen = []
+    fig = finetune_dmc(start, tmp_path / "whole.npz", cfg, progress=False, log=seen.append)
+    assert [f["round"] for f in seen] == [1, 2, 3] and fig["games"] == 4
+    # Stopped after round 1, then run again: the same weights as the run that never stopped.
+    first = DMCConfig(**{**cfg, "rounds": 1})
+    finetune_dmc(start, tmp_path / "resumed.npz", first, progress=False)
+    assert load_policy(tmp_path / "resumed.npz").metadata["rounds_done"] == 1
+    finetune_dmc(start, tmp_path / "resumed.npz", cfg, progress=False)
+    a, b = load_policy(tmp_path / "whole.npz"), load_policy(tmp_path / "resumed.npz")
+    assert a.head == b.head == "afterstate" and a.metadata["rounds_done"] == b.metadata["rounds_done"] == 3
+    for wa, wb in zip(a.weights, b.weights):
+        assert np.array_equal(wa, wb)
+    # The squared error on the first round's games falls as the net learns them (a random net starts far off).
+    assert seen[-1]["loss"] < seen[0]["loss"]
+
+
+@torch_tests
+def test_cli(tmp_path, capsys):
+    from expert.cli import main
+
+    start = tmp_path / "start.npz"
+    save_policy(afterstate_net(2, hidden=(8,)), start)
+    out = tmp_path / "dmc.npz"
+    assert main(["dmc", str(start), "--out", str(out), "--rounds", "1", "--games-per-round", "2",
+                 "--opponents", "self greedy", "--no-progress"]) == 0
+    meta = load_policy(out).metadata
+    assert meta["command"][:2] == ["mulle-expert", "dmc"] and meta["config"]["opponents"] == ["self", "greedy"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["dmc", "agents/data/learned_ppo.npz", "--out", str(tmp_path / "x.npz")])
+    assert exc.value.code == 2 and "afterstate" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["dmc", str(start), "--out", str(tmp_path / "x.npz"), "--opponents", "grdy"])
+    assert exc.value.code == 2 and "did you mean 'greedy'" in capsys.readouterr().err
