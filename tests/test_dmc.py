@@ -130,3 +130,16 @@ def test_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["dmc", str(start), "--out", str(tmp_path / "x.npz"), "--opponents", "grdy"])
     assert exc.value.code == 2 and "did you mean 'greedy'" in capsys.readouterr().err
+
+
+@torch_tests
+def test_finetune_weights_do_not_depend_on_the_number_of_workers(tmp_path):
+    start = tmp_path / "start.npz"
+    save_policy(afterstate_net(5, hidden=(8,)), start)
+    cfg = DMCConfig(rounds=1, games_per_round=4, epsilon=0.1, batch_size=64, seed=1, opponents=["self", "heuristic"])
+    one = finetune_dmc(start, tmp_path / "one.npz", cfg, workers=1, progress=False)
+    two = finetune_dmc(start, tmp_path / "two.npz", cfg, workers=2, progress=False)
+    assert one["decisions"] == two["decisions"] and one["points_vs_heuristic"] == two["points_vs_heuristic"]
+    a, b = load_policy(tmp_path / "one.npz"), load_policy(tmp_path / "two.npz")
+    for wa, wb in zip(a.weights, b.weights):
+        assert np.array_equal(wa, wb)

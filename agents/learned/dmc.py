@@ -194,13 +194,12 @@ def _round_games(policy, cfg, rnd: int, workers: int, pool) -> tuple[np.ndarray,
     n = int(cfg["games_per_round"])
     # Contiguous chunks, concatenated in game order: the data does not depend on workers.
     chunks = [list(range(k * n // workers, (k + 1) * n // workers)) for k in range(workers)]
-    args = (int(cfg["seed"]), rnd)
+    fixed = (int(cfg["seed"]), rnd)
     rest = (float(cfg["epsilon"]), cfg["opponents"])
     if pool is None:
-        parts = [play_games(policy, *args, c, *rest) for c in chunks]
+        parts = [play_games(policy, *fixed, c, *rest) for c in chunks]
     else:
-        parts = list(pool.map(play_games, [policy] * workers, [args[0]] * workers, [rnd] * workers, chunks,
-                              [rest[0]] * workers, [rest[1]] * workers))
+        parts = [f.result() for f in [pool.submit(play_games, policy, *fixed, c, *rest) for c in chunks]]
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
             _merge([p[2] for p in parts]))
 
