@@ -24,7 +24,9 @@ The stages also run one by one, which is how the shipped afterstate policy was m
 teacher data set, ``mulle-expert fit`` fits a policy file to one or more data sets
 (``--net afterstate`` or ``logits``), both resumable. ``mulle-expert plot`` draws Elo by generation from the
 manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
-agent of one arena results file.
+agent of one arena results file. ``mulle-expert dmc`` fine-tunes an afterstate policy by
+Deep Monte-Carlo self-play (:mod:`agents.learned.dmc`; measured, and not used for the
+shipped policy: docs/learning.md).
 """
 
 from __future__ import annotations
@@ -69,9 +71,9 @@ def _unit_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+        value = float("nan")
     if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, not {text!r}")
     return value
 
 
@@ -402,9 +404,13 @@ def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
     import agents
     from agents.learned import PolicyFileError, load_policy
 
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, not {args.seed}")
     try:
         args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
-    except agents.AgentSpecError as exc:
+        for spec in set(args.opponents) - {"self"}:
+            agents.make(spec)  # a missing policy file is reported now, not in a worker after a round
+    except (agents.AgentSpecError, ValueError) as exc:
         parser.error(f"--opponents: {exc}")
     try:
         head = load_policy(args.init_from).head

@@ -12,6 +12,7 @@ from test_afterstate import afterstate_net, positions
 from agents.evaluation import set_value
 from agents.learned import LearnedAgent, load_policy, save_policy
 from agents.learned.dmc import DMCConfig, ExploringAfterstateAgent, finetune_dmc, game_seed, play_games
+from agents.learned.policy import VALUE_SCALE
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE
 
@@ -79,7 +80,11 @@ def test_with_no_exploration_it_plays_like_learned():
     assert seen == set(st.legal_moves())
 
 
-def test_bad_settings_and_files_are_refused(tmp_path):
+def test_bad_settings_and_files_are_refused():
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        DMCConfig(seed=-1)
+    with pytest.raises(ValueError, match="list of agent specs"):
+        DMCConfig(opponents="greedy")
     with pytest.raises(ValueError, match="epsilon"):
         DMCConfig(epsilon=1.5)
     with pytest.raises(ValueError, match="unknown DMC settings"):
@@ -99,17 +104,46 @@ def test_finetune_resumes_exactly_and_learns_the_outcomes(tmp_path):
     seen = []
     fig = finetune_dmc(start, tmp_path / "whole.npz", cfg, progress=False, log=seen.append)
     assert [f["round"] for f in seen] == [1, 2, 3] and fig["games"] == 4
-    # Stopped after round 1, then run again: the same weights as the run that never stopped.
+    # Stopped after round 1, then run again: it plays only rounds 2 and 3, and reaches the same weights
+    # as the run that never stopped.
     first = DMCConfig(**{**cfg, "rounds": 1})
     finetune_dmc(start, tmp_path / "resumed.npz", first, progress=False)
     assert load_policy(tmp_path / "resumed.npz").metadata["rounds_done"] == 1
-    finetune_dmc(start, tmp_path / "resumed.npz", cfg, progress=False)
+    later = []
+    finetune_dmc(start, tmp_path / "resumed.npz", cfg, progress=False, log=later.append)
+    assert [f["round"] for f in later] == [2, 3]
     a, b = load_policy(tmp_path / "whole.npz"), load_policy(tmp_path / "resumed.npz")
     assert a.head == b.head == "afterstate" and a.metadata["rounds_done"] == b.metadata["rounds_done"] == 3
+    assert b.metadata["history"] == a.metadata["history"]
     for wa, wb in zip(a.weights, b.weights):
         assert np.array_equal(wa, wb)
-    # The squared error on the first round's games falls as the net learns them (a random net starts far off).
-    assert seen[-1]["loss"] < seen[0]["loss"]
+    # It learned the outcomes: on round 1's games (which it trained on) its error is well below the start's.
+    x, target, _ = play_games(load_policy(start), 3, 0, range(4), 0.2, ["self"])
+
+    def mse(policy):
+        return float(np.mean((policy.afterstate_values(x.astype(np.float32)) * VALUE_SCALE - target) ** 2))
+
+    assert mse(a) < 0.5 * mse(load_policy(start))
+
+
+@torch_tests
+def test_finetune_refuses_to_overwrite_another_run(tmp_path):
+    start = tmp_path / "start.npz"
+    save_policy(afterstate_net(2, hidden=(8,)), start)
+    cfg = DMCConfig(rounds=1, games_per_round=2, batch_size=64)
+    finetune_dmc(start, tmp_path / "out.npz", cfg, progress=False)
+    before = (tmp_path / "out.npz").read_bytes()
+    with pytest.raises(ValueError, match=r"another run \(epsilon: 0.03 there, 0.5 now\)"):
+        finetune_dmc(start, tmp_path / "out.npz", DMCConfig(**{**cfg, "epsilon": 0.5}), progress=False)
+    other = tmp_path / "other.npz"
+    save_policy(afterstate_net(7, hidden=(8,)), other)
+    with pytest.raises(ValueError, match="the starting net differs"):
+        finetune_dmc(other, tmp_path / "out.npz", cfg, progress=False)
+    assert (tmp_path / "out.npz").read_bytes() == before
+    with pytest.raises(ValueError, match="is the starting file"):
+        finetune_dmc(start, start, cfg, progress=False)
+    with pytest.raises(ValueError, match="DMC fine-tunes afterstate nets"):
+        finetune_dmc("agents/data/learned_ppo.npz", tmp_path / "x.npz", cfg, progress=False)
 
 
 @torch_tests
@@ -130,6 +164,14 @@ def test_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["dmc", str(start), "--out", str(tmp_path / "x.npz"), "--opponents", "grdy"])
     assert exc.value.code == 2 and "did you mean 'greedy'" in capsys.readouterr().err
+    # A missing policy file of an opponent is reported before any game, naming the flag.
+    with pytest.raises(SystemExit) as exc:
+        main(["dmc", str(start), "--out", str(tmp_path / "x.npz"), "--opponents", "learned:path=nope.npz"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--opponents" in err and "nope.npz" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["dmc", str(start), "--out", str(tmp_path / "x.npz"), "--seed", "-1"])
+    assert exc.value.code == 2 and "--seed must be >= 0" in capsys.readouterr().err
 
 
 @torch_tests

@@ -74,6 +74,8 @@ class DMCConfig(dict):
         if unknown:
             raise ValueError(f"unknown DMC settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
         super().__init__({**self.DEFAULTS, **kw})
+        if isinstance(self["opponents"], str):
+            raise ValueError(f"opponents must be a list of agent specs, not the string {self['opponents']!r}")
         self["opponents"] = [str(o) for o in self["opponents"]] or [SELF]
         for key in ("rounds", "games_per_round", "batch_size"):
             if int(self[key]) < 1:
@@ -82,6 +84,10 @@ class DMCConfig(dict):
             raise ValueError(f"epsilon must be in [0, 1], not {self['epsilon']!r}")
         if not float(self["lr"]) > 0:
             raise ValueError(f"lr must be > 0, not {self['lr']!r}")
+        if not float(self["weight_decay"]) >= 0:
+            raise ValueError(f"weight_decay must be >= 0, not {self['weight_decay']!r}")
+        if int(self["seed"]) < 0:
+            raise ValueError(f"seed must be >= 0, not {self['seed']!r}")
 
 
 def _digest(*parts) -> int:
@@ -146,11 +152,14 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
 
     Targets are in points (see the module docstring). ``stats`` sums the recorded
     decisions and the net's score difference in its games against each opponent.
+    ``rules`` changes ruleset flags (e.g. ``{"sets": 1}`` for short games in tests).
     """
     import agents
 
     obs, target = [], []
     stats: dict = {"decisions": 0, "games": 0, "vs": {}}
+    # Built once per call: a learned:path= opponent must not reload its file every game.
+    made = {o: agents.make(o) for o in set(opponents) if o != SELF}
     for g in games:
         opp = opponents[(g // 2) % len(opponents)]
         seat = g % 2
@@ -159,7 +168,7 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
             seats = [bot, bot]
         else:
             bot = ExploringAfterstateAgent(policy, epsilon, record_seats=(seat,))
-            other = agents.make(opp)
+            other = made[opp]
             seats = [bot, other] if seat == 0 else [other, bot]
         match = Match(seed=game_seed(seed, rnd, g), ruleset=rules)
         rngs = [random.Random(_digest("dmc-rng", seed, rnd, g, p)) for p in (0, 1)]
@@ -211,9 +220,11 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     """Fine-tune the afterstate net ``init_from`` by DMC self-play; write the policy file ``out``.
 
     Runs ``config["rounds"]`` rounds (see the module docstring), resuming from
-    ``checkpoint`` (default ``<out>.ckpt.pt``) when it holds the same settings (other
-    than ``rounds``: raising it continues a finished run). The
-    policy file is rewritten after every round. Returns the last round's figures.
+    ``checkpoint`` (default ``<out>.ckpt.pt``); raising ``rounds`` continues a finished
+    run. A checkpoint of another run (other settings or another starting net) is
+    refused with a ``ValueError`` naming the difference, never overwritten, and so is
+    an ``out`` that is the starting file. The policy file is rewritten after every
+    round. Returns the last round's figures.
     """
     import torch
 
@@ -221,6 +232,9 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     from .bc import suit_swap_permutations
 
     cfg = config or DMCConfig()
+    if Path(out).resolve() == Path(init_from).resolve():
+        raise ValueError(f"out {str(out)!r} is the starting file: write the fine-tuned net elsewhere "
+                         "(a resume checks that the start is unchanged)")
     start = load_policy(init_from)
     if start.head != "afterstate":
         raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets, this file holds a {start.head!r} net")
@@ -233,19 +247,34 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     _load_numpy(net, start)
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     ckpt = Path(checkpoint) if checkpoint else Path(str(out) + ".ckpt.pt")
-    # Not the number of rounds: raising it continues a finished run.
+    # Not the number of rounds (raising it continues a finished run), nor the start's path (its fingerprint).
     settings = {k: v for k, v in cfg.items() if k != "rounds"}
-    key = json.loads(json.dumps({"config": settings, "init_from": str(init_from),
-                                 "init_fingerprint": start.fingerprint()}))
+    key = json.loads(json.dumps({"config": settings, "init_fingerprint": start.fingerprint()}))
     rnd, history, elapsed = 0, [], 0.0
     if ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
-        if state.get("key") == key:
-            net.load_state_dict(state["net"])
-            opt.load_state_dict(state["opt"])
-            rnd, history, elapsed = state["round"], state["history"], state["elapsed"]
+        if state.get("key") != key:
+            # Starting afresh would overwrite rounds of work: say what differs instead.
+            old = state.get("key") or {}
+            diff = [f"{k}: {old.get('config', {}).get(k)!r} there, {v!r} now" for k, v in settings.items()
+                    if old.get("config", {}).get(k) != v]
+            if old.get("init_fingerprint") != key["init_fingerprint"]:
+                diff.append("the starting net differs")
+            what = "; ".join(diff) or "other settings"
+            raise ValueError(f"checkpoint {str(ckpt)!r} belongs to another run ({what}); "
+                             "use the same settings to resume, or another --out/--checkpoint")
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        rnd, history, elapsed = state["round"], state["history"], state["elapsed"]
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+
+    def meta_now() -> dict:
+        return {"trainer": "agents.learned.dmc", "config": dict(cfg), "init_from": str(init_from),
+                "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
+                "dmc_seconds": round(elapsed, 1), **(metadata or {})}
+
     bs = int(cfg["batch_size"])
+    # The net writes points / VALUE_SCALE; the loss is reported in (points / 10)^2, as the fits do.
     scale = (VALUE_SCALE / 10.0) ** 2
     bar = None
     if progress:
@@ -292,11 +321,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             now = time.monotonic()
             elapsed += now - t0
             t0 = now
-            meta = {"trainer": "agents.learned.dmc", "config": dict(cfg), "init_from": str(init_from),
-                    "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
-                    "dmc_seconds": round(elapsed, 1), **(metadata or {})}
             net.eval()
-            save_policy(to_policy(net, activation, meta), out)
+            save_policy(to_policy(net, activation, meta_now()), out)
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_name(ckpt.name + ".tmp")
             torch.save({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
@@ -317,10 +343,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             pool.shutdown()
         if bar:
             bar.close()
-    if not Path(out).is_file() or not history:
-        # Zero rounds to run (already done, or rounds reached): still leave the file.
+    if not Path(out).is_file():
+        # Nothing left to run and no file (e.g. it was deleted): write the checkpoint's net.
         net.eval()
-        save_policy(to_policy(net, activation, {"trainer": "agents.learned.dmc", "config": dict(cfg),
-                                                "init_from": str(init_from), "history": history,
-                                                **(metadata or {})}), out)
+        save_policy(to_policy(net, activation, meta_now()), out)
     return {**(history[-1] if history else {}), "dmc_seconds": round(elapsed, 1)}
