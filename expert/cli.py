@@ -419,14 +419,26 @@ def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
     if head != "afterstate":
         parser.error(f"init_from {args.init_from!r} holds a {head!r} net; dmc fine-tunes afterstate nets "
                      "(mulle-expert fit --net afterstate)")
+    if _torch_missing("dmc"):
+        return 2
+    return _errors_exit_1((PolicyFileError, ValueError), dmc, args, out)
+
+
+def _torch_missing(command: str) -> bool:
+    """True, after saying so, when torch (which ``command`` needs) is not installed."""
     try:
         import torch  # noqa: F401
     except ImportError:
-        print('mulle-expert: error: dmc needs torch (pip install "mulle-env[train]")', file=sys.stderr)
-        return 2
+        print(f'mulle-expert: error: {command} needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+        return True
+    return False
+
+
+def _errors_exit_1(errors: tuple, fn, *args) -> int:
+    """``fn(*args)``; one of ``errors`` (bad data or files found while running) is reported and exits 1."""
     try:
-        return dmc(args, out)
-    except (PolicyFileError, ValueError) as exc:
+        return fn(*args)
+    except errors as exc:
         print(f"mulle-expert: error: {exc}", file=sys.stderr)
         return 1
 
@@ -459,19 +471,12 @@ def main(argv: list[str] | None = None, out=print) -> int:
             _check_specs(parser, args)
             if args.hidden is None:
                 args.hidden = [256, 256] if args.net == "afterstate" else [512, 256]
-            try:
-                import torch  # noqa: F401
-            except ImportError:
-                print('mulle-expert: error: run needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+            if _torch_missing("run"):
                 return 2
             from agents.learned import PolicyFileError
             from agents.learned.teacher import TeacherDataError
 
-            try:
-                return run(args, out)
-            except (PolicyFileError, TeacherDataError) as exc:
-                print(f"mulle-expert: error: {exc}", file=sys.stderr)
-                return 1
+            return _errors_exit_1((PolicyFileError, TeacherDataError), run, args, out)
         if args.command in ("data", "fit"):
             from agents.learned import PolicyFileError
             from agents.learned.teacher import TeacherDataError
@@ -487,19 +492,13 @@ def main(argv: list[str] | None = None, out=print) -> int:
                 if args.games % args.shard_games:
                     parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
             else:
-                try:
-                    import torch  # noqa: F401
-                except ImportError:
-                    print('mulle-expert: error: fit needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+                if _torch_missing("fit"):
                     return 2
                 missing = [d for d in args.data if not Path(d).is_dir()]
                 if missing:
                     parser.error(f"data directory {missing[0]!r} does not exist")
-            try:
-                return data(args, out) if args.command == "data" else fit(args, out)
-            except (PolicyFileError, TeacherDataError, ValueError) as exc:
-                print(f"mulle-expert: error: {exc}", file=sys.stderr)
-                return 1
+            return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError),
+                                  data if args.command == "data" else fit, args, out)
         if args.command == "dmc":
             return _dmc_main(parser, args, out)
         if args.command == "plot":
