@@ -81,14 +81,14 @@ class NetSearchAgent(HistorySearchAgent):
         samples: Determinizations per decision.
         width: Search the policy's best ``width`` moves (0 = all).
         depth: Plies per rollout, the candidate included (1 = evaluate right after it).
-
-    The defaults (48 determinizations, 4 candidates, depth 2) were chosen against
-    ``pimc`` with the shipped afterstate net, at less thinking time than pimc's
-    (docs/agents.md); until version 2 they were 16, 6 and 4.
         leaf: ``auto``, ``value`` (banked points + the value head's points to come) or
             ``score`` (banked points only); see the module docstring.
         prior: Weight in points of the policy's log-probability added to each value.
         history: Deal determinizations by what the heard moves prove (as pimc).
+
+    The defaults (48 determinizations, 4 candidates, depth 2) were chosen against
+    ``pimc`` with the shipped afterstate net, at less thinking time than pimc's
+    (docs/agents.md); until version 2 they were 16, 6 and 4.
 
     Its :attr:`~agents.base.Agent.version` is ``"2+"`` and the policy file's fingerprint
     (as ``learned``): the same spec with a retrained policy is another agent, and
