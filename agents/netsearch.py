@@ -151,11 +151,8 @@ class NetSearchAgent(HistorySearchAgent):
             states.extend(root.copy().play_unchecked(m) for m in cands)
         return states
 
-    def _after_scores(self, view, moves) -> np.ndarray:
-        return afterstate_scores(self.net, view, moves)
-
     def _afterstate_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
-        scores = self._after_scores(view, legal_moves)
+        scores = afterstate_scores(self.net, view, legal_moves)
         order = np.argsort(-scores, kind="stable")
         if self.width:
             order = order[: self.width]
@@ -189,7 +186,7 @@ class NetSearchAgent(HistorySearchAgent):
             banked.append(b)
         if not live:
             return
-        z = self.net.afterstate_values(np.concatenate(blocks)).astype(np.float64) * VALUE_SCALE
+        z = self.net.points_to_come(np.concatenate(blocks))
         at = 0
         for (i, mover, legal), b in zip(live, banked):
             s = b + z[at : at + len(b)]

@@ -12,7 +12,7 @@ import pytest
 import agents
 from agents.evaluation import set_value
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
-from agents.learned.afterstate import encode_afterstates
+from agents.learned.afterstate import afterstate_scores, encode_afterstates
 from agents.learned.policy import VALUE_SCALE
 from agents.pimc import determinize
 from mulle_env.engine import GameState, new_game
@@ -175,7 +175,7 @@ def test_netsearch_with_an_afterstate_net(tmp_path):
         me = view.player
         legal = st.legal_moves()
         got = dict(two.move_values(view, legal, random.Random(9)))
-        scores = two._after_scores(view, legal)
+        scores = afterstate_scores(two.net, view, legal)
         cands = [legal[i] for i in np.argsort(-scores, kind="stable")[:3]]
         if len(cands) == 1:
             continue
@@ -186,7 +186,7 @@ def test_netsearch_with_an_afterstate_net(tmp_path):
                 v = set_value(child, me)
             else:
                 mover = child.to_move
-                best = two._after_scores(child.view(mover), child.legal_moves()).max()
+                best = afterstate_scores(two.net, child.view(mover), child.legal_moves()).max()
                 v = best if mover == me else -best
             want[k % len(cands)] += v / two.samples
         assert np.allclose([got[m] for m in cands], want)

@@ -28,7 +28,7 @@ from mulle_env.engine import GameState, Move, PlayerView
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_into
 
 from ..evaluation import set_value
-from .policy import VALUE_SCALE, MLPPolicy
+from .policy import MLPPolicy
 
 __all__ = ["afterstate_scores", "encode_afterstates"]
 
@@ -64,4 +64,4 @@ def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence
     One batched forward pass over :func:`encode_afterstates` (written into ``out`` when given).
     """
     obs, banked = encode_afterstates(view, legal_moves, out)
-    return banked + VALUE_SCALE * policy.afterstate_values(obs).astype(np.float64)
+    return banked + policy.points_to_come(obs)

@@ -130,7 +130,7 @@ class ExploringAfterstateAgent(Agent):
         if rng.random() < self.epsilon:
             i = rng.randrange(len(legal_moves))
         else:
-            score = banked + VALUE_SCALE * self.policy.afterstate_values(obs).astype(np.float64)
+            score = banked + self.policy.points_to_come(obs)
             i = int(np.argmax(score))
         if view.player in self.record_seats:
             self.records.append((obs[i].astype(np.float16), float(banked[i]), view.player, view.set_no))

@@ -202,6 +202,14 @@ class MLPPolicy:
             raise ValueError("this policy writes action logits, not afterstate values")
         return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)[..., 0]
 
+    def points_to_come(self, obs: np.ndarray) -> np.ndarray:
+        """:meth:`afterstate_values` in points (float64): what a move's score adds to the points it banked.
+
+        The one place net outputs become points, so ``learned``, ``netsearch`` and the
+        DMC learner score moves alike.
+        """
+        return VALUE_SCALE * self.afterstate_values(obs).astype(np.float64)
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits for one observation ``(obs_size,)`` or a batch ``(n, obs_size)``."""
         self._need_logits()
