@@ -11,7 +11,14 @@ from test_afterstate import afterstate_net, positions
 
 from agents.evaluation import set_value
 from agents.learned import LearnedAgent, load_policy, save_policy
-from agents.learned.dmc import DMCConfig, ExploringAfterstateAgent, finetune_dmc, game_seed, play_games
+from agents.learned.dmc import (
+    DMCConfig,
+    ExploringAfterstateAgent,
+    finetune_dmc,
+    game_rng,
+    game_seed,
+    play_games,
+)
 from agents.learned.policy import VALUE_SCALE
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE
@@ -22,8 +29,6 @@ ONE_SET = {"sets": 1}
 
 def test_targets_are_the_points_that_came_after_each_move_until_the_sets_end():
     """Target + banked = the mover's score difference when the move's set ended, read off the live game."""
-    from agents.learned.dmc import _digest
-
     pol = afterstate_net(3)
     seed, rnd, g = 5, 0, 0
     # Game 0 of round 0 replayed here as play_games plays it (same deal, same random streams), watched move by move.
@@ -40,7 +45,7 @@ def test_targets_are_the_points_that_came_after_each_move_until_the_sets_end():
                 at_end[(p, current[0])] = set_value(st, p)
             current[0] = st.set_no
 
-    match.play_out([bot, bot], [random.Random(_digest("dmc-rng", seed, rnd, g, p)) for p in (0, 1)],
+    match.play_out([bot, bot], [game_rng(seed, rnd, g, p) for p in (0, 1)],
                    on_event=on_event)
     assert len(at_end) == 2 * match.state.ruleset.sets
     x, target, stats = play_games(pol, seed, rnd, [g], 0.3, ["self"])

@@ -29,7 +29,6 @@ leaves a playable file. torch is imported only inside the functions that train.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -48,8 +47,9 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 from ..base import Agent
 from .afterstate import encode_afterstates
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
+from .teacher import stable_digest
 
-__all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "play_games"]
+__all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games"]
 
 #: The opponent name for "the net in both seats".
 SELF = "self"
@@ -90,13 +90,14 @@ class DMCConfig(dict):
             raise ValueError(f"seed must be >= 0, not {self['seed']!r}")
 
 
-def _digest(*parts) -> int:
-    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
-
-
 def game_seed(seed: int, rnd: int, game: int) -> int:
     """The deal seed of game ``game`` of round ``rnd`` (53 bits, stable everywhere)."""
-    return _digest("dmc-deal", seed, rnd, game) >> 11
+    return stable_digest("dmc-deal", seed, rnd, game) >> 11
+
+
+def game_rng(seed: int, rnd: int, game: int, seat: int) -> random.Random:
+    """The random stream of seat ``seat`` in game ``game`` of round ``rnd``."""
+    return random.Random(stable_digest("dmc-rng", seed, rnd, game, seat))
 
 
 class ExploringAfterstateAgent(Agent):
@@ -171,7 +172,7 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
             other = made[opp]
             seats = [bot, other] if seat == 0 else [other, bot]
         match = Match(seed=game_seed(seed, rnd, g), ruleset=rules)
-        rngs = [random.Random(_digest("dmc-rng", seed, rnd, g, p)) for p in (0, 1)]
+        rngs = [game_rng(seed, rnd, g, p) for p in (0, 1)]
         result = match.play_out(seats, rngs)
         diffs = [_set_diffs(match.state, p) for p in (0, 1)]
         for x, banked, p, set_no in bot.records:

@@ -65,7 +65,7 @@ from ..evaluation import best_index
 from .afterstate import encode_afterstates
 
 __all__ = ["FORMAT", "MAX_LEGAL", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed", "generate",
-           "load", "play_shard"]
+           "load", "play_shard", "stable_digest"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
@@ -81,10 +81,17 @@ class TeacherDataError(ValueError):
     """A data directory made with other settings, or a teacher that cannot label moves."""
 
 
+def stable_digest(*parts) -> int:
+    """A 64-bit number from ``parts`` joined by ``|``, the same in every process and on every machine.
+
+    The seeds of the self-play games of teacher data and of DMC rounds come from it.
+    """
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
 def deal_seed(seed: int, game: int) -> int:
     """The deal seed of game ``game`` of a data set with seed ``seed`` (53 bits, stable everywhere)."""
-    digest = hashlib.sha256(f"teacher-deal|{seed}|{game}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 11
+    return stable_digest("teacher-deal", seed, game) >> 11
 
 
 def banked_points(view) -> float:
@@ -108,8 +115,7 @@ def banked_points(view) -> float:
 
 
 def _stream(seed: int, game: int, seat: int) -> random.Random:
-    digest = hashlib.sha256(f"teacher-rng|{seed}|{game}|{seat}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    return random.Random(stable_digest("teacher-rng", seed, game, seat))
 
 
 class LabellingAgent(Agent):
