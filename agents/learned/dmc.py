@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +45,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
 from ..base import Agent
 from .afterstate import encode_afterstates
+from .fitloop import gradient_step, save_checkpoint
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from .teacher import stable_digest
 
@@ -306,10 +306,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                     x[flip] = x[flip][:, obs_perm]
                 pred = net(torch.from_numpy(x))[:, 0]
                 loss = torch.mean((pred - y[rows]) ** 2) * scale
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-                opt.step()
+                gradient_step(net, opt, loss)
                 losses.append(float(loss.detach()))
             rnd += 1
             fig = {"round": rnd, "games": stats["games"], "decisions": stats["decisions"],
@@ -324,11 +321,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             t0 = now
             net.eval()
             save_policy(to_policy(net, activation, meta_now()), out)
-            ckpt.parent.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_name(ckpt.name + ".tmp")
-            torch.save({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
-                        "history": history, "elapsed": elapsed}, tmp)
-            os.replace(tmp, ckpt)
+            save_checkpoint({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
+                             "history": history, "elapsed": elapsed}, ckpt)
             if bar:
                 bar.update(1)
                 bar.set_postfix(loss=fig["loss"])

@@ -17,7 +17,27 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["FitLoop"]
+__all__ = ["FitLoop", "gradient_step", "save_checkpoint"]
+
+
+def gradient_step(net, opt, loss, max_norm: float = 1.0) -> None:
+    """One optimizer step of ``opt`` on ``loss``, the gradients of ``net`` clipped to norm ``max_norm``."""
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    opt.step()
+
+
+def save_checkpoint(state: dict, path: Path) -> None:
+    """``torch.save`` to a temporary name, then rename: a checkpoint on disk is whole or absent."""
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
 
 
 class FitLoop:
@@ -72,24 +92,14 @@ class FitLoop:
         """Write the checkpoint now (nothing without a checkpoint file)."""
         if self.path is None:
             return
-        import torch
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        torch.save({"key": self.key, "net": self.net.state_dict(), "opt": self.opt.state_dict(),
-                    "sched": self.sched.state_dict(), "epoch": self.epoch, "step": self.step,
-                    "history": self.history, "elapsed": self.elapsed, "copied": self.copied}, tmp)
-        os.replace(tmp, self.path)
+        save_checkpoint({"key": self.key, "net": self.net.state_dict(), "opt": self.opt.state_dict(),
+                         "sched": self.sched.state_dict(), "epoch": self.epoch, "step": self.step,
+                         "history": self.history, "elapsed": self.elapsed, "copied": self.copied}, self.path)
         self._last = time.monotonic()
 
     def optimize(self, loss, max_norm: float = 1.0, show_loss: bool = False) -> None:
         """One optimizer step on ``loss`` (gradients clipped to ``max_norm``), then :meth:`step_done`."""
-        import torch
-
-        self.opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.net.parameters(), max_norm)
-        self.opt.step()
+        gradient_step(self.net, self.opt, loss, max_norm)
         self.sched.step()
         self.step_done(loss if show_loss else None)
 
