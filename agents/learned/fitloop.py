@@ -6,7 +6,9 @@ of it with the model, optimizer and schedule to a checkpoint every few minutes a
 every epoch's end (written to a temporary name and renamed, so a checkpoint is whole
 or absent). A fit started again with the same ``key`` (its settings and a digest of
 its data) resumes from the checkpoint to the same weights; another key starts afresh.
-torch is imported only by the methods that save and load.
+The DMC learner (:mod:`.dmc`), whose unit is a round of games rather than an epoch,
+uses the two pieces underneath: :func:`gradient_step` and :func:`save_checkpoint`.
+torch is imported only inside the functions that need it.
 """
 
 from __future__ import annotations
