@@ -313,7 +313,7 @@ def run(args, out=print) -> int:
         policy = gdir / "policy.npz"
         if not gen.get("fit"):
             dirs = [x["data"] for x in gens[max(0, g - args.data_window + 1): g + 1]]
-            data = teacher.load(dirs)
+            data = teacher.load(dirs, **_fit_arrays(args.net))
             init = gens[g - 1]["policy"] if g else (args.init_from or None)
             out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
             meta = {"generation": g, "teacher": gen["teacher"], "data": dirs, "data_summary": summary}
@@ -348,6 +348,11 @@ def run(args, out=print) -> int:
     return 0
 
 
+def _fit_arrays(net: str) -> dict:
+    """What a fit of ``net`` reads of teacher data: its own encodings only, a byte per entry (exact)."""
+    return {"large": ("after_obs",) if net == "afterstate" else ("obs",), "compact": True}
+
+
 def _fit_net(net: str, data: dict, out, settings: dict, **kw) -> dict:
     """Fit a ``net`` ("afterstate" or "logits") with these config ``settings``; the fit's own keywords pass on."""
     if net == "afterstate":
@@ -375,7 +380,7 @@ def fit(args, out=print) -> int:
     """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint)."""
     from agents.learned import teacher
 
-    data = teacher.load(args.data)
+    data = teacher.load(args.data, **_fit_arrays(args.net))
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
     meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
     settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),

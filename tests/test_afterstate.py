@@ -304,6 +304,25 @@ def test_cli_data_then_fit(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+def test_compact_loading_holds_the_same_encodings_in_a_byte_each(after_data, monkeypatch):
+    full = teacher.load(after_data)
+    lean = teacher.load(after_data, large=("after_obs",), compact=True)
+    assert "obs" not in lean and isinstance(lean["after_obs"], teacher.CodedRows)
+    assert lean["after_obs"].codes.dtype == np.uint8 and lean["after_obs"].shape == full["after_obs"].shape
+    rows = np.array([0, 3, len(full["after_obs"]) - 1])
+    assert np.array_equal(lean["after_obs"][rows], full["after_obs"][rows].astype(np.float32))
+    assert np.array_equal(lean["after_obs"].astype(np.float32), full["after_obs"].astype(np.float32))
+    for k in full:
+        if k not in ("obs", "after_obs"):
+            assert np.array_equal(lean[k], full[k], equal_nan=lean[k].dtype.kind == "f"), k
+    # More distinct values than a byte holds: float16 after all, the same numbers.
+    monkeypatch.setattr(teacher._Coder, "capacity", 40)
+    wide = teacher.load(after_data, large=("after_obs",), compact=True)
+    assert wide["after_obs"].dtype == np.float16 and np.array_equal(wide["after_obs"], full["after_obs"])
+    with pytest.raises(ValueError, match="large must name"):
+        teacher.load(after_data, large=("actions",))
+
+
 def test_data_sets_with_and_without_afterstates_load_together(after_data, tmp_path):
     plain = tmp_path / "plain"
     teacher.generate(plain, "pimc:samples=2,horizon=2", games=2, seed=6, shard_games=2, progress=False,
