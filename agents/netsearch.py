@@ -47,7 +47,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
 from .evaluation import set_value
 from .inference import HistorySearchAgent, sample_hidden
-from .learned.afterstate import afterstate_scores, encode_afterstates
+from .learned.afterstate import afterstate_scores, state_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
@@ -180,9 +180,9 @@ class NetSearchAgent(HistorySearchAgent):
                 continue
             mover = st.to_move
             legal = st.legal_moves()
-            obs, b = encode_afterstates(st.view(mover), legal)
+            obs, b = state_afterstates(st, mover, legal)
             live.append((i, mover, legal))
-            blocks.append(obs.copy())
+            blocks.append(obs)
             banked.append(b)
         if not live:
             return

@@ -8,6 +8,13 @@ Prints a table and writes JSON (default benchmarks/results/expert.json).
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py pimc netsearch "netsearch:samples=32" --games 4
 
 Quote ratios between specs measured in one run (the machine is shared).
+``--compare-afterstates`` times every spec twice more, alternately, with the compiled
+core's afterstate encoding and with the Python reference loop
+(``agents.learned.afterstate.CORE_AFTERSTATES``), and reports the ratio: the before/after
+figure of moving that hot path of ``learned`` and ``netsearch`` into C.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch --compare-afterstates \
+        --out benchmarks/results/afterstates_core.json
 """
 
 from __future__ import annotations
@@ -68,6 +75,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=4)
     ap.add_argument("--every", type=int, default=8, help="take every N-th decision with a choice")
     ap.add_argument("--seed", type=int, default=100)
+    ap.add_argument("--compare-afterstates", action="store_true",
+                    help="also time each spec with the reference Python afterstate loop and report the ratio")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "expert.json"))
     args = ap.parse_args(argv)
     pos = positions(args.games, args.every, args.seed)
@@ -75,6 +84,22 @@ def main(argv=None) -> int:
     for r in rows:
         print(f"{r['spec']:45s} {r['mean_ms']:8.2f} ms mean  {r['median_ms']:8.2f} ms median  "
               f"({r['positions']} positions)")
+    if args.compare_afterstates:
+        from agents.learned import afterstate
+
+        for r, spec in zip(rows, args.specs):
+            # Alternate the two paths so that a change in the machine's load hits both alike.
+            core, ref = [], []
+            for _ in range(3):
+                for flag, acc in ((True, core), (False, ref)):
+                    afterstate.CORE_AFTERSTATES = flag
+                    acc.append(time_spec(spec, pos)["mean_ms"])
+            afterstate.CORE_AFTERSTATES = True
+            r["core_afterstates_mean_ms"] = min(core)
+            r["reference_afterstates_mean_ms"] = min(ref)
+            r["reference_over_core"] = min(ref) / min(core)
+            print(f"{r['spec']:45s} compiled afterstates {min(core):8.2f} ms, reference loop {min(ref):8.2f} ms: "
+                  f"{min(ref) / min(core):.2f}x")
     record = {"command": " ".join(sys.argv), "machine": platform.platform(),
               "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": rows}
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")

@@ -214,6 +214,41 @@ def after_data(tmp_path_factory):
     return d
 
 
+@pytest.mark.skipif(not hasattr(GameState, "write_afterstates"), reason="the compiled core is not in use")
+def test_compiled_afterstates_equal_the_reference_loop():
+    from agents.learned.afterstate import reference_afterstates, state_afterstates
+
+    rng = random.Random(3)
+    checked = 0
+    for st in positions(120, seed=5):
+        p = st.to_move
+        legal = st.legal_moves()
+        view = st.view(p)
+        base = GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
+        want_obs = np.empty((len(legal), OBS_SIZE), dtype=np.float32)
+        want_banked = np.empty(len(legal))
+        reference_afterstates(base, p, legal, want_obs, want_banked)
+        # From the view (the learned agent), and straight from the full state or a
+        # determinization of it (netsearch): the hidden cards never matter.
+        got = [encode_afterstates(view, legal), state_afterstates(st, p, legal)]
+        hand, deck = determinize(view, rng)
+        got.append(state_afterstates(GameState.from_view(view, hand, deck, seed=1), p, legal))
+        for obs, banked in got:
+            assert np.array_equal(obs, want_obs) and np.array_equal(banked, want_banked)
+        checked += len(legal)
+    assert checked > 500
+    st = positions(1)[0]
+    legal_ids = set(st.legal_move_ids())
+    illegal = next(i for i in range(1000) if i not in legal_ids)
+    buf, banked = np.empty((1, OBS_SIZE), dtype=np.float32), np.empty(1)
+    with pytest.raises(ValueError, match="not legal here"):
+        st.write_afterstates(st.to_move, [illegal], buf, banked)
+    with pytest.raises(ValueError, match="not to move"):
+        st.write_afterstates(1 - st.to_move, [], buf, banked)
+    with pytest.raises(ValueError, match="afterstate buffer"):
+        st.write_afterstates(st.to_move, sorted(legal_ids)[:2], buf, banked)
+
+
 def test_teacher_data_holds_each_labelled_moves_afterstate(after_data):
     from agents.learned.afterfit import move_rows
 

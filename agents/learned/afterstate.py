@@ -30,7 +30,11 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_into
 from ..evaluation import set_value
 from .policy import MLPPolicy
 
-__all__ = ["afterstate_scores", "encode_afterstates"]
+#: Use the compiled core's ``write_afterstates`` when the state has it (False: the reference
+#: loop, for before/after timings: benchmarks/bench_expert.py --compare-afterstates).
+CORE_AFTERSTATES = True
+
+__all__ = ["CORE_AFTERSTATES", "afterstate_scores", "encode_afterstates", "reference_afterstates", "state_afterstates"]
 
 
 def encode_afterstates(
@@ -41,20 +45,45 @@ def encode_afterstates(
     ``obs`` is ``(len(legal_moves), OBS_SIZE)`` (written into ``out`` when it is given and
     large enough), ``banked`` the mover's score difference after the move (float64).
     """
+    # Placeholders (card 0) for the hidden cards: their number is encoded, never their faces.
+    base = GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
+    return state_afterstates(base, view.player, legal_moves, out)
+
+
+def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
+                      out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_afterstates` of ``player``'s view of ``st`` (``player`` to move), without making the view.
+
+    The hidden cards of ``st`` (the opponent's hand, the deck) are replaced by placeholders,
+    so a search can call this on its determinizations: the result is the same as from the
+    view. The compiled core does it in one call (``write_afterstates``); this loop is the
+    reference it is tested against.
+    """
     n = len(legal_moves)
     if out is None or out.shape[0] < n:
         out = np.empty((n, OBS_SIZE), dtype=OBS_DTYPE)
     obs = out[:n]
     banked = np.empty(n, dtype=np.float64)
-    me = view.player
-    # Placeholders (card 0) for the hidden cards: their number is encoded, never their faces.
-    base = GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
-    for i, move in enumerate(legal_moves):
-        st = base.copy()
-        st.play_unchecked(move)
-        encode_into(st, me, obs[i])
-        banked[i] = set_value(st, me)
+    ids = [m.id for m in legal_moves]
+    if CORE_AFTERSTATES and hasattr(st, "write_afterstates") and None not in ids:
+        st.write_afterstates(player, ids, obs, banked)
+        return obs, banked
+    opp = st.hands[1 - player]
+    if not (opp and not any(opp) and not any(st.deck)):
+        # Not yet the placeholder position: make it (from the view, as the mover would).
+        st = GameState.from_view(st.view(player), [0] * max(1, len(opp)), [0] * len(st.deck))
+    reference_afterstates(st, player, legal_moves, obs, banked)
     return obs, banked
+
+
+def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Move], obs: np.ndarray,
+                          banked: np.ndarray) -> None:
+    """The readable loop the compiled ``write_afterstates`` is tested against: ``base`` already has placeholders."""
+    for i, move in enumerate(legal_moves):
+        after = base.copy()
+        after.play_unchecked(move)
+        encode_into(after, player, obs[i])
+        banked[i] = set_value(after, player)
 
 
 def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence[Move],

@@ -1811,6 +1811,77 @@ static PyObject *Core_write_observation(Core *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static int set_value(Core *self, int player, double *out);
+
+/* write_afterstates(player, ids, obs, banked): per legal move id, the position it leaves as the
+ * mover `player` sees it, for afterstate nets. This state with the opponent's hand and the deck
+ * turned into placeholders (card 0; the opponent keeps at least one card, so the move never ends
+ * the deal and deals from a deck the mover cannot know), the move played on a copy, encoded from
+ * the mover's seat into row i of obs (float32, OBS_SIZE a row) and the mover's set_value into
+ * banked[i] (float64). agents/learned/afterstate.py encode_afterstates is the reference: it
+ * builds the same placeholder state from the mover's view and plays the moves in Python. */
+static PyObject *Core_write_afterstates(Core *self, PyObject *args) {
+    int player;
+    PyObject *ids_obj, *obs, *banked;
+    if (!PyArg_ParseTuple(args, "iOOO", &player, &ids_obj, &obs, &banked)) return NULL;
+    if (player != 0 && player != 1) {
+        PyErr_Format(PyExc_ValueError, "player must be 0 or 1, not %d", player);
+        return NULL;
+    }
+    if (self->g.over || self->g.to_move != player) {
+        PyErr_Format(PyExc_ValueError, "write_afterstates: player %d is not to move", player);
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(ids_obj, "ids must be a sequence of move ids");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    G base = self->g;
+    int o = 1 - player;
+    int keep = base.hand[o].n > 0 ? base.hand[o].n : 1;
+    base.hand[o].n = (uint8_t)keep;
+    memset(base.hand[o].c, 0, (size_t)keep);
+    memset(base.deck.c, 0, base.deck.n);
+    /* Only legal moves: apply_id trusts its id, and an afterstate of an illegal move means nothing. */
+    int legal[MAX_IDS];
+    uint8_t ok[MAX_IDS] = {0};
+    int k = legal_ids(&base, legal);
+    for (int i = 0; i < k; i++) ok[legal[i]] = 1;
+    Py_buffer bo, bb;
+    if (get_buffer(obs, &bo, n * OBS_SIZE * (Py_ssize_t)sizeof(float), "f", "the afterstate buffer") < 0) {
+        Py_DECREF(fast);
+        return NULL;
+    }
+    if (get_buffer(banked, &bb, n * (Py_ssize_t)sizeof(double), "d", "the banked buffer") < 0) {
+        PyBuffer_Release(&bo);
+        Py_DECREF(fast);
+        return NULL;
+    }
+    Core *tmp = (Core *)Core_copy(self, NULL);
+    PyObject *result = NULL;
+    if (!tmp) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (id == -1 && PyErr_Occurred()) goto done;
+        if (id < 0 || id >= NUM_IDS || !ok[id]) {
+            PyErr_Format(PyExc_ValueError, "write_afterstates: move id %ld is not legal here", id);
+            goto done;
+        }
+        tmp->g = base;
+        Py_CLEAR(tmp->legal);
+        if (apply_id(tmp, (int)id, NULL, -1) < 0) goto done;
+        if (write_obs(&tmp->g, tmp->sheets, player, (float *)bo.buf + i * OBS_SIZE) < 0) goto done;
+        if (set_value(tmp, player, (double *)bb.buf + i) < 0) goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    Py_XDECREF(tmp);
+    PyBuffer_Release(&bo);
+    PyBuffer_Release(&bb);
+    Py_DECREF(fast);
+    return result;
+}
+
 static PyObject *Core_capture_cards(PyObject *mod, PyObject *args) {
     /* forced_groups on a list of loose faces: the C side of capture.forced_groups, for tests */
     PyObject *loose, *fixed;
@@ -1952,6 +2023,9 @@ static PyMethodDef Core_methods[] = {
      "rollout(player, policy, plies, stop, root_set, root_deal, seed): pimc's rollout in C; returns set_value."},
     {"write_observation", (PyCFunction)Core_write_observation, METH_VARARGS,
      "write_observation(player, out): observation.encode_state into a writable float32 buffer of 524."},
+    {"write_afterstates", (PyCFunction)Core_write_afterstates, METH_VARARGS,
+     "write_afterstates(player, ids, obs, banked): each legal move's afterstate encoding and banked points "
+     "(agents.learned.afterstate.encode_afterstates in C)."},
     {"write_mask", (PyCFunction)Core_write_mask, METH_O,
      "Write the legal-move mask into a writable bool/uint8 buffer of NUM_MOVE_IDS; returns the count."},
     {NULL}};
