@@ -33,7 +33,7 @@ DEFAULT_AGENT_LIMITS: tuple[str, ...] = (
     "greedy:risk=100",
     "pimc:samples=1000,width=64,rollout=heuristic|random,horizon=deal|1|2|3|4|5|6|7|8,history=true|false",
     # The shipped net is an afterstate net: leaf and prior do not apply to it (only their defaults are allowed).
-    "netsearch:samples=96,width=8,depth=3,history=true|false",
+    "netsearch:samples=96,width=8,depth=6,history=true|false",
     "learned:sample=true|false,temperature=100",
 )
 

@@ -73,7 +73,7 @@ def test_bad_parameters_are_refused(files):
                       ("netsearch:depth=0", "depth must be"), ("netsearch:policy=/no/such.npz", "does not exist")):
         with pytest.raises(agents.AgentSpecError, match=msg):
             agents.make(spec)
-    assert agents.canonical("netsearch:samples=48") == "netsearch"
+    assert agents.canonical("netsearch:samples=32,depth=5,width=4") == "netsearch"
 
 
 def test_act_takes_the_best_value_earliest_on_a_tie(files, monkeypatch):

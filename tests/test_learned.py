@@ -126,8 +126,8 @@ def test_a_policy_with_other_weights_or_metadata_is_another_agent_version(policy
     pol = random_policy()
     pol.biases[-1][7] += 1e-3  # one bias changed
     assert LearnedAgent.from_policy(pol).version != version
-    # netsearch plays the same policy under its own code version (2: new defaults, afterstate nets).
-    assert agents.make(f"netsearch:policy={policy_file}").version == "2" + version[1:]
+    # netsearch plays the same policy under its own code version (3: the defaults of docs/agents.md).
+    assert agents.make(f"netsearch:policy={policy_file}").version == "3" + version[1:]
     shipped = agents.make("learned").version
     assert shipped == f"1+{load_policy(DEFAULT_POLICY_PATH).fingerprint()}" != version
 
