@@ -218,12 +218,28 @@ def after_data(tmp_path_factory):
 def test_compiled_afterstates_equal_the_reference_loop():
     from agents.learned.afterstate import reference_afterstates, state_afterstates
 
+    from mulle_env.engine import Ruleset
+
     rng = random.Random(3)
-    checked = 0
-    for st in positions(120, seed=5):
+    checked = empty_opponent = 0
+    # Every position along random games, forced moves included, under the default rules and
+    # with discards allowed beside captures: the mover's last card against an empty
+    # opponent hand is the corner where a move could end the deal (it must not).
+    games = [(seed, ruleset) for seed in range(12) for ruleset in (None, Ruleset(discard_only_if_no_capture=False))]
+    states = []
+    for seed, ruleset in games:
+        st = new_game(seed=1000 + seed, ruleset=ruleset)
+        r = random.Random(seed)
+        while not st.over:
+            if seed % 3 == 0 or r.random() < 0.3:
+                states.append(st.copy())
+            legal = st.legal_moves()
+            st.play(legal[r.randrange(len(legal))])
+    for st in states:
         p = st.to_move
         legal = st.legal_moves()
         view = st.view(p)
+        empty_opponent += not st.hands[1 - p]
         base = GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
         want_obs = np.empty((len(legal), OBS_SIZE), dtype=np.float32)
         want_banked = np.empty(len(legal))
@@ -236,7 +252,7 @@ def test_compiled_afterstates_equal_the_reference_loop():
         for obs, banked in got:
             assert np.array_equal(obs, want_obs) and np.array_equal(banked, want_banked)
         checked += len(legal)
-    assert checked > 500
+    assert checked > 2000 and empty_opponent > 20
     st = positions(1)[0]
     legal_ids = set(st.legal_move_ids())
     illegal = next(i for i in range(1000) if i not in legal_ids)
@@ -247,6 +263,31 @@ def test_compiled_afterstates_equal_the_reference_loop():
         st.write_afterstates(1 - st.to_move, [], buf, banked)
     with pytest.raises(ValueError, match="afterstate buffer"):
         st.write_afterstates(st.to_move, sorted(legal_ids)[:2], buf, banked)
+    # An id whose __index__ empties the list mid-call: the core reads its own copy of the ids.
+    ids = sorted(legal_ids)[:2]
+
+    class Sly:
+        def __init__(self, value):
+            self.value = value
+
+        def __index__(self):
+            ids.clear()
+            return self.value
+
+    ids[0] = Sly(ids[0])
+    two, two_banked = np.empty((2, OBS_SIZE), dtype=np.float32), np.empty(2)
+    st.write_afterstates(st.to_move, ids, two, two_banked)
+    assert ids == []
+
+
+def test_afterstates_of_no_moves_or_of_the_wrong_player():
+    from agents.learned.afterstate import state_afterstates
+
+    st = positions(1)[0]
+    obs, banked = state_afterstates(st, st.to_move, [])
+    assert obs.shape == (0, OBS_SIZE) and banked.shape == (0,)
+    with pytest.raises(ValueError, match="not to move"):
+        state_afterstates(st, 1 - st.to_move, st.legal_moves())
 
 
 def test_teacher_data_holds_each_labelled_moves_afterstate(after_data):
@@ -350,8 +391,13 @@ def test_compact_loading_holds_the_same_encodings_in_a_byte_each(after_data, mon
     for k in full:
         if k not in ("obs", "after_obs"):
             assert np.array_equal(lean[k], full[k], equal_nan=lean[k].dtype.kind == "f"), k
-    # More distinct values than a byte holds: float16 after all, the same numbers.
-    monkeypatch.setattr(teacher._Coder, "capacity", 40)
+    # More distinct values than a byte holds: float16 after all, the same numbers. The
+    # capacity holds the first shard's values, so the switch comes after codes were written.
+    first = sorted(after_data.glob("shard_*.npz"))[0]
+    with np.load(first) as z:
+        first_values = len(np.unique(z["after_obs"].view(np.uint16)))
+    assert len(np.unique(full["after_obs"].view(np.uint16))) > first_values
+    monkeypatch.setattr(teacher._Coder, "capacity", first_values)
     wide = teacher.load(after_data, large=("after_obs",), compact=True)
     assert wide["after_obs"].dtype == np.float16 and np.array_equal(wide["after_obs"], full["after_obs"])
     with pytest.raises(ValueError, match="large must name"):

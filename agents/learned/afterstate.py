@@ -64,6 +64,10 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
         out = np.empty((n, OBS_SIZE), dtype=OBS_DTYPE)
     obs = out[:n]
     banked = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return obs, banked
+    if st.over or st.to_move != player:
+        raise ValueError(f"afterstates are of the player to move; player {player} is not to move")
     ids = [m.id for m in legal_moves]
     if CORE_AFTERSTATES and hasattr(st, "write_afterstates") and None not in ids:
         st.write_afterstates(player, ids, obs, banked)

@@ -1832,9 +1832,10 @@ static PyObject *Core_write_afterstates(Core *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "write_afterstates: player %d is not to move", player);
         return NULL;
     }
-    PyObject *fast = PySequence_Fast(ids_obj, "ids must be a sequence of move ids");
+    /* A tuple: the ids cannot change under us while Python code runs (an id's __index__). */
+    PyObject *fast = PySequence_Tuple(ids_obj);
     if (!fast) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    Py_ssize_t n = PyTuple_GET_SIZE(fast);
     G base = self->g;
     int o = 1 - player;
     int keep = base.hand[o].n > 0 ? base.hand[o].n : 1;
@@ -1859,8 +1860,9 @@ static PyObject *Core_write_afterstates(Core *self, PyObject *args) {
     Core *tmp = (Core *)Core_copy(self, NULL);
     PyObject *result = NULL;
     if (!tmp) goto done;
+    Py_ssize_t n_sheets = PyList_GET_SIZE(tmp->sheets);
     for (Py_ssize_t i = 0; i < n; i++) {
-        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        long id = PyLong_AsLong(PyTuple_GET_ITEM(fast, i));
         if (id == -1 && PyErr_Occurred()) goto done;
         if (id < 0 || id >= NUM_IDS || !ok[id]) {
             PyErr_Format(PyExc_ValueError, "write_afterstates: move id %ld is not legal here", id);
@@ -1869,6 +1871,12 @@ static PyObject *Core_write_afterstates(Core *self, PyObject *args) {
         tmp->g = base;
         Py_CLEAR(tmp->legal);
         if (apply_id(tmp, (int)id, NULL, -1) < 0) goto done;
+        /* The opponent keeps a card, so no move ends the deal (or the set): the copy's
+         * sheets, shared by every row, never change. Checked, not assumed. */
+        if (PyList_GET_SIZE(tmp->sheets) != n_sheets || tmp->g.deal_no != base.deal_no) {
+            PyErr_SetString(PyExc_RuntimeError, "write_afterstates: a move ended the deal");
+            goto done;
+        }
         if (write_obs(&tmp->g, tmp->sheets, player, (float *)bo.buf + i * OBS_SIZE) < 0) goto done;
         if (set_value(tmp, player, (double *)bb.buf + i) < 0) goto done;
     }
