@@ -13,8 +13,8 @@ core's afterstate encoding and with the Python reference loop
 (``agents.learned.afterstate.CORE_AFTERSTATES``), and reports the ratio: the before/after
 figure of moving that hot path of ``learned`` and ``netsearch`` into C.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch --compare-afterstates \
-        --out benchmarks/results/afterstates_core.json
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch pimc --games 2 --every 8 \
+        --compare-afterstates --out benchmarks/results/afterstates_core.json
 """
 
 from __future__ import annotations
