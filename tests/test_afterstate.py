@@ -217,7 +217,6 @@ def after_data(tmp_path_factory):
 @pytest.mark.skipif(not hasattr(GameState, "write_afterstates"), reason="the compiled core is not in use")
 def test_compiled_afterstates_equal_the_reference_loop():
     from agents.learned.afterstate import reference_afterstates, state_afterstates
-
     from mulle_env.engine import Ruleset
 
     rng = random.Random(3)
