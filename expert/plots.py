@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from arena import results as results_mod
@@ -102,10 +103,16 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
         raise RuntimeError("plotting needs matplotlib: pip install 'mulle-env[plot]'")
     anchor = ANCHOR if any(p["spec"] == ANCHOR for p in points) else points[0]["spec"]
     fig, ax = plt.subplots(figsize=(8, 5))
-    for p in points:
+    placed: list[tuple[float, float, int]] = []
+    for p in sorted(points, key=lambda q: q["ms"] or 0.0):
         ms = max(p["ms"] or 1e-3, 1e-3)
         ax.errorbar([ms], [p["elo"]], yerr=[[p["elo"] - p["low"]], [p["high"] - p["elo"]]], fmt="o", capsize=3)
-        ax.annotate(p["spec"], (ms, p["elo"]), textcoords="offset points", xytext=(5, 4), fontsize=7)
+        # Agents of about the same time and strength would print their names on top of
+        # each other: the first label free of its neighbours' goes above, else below.
+        near = {dy for x, y, dy in placed if abs(math.log10(ms) - x) < 0.5 and abs(p["elo"] - y) < 60}
+        dy = next(d for d in (4, -12, 16, -24, 28) if d not in near or d == 28)
+        placed.append((math.log10(ms), p["elo"], dy))
+        ax.annotate(p["spec"], (ms, p["elo"]), textcoords="offset points", xytext=(5, dy), fontsize=7)
     ax.set_xscale("log")
     # Room on the right for the labels of the slowest agents.
     xs = [max(p["ms"] or 1e-3, 1e-3) for p in points]
