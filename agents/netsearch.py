@@ -90,8 +90,8 @@ class NetSearchAgent(HistorySearchAgent):
 
     The defaults (32 determinizations, 4 candidates, depth 5: the candidate and four
     more plies of best replies) were chosen against ``pimc`` with the shipped
-    afterstate net, at less thinking time than pimc's (docs/agents.md); in version 2
-    they were 48, 4 and 2, until version 2 16, 6 and 4.
+    afterstate net, at less thinking time than pimc's (docs/agents.md). Version 2's
+    were 48, 4 and 2; version 1's 16, 6 and 4.
 
     Its :attr:`~agents.base.Agent.version` is ``"3+"`` and the policy file's fingerprint
     (as ``learned``): the same spec with a retrained policy is another agent, and
