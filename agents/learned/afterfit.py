@@ -135,7 +135,7 @@ def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192) -> np.
     with torch.no_grad():
         for i in range(0, len(rows), batch):
             r = rows[i : i + batch]
-            out[i : i + len(r)] = net(torch.from_numpy(obs16[r].astype(np.float32)))[:, 0].numpy()
+            out[i : i + len(r)] = net(torch.from_numpy(np.asarray(obs16[r], dtype=np.float32)))[:, 0].numpy()
     return out * VALUE_SCALE
 
 
@@ -219,7 +219,8 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
                 decs = np.sort(order[b * dec_per_batch : (b + 1) * dec_per_batch])
                 rows = np.concatenate([np.arange(start[i], start[i] + counts[i]) for i in decs])
                 rows = rows[labelled[rows]]
-                x = obs16[rows].astype(np.float32)
+                # Compact rows (teacher.CodedRows) decode to float32 already: no second copy.
+                x = np.asarray(obs16[rows], dtype=np.float32)
                 if obs_perm is not None:
                     # One coin per decision: a decision's moves are compared in one position.
                     flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5

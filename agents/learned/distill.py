@@ -163,7 +163,7 @@ def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
 def _batch(data, idx, cfg, targets, perms, swap):
     import torch
 
-    obs = data["obs"][idx].astype(np.float32)
+    obs = np.asarray(data["obs"][idx], dtype=np.float32)
     legal = data["legal"][idx].astype(np.int64)
     tgt = targets[idx]
     if swap is not None and swap.any():
