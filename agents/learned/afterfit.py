@@ -84,6 +84,12 @@ def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.n
     Rows are stored decision by decision in the order of ``legal`` (its non-padding
     entries), so row ``start[i] + j`` is the move ``legal[i, j]``.
     """
+    decision, value, start, _ = _rows(data)
+    return decision, value, start
+
+
+def _rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`move_rows` plus each decision's number of rows (its legal moves)."""
     if "after_obs" not in data:
         raise ValueError("this teacher data holds no afterstates: generate it with afterstates=True "
                          "(mulle-expert data --afterstates); when several data sets are loaded together, "
@@ -96,7 +102,7 @@ def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.n
     decision = np.repeat(np.arange(len(counts)), counts)
     value = data["values"][present]
     start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return decision, value, start
+    return decision, value, start, counts
 
 
 def _build(cfg):
@@ -183,7 +189,7 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
 
     cfg = config or AfterstateConfig()
     torch.set_num_threads(threads)
-    decision, value, start = move_rows(data)
+    decision, value, start, counts = _rows(data)
     train_dec, val_dec = held_out_split(data["game"], 0.05, int(cfg["seed"]))
     is_train = np.zeros(len(data["action"]), dtype=bool)
     is_train[train_dec] = True
@@ -191,7 +197,6 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     train_rows = np.flatnonzero(is_train[decision] & labelled)
     if len(train_rows) == 0:
         raise ValueError("no labelled afterstates to learn from")
-    counts = np.bincount(decision, minlength=len(data["action"]))
     rows_per_decision = max(1.0, len(decision) / max(1, len(counts)))
     target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
