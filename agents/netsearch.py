@@ -89,9 +89,9 @@ class NetSearchAgent(HistorySearchAgent):
         history: Deal determinizations by what the heard moves prove (as pimc).
 
     The defaults (32 determinizations, 4 candidates, depth 5: the candidate and four
-    more plies of best replies) were chosen against ``pimc`` with the shipped
-    afterstate net, at less thinking time than pimc's (docs/agents.md). Version 2's
-    were 48, 4 and 2; version 1's 16, 6 and 4.
+    more plies of best replies) were chosen against ``pimc`` with generation 3's
+    afterstate net (shipped then), at less thinking time than pimc's (docs/agents.md).
+    Version 2's were 48, 4 and 2; version 1's 16, 6 and 4.
 
     Its :attr:`~agents.base.Agent.version` is ``"3+"`` and the policy file's fingerprint
     (as ``learned``): the same spec with a retrained policy is another agent, and
