@@ -143,30 +143,3 @@ def test_a_generation_of_afterstate_nets(tmp_path):
     # The same directory with the other kind of net is another run: refused.
     assert cli.main(["run", "--out-dir", str(tmp_path / "run"), "--generations", "1", *TINY]) == 2
 
-
-def test_speed_plot_moves_crowded_labels_off_their_neighbours(tmp_path, monkeypatch):
-    """Three agents at about the same strength and time: the first label goes left, a boxed-in one down a leader."""
-    pytest.importorskip("matplotlib")
-    import matplotlib.axes
-
-    from expert import plots
-
-    pts = [{"spec": s, "ms": ms, "elo": elo, "low": elo - 100, "high": elo + 100}
-           for s, ms, elo in [("random", 0.01, 0.0), ("greedy", 0.5, 815.0), ("pimc:samples=40", 2.4, 946.0),
-                              ("netsearch:depth=2,samples=48", 5.1, 980.0), ("pimc", 11.3, 986.0)]]
-    monkeypatch.setattr(plots.results_mod, "load", lambda *a, **k: type("L", (), {"lines": []})())
-    monkeypatch.setattr(plots, "speed_points", lambda lines: pts)
-    seen = {}
-    real = matplotlib.axes.Axes.annotate
-
-    def spy(self, text, xy, **kw):
-        seen[text] = kw
-        return real(self, text, xy, **kw)
-
-    monkeypatch.setattr(matplotlib.axes.Axes, "annotate", spy)
-    plots.plot_speed(tmp_path / "r.jsonl", tmp_path / "s.png")
-    assert (tmp_path / "s.png").stat().st_size > 0
-    assert seen["greedy"]["ha"] == "left" and "arrowprops" not in seen["greedy"]
-    assert seen["pimc:samples=40"]["ha"] == "right"  # the slower neighbour's marker is in the way
-    assert "arrowprops" in seen["netsearch:depth=2,samples=48"]  # boxed in on both sides
-    assert seen["pimc"]["ha"] == "left"
