@@ -104,9 +104,11 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
     anchor = ANCHOR if any(p["spec"] == ANCHOR for p in points) else points[0]["spec"]
     fig, ax = plt.subplots(figsize=(8, 5))
     placed: list[tuple[float, float, int]] = []
-    at = [(math.log10(max(q["ms"] or 1e-3, 1e-3)), q["elo"]) for q in points]
+    # Log scale: an agent that reported no time is drawn at 1 µs.
+    shown = {id(q): max(q["ms"] or 1e-3, 1e-3) for q in points}
+    at = [(math.log10(shown[id(q)]), q["elo"]) for q in points]
     for p in sorted(points, key=lambda q: q["ms"] or 0.0):
-        ms = max(p["ms"] or 1e-3, 1e-3)
+        ms = shown[id(p)]
         x = math.log10(ms)
         ax.errorbar([ms], [p["elo"]], yerr=[[p["elo"] - p["low"]], [p["high"] - p["elo"]]], fmt="o", capsize=3)
         # Agents of about the same time and strength would print their names on top of
@@ -132,7 +134,7 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
         ax.annotate(p["spec"], (ms, p["elo"]), textcoords="offset points", fontsize=7, **style)
     ax.set_xscale("log")
     # Room on the right for the labels of the slowest agents.
-    xs = [max(p["ms"] or 1e-3, 1e-3) for p in points]
+    xs = list(shown.values())
     ax.set_xlim(min(xs) / 2, max(xs) * 8)
     ax.set_xlabel("milliseconds per decision (arena thinking time, log scale)")
     ax.set_ylabel(f"Bradley-Terry Elo relative to {anchor} (95% interval)")

@@ -142,4 +142,3 @@ def test_a_generation_of_afterstate_nets(tmp_path):
     assert gen["eval"]["search|random"]["games"] == 2
     # The same directory with the other kind of net is another run: refused.
     assert cli.main(["run", "--out-dir", str(tmp_path / "run"), "--generations", "1", *TINY]) == 2
-
