@@ -26,7 +26,9 @@ teacher data set, ``mulle-expert fit`` fits a policy file to one or more data se
 manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
 agent of one arena results file. ``mulle-expert dmc`` fine-tunes an afterstate policy by
 Deep Monte-Carlo self-play (:mod:`agents.learned.dmc`; measured, and not used for the
-shipped policy: docs/learning.md).
+shipped policy: docs/learning.md). ``mulle-expert regret`` charges players the points
+their picks lose by a reference search's values, split by kind of move
+(:mod:`expert.regret`): where a net loses against its teacher.
 """
 
 from __future__ import annotations
@@ -191,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("results", help="results .jsonl of one mulle-arena run (a round-robin of the agents to compare)")
     s.add_argument("--out", default="elo_vs_ms.png", help="PNG to write")
     s.add_argument("--json", default="", help="also write the points (spec, Elo, interval, ms) here")
+    g = sub.add_parser("regret", help="each player's regret by a reference search, on a driver's self-play decisions")
+    g.add_argument("players", nargs="+", help="agent specs to charge (e.g. learned pimc greedy)")
+    g.add_argument("--reference", required=True, help="the search that values every legal move (pimc or netsearch)")
+    g.add_argument("--driver", default="learned", help="the agent whose self-play games give the positions")
+    g.add_argument("--games", type=_positive, default=24, help="self-play games")
+    g.add_argument("--every", type=_positive, default=4, help="value every N-th decision with a choice")
+    g.add_argument("--seed", type=int, default=0, help="deals and every agent's random stream")
+    g.add_argument("--json", default="", help="also write the table here")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
 
 
@@ -458,6 +469,42 @@ def _search_spec_learned(policy: str) -> str:
     return agents.canonical(f"learned:path={policy}")
 
 
+def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
+    import agents
+
+    from .regret import format_table, regret_table
+
+    try:
+        for spec in (*args.players, args.reference, args.driver):
+            agents.canonical(spec)
+    except agents.AgentSpecError as exc:
+        parser.error(str(exc))
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.games, unit="game", file=sys.stderr)
+
+    def tick(done: int, total: int) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        result = regret_table(args.players, args.reference, args.games, args.every, args.seed, args.driver, tick)
+    except ValueError as exc:
+        print(f"mulle-expert: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    for line in format_table(result):
+        out(line)
+    if args.json:
+        _write_json(Path(args.json), result)
+        out(f"wrote {args.json}")
+    return 0
+
+
 def main(argv: list[str] | None = None, out=print) -> int:
     """Entry point of ``mulle-expert``; returns the exit code (0 done, 1 error, 2 bad usage, 130 interrupted).
 
@@ -518,6 +565,8 @@ def main(argv: list[str] | None = None, out=print) -> int:
                 return 2
             out(f"wrote {args.out}")
             return 0
+        if args.command == "regret":
+            return _regret_main(parser, args, out)
         from .plots import plot_speed
 
         if not Path(args.results).is_file():

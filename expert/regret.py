@@ -1,0 +1,147 @@
+"""Where a player loses points against a reference search, decision by decision (``mulle-expert regret``).
+
+An arena match says *that* ``learned`` is behind ``pimc``; this says *where*. A driver
+agent plays self-play games; at every ``every``-th decision with more than one legal
+move, a reference search (``netsearch`` or ``pimc``: anything with
+``move_values(view, legal_moves, rng)``) values every legal move, and each compared
+player picks a move from the same view. A pick's **regret** is the reference's best
+value minus the value of the pick (points, mover's seat): 0 when it agrees. The players
+are charged on the same decisions, so their regrets compare pair by pair.
+
+Every agent hears the game's public history (the searches deal their determinizations
+by it), and each gets its own random stream per decision, seeded from the seed, the
+decision's number and the agent's spec, so a run is the same in every process and on
+every machine. The regret is also split by the *kind* of move the reference prefers
+(capture, build, discard, trotta): the share of each kind in the mean regret.
+
+The reference is a search too, with its own sampling error; a second, cheaper copy of it
+among the players (e.g. the teacher's own settings) shows how much of a player's
+regret that error could explain.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from agents.evaluation import best_index
+from agents.learned.teacher import deal_seed
+from agents.match import play_agents
+from arena import stats
+
+__all__ = ["KINDS", "format_table", "regret_table"]
+
+#: Move kinds, in the order the breakdown lists them.
+KINDS = ("capture", "build", "discard", "trotta")
+
+
+class _Driver:
+    """The driver's seat in every game: plays the driver's move; every listener hears each move."""
+
+    def __init__(self, driver, listeners) -> None:
+        self.driver, self.listeners = driver, listeners
+        self.spec = getattr(driver, "spec", "driver")
+
+    def reset(self) -> None:
+        for a in self.listeners:
+            a.reset()
+
+    def observe(self, event) -> None:
+        for a in self.listeners:
+            a.observe(event)
+
+    def act(self, view, legal_moves, rng):
+        return self.driver.act(view, legal_moves, rng)
+
+
+def _pick(agent, spec: str, view, legal: list, rng: random.Random) -> int:
+    move = agent.act(view, list(legal), rng)
+    try:
+        return legal.index(move)
+    except ValueError:
+        raise ValueError(f"player {spec!r} answered {move!r}, which is not one of the "
+                         f"{len(legal)} legal moves") from None
+
+
+def regret_table(players: Sequence[str], reference: str, games: int, every: int = 4, seed: int = 0,
+                 driver: str = "learned", progress: Callable[[int, int], None] | None = None) -> dict:
+    """Each player's agreement with ``reference`` and regret by it, on the driver's self-play decisions.
+
+    Returns a JSON-ready dict: the settings, ``decisions`` (how many were valued), and per
+    player (in the order given) ``agreement`` (share of decisions where it picked the
+    reference's best move), ``regret`` (mean points a decision, with its 95% interval:
+    ``value``, ``low``, ``high``) and ``by_kind`` (the reference's preferred kind -> the
+    number of such decisions and their share of the mean regret), plus ``random``: the
+    mean regret of a uniformly random legal move. ``progress(game, games)`` is called
+    after each game.
+    """
+    import agents
+
+    if games < 1 or every < 1:
+        raise ValueError(f"games and every must be positive, not {games} and {every}")
+    ref = agents.make(reference)
+    if not callable(getattr(ref, "move_values", None)):
+        raise ValueError(f"reference {reference!r} cannot value moves (no move_values); use pimc or netsearch")
+    specs = [agents.canonical(s) for s in players]
+    bots = [agents.make(s) for s in specs]
+    drive = agents.make(driver)
+    seat = _Driver(drive, [drive, ref, *bots])
+    rows: list[tuple[list[float], list[int], str]] = []
+    counter = [0]
+
+    def on_move(state, player, legal, move) -> None:
+        if len(legal) < 2:
+            return
+        counter[0] += 1
+        k = counter[0]
+        if k % every:
+            return
+        view = state.view(player)
+        valued = ref.move_values(view, list(legal), random.Random(f"regret|{seed}|{k}|reference"))
+        value_of = {m: v for m, v in valued}
+        if len(value_of) < len(legal):
+            # A search that screens candidates values only some moves; the others count as its worst.
+            worst = min(value_of.values())
+            value_of = {m: value_of.get(m, worst) for m in legal}
+        values = [float(value_of[m]) for m in legal]
+        picks = [_pick(b, s, view, legal, random.Random(f"regret|{seed}|{k}|{s}")) for b, s in zip(bots, specs)]
+        rows.append((values, picks, legal[best_index(values)].kind))
+
+    for g in range(games):
+        play_agents([seat, seat], deal_seed(seed, g), [random.Random(f"regret|{seed}|{g}|{p}") for p in (0, 1)],
+                    on_move=on_move, specs=[driver, driver])
+        if progress is not None:
+            progress(g + 1, games)
+    n = len(rows)
+    out = {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every, "seed": seed,
+           "decisions": n, "players": []}
+    for i, spec in enumerate(specs):
+        regrets = [max(v) - v[p[i]] for v, p, _ in rows]
+        best = [v[p[i]] == max(v) for v, p, _ in rows]
+        iv = stats.mean_interval(regrets)
+        by_kind = {}
+        for kind in KINDS:
+            of_kind = [r for r, (_, _, k) in zip(regrets, rows) if k == kind]
+            if of_kind:
+                by_kind[kind] = {"decisions": len(of_kind), "share": sum(of_kind) / n}
+        out["players"].append({"spec": spec, "agreement": sum(best) / n if n else None,
+                               "regret": iv.to_dict() if iv else None, "by_kind": by_kind})
+    out["random"] = sum(max(v) - sum(v) / len(v) for v, _, _ in rows) / n if n else None
+    return out
+
+
+def format_table(result: dict) -> list[str]:
+    """The lines ``mulle-expert regret`` prints for a :func:`regret_table` result."""
+    lines = [f"{result['decisions']} decisions from {result['games']} games of {result['driver']} "
+             f"(every {result['every']}th with a choice), valued by {result['reference']}",
+             f"{'player':52s} {'agrees':>7s} {'regret (pts/decision, 95%)':>28s}   share of the regret by the "
+             "reference's move kind"]
+    for p in result["players"]:
+        r = p["regret"]
+        reg = "n/a" if r is None else f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+        agree = "n/a" if p["agreement"] is None else f"{100 * p['agreement']:.1f}%"
+        kinds = ", ".join(f"{k} {v['share']:.3f} ({v['decisions']})" for k, v in p["by_kind"].items())
+        lines.append(f"{p['spec']:52s} {agree:>7s} {reg:>28s}   {kinds}")
+    if result["random"] is not None:
+        lines.append(f"{'a random legal move':52s} {'':>7s} {result['random']:>28.3f}")
+    return lines

@@ -1,0 +1,96 @@
+"""``mulle-expert regret``: players charged by a reference search's values, decision by decision (numpy only)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agents
+from expert import cli
+from expert.regret import KINDS, regret_table
+
+
+class _GreedyJudge:
+    """A reference with exact, known values: greedy's choice is worth 1, every other move 0."""
+
+    spec = "judge"
+
+    def __init__(self) -> None:
+        self.greedy = agents.make("greedy")
+
+    def reset(self) -> None:
+        pass
+
+    def observe(self, event) -> None:
+        pass
+
+    def move_values(self, view, legal_moves, rng):
+        best = self.greedy.act(view, legal_moves, rng)
+        return [(m, 1.0 if m == best else 0.0) for m in legal_moves]
+
+
+@pytest.fixture
+def judge(monkeypatch):
+    real = agents.make
+    monkeypatch.setattr(agents, "make", lambda spec: _GreedyJudge() if spec == "judge" else real(spec))
+
+
+def test_a_player_that_agrees_with_the_reference_has_no_regret_and_the_others_do(judge):
+    res = regret_table(["greedy", "random"], "judge", games=1, every=1, seed=3, driver="heuristic")
+    greedy, rnd = res["players"]
+    assert res["decisions"] > 20
+    assert greedy["agreement"] == 1.0 and greedy["regret"]["value"] == 0.0
+    # Values are 0/1: regret is exactly the share of disagreements.
+    assert rnd["agreement"] < 0.9
+    assert rnd["regret"]["value"] == pytest.approx(1 - rnd["agreement"])
+    assert rnd["regret"]["low"] <= rnd["regret"]["value"] <= rnd["regret"]["high"]
+    assert 0 < res["random"] < 1
+
+
+def test_kinds_split_the_mean_regret_and_every_thins_the_decisions(judge):
+    every1 = regret_table(["random"], "judge", games=1, every=1, seed=5, driver="greedy")
+    every3 = regret_table(["random"], "judge", games=1, every=3, seed=5, driver="greedy")
+    assert every3["decisions"] == every1["decisions"] // 3
+    p = every1["players"][0]
+    assert set(p["by_kind"]) <= set(KINDS)
+    assert sum(k["decisions"] for k in p["by_kind"].values()) == every1["decisions"]
+    assert sum(k["share"] for k in p["by_kind"].values()) == pytest.approx(p["regret"]["value"])
+
+
+def test_the_same_seed_gives_the_same_table_and_another_seed_other_deals():
+    args = (["greedy", "pimc:samples=2"], "pimc:samples=4")
+    a = regret_table(*args, games=1, every=5, seed=11, driver="greedy")
+    assert a == regret_table(*args, games=1, every=5, seed=11, driver="greedy")
+    assert a != regret_table(*args, games=1, every=5, seed=12, driver="greedy")
+
+
+def test_a_reference_that_cannot_value_moves_is_refused():
+    with pytest.raises(ValueError, match="cannot value moves.*pimc or netsearch"):
+        regret_table(["random"], "greedy", games=1)
+
+
+def test_cli_prints_the_table_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    lines = []
+    code = cli.main(["regret", "greedy", "random", "--reference", "pimc:samples=2", "--driver", "greedy",
+                     "--games", "1", "--every", "6", "--no-progress", "--json", str(out)], out=lines.append)
+    assert code == 0
+    assert lines[0].endswith("valued by pimc:samples=2")
+    assert [ln.split()[0] for ln in lines[2:4]] == ["greedy", "random"]
+    saved = json.loads(out.read_text())
+    assert [p["spec"] for p in saved["players"]] == ["greedy", "random"]
+
+
+@pytest.mark.parametrize(("argv", "code", "message"), [
+    (["regret", "nosuchagent", "--reference", "pimc"], 2, "nosuchagent"),
+    (["regret", "greedy", "--reference", "pimc", "--games", "0"], 2, "--games"),
+    (["regret", "greedy", "--reference", "heuristic", "--games", "1", "--no-progress"], 1, "cannot value moves"),
+])
+def test_cli_bad_input_says_what_is_wrong(argv, code, message, capsys):
+    try:
+        got = cli.main(argv, out=lambda s: None)
+    except SystemExit as exc:
+        got = exc.code
+    assert got == code
+    assert message in capsys.readouterr().err
