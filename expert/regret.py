@@ -14,13 +14,18 @@ decision's number and the agent's spec, so a run is the same in every process an
 every machine. The regret is also split by the *kind* of move the reference prefers
 (capture, build, discard, trotta): the share of each kind in the mean regret.
 
-The reference is a search too, with its own sampling error; a second, cheaper copy of it
-among the players (e.g. the teacher's own settings) shows how much of a player's
-regret that error could explain.
+The reference must value every legal move in points (``pimc``, or ``netsearch`` with
+``width=0`` and no ``prior``): a search that screens candidates leaves the others
+unvalued, and a move it never looked at has no regret to charge. It is a search too,
+with its own sampling error and, for ``netsearch``, its own net: a second, cheaper copy
+of it among the players (e.g. the teacher's own settings) shows how much of a player's
+regret that error could explain, and the players' regrets are measured against the
+reference's judgement, not against the truth.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -29,14 +34,20 @@ from agents.learned.teacher import deal_seed
 from agents.match import play_agents
 from arena import stats
 
-__all__ = ["KINDS", "format_table", "regret_table"]
+__all__ = ["KINDS", "format_table", "paired_difference", "regret_table"]
 
 #: Move kinds, in the order the breakdown lists them.
 KINDS = ("capture", "build", "discard", "trotta")
+#: A pick this close to the reference's best value agrees with it (the searches' own tie margin).
+_TIE = 1e-9
 
 
 class _Driver:
-    """The driver's seat in every game: plays the driver's move; every listener hears each move."""
+    """The driver's seat in every game: plays the driver's move; every listener hears each move.
+
+    One object sits in both seats because the match tells each distinct agent every move
+    once: two seat objects would make every listener hear each move twice.
+    """
 
     def __init__(self, driver, listeners) -> None:
         self.driver, self.listeners = driver, listeners
@@ -72,8 +83,11 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
     reference's best move), ``regret`` (mean points a decision, with its 95% interval:
     ``value``, ``low``, ``high``) and ``by_kind`` (the reference's preferred kind -> the
     number of such decisions and their share of the mean regret), plus ``random``: the
-    mean regret of a uniformly random legal move. ``progress(game, games)`` is called
-    after each game.
+    mean regret of a uniformly random legal move. Each player's ``per_decision`` regrets
+    and the top-level ``kinds`` (the reference's preferred kind, per decision) let
+    :func:`paired_difference` compare two players on the same decisions. A reference
+    that leaves a legal move unvalued is a ``ValueError``. ``progress(game, games)`` is
+    called after each game.
     """
     import agents
 
@@ -82,6 +96,9 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
     ref = agents.make(reference)
     if not callable(getattr(ref, "move_values", None)):
         raise ValueError(f"reference {reference!r} cannot value moves (no move_values); use pimc or netsearch")
+    if getattr(ref, "prior", 0):
+        raise ValueError(f"reference {reference!r} adds prior x log-probability to its values, which are then "
+                         "not points; give it prior=0")
     specs = [agents.canonical(s) for s in players]
     bots = [agents.make(s) for s in specs]
     drive = agents.make(driver)
@@ -99,10 +116,10 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
         view = state.view(player)
         valued = ref.move_values(view, list(legal), random.Random(f"regret|{seed}|{k}|reference"))
         value_of = {m: v for m, v in valued}
-        if len(value_of) < len(legal):
-            # A search that screens candidates values only some moves; the others count as its worst.
-            worst = min(value_of.values())
-            value_of = {m: value_of.get(m, worst) for m in legal}
+        if any(m not in value_of for m in legal):
+            raise ValueError(f"reference {reference!r} valued {len(value_of)} of {len(legal)} legal moves: it "
+                             "screens candidates, so a pick it never looked at could not be charged; give it "
+                             "width=0 (every move valued)")
         values = [float(value_of[m]) for m in legal]
         picks = [_pick(b, s, view, legal, random.Random(f"regret|{seed}|{k}|{s}")) for b, s in zip(bots, specs)]
         rows.append((values, picks, legal[best_index(values)].kind))
@@ -114,20 +131,42 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
             progress(g + 1, games)
     n = len(rows)
     out = {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every, "seed": seed,
-           "decisions": n, "players": []}
+           "decisions": n, "kinds": [k for _, _, k in rows], "players": []}
     for i, spec in enumerate(specs):
         regrets = [max(v) - v[p[i]] for v, p, _ in rows]
-        best = [v[p[i]] == max(v) for v, p, _ in rows]
         iv = stats.mean_interval(regrets)
         by_kind = {}
         for kind in KINDS:
             of_kind = [r for r, (_, _, k) in zip(regrets, rows) if k == kind]
             if of_kind:
                 by_kind[kind] = {"decisions": len(of_kind), "share": sum(of_kind) / n}
-        out["players"].append({"spec": spec, "agreement": sum(best) / n if n else None,
-                               "regret": iv.to_dict() if iv else None, "by_kind": by_kind})
+        out["players"].append({"spec": spec, "agreement": sum(r <= _TIE for r in regrets) / n if n else None,
+                               "regret": _finite(iv.to_dict()) if iv else None, "by_kind": by_kind,
+                               "per_decision": regrets})
     out["random"] = sum(max(v) - sum(v) / len(v) for v, _, _ in rows) / n if n else None
     return out
+
+
+def _finite(d: dict) -> dict:
+    # One decision has no interval (t with 0 degrees of freedom): None, not an infinity JSON cannot hold.
+    return {k: (v if v is None or math.isfinite(v) else None) for k, v in d.items()}
+
+
+def paired_difference(result: dict, a: str, b: str, kind: str | None = None) -> dict | None:
+    """Mean regret of player ``a`` minus player ``b`` on the same decisions, with its 95% interval.
+
+    ``kind`` restricts it to the decisions where the reference prefers that kind of move;
+    the result is then per such decision (not a share of the overall mean). ``None`` when
+    no decision qualifies.
+    """
+    by_spec = {p["spec"]: p["per_decision"] for p in result["players"]}
+    for s in (a, b):
+        if s not in by_spec:
+            raise ValueError(f"no player {s!r} in this table; players: {', '.join(by_spec)}")
+    keep = [kind is None or k == kind for k in result["kinds"]]
+    diffs = [x - y for x, y, ok in zip(by_spec[a], by_spec[b], keep) if ok]
+    iv = stats.mean_interval(diffs)
+    return None if iv is None else {**_finite(iv.to_dict()), "decisions": len(diffs)}
 
 
 def format_table(result: dict) -> list[str]:
@@ -138,10 +177,20 @@ def format_table(result: dict) -> list[str]:
              "reference's move kind"]
     for p in result["players"]:
         r = p["regret"]
-        reg = "n/a" if r is None else f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"
+        reg = "n/a" if r is None else f"{r['value']:.3f}" + (
+            "" if r["low"] is None else f" [{r['low']:.3f}, {r['high']:.3f}]")
         agree = "n/a" if p["agreement"] is None else f"{100 * p['agreement']:.1f}%"
         kinds = ", ".join(f"{k} {v['share']:.3f} ({v['decisions']})" for k, v in p["by_kind"].items())
         lines.append(f"{p['spec']:52s} {agree:>7s} {reg:>28s}   {kinds}")
     if result["random"] is not None:
         lines.append(f"{'a random legal move':52s} {'':>7s} {result['random']:>28.3f}")
+    first = result["players"][0]["spec"] if result["players"] else None
+    for p in result["players"][1:]:
+        parts = []
+        for kind in (None, *KINDS):
+            d = paired_difference(result, first, p["spec"], kind)
+            if d is not None and d["low"] is not None:
+                parts.append(f"{kind or 'all'} {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
+        if parts:
+            lines.append(f"{first} minus {p['spec']}, points a decision (of that kind): " + ", ".join(parts))
     return lines

@@ -58,11 +58,70 @@ def test_kinds_split_the_mean_regret_and_every_thins_the_decisions(judge):
     assert sum(k["share"] for k in p["by_kind"].values()) == pytest.approx(p["regret"]["value"])
 
 
-def test_the_same_seed_gives_the_same_table_and_another_seed_other_deals():
+def test_the_same_seed_gives_the_same_table():
     args = (["greedy", "pimc:samples=2"], "pimc:samples=4")
     a = regret_table(*args, games=1, every=5, seed=11, driver="greedy")
     assert a == regret_table(*args, games=1, every=5, seed=11, driver="greedy")
-    assert a != regret_table(*args, games=1, every=5, seed=12, driver="greedy")
+
+
+class _Listener(_GreedyJudge):
+    """A judge that checks, at every decision, that it heard each move so far exactly once."""
+
+    spec = "listener"
+    checked = 0
+    kinds: list = []
+
+    def reset(self) -> None:
+        self.heard = []
+
+    def observe(self, event) -> None:
+        self.heard.append(event)
+
+    def move_values(self, view, legal_moves, rng):
+        assert (self.heard[-1] if self.heard else None) == view.last_move
+        # Seats alternate, so hearing a move twice shows as the same event twice in a row.
+        assert all(a != b for a, b in zip(self.heard, self.heard[1:]))
+        _Listener.checked += 1
+        valued = super().move_values(view, legal_moves, rng)
+        _Listener.kinds.append(next(m.kind for m, v in valued if v == 1.0))
+        return valued
+
+
+class _Screen(_GreedyJudge):
+    """A judge that, like a search with candidate screening, values only two moves."""
+
+    def move_values(self, view, legal_moves, rng):
+        return super().move_values(view, legal_moves, rng)[:2]
+
+
+def test_the_reference_hears_every_move_once_and_files_each_decision_under_its_preferred_kind(monkeypatch):
+    real = agents.make
+    monkeypatch.setattr(agents, "make", lambda spec: _Listener() if spec == "listener" else real(spec))
+    res = regret_table(["random"], "listener", games=1, every=1, seed=2, driver="greedy")
+    assert _Listener.checked == res["decisions"] > 20
+    assert res["kinds"] == _Listener.kinds and set(res["kinds"]) <= set(KINDS)
+    assert len(set(res["kinds"])) > 1
+    assert len(res["players"][0]["per_decision"]) == res["decisions"]
+
+
+def test_a_reference_that_screens_moves_is_refused(monkeypatch):
+    real = agents.make
+    monkeypatch.setattr(agents, "make", lambda spec: _Screen() if spec == "screen" else real(spec))
+    with pytest.raises(ValueError, match="valued 2 of .* legal moves.*width=0"):
+        regret_table(["random"], "screen", games=1, every=1, driver="greedy")
+
+
+def test_paired_difference_compares_two_players_on_the_same_decisions(judge):
+    from expert.regret import paired_difference
+
+    res = regret_table(["greedy", "random"], "judge", games=1, every=1, seed=4, driver="greedy")
+    d = paired_difference(res, "random", "greedy")
+    assert d["value"] == pytest.approx(res["players"][1]["regret"]["value"]) and d["decisions"] == res["decisions"]
+    kind = res["kinds"][0]
+    only = paired_difference(res, "random", "greedy", kind)
+    assert only["decisions"] == res["kinds"].count(kind)
+    with pytest.raises(ValueError, match="no player 'pimc'.*greedy, random"):
+        paired_difference(res, "pimc", "greedy")
 
 
 def test_a_reference_that_cannot_value_moves_is_refused():
