@@ -9,10 +9,11 @@ value minus the value of the pick (points, mover's seat): 0 when it agrees. The 
 are charged on the same decisions, so their regrets compare pair by pair.
 
 Every agent hears the game's public history (the searches deal their determinizations
-by it), and each gets its own random stream per decision, seeded from the seed, the
-decision's number and the agent's spec, so a run is the same in every process and on
-every machine. The regret is also split by the *kind* of move the reference prefers
-(capture, build, discard, trotta): the share of each kind in the mean regret.
+by it). The reference and each player get their own random stream per decision, seeded
+from the seed, the decision's number and the agent's spec; the driver's comes from the
+seed, the game and the seat. So a run is the same in every process and on every machine.
+The regret is also split by the *kind* of move the reference prefers (capture, build,
+discard, trotta): the share of each kind in the mean regret.
 
 The reference must value every legal move in points (``pimc``, or ``netsearch`` with
 ``width=0`` and no ``prior``): a search that screens candidates leaves the others
