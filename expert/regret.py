@@ -26,7 +26,6 @@ reference's judgement, not against the truth.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -142,15 +141,10 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
             if of_kind:
                 by_kind[kind] = {"decisions": len(of_kind), "share": sum(of_kind) / n}
         out["players"].append({"spec": spec, "agreement": sum(r <= _TIE for r in regrets) / n if n else None,
-                               "regret": _finite(iv.to_dict()) if iv else None, "by_kind": by_kind,
+                               "regret": iv.to_dict() if iv else None, "by_kind": by_kind,
                                "per_decision": regrets})
     out["random"] = sum(max(v) - sum(v) / len(v) for v, _, _ in rows) / n if n else None
     return out
-
-
-def _finite(d: dict) -> dict:
-    # One decision has no interval (t with 0 degrees of freedom): None, not an infinity JSON cannot hold.
-    return {k: (v if v is None or math.isfinite(v) else None) for k, v in d.items()}
 
 
 def paired_difference(result: dict, a: str, b: str, kind: str | None = None) -> dict | None:
@@ -167,7 +161,7 @@ def paired_difference(result: dict, a: str, b: str, kind: str | None = None) -> 
     keep = [kind is None or k == kind for k in result["kinds"]]
     diffs = [x - y for x, y, ok in zip(by_spec[a], by_spec[b], keep) if ok]
     iv = stats.mean_interval(diffs)
-    return None if iv is None else {**_finite(iv.to_dict()), "decisions": len(diffs)}
+    return None if iv is None else {**iv.to_dict(), "decisions": len(diffs)}
 
 
 def format_table(result: dict) -> list[str]:
