@@ -474,11 +474,12 @@ def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
 
     from .regret import format_table, regret_table
 
-    try:
-        for spec in (*args.players, args.reference, args.driver):
+    for flag, spec in [*(("player", p) for p in args.players), ("--reference", args.reference),
+                       ("--driver", args.driver)]:
+        try:
             agents.canonical(spec)
-    except agents.AgentSpecError as exc:
-        parser.error(str(exc))
+        except agents.AgentSpecError as exc:
+            parser.error(f"{flag} {spec!r}: {exc}")
     bar = None
     if not args.no_progress:
         from tqdm import tqdm

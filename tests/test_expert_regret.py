@@ -142,7 +142,8 @@ def test_cli_prints_the_table_and_writes_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("argv", "code", "message"), [
-    (["regret", "nosuchagent", "--reference", "pimc"], 2, "nosuchagent"),
+    (["regret", "nosuchagent", "--reference", "pimc"], 2, "player 'nosuchagent'"),
+    (["regret", "greedy", "--reference", "pimc", "--driver", "nosuch"], 2, "--driver 'nosuch'"),
     (["regret", "greedy", "--reference", "pimc", "--games", "0"], 2, "--games"),
     (["regret", "greedy", "--reference", "heuristic", "--games", "1", "--no-progress"], 1, "cannot value moves"),
 ])
