@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from agents.learned.extras import EXTRAS
+
 __all__ = ["build_parser", "main"]
 
 MANIFEST = "manifest.json"
@@ -165,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
     f.add_argument("--seed", type=int, default=0, help="initial weights, batch order, held-out games")
     f.add_argument("--init-from", default="", help="policy file whose weights start the fit (same shapes)")
+    f.add_argument("--extras", choices=EXTRAS, default=None,
+                   help="afterstate nets: also read this extra-input block, computed from each encoding "
+                        "(agents/learned/extras.py); --init-from may then name a net without it")
     f.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
     f.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="checkpoint interval")
     f.add_argument("--threads", type=_positive, default=1, help="torch threads")
@@ -396,6 +401,8 @@ def fit(args, out=print) -> int:
     meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
     settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
                 "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+    if args.extras:
+        settings["extras"] = args.extras
     figures = _fit_net(args.net, data, args.out, settings, init_from=args.init_from or None, checkpoint=ckpt,
                        checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
                        log=lambda f: out(json.dumps(f)), threads=args.threads)
@@ -550,6 +557,8 @@ def main(argv: list[str] | None = None, out=print) -> int:
                 missing = [d for d in args.data if not Path(d).is_dir()]
                 if missing:
                     parser.error(f"data directory {missing[0]!r} does not exist")
+                if args.extras and args.net != "afterstate":
+                    parser.error("--extras is for afterstate nets (--net afterstate)")
             return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError),
                                   data if args.command == "data" else fit, args, out)
         if args.command == "dmc":

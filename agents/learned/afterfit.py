@@ -43,6 +43,7 @@ import numpy as np
 from mulle_env.observation import OBS_SIZE
 
 from .distill import _linears, _mlp, held_out_split
+from .extras import extras_size, with_extras
 from .fitloop import FitLoop
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
@@ -55,12 +56,13 @@ class AfterstateConfig(dict):
     Keys and defaults: ``hidden`` (256, 256), ``activation`` relu, ``epochs`` 4,
     ``batch_size`` 1024 afterstates (about: batches are whole decisions), ``lr`` 1e-3
     (cosine decay to 0), ``augment`` True, ``seed`` 0, ``weight_decay`` 1e-5,
-    ``centered`` True, ``abs_coef`` 0.1 (see the module docstring).
+    ``centered`` True, ``abs_coef`` 0.1 (see the module docstring), ``extras`` None (or the
+    name of an extra-input block the net reads after each encoding, :mod:`agents.learned.extras`).
     """
 
     DEFAULTS: ClassVar[dict] = {
         "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
-        "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1,
+        "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1, "extras": None,
     }
 
     def __init__(self, **kw) -> None:
@@ -76,6 +78,7 @@ class AfterstateConfig(dict):
             raise ValueError(f"activation must be relu or tanh, not {self['activation']!r}")
         if min(self["hidden"], default=1) < 1:
             raise ValueError("hidden widths must be positive")
+        extras_size(self["extras"])
 
 
 def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,49 +112,66 @@ def _build(cfg):
     import torch
 
     torch.manual_seed(int(cfg["seed"]))
-    return _mlp([OBS_SIZE, *cfg["hidden"], 1], cfg["activation"])
+    return _mlp([OBS_SIZE + extras_size(cfg.get("extras")), *cfg["hidden"], 1], cfg["activation"])
 
 
-def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
-    """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net``."""
+def to_policy(net, activation: str, metadata: dict | None = None, extras: str | None = None) -> MLPPolicy:
+    """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net`` (which reads the block ``extras``)."""
     lin = _linears(net)
     return MLPPolicy([m.weight.detach().cpu().numpy().T.copy() for m in lin],
                      [m.bias.detach().cpu().numpy().copy() for m in lin], activation, metadata or {},
-                     head="afterstate")
+                     head="afterstate", extras=extras)
 
 
 def _load_numpy(net, policy: MLPPolicy) -> bool:
+    """Copy ``policy``'s weights into ``net`` if the shapes fit (False if not).
+
+    A net with extra inputs may start from a policy without them: its first layer's
+    weights on the extra inputs start at zero, so it starts as the same function.
+    """
     import torch
 
     lin = _linears(net)
-    if policy.head != "afterstate" or len(lin) != len(policy.weights) or any(
-            tuple(m.weight.shape) != w.T.shape for m, w in zip(lin, policy.weights)):
+    if policy.head != "afterstate" or len(lin) != len(policy.weights):
+        return False
+    first = lin[0].weight.shape
+    w0 = policy.weights[0]
+    grows = policy.extras is None and first[1] > w0.shape[0] == OBS_SIZE and first[0] == w0.shape[1]
+    if not grows and any(tuple(m.weight.shape) != w.T.shape for m, w in zip(lin, policy.weights)):
+        return False
+    if any(tuple(m.weight.shape) != w.T.shape for m, w in list(zip(lin, policy.weights))[1:]):
         return False
     with torch.no_grad():
-        for m, w, b in zip(lin, policy.weights, policy.biases):
-            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+        for i, (m, w, b) in enumerate(zip(lin, policy.weights, policy.biases)):
+            if i == 0 and grows:
+                m.weight.zero_()
+                m.weight[:, : w.shape[0]] = torch.from_numpy(np.ascontiguousarray(w.T))
+            else:
+                m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
             m.bias.copy_(torch.from_numpy(b))
     return True
 
 
-def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192) -> np.ndarray:
+def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras: str | None = None) -> np.ndarray:
     import torch
 
     out = np.empty(len(rows), dtype=np.float64)
     with torch.no_grad():
         for i in range(0, len(rows), batch):
             r = rows[i : i + batch]
-            out[i : i + len(r)] = net(torch.from_numpy(np.asarray(obs16[r], dtype=np.float32)))[:, 0].numpy()
+            x = with_extras(np.asarray(obs16[r], dtype=np.float32), extras)
+            out[i : i + len(r)] = net(torch.from_numpy(x))[:, 0].numpy()
     return out * VALUE_SCALE
 
 
-def evaluate(net, data, val_decisions: np.ndarray, decision, value, start) -> dict[str, float]:
+def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
+             extras: str | None = None) -> dict[str, float]:
     """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points)."""
     if len(val_decisions) == 0:
         return {}
     counts = (data["legal"][val_decisions] >= 0).sum(axis=1)
     rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start[val_decisions], counts)])
-    pred = _predict(net, data["after_obs"], rows)
+    pred = _predict(net, data["after_obs"], rows, extras=extras)
     banked = data["after_banked"][rows].astype(np.float64)
     teacher = value[rows].astype(np.float64)
     ok = np.isfinite(teacher)
@@ -231,6 +251,8 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
                     flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5
                     swap = flip[np.searchsorted(decs, decision[rows])]
                     x[swap] = x[swap][:, obs_perm]
+                # The extra inputs are computed after the swap, so they describe the position shown.
+                x = with_extras(x, cfg["extras"])
                 pred = net(torch.from_numpy(x))[:, 0]
                 err = pred - torch.from_numpy(target[rows])
                 # Squared errors in (points / 10)^2: the scale keeps the loss near 1.
@@ -244,7 +266,7 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
                     loss = torch.mean(err**2) * scale
                 loop.optimize(loss, show_loss=True)
             net.eval()
-            loop.epoch_done(evaluate(net, data, val_dec, decision, value, start), log)
+            loop.epoch_done(evaluate(net, data, val_dec, decision, value, start, cfg["extras"]), log)
     finally:
         loop.close()
     history, copied = loop.history, loop.copied
@@ -252,5 +274,5 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
             "train_afterstates": len(train_rows), "heldout_decisions": len(val_dec), "init_from": init_from,
             "initialised": copied, "history": history, "fit_seconds": round(loop.elapsed, 1),
             **(metadata or {})}
-    save_policy(to_policy(net, cfg["activation"], meta), out)
+    save_policy(to_policy(net, cfg["activation"], meta, cfg["extras"]), out)
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": len(data["action"])}

@@ -239,6 +239,9 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     start = load_policy(init_from)
     if start.head != "afterstate":
         raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets, this file holds a {start.head!r} net")
+    if start.extras is not None:
+        raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets without extra inputs; this one reads "
+                         f"{start.extras!r}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, not {workers}")
     torch.set_num_threads(threads)

@@ -22,6 +22,9 @@ key                    content
 ``layer{i}.weight``    float array ``(in, out)`` of layer ``i`` (``x @ W + b``)
 ``layer{i}.bias``      float array ``(out,)``
 ``metadata``           JSON text: training command, steps, seed, evaluation figures
+``extras``             optional (version 3, afterstate nets): the name of the extra-input block
+                       appended to each encoding (:mod:`agents.learned.extras`); layer 0 then
+                       reads ``obs_size`` + that block's size
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
 ``value{i}.bias``      points still to come / 100 from the observer's seat (final score
@@ -59,6 +62,8 @@ import numpy as np
 from mulle_env import observation as _obs
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
+
+from .extras import EXTRAS, extras_size, with_extras
 
 __all__ = [
     "ACTIVATIONS",
@@ -131,6 +136,8 @@ class MLPPolicy:
         obs_layout: The observation layout the net reads (:func:`mulle_env.observation.layout_description`).
         head: ``"logits"`` (one logit per action) or ``"afterstate"`` (one score per
             afterstate, :meth:`afterstate_values`); see the module docstring.
+        extras: ``None``, or the name of the extra-input block (:mod:`agents.learned.extras`)
+            an afterstate net reads after the encoding.
     """
 
     def __init__(
@@ -142,16 +149,21 @@ class MLPPolicy:
         value_weights: Sequence[np.ndarray] = (),
         value_biases: Sequence[np.ndarray] = (),
         head: str = "logits",
+        extras: str | None = None,
     ) -> None:
         if head not in HEADS:
             raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
+        if extras is not None and (head != "afterstate" or extras not in EXTRAS):
+            raise PolicyFileError(f"extra inputs {extras!r} are not supported for a {head} net; supported: "
+                                  f"{', '.join(EXTRAS)} (afterstate nets only)")
         self.head = head
+        self.extras = extras
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.ascontiguousarray(b, dtype=np.float32) for b in biases]
         self.activation = activation
         self.metadata = dict(metadata or {})
         _check_layers(self.weights, self.biases, activation, "policy",
-                      outputs=1 if head == "afterstate" else None)
+                      outputs=1 if head == "afterstate" else None, extras=extras)
         self.value_weights = [np.ascontiguousarray(w, dtype=np.float32) for w in value_weights]
         self.value_biases = [np.ascontiguousarray(b, dtype=np.float32) for b in value_biases]
         if self.value_weights or self.value_biases:
@@ -161,8 +173,8 @@ class MLPPolicy:
 
     @property
     def obs_size(self) -> int:
-        """Length of the observation the net reads."""
-        return self.weights[0].shape[0]
+        """Length of the observation the net reads (without its extra inputs, which it computes itself)."""
+        return self.weights[0].shape[0] - extras_size(self.extras)
 
     @property
     def num_actions(self) -> int:
@@ -200,7 +212,7 @@ class MLPPolicy:
         """
         if self.head != "afterstate":
             raise ValueError("this policy writes action logits, not afterstate values")
-        return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)[..., 0]
+        return self._forward(with_extras(obs, self.extras), self.weights, self.biases)[..., 0]
 
     def points_to_come(self, obs: np.ndarray) -> np.ndarray:
         """:meth:`afterstate_values` in points (float64): what a move's score adds to the points it banked.
@@ -217,7 +229,7 @@ class MLPPolicy:
 
     def hidden(self, obs: np.ndarray) -> np.ndarray:
         """The last hidden layer's activations for one observation or a batch (what the output layer reads)."""
-        h = np.asarray(obs, dtype=np.float32)
+        h = with_extras(obs, self.extras)
         for w, b in zip(self.weights[:-1], self.biases[:-1]):
             h = h @ w
             h += b
@@ -281,6 +293,8 @@ class MLPPolicy:
         h = hashlib.sha256()
         # Logits nets hash as before version 3 (their fingerprints, agent versions, must not change).
         h.update(self.activation.encode() if self.head == "logits" else f"{self.head}|{self.activation}".encode())
+        if self.extras is not None:
+            h.update(f"|extras={self.extras}".encode())
         for tag, arrays in (("w", self.weights), ("b", self.biases), ("vw", self.value_weights),
                             ("vb", self.value_biases)):
             for a in arrays:
@@ -290,7 +304,8 @@ class MLPPolicy:
         return h.hexdigest()[:12]
 
 
-def _check_layers(weights, biases, activation, where: str, outputs: int | None = None) -> None:
+def _check_layers(weights, biases, activation, where: str, outputs: int | None = None,
+                  extras: str | None = None) -> None:
     if activation not in ACTIVATIONS:
         raise PolicyFileError(
             f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}"
@@ -311,10 +326,12 @@ def _check_layers(weights, biases, activation, where: str, outputs: int | None =
             )
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
             raise PolicyFileError(f"{where}: layer {i} holds NaN or infinite values")
-    if weights[0].shape[0] != OBS_SIZE:
+    inputs = OBS_SIZE + extras_size(extras)
+    if weights[0].shape[0] != inputs:
+        plus = f" plus {inputs - OBS_SIZE} extra inputs ({extras})" if extras else ""
         raise PolicyFileError(
             f"{where}: the net reads observations of {weights[0].shape[0]} floats, but this mulle_env encodes "
-            f"{OBS_SIZE} (the policy was trained for another observation encoder)"
+            f"{OBS_SIZE}{plus} (the policy was trained for another observation encoder)"
         )
     want = NUM_ACTIONS if outputs is None else outputs
     if weights[-1].shape[1] != want:
@@ -344,6 +361,8 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
         "num_layers": np.array(len(policy.weights)),
         "metadata": np.array(json.dumps(policy.metadata, sort_keys=True)),
     }
+    if policy.extras is not None:
+        arrays["extras"] = np.array(policy.extras)
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
         arrays[f"layer{i}.weight"] = w
         arrays[f"layer{i}.bias"] = b
@@ -478,7 +497,11 @@ def _from_arrays(data, where: str) -> MLPPolicy:
             raise PolicyFileError(f"{where}: value_layers must be between 1 and 64, not {nv}")
         value_w, value_b = _layers(data, "value", nv, where)
     meta = _json_object(data, "metadata", where)
-    _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None)
+    extras = _scalar(data, "extras", str, where) if "extras" in data else None
+    if extras is not None and (head != "afterstate" or extras not in EXTRAS):
+        raise PolicyFileError(f"{where}: extra inputs {extras!r} are not supported for a {head} net; this code "
+                              f"computes {', '.join(EXTRAS)} (afterstate nets only)")
+    _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
-    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head)
+    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras)

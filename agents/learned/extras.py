@@ -1,0 +1,166 @@
+"""Extra inputs for afterstate nets: what the position a move leaves offers the next capture.
+
+A discard's worth is what the opponent can then take: the twin of a card left loose
+(a mulle of up to 14 points), or every loose card of some value plus the pairs that sum
+to it. The observation holds all of this, but only as separate card bits (``loose``,
+``unseen``, ``hand``), and a one-pass MLP fitted to search values did not learn the
+products and sums from them: ``mulle-expert regret`` found ``learned`` no better than
+the one-ply ``greedy`` on discards (docs/learning.md, "Where the net loses").
+
+:func:`afterstate_extras` computes those sums from an afterstate's encoding alone, so
+the environments' observation (and every data set of encoded afterstates) is unchanged:
+a net that reads them appends them to the encoding it is given. The block is
+versioned by name (:data:`EXTRAS`); a policy file records the name it was fitted with
+and :mod:`agents.learned.policy` refuses a name it does not know.
+
+Block ``capture-v1`` (:data:`EXTRA_SIZE` = 182 floats), in this order:
+
+=================  ====  ===============================================================
+name               size  content
+=================  ====  ===============================================================
+``twin_threat``    52    per face: a copy lies loose and the other copy is unseen
+                         (the opponent may hold it and take the mulle)
+``twin_mine``      52    per face: a copy lies loose and the observer holds the other
+``take``           15    per hand value 2..16: cards a card of that value would take
+                         (loose cards of that table value, disjoint *pairs* summing to it,
+                         the build of that value; 14..16 take only a build) / 10
+``unseen_value``   15    per hand value: unseen cards of that hand value / 8
+``held_value``     15    per hand value: the observer's cards of that hand value / 8
+``threat``         15    ``take`` x ``unseen_value``
+``clears``         15    1 if that capture would take every card on the table (a tabbe)
+``mulle_exposed``  1     sum of the mulle values of ``twin_threat`` faces / 14
+``mulle_mine``     1     sum of the mulle values of ``twin_mine`` faces / 14
+``table_cards``    1     cards on the table (loose and in builds) / 10
+=================  ====  ===============================================================
+
+Groups of three or more cards are left out of ``take`` (the pairs are the common case
+and cost one table lookup); the net still has the card bits for the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mulle_env.engine.cards import HAND_VALUE, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+from mulle_env.engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
+from mulle_env.observation import BUILD_FEATURES, OBS_SIZE, OBS_SLICES
+
+__all__ = ["EXTRAS", "EXTRA_SIZE", "afterstate_extras", "extras_size", "with_extras"]
+
+#: Names of the extra-input blocks this code computes.
+EXTRAS: tuple[str, ...] = ("capture-v1",)
+
+_VALUES = np.arange(MIN_BUILD_VALUE, MAX_BUILD_VALUE + 1)  # hand values 2..16
+_NV = len(_VALUES)
+EXTRA_SIZE = 2 * NUM_FACES + 5 * _NV + 3
+
+_HAND, _LOOSE, _UNSEEN = OBS_SLICES["hand"], OBS_SLICES["loose"], OBS_SLICES["unseen"]
+_BUILD_CARDS = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("cards"), OBS_SLICES["builds"].stop,
+                     len(BUILD_FEATURES))
+
+# face -> hand value column (one-hot), face -> table value 1..13 column.
+_BY_HAND = np.zeros((NUM_FACES, _NV), np.float32)
+_BY_HAND[np.arange(NUM_FACES), np.array(HAND_VALUE) - MIN_BUILD_VALUE] = 1
+_BY_TABLE = np.zeros((NUM_FACES, 13), np.float32)
+_BY_TABLE[np.arange(NUM_FACES), np.array(TABLE_VALUE) - 1] = 1
+_MULLE = np.array(MULLE_VALUE, np.float32) / 14.0
+
+# Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
+_SAME = np.zeros((13, _NV), np.float32)
+for _t in range(MIN_BUILD_VALUE, 14):
+    _SAME[_t - 1, _t - MIN_BUILD_VALUE] = 1
+# ...and the disjoint pairs a + b = v (a < b: min of the two counts; a == b: half the count).
+_PAIR_A, _PAIR_B, _PAIR_V = [], [], []
+for _v in range(MIN_BUILD_VALUE, 14):
+    for _a in range(1, (_v + 1) // 2):
+        _PAIR_A.append(_a - 1)
+        _PAIR_B.append(_v - _a - 1)
+        _PAIR_V.append(_v - MIN_BUILD_VALUE)
+_PAIR_A, _PAIR_B = np.array(_PAIR_A), np.array(_PAIR_B)
+_PAIRS = np.zeros((len(_PAIR_V), _NV), np.float32)
+_PAIRS[np.arange(len(_PAIR_V)), _PAIR_V] = 2  # two cards a pair
+_HALF = np.zeros((13, _NV), np.float32)  # equal pairs: table value t pairs with itself for v = 2t
+for _t in range(1, 7):
+    _HALF[_t - 1, 2 * _t - MIN_BUILD_VALUE] = 2
+# All three in one product, in tens of cards, plus a 16th column: every loose card (for `table`).
+_TAKE = np.zeros((13 + len(_PAIR_V) + 13, _NV + 1), np.float32)
+_TAKE[:, :_NV] = np.concatenate([_SAME, _PAIRS, _HALF]) / 10.0
+_TAKE[:13, _NV] = 0.1
+# Hand and unseen blocks (hand first) -> held and unseen counts per hand value, / 8, unseen first.
+_UNSEEN_HAND = np.r_[np.arange(_HAND.start, _HAND.stop), np.arange(_UNSEEN.start, _UNSEEN.stop)]
+_BY_HAND2 = np.zeros((2 * NUM_FACES, 2 * _NV), np.float32)
+_BY_HAND2[NUM_FACES:, :_NV] = _BY_HAND / 8.0
+_BY_HAND2[:NUM_FACES, _NV:] = _BY_HAND / 8.0
+_MULLE2 = np.zeros((2 * NUM_FACES, 2), np.float32)
+_MULLE2[:NUM_FACES, 0] = _MULLE
+_MULLE2[NUM_FACES:, 1] = _MULLE
+
+# Where each block goes in the output.
+_O_THREAT = slice(0, NUM_FACES)
+_O_MINE = slice(NUM_FACES, 2 * NUM_FACES)
+_O_TWINS = slice(0, 2 * NUM_FACES)
+_O_TAKE = slice(2 * NUM_FACES, 2 * NUM_FACES + _NV)
+_O_UNSEEN = slice(_O_TAKE.stop, _O_TAKE.stop + _NV)
+_O_VALUE = slice(_O_TAKE.stop, _O_TAKE.stop + 2 * _NV)  # unseen_value, held_value
+_O_PRODUCT = slice(_O_VALUE.stop, _O_VALUE.stop + _NV)
+_O_CLEARS = slice(_O_PRODUCT.stop, _O_PRODUCT.stop + _NV)
+_O_MULLE = slice(_O_CLEARS.stop, _O_CLEARS.stop + 2)
+
+
+def extras_size(name: str | None) -> int:
+    """Floats the block ``name`` adds (0 for ``None``); a ``ValueError`` names the known blocks."""
+    if name is None:
+        return 0
+    if name not in EXTRAS:
+        raise ValueError(f"unknown extra-input block {name!r}; known: {', '.join(EXTRAS)}")
+    return EXTRA_SIZE
+
+
+def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Block ``capture-v1`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZE)`` float32.
+
+    Reads only the encoding (any position, from its observer's seat; for an afterstate
+    the observer is the mover and the opponent is to move next). Written into ``out``
+    (``(n, EXTRA_SIZE)`` float32, e.g. the tail of the net's input) when it is given.
+    """
+    obs = np.asarray(obs, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
+    if out is None:
+        out = np.empty((len(obs), EXTRA_SIZE), np.float32)
+    # A few large numpy calls, not many small ones: this runs once per decision of `learned`.
+    loose = obs[:, _LOOSE]
+    np.multiply(loose, obs[:, _UNSEEN], out=out[:, _O_THREAT])
+    np.multiply(loose, obs[:, _HAND], out=out[:, _O_MINE])
+    by_value = loose @ _BY_TABLE  # loose cards per table value 1..13
+    pairs = np.minimum(by_value[:, _PAIR_A], by_value[:, _PAIR_B])
+    take = np.concatenate([by_value, pairs, np.floor(by_value * 0.5)], axis=1) @ _TAKE
+    # The encoding's build card counts are already in tens of cards, as `take` is.
+    builds = obs[:, _BUILD_CARDS]
+    take[:, :_NV] += builds
+    table = take[:, _NV:]  # every loose card...
+    table += builds.sum(axis=1, keepdims=True)  # ...and every build card
+    out[:, _O_TAKE] = take[:, :_NV]
+    out[:, _O_VALUE] = obs[:, _UNSEEN_HAND] @ _BY_HAND2  # unseen and held per hand value, / 8
+    np.multiply(out[:, _O_TAKE], out[:, _O_UNSEEN], out=out[:, _O_PRODUCT])
+    # Counts in tenths are not exact floats: equal within half a card.
+    np.less(np.abs(take[:, :_NV] - table), 0.05, out=out[:, _O_CLEARS], casting="unsafe")
+    out[:, _O_CLEARS] *= table > 0
+    out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
+    out[:, -1:] = table
+    return out
+
+
+def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
+    """``obs`` with the block ``name`` appended (``obs`` itself, as float32, for ``None``)."""
+    obs = np.asarray(obs, dtype=np.float32)
+    if name is None:
+        return obs
+    extras_size(name)
+    batch = obs[None] if obs.ndim == 1 else obs
+    if batch.ndim != 2 or batch.shape[1] != OBS_SIZE:
+        raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
+    full = np.empty((len(batch), OBS_SIZE + EXTRA_SIZE), np.float32)
+    full[:, :OBS_SIZE] = batch
+    afterstate_extras(batch, full[:, OBS_SIZE:])
+    return full[0] if obs.ndim == 1 else full

@@ -1,0 +1,195 @@
+"""The extra inputs of afterstate nets (agents/learned/extras.py): their values, their policy files, their fit."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import random
+
+import numpy as np
+import pytest
+from test_afterstate import positions
+
+import agents
+from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
+from agents.learned.bc import suit_swap_permutations
+from agents.learned.extras import EXTRA_SIZE, afterstate_extras, extras_size, with_extras
+from mulle_env.engine import new_game
+from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, MULLE_VALUE, TABLE_VALUE
+from mulle_env.observation import OBS_SIZE, encode_state
+
+torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+TAKE = slice(104, 119)  # the ``take`` block: hand values 2..16
+
+
+def test_take_counts_loose_cards_pairs_and_builds():
+    st = new_game(seed=3)
+    view = st.view(0)
+    # Seed 3's first table holds table values 1, 2, 5, 5, 7, 10, 11, 13 (checked here, so the
+    # expected counts below stay tied to it).
+    assert sorted(TABLE_VALUE[f] for f in view.loose) == [1, 2, 5, 5, 7, 10, 11, 13]
+    ex = afterstate_extras(encode_state(st, 0)[None])[0]
+    # v=3: 1+2; v=7: the 7 and 2+5; v=10: the 10 and 5+5; v=12: 1+11, 2+10, 5+7 (disjoint pairs);
+    # 14..16 (A, SP 2, RU 10 in hand) take only a build, and there is none.
+    assert (ex[TAKE] * 10).round().tolist() == [1, 2, 0, 2, 2, 3, 2, 2, 3, 3, 6, 3, 0, 0, 0]
+    assert ex[-1] == pytest.approx(0.8)  # eight cards on the table
+    assert not ex[164:179].any()  # no capture clears all eight
+
+
+def test_twin_blocks_and_value_counts_follow_the_card_bits():
+    for st in positions(30, seed=7):
+        p = st.to_move
+        x = encode_state(st, p)
+        ex = afterstate_extras(x[None])[0]
+        view = st.view(p)
+        loose = set(view.loose)
+        unseen = x[364:416]
+        threat = [f for f in range(52) if f in loose and unseen[f] > 0]
+        mine = [f for f in range(52) if f in loose and f in set(view.hand)]
+        assert np.flatnonzero(ex[:52]).tolist() == threat, [CARD_NAMES[f] for f in threat]
+        assert np.flatnonzero(ex[52:104]).tolist() == mine
+        assert ex[179] == pytest.approx(sum(MULLE_VALUE[f] for f in threat) / 14, rel=1e-6)
+        held = np.bincount([HAND_VALUE[f] - 2 for f in view.hand], minlength=15) / 8
+        assert np.allclose(ex[134:149], held)
+        assert np.allclose(ex[149:164], ex[TAKE] * ex[119:134])
+
+
+def reference_extras(row: np.ndarray) -> list[float]:
+    """Block capture-v1 of one encoding, card by card: the readable definition the numpy code is checked against."""
+    hand, loose, unseen = row[0:52], row[52:104], row[364:416]
+    build = {v: round(row[416 + (v - 2) * 5 + 4] * 10) for v in range(2, 17)}
+    count = {t: sum(int(loose[f]) for f in range(52) if TABLE_VALUE[f] == t) for t in range(1, 14)}
+    threat = [float(loose[f] * unseen[f]) for f in range(52)]
+    mine = [float(loose[f] * hand[f]) for f in range(52)]
+    table = sum(count.values()) + sum(build.values())
+    take, unseen_v, held_v = [], [], []
+    for v in range(2, 17):
+        n = build[v]
+        if v <= 13:  # A, SP 2 and RU 10 in hand (14..16) take only a build
+            n += count[v] + sum(2 * min(count[a], count[v - a]) for a in range(1, (v + 1) // 2))
+            if v % 2 == 0:
+                n += 2 * (count[v // 2] // 2)
+        take.append(n)
+        unseen_v.append(sum(unseen[f] for f in range(52) if HAND_VALUE[f] == v) / 8)
+        held_v.append(sum(hand[f] for f in range(52) if HAND_VALUE[f] == v) / 8)
+    return [*threat, *mine, *(n / 10 for n in take), *unseen_v, *held_v,
+            *(n / 10 * u for n, u in zip(take, unseen_v)), *(float(n == table and table > 0) for n in take),
+            sum(t * MULLE_VALUE[f] for f, t in enumerate(threat)) / 14,
+            sum(m * MULLE_VALUE[f] for f, m in enumerate(mine)) / 14, table / 10]
+
+
+def test_extras_equal_their_card_by_card_definition_on_afterstates():
+    from agents.learned.afterstate import encode_afterstates
+
+    rows = np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
+                           for st in positions(40, seed=11)])
+    assert (rows[:, 416:491].reshape(-1, 15, 5)[:, :, 0] > 0).any()  # builds are among them
+    got = afterstate_extras(rows)
+    want = np.array([reference_extras(r) for r in rows], np.float32)
+    assert np.allclose(got, want, atol=1e-5)
+    # The clears block is exact (within half a card), never a near miss.
+    assert set(np.unique(got[:, 164:179]).tolist()) <= {0.0, 1.0}
+
+
+def test_extras_are_suit_swap_equivariant():
+    perm = suit_swap_permutations()[0]
+    x = np.stack([encode_state(st, st.to_move) for st in positions(20, seed=8)])
+    a, b = afterstate_extras(x), afterstate_extras(x[:, perm])
+    # Face blocks follow the swap; everything by value is unchanged.
+    face = perm[52:104] - 52
+    assert np.array_equal(b[:, :52], a[:, face]) and np.array_equal(b[:, 52:104], a[:, 52:104][:, face])
+    assert np.allclose(b[:, 104:], a[:, 104:], atol=1e-6)
+
+
+def test_bad_shapes_and_names_are_refused():
+    with pytest.raises(ValueError, match=r"shape \(n, 524\)"):
+        afterstate_extras(np.zeros((2, 10)))
+    with pytest.raises(ValueError, match="unknown extra-input block 'v9'; known: capture-v1"):
+        extras_size("v9")
+    assert extras_size(None) == 0 and extras_size("capture-v1") == EXTRA_SIZE
+    x = np.ones(OBS_SIZE, np.float32)
+    assert with_extras(x, "capture-v1").shape == (OBS_SIZE + EXTRA_SIZE,)
+    assert with_extras(x, None) is not None and with_extras(x, None).shape == (OBS_SIZE,)
+
+
+def extras_net(seed=0, hidden=(16,)) -> MLPPolicy:
+    rng = np.random.default_rng(seed)
+    sizes = [OBS_SIZE + EXTRA_SIZE, *hidden, 1]
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in itertools.pairwise(sizes)]
+    bs = [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
+    return MLPPolicy(ws, bs, "relu", {"note": "test"}, head="afterstate", extras="capture-v1")
+
+
+def test_policy_file_with_extras_round_trips_and_plays(tmp_path):
+    net = extras_net()
+    assert net.obs_size == OBS_SIZE
+    path = save_policy(net, tmp_path / "x.npz")
+    back = load_policy(path)
+    assert back.extras == "capture-v1" and back.fingerprint() == net.fingerprint()
+    x = np.random.default_rng(0).integers(0, 3, (6, OBS_SIZE)).astype(np.float32)
+    # The net reads the encoding with the block appended, computed by the policy itself.
+    full = np.concatenate([x, afterstate_extras(x)], axis=1)
+    want = np.maximum(full @ net.weights[0] + net.biases[0], 0) @ net.weights[1] + net.biases[1]
+    assert np.allclose(back.afterstate_values(x), want[:, 0], atol=1e-5)
+    # The same layers without the block name would be another net: another fingerprint, and refused.
+    plain = MLPPolicy([net.weights[0][:OBS_SIZE], net.weights[1]], net.biases, "relu",
+                      {"note": "test"}, head="afterstate")
+    assert plain.fingerprint() != net.fingerprint()
+    bot = agents.make(f"learned:path={path}")
+    st = positions(1, seed=9)[0]
+    assert bot.act(st.view(st.to_move), st.legal_moves(), random.Random(0)) in st.legal_moves()
+    with np.load(path) as z:
+        arrays = dict(z)
+    np.savez(tmp_path / "unknown.npz", **dict(arrays, extras=np.array("capture-v9")))
+    with pytest.raises(PolicyFileError, match="extra inputs 'capture-v9' are not supported .* computes capture-v1"):
+        load_policy(tmp_path / "unknown.npz")
+    np.savez(tmp_path / "missing.npz", **{k: v for k, v in arrays.items() if k != "extras"})
+    with pytest.raises(PolicyFileError, match=r"reads observations of 706 floats, but this mulle_env encodes 524 \("):
+        load_policy(tmp_path / "missing.npz")
+    with pytest.raises(PolicyFileError, match="afterstate nets only"):
+        MLPPolicy(net.weights, net.biases, head="logits", extras="capture-v1")
+
+
+@pytest.fixture(scope="module")
+def after_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("extras") / "data"
+    teacher.generate(out, teacher="pimc:samples=3,horizon=2", games=2, shard_games=2, seed=5, afterstates=True,
+                     progress=False)
+    return out
+
+
+@torch_tests
+def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
+    from test_afterstate import afterstate_net
+
+    from agents.learned.afterfit import AfterstateConfig, _build, _load_numpy, fit_afterstate, to_policy
+
+    start = afterstate_net(seed=4)
+    cfg = AfterstateConfig(hidden=[16], epochs=1, batch_size=64, seed=1, extras="capture-v1")
+    grown = _build(cfg)
+    assert _load_numpy(grown, start)
+    # Zero weights on the new inputs: the grown net starts as the same function.
+    x = np.stack([encode_state(st, st.to_move) for st in positions(10, seed=10)])
+    assert np.allclose(to_policy(grown, "relu", extras="capture-v1").afterstate_values(x),
+                       start.afterstate_values(x), atol=1e-5)
+    init = save_policy(start, tmp_path / "start.npz")
+    fit_afterstate(teacher.load(after_data), tmp_path / "fit.npz", cfg, init_from=str(init), progress=False)
+    fitted = load_policy(tmp_path / "fit.npz")
+    assert fitted.extras == "capture-v1" and fitted.metadata["initialised"]
+    assert fitted.weights[0].shape == (OBS_SIZE + EXTRA_SIZE, 16)
+    with pytest.raises(ValueError, match="unknown extra-input block"):
+        AfterstateConfig(extras="nope")
+
+
+@torch_tests
+def test_cli_fit_extras_only_for_afterstate_nets(after_data, tmp_path, capsys):
+    from expert.cli import main
+
+    pol = tmp_path / "p.npz"
+    assert main(["fit", str(after_data), "--out", str(pol), "--hidden", "8", "--epochs", "1", "--batch-size", "64",
+                 "--extras", "capture-v1", "--no-progress"]) == 0
+    assert load_policy(pol).extras == "capture-v1"
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(after_data), "--out", str(pol), "--net", "logits", "--extras", "capture-v1"])
+    assert exc.value.code == 2
+    assert "--extras is for afterstate nets" in capsys.readouterr().err
