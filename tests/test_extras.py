@@ -13,9 +13,9 @@ from test_afterstate import positions
 import agents
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
 from agents.learned.bc import suit_swap_permutations
-from agents.learned.extras import EXTRA_SIZE, afterstate_extras, extras_size, with_extras
+from agents.learned.extras import EXTRA_SIZE, EXTRA_SIZES, afterstate_extras, extends, extras_size, with_extras
 from mulle_env.engine import new_game
-from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, MULLE_VALUE, TABLE_VALUE
+from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
 from mulle_env.observation import OBS_SIZE, encode_state
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -54,8 +54,8 @@ def test_twin_blocks_and_value_counts_follow_the_card_bits():
         assert np.allclose(ex[149:164], ex[TAKE] * ex[119:134])
 
 
-def reference_extras(row: np.ndarray) -> list[float]:
-    """Block capture-v1 of one encoding, card by card: the readable definition the numpy code is checked against."""
+def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
+    """Block ``name`` of one encoding, card by card: the readable definition the numpy code is checked against."""
     hand, loose, unseen = row[0:52], row[52:104], row[364:416]
     build = {v: round(row[416 + (v - 2) * 5 + 4] * 10) for v in range(2, 17)}
     count = {t: sum(int(loose[f]) for f in range(52) if TABLE_VALUE[f] == t) for t in range(1, 14)}
@@ -72,10 +72,16 @@ def reference_extras(row: np.ndarray) -> list[float]:
         take.append(n)
         unseen_v.append(sum(unseen[f] for f in range(52) if HAND_VALUE[f] == v) / 8)
         held_v.append(sum(hand[f] for f in range(52) if HAND_VALUE[f] == v) / 8)
-    return [*threat, *mine, *(n / 10 for n in take), *unseen_v, *held_v,
-            *(n / 10 * u for n, u in zip(take, unseen_v)), *(float(n == table and table > 0) for n in take),
-            sum(t * MULLE_VALUE[f] for f, t in enumerate(threat)) / 14,
-            sum(m * MULLE_VALUE[f] for f, m in enumerate(mine)) / 14, table / 10]
+    v1 = [*threat, *mine, *(n / 10 for n in take), *unseen_v, *held_v,
+          *(n / 10 * u for n, u in zip(take, unseen_v)), *(float(n == table and table > 0) for n in take),
+          sum(t * MULLE_VALUE[f] for f, t in enumerate(threat)) / 14,
+          sum(m * MULLE_VALUE[f] for f, m in enumerate(mine)) / 14, table / 10]
+    if name == "capture-v1":
+        return v1
+    intake = [sum(INTAKE_POINTS[f] * loose[f] for f in range(52) if TABLE_VALUE[f] == v) / 10 for v in range(2, 17)]
+    mulle_loose = [sum(MULLE_VALUE[f] for f in range(52) if TABLE_VALUE[f] == t and loose[f] == 2) / 14
+                   for t in range(1, 14)]
+    return [*v1, *intake, *(n / 10 * h for n, h in zip(take, held_v)), *mulle_loose]
 
 
 def test_extras_equal_their_card_by_card_definition_on_afterstates():
@@ -87,6 +93,14 @@ def test_extras_equal_their_card_by_card_definition_on_afterstates():
     got = afterstate_extras(rows)
     want = np.array([reference_extras(r) for r in rows], np.float32)
     assert np.allclose(got, want, atol=1e-5)
+    # capture-v2 begins with capture-v1, so a v1 net grows into it.
+    got2 = afterstate_extras(rows, name="capture-v2")
+    assert got2.shape == (len(rows), EXTRA_SIZES["capture-v2"]) and np.array_equal(got2[:, :EXTRA_SIZE], got)
+    want2 = np.array([reference_extras(r, "capture-v2") for r in rows], np.float32)
+    assert np.allclose(got2, want2, atol=1e-5)
+    assert (got2[:, EXTRA_SIZE : EXTRA_SIZE + 15] > 0).any()
+    assert extends("capture-v2", "capture-v1") and extends("capture-v1", None)
+    assert not extends("capture-v1", "capture-v2") and not extends(None, "capture-v1")
     # The clears block is exact (within half a card), never a near miss.
     assert set(np.unique(got[:, 164:179]).tolist()) <= {0.0, 1.0}
 
@@ -104,7 +118,7 @@ def test_extras_are_suit_swap_equivariant():
 def test_bad_shapes_and_names_are_refused():
     with pytest.raises(ValueError, match=r"shape \(n, 524\)"):
         afterstate_extras(np.zeros((2, 10)))
-    with pytest.raises(ValueError, match="unknown extra-input block 'v9'; known: capture-v1"):
+    with pytest.raises(ValueError, match="unknown extra-input block 'v9'; known: capture-v1, capture-v2"):
         extras_size("v9")
     assert extras_size(None) == 0 and extras_size("capture-v1") == EXTRA_SIZE
     x = np.ones(OBS_SIZE, np.float32)
@@ -150,6 +164,17 @@ def test_policy_file_with_extras_round_trips_and_plays(tmp_path):
         MLPPolicy(net.weights, net.biases, head="logits", extras="capture-v1")
 
 
+def test_netsearch_plays_a_net_with_extras(tmp_path):
+    path = save_policy(extras_net(seed=2, hidden=(8,)), tmp_path / "x.npz")
+    one = agents.make(f"netsearch:policy={path},depth=1")
+    learned = agents.make(f"learned:path={path}")
+    deep = agents.make(f"netsearch:policy={path},depth=3,samples=2,width=2")
+    for st in positions(6, seed=12):
+        view, legal = st.view(st.to_move), st.legal_moves()
+        assert one.act(view, legal, random.Random(0)) == learned.act(view, legal, random.Random(0))
+        assert deep.act(view, legal, random.Random(1)) in legal
+
+
 @pytest.fixture(scope="module")
 def after_data(tmp_path_factory):
     out = tmp_path_factory.mktemp("extras") / "data"
@@ -167,7 +192,7 @@ def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
     start = afterstate_net(seed=4)
     cfg = AfterstateConfig(hidden=[16], epochs=1, batch_size=64, seed=1, extras="capture-v1")
     grown = _build(cfg)
-    assert _load_numpy(grown, start)
+    assert _load_numpy(grown, start, "capture-v1")
     # Zero weights on the new inputs: the grown net starts as the same function.
     x = np.stack([encode_state(st, st.to_move) for st in positions(10, seed=10)])
     assert np.allclose(to_policy(grown, "relu", extras="capture-v1").afterstate_values(x),
@@ -177,6 +202,13 @@ def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
     fitted = load_policy(tmp_path / "fit.npz")
     assert fitted.extras == "capture-v1" and fitted.metadata["initialised"]
     assert fitted.weights[0].shape == (OBS_SIZE + EXTRA_SIZE, 16)
+    # ...and a capture-v1 net grows into capture-v2 the same way; not back, nor into a plain net.
+    v2 = _build(AfterstateConfig(hidden=[16], extras="capture-v2"))
+    assert _load_numpy(v2, fitted, "capture-v2")
+    assert np.allclose(to_policy(v2, "relu", extras="capture-v2").afterstate_values(x), fitted.afterstate_values(x),
+                       atol=1e-5)
+    assert not _load_numpy(_build(AfterstateConfig(hidden=[16])), fitted, None)
+    assert not _load_numpy(grown, to_policy(v2, "relu", extras="capture-v2"), "capture-v1")
     with pytest.raises(ValueError, match="unknown extra-input block"):
         AfterstateConfig(extras="nope")
 

@@ -43,7 +43,7 @@ import numpy as np
 from mulle_env.observation import OBS_SIZE
 
 from .distill import _linears, _mlp, held_out_split
-from .extras import extras_size, with_extras
+from .extras import extends, extras_size, with_extras
 from .fitloop import FitLoop
 from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
@@ -123,23 +123,23 @@ def to_policy(net, activation: str, metadata: dict | None = None, extras: str | 
                      head="afterstate", extras=extras)
 
 
-def _load_numpy(net, policy: MLPPolicy) -> bool:
-    """Copy ``policy``'s weights into ``net`` if the shapes fit (False if not).
+def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
+    """Copy ``policy``'s weights into ``net`` (which reads the block ``extras``) if the shapes fit (False if not).
 
-    A net with extra inputs may start from a policy without them: its first layer's
-    weights on the extra inputs start at zero, so it starts as the same function.
+    A net may start from a policy whose extra inputs are a first part of its own (none,
+    or an earlier block, :func:`agents.learned.extras.extends`): its first layer's
+    weights on the inputs the policy lacks start at zero, so it starts as the same function.
     """
     import torch
 
     lin = _linears(net)
     if policy.head != "afterstate" or len(lin) != len(policy.weights):
         return False
-    first = lin[0].weight.shape
     w0 = policy.weights[0]
-    grows = policy.extras is None and first[1] > w0.shape[0] == OBS_SIZE and first[0] == w0.shape[1]
-    if not grows and any(tuple(m.weight.shape) != w.T.shape for m, w in zip(lin, policy.weights)):
-        return False
+    grows = extends(extras, policy.extras) and lin[0].weight.shape[1] > w0.shape[0]
     if any(tuple(m.weight.shape) != w.T.shape for m, w in list(zip(lin, policy.weights))[1:]):
+        return False
+    if tuple(lin[0].weight.shape) != w0.T.shape and not (grows and lin[0].weight.shape[0] == w0.shape[1]):
         return False
     with torch.no_grad():
         for i, (m, w, b) in enumerate(zip(lin, policy.weights, policy.biases)):
@@ -221,7 +221,7 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
     net = _build(cfg)
-    copied = _load_numpy(net, load_policy(init_from)) if init_from else False
+    copied = _load_numpy(net, load_policy(init_from), cfg["extras"]) if init_from else False
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     bs = int(cfg["batch_size"])
     # Batches of whole decisions, about batch_size rows each.

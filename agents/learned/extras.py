@@ -33,26 +33,41 @@ name               size  content
 ``table_cards``    1     cards on the table (loose and in builds) / 10
 =================  ====  ===============================================================
 
-Groups of three or more cards are left out of ``take`` (the pairs are the common case
-and cost one table lookup); the net still has the card bits for the rest.
+Block ``capture-v2`` (225 floats) is ``capture-v1`` followed by:
+
+=================  ====  ===============================================================
+``intake_take``    15    per hand value: intake points (the bonus's cards) of the loose
+                         cards of that table value / 10 (pairs left out)
+``own_take``       15    ``take`` x ``held_value``: what the observer's own cards take next
+``mulle_loose``    13    per table value 1..13: mulle values of the faces whose two copies
+                         both lie loose (whoever takes that value takes the mulle) / 14
+=================  ====  ===============================================================
+
+Each block begins with the one before it, so a net fitted with one can grow into the
+next (:func:`extends`; ``mulle-expert fit --init-from``). Groups of three or more cards
+are left out of ``take`` (the pairs are the common case and cost one table lookup);
+the net still has the card bits for the rest.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mulle_env.engine.cards import HAND_VALUE, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
 from mulle_env.engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from mulle_env.observation import BUILD_FEATURES, OBS_SIZE, OBS_SLICES
 
-__all__ = ["EXTRAS", "EXTRA_SIZE", "afterstate_extras", "extras_size", "with_extras"]
+__all__ = ["EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "extends", "extras_size", "with_extras"]
 
 #: Names of the extra-input blocks this code computes.
-EXTRAS: tuple[str, ...] = ("capture-v1",)
+EXTRAS: tuple[str, ...] = ("capture-v1", "capture-v2")
 
 _VALUES = np.arange(MIN_BUILD_VALUE, MAX_BUILD_VALUE + 1)  # hand values 2..16
 _NV = len(_VALUES)
+#: Floats of block ``capture-v1``.
 EXTRA_SIZE = 2 * NUM_FACES + 5 * _NV + 3
+#: Floats of each block; every block begins with the one before it (a net grows into the next).
+EXTRA_SIZES: dict[str, int] = {"capture-v1": EXTRA_SIZE, "capture-v2": EXTRA_SIZE + 2 * _NV + 13}
 
 _HAND, _LOOSE, _UNSEEN = OBS_SLICES["hand"], OBS_SLICES["loose"], OBS_SLICES["unseen"]
 _BUILD_CARDS = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("cards"), OBS_SLICES["builds"].stop,
@@ -64,6 +79,12 @@ _BY_HAND[np.arange(NUM_FACES), np.array(HAND_VALUE) - MIN_BUILD_VALUE] = 1
 _BY_TABLE = np.zeros((NUM_FACES, 13), np.float32)
 _BY_TABLE[np.arange(NUM_FACES), np.array(TABLE_VALUE) - 1] = 1
 _MULLE = np.array(MULLE_VALUE, np.float32) / 14.0
+# v2: intake points of the loose cards a value takes by value; mulles lying loose (both copies) per table value.
+_INTAKE_SAME = np.zeros((NUM_FACES, _NV), np.float32)
+for _f in range(NUM_FACES):
+    if TABLE_VALUE[_f] >= MIN_BUILD_VALUE:
+        _INTAKE_SAME[_f, TABLE_VALUE[_f] - MIN_BUILD_VALUE] = INTAKE_POINTS[_f] / 10.0
+_PAIR_MULLE = _BY_TABLE * (np.array(MULLE_VALUE, np.float32) / 14.0)[:, None]
 
 # Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
 _SAME = np.zeros((13, _NV), np.float32)
@@ -111,23 +132,31 @@ def extras_size(name: str | None) -> int:
     """Floats the block ``name`` adds (0 for ``None``); a ``ValueError`` names the known blocks."""
     if name is None:
         return 0
-    if name not in EXTRAS:
+    if name not in EXTRA_SIZES:
         raise ValueError(f"unknown extra-input block {name!r}; known: {', '.join(EXTRAS)}")
-    return EXTRA_SIZE
+    return EXTRA_SIZES[name]
 
 
-def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Block ``capture-v1`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZE)`` float32.
+def extends(name: str | None, base: str | None) -> bool:
+    """True if block ``name`` begins with block ``base`` (``None``, no block, begins every one)."""
+    extras_size(name)
+    extras_size(base)
+    return base is None or (name is not None and EXTRAS.index(base) <= EXTRAS.index(name))
+
+
+def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
+    """Block ``name`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZES[name])`` float32.
 
     Reads only the encoding (any position, from its observer's seat; for an afterstate
     the observer is the mover and the opponent is to move next). Written into ``out``
-    (``(n, EXTRA_SIZE)`` float32, e.g. the tail of the net's input) when it is given.
+    (``(n, EXTRA_SIZES[name])`` float32, e.g. the tail of the net's input) when it is given.
     """
     obs = np.asarray(obs, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
         raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
+    size = extras_size(name)
     if out is None:
-        out = np.empty((len(obs), EXTRA_SIZE), np.float32)
+        out = np.empty((len(obs), size), np.float32)
     # A few large numpy calls, not many small ones: this runs once per decision of `learned`.
     loose = obs[:, _LOOSE]
     np.multiply(loose, obs[:, _UNSEEN], out=out[:, _O_THREAT])
@@ -147,7 +176,13 @@ def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     np.less(np.abs(take[:, :_NV] - table), 0.05, out=out[:, _O_CLEARS], casting="unsafe")
     out[:, _O_CLEARS] *= table > 0
     out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
-    out[:, -1:] = table
+    out[:, EXTRA_SIZE - 1 : EXTRA_SIZE] = table
+    if name == "capture-v2":
+        at = EXTRA_SIZE
+        out[:, at : at + _NV] = loose @ _INTAKE_SAME
+        np.multiply(out[:, _O_TAKE], out[:, _O_VALUE.start + _NV : _O_VALUE.stop], out=out[:, at + _NV : at + 2 * _NV])
+        # Both copies of a face loose: whoever takes that value by value takes a mulle.
+        out[:, at + 2 * _NV :] = (loose > 1.5) @ _PAIR_MULLE
     return out
 
 
@@ -156,11 +191,11 @@ def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
     obs = np.asarray(obs, dtype=np.float32)
     if name is None:
         return obs
-    extras_size(name)
+    size = extras_size(name)
     batch = obs[None] if obs.ndim == 1 else obs
     if batch.ndim != 2 or batch.shape[1] != OBS_SIZE:
         raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
-    full = np.empty((len(batch), OBS_SIZE + EXTRA_SIZE), np.float32)
+    full = np.empty((len(batch), OBS_SIZE + size), np.float32)
     full[:, :OBS_SIZE] = batch
-    afterstate_extras(batch, full[:, OBS_SIZE:])
+    afterstate_extras(batch, full[:, OBS_SIZE:], name)
     return full[0] if obs.ndim == 1 else full
