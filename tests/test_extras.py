@@ -145,6 +145,11 @@ def test_policy_file_with_extras_round_trips_and_plays(tmp_path):
     full = np.concatenate([x, afterstate_extras(x)], axis=1)
     want = np.maximum(full @ net.weights[0] + net.biases[0], 0) @ net.weights[1] + net.biases[1]
     assert np.allclose(back.afterstate_values(x), want[:, 0], atol=1e-5)
+    # A decision's few rows skip the zero inputs; a large batch takes the dense product: the same values.
+    many = np.random.default_rng(1).integers(0, 3, (100, OBS_SIZE)).astype(np.float32)
+    many[:, 100:300] = 0
+    few = np.concatenate([back.afterstate_values(many[i : i + 10]) for i in range(0, 100, 10)])
+    assert np.allclose(back.afterstate_values(many), few, atol=1e-5)
     # The same layers without the block name would be another net: another fingerprint, and refused.
     plain = MLPPolicy([net.weights[0][:OBS_SIZE], net.weights[1]], net.biases, "relu",
                       {"note": "test"}, head="afterstate")

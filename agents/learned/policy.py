@@ -99,6 +99,8 @@ V1_LAYOUT: dict = json.loads(
     '"sheet_keys": ["mulle", "tabbe", "intake", "bonus", "total"], "scales": {"score": 100.0, "build_cards": 10.0, '
     '"deck": 80, "hand": 8, "deals_per_set": 6}}'
 )
+#: Batches up to this many rows skip the zero inputs of a net with extra inputs (:meth:`MLPPolicy.afterstate_values`).
+_SPARSE_ROWS = 64
 #: Hidden-layer activations the numpy forward pass implements.
 ACTIVATIONS = ("tanh", "relu")
 
@@ -212,7 +214,20 @@ class MLPPolicy:
         """
         if self.head != "afterstate":
             raise ValueError("this policy writes action logits, not afterstate values")
-        return self._forward(with_extras(obs, self.extras), self.weights, self.biases)[..., 0]
+        x = with_extras(obs, self.extras)
+        if self.extras is None or x.ndim != 2 or len(x) > _SPARSE_ROWS:
+            return self._forward(x, self.weights, self.biases)[..., 0]
+        # A decision's few encodings use about 200 of the ~700 inputs (card blocks are mostly
+        # zeros): multiplying only those columns makes the widest layer about 2.5x cheaper,
+        # which keeps a net with extra inputs within the time of one without. Only nets with
+        # extras take this path, so older nets' outputs (and the games and data made with
+        # them) stay bit for bit what they were.
+        cols = np.flatnonzero(x.any(axis=0))
+        h = x[:, cols] @ self.weights[0][cols]
+        h += self.biases[0]
+        if len(self.weights) == 1:
+            return h[:, 0]
+        return self._forward(self._act(h), self.weights[1:], self.biases[1:])[:, 0]
 
     def points_to_come(self, obs: np.ndarray) -> np.ndarray:
         """:meth:`afterstate_values` in points (float64): what a move's score adds to the points it banked.
