@@ -6,7 +6,7 @@ from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .learned import DEFAULT_POLICY_PATH
 from .learned import register as _register_learned
-from .netsearch import NetSearchAgent
+from .netsearch import DEFAULT_NET_PATH, NetSearchAgent
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
 from .registry import register, same_as_default
@@ -20,6 +20,6 @@ register("netsearch", NetSearchAgent,
          "determinized search whose candidates, rollouts and leaf values come from a learned policy file")
 # learned:path=<file.npz> (agents/learned); its package registers itself with its own help text.
 _register_learned()
-# path="" loads the shipped policy, so naming that file is the same agent (same spec).
+# path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
-same_as_default("netsearch", policy=DEFAULT_POLICY_PATH)
+same_as_default("netsearch", policy=DEFAULT_NET_PATH)

@@ -41,6 +41,8 @@ process.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from mulle_env.engine import GameState
@@ -53,7 +55,14 @@ from .learned.afterstate import afterstate_scores, state_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
 
-__all__ = ["LEAVES", "NetSearchAgent", "limit_blas_threads"]
+__all__ = ["DEFAULT_NET_PATH", "LEAVES", "NetSearchAgent", "limit_blas_threads"]
+
+#: The net ``netsearch`` plays without ``policy=``: generation 4's, with which version 3's
+#: defaults were measured against pimc (docs/learning.md, "Aims"). It is pinned rather than
+#: following the shipped ``learned`` net: the newer net reads extra inputs and costs more a
+#: forward pass, and a search's time a decision is mostly forward passes, so netsearch keeps
+#: the net its figures hold for until it is measured with another.
+DEFAULT_NET_PATH = str(Path(DEFAULT_POLICY_PATH).parent / "generations" / "gen4.npz")
 
 #: Leaf evaluations.
 LEAVES = ("auto", "value", "score")
@@ -79,7 +88,7 @@ class NetSearchAgent(HistorySearchAgent):
     """Determinized search whose candidates, rollouts and leaves come from a policy file (module docstring).
 
     Args:
-        policy: The policy ``.npz`` file; empty means the shipped policy (an afterstate net).
+        policy: The policy ``.npz`` file; empty means :data:`DEFAULT_NET_PATH` (generation 4's afterstate net).
         samples: Determinizations per decision.
         width: Search the policy's best ``width`` moves (0 = all).
         depth: Plies per rollout, the candidate included (1 = evaluate right after it).
@@ -113,7 +122,7 @@ class NetSearchAgent(HistorySearchAgent):
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {leaf!r}")
         if prior < 0:
             raise ValueError(f"prior must be >= 0, not {prior!r}")
-        self.path = str(policy) if policy else DEFAULT_POLICY_PATH
+        self.path = str(policy) if policy else DEFAULT_NET_PATH
         self.net = cached_policy(self.path)
         self.version = policy_version("3", self.net)
         self.afterstate = self.net.head == "afterstate"

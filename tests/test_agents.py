@@ -152,6 +152,19 @@ def test_learned_spec_drops_the_default_path():
     assert canonical("learned:sample=on") == "learned:sample=true"
 
 
+def test_netsearch_spec_drops_its_pinned_net():
+    from agents.learned import DEFAULT_POLICY_PATH
+    from agents.netsearch import DEFAULT_NET_PATH
+
+    # netsearch plays generation 4's net by default (the net its defaults were measured with),
+    # whatever net `learned` ships: naming that file is plain netsearch, naming learned's is not.
+    assert DEFAULT_NET_PATH.endswith("generations/gen4.npz")
+    assert canonical(f"netsearch:policy={DEFAULT_NET_PATH}") == "netsearch"
+    assert agents.make("netsearch").net is agents.make(f"netsearch:policy={DEFAULT_NET_PATH}").net
+    assert agents.make("netsearch").version == "3+" + agents.make(f"learned:path={DEFAULT_NET_PATH}").version[2:]
+    assert canonical(f"netsearch:policy={DEFAULT_POLICY_PATH}") != "netsearch"
+
+
 def test_canonical_checks_names_and_types():
     with pytest.raises(AgentSpecError, match="unknown agent"):
         canonical("nosuch")
