@@ -17,7 +17,7 @@ network in the three places where pimc uses hand-written rules:
 ``prior`` (points) adds ``prior x log p(move)`` from the policy to each candidate's
 value, which breaks near-ties toward the network's choice when samples are few.
 
-With an **afterstate** policy file (``head="afterstate"``, the shipped one) the net
+With an **afterstate** policy file (``head="afterstate"``, every shipped one) the net
 scores moves by the positions they leave (``banked + net``, :mod:`agents.learned.agent`),
 and the same three places use that score: candidates are the best-scored moves;
 in a rollout each seat plays its best-scored move (its afterstates encoded from its
@@ -32,7 +32,7 @@ Like pimc it exposes :meth:`NetSearchAgent.move_values`, so it can label teacher
 for the next generation (:mod:`agents.learned.teacher`).
 
 Speed: the batched forward passes are small matrix products, for which a multithreaded
-BLAS is many times *slower* on a loaded machine (measured: 48 x 524 through the shipped
+BLAS is many times *slower* on a loaded machine (measured: 48 x 524 through a shipped
 net, 1.6 ms with one OpenBLAS thread, 6-150 ms with two on 2 busy cores). Run it with
 ``OPENBLAS_NUM_THREADS=1`` (``mulle-expert`` sets it for its worker processes), or
 install ``threadpoolctl``, which the agent then uses to limit BLAS to one thread in its

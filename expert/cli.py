@@ -40,8 +40,6 @@ import sys
 import time
 from pathlib import Path
 
-from agents.learned.extras import EXTRAS
-
 __all__ = ["build_parser", "main"]
 
 MANIFEST = "manifest.json"
@@ -101,6 +99,9 @@ def _specs(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface of ``mulle-expert`` (its flags are a public interface)."""
+    # Imported here, not at the top: numpy must load after main() limits the BLAS threads.
+    from agents.learned.extras import EXTRAS
+
     ap = argparse.ArgumentParser(prog="mulle-expert", description="Expert iteration for Mulle: a search labels "
                                  "positions, a network learns them, the search uses the network; repeat.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -166,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--batch-size", type=_positive, default=1024)
     f.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
     f.add_argument("--seed", type=int, default=0, help="initial weights, batch order, held-out games")
-    f.add_argument("--init-from", default="", help="policy file whose weights start the fit (same shapes)")
+    f.add_argument("--init-from", default="",
+                   help="policy file whose weights start the fit (same shapes; or one with fewer extra inputs)")
     f.add_argument("--extras", choices=EXTRAS, default=None,
                    help="afterstate nets: also read this extra-input block, computed from each encoding "
                         "(agents/learned/extras.py); --init-from may then name a net without it")

@@ -221,7 +221,18 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
     net = _build(cfg)
-    copied = _load_numpy(net, load_policy(init_from), cfg["extras"]) if init_from else False
+    copied = False
+    if init_from:
+        init_policy = load_policy(init_from)
+        copied = _load_numpy(net, init_policy, cfg["extras"])
+        if not copied:
+            # Starting from random weights by accident would cost a whole fit: refuse instead.
+            p = init_policy
+            theirs = f"{p.head}, hidden {list(p.hidden_sizes)}, extra inputs {p.extras}"
+            ours = f"afterstate, hidden {list(cfg['hidden'])}, extra inputs {cfg['extras']}"
+            hint = f", and --extras {p.extras} or a later block" if p.extras else ""
+            raise ValueError(f"--init-from {init_from}: its net ({theirs}) does not fit this fit's net ({ours}); "
+                             f"give the same shapes{hint}")
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     bs = int(cfg["batch_size"])
     # Batches of whole decisions, about batch_size rows each.

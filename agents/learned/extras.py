@@ -1,7 +1,7 @@
 """Extra inputs for afterstate nets: what the position a move leaves offers the next capture.
 
 A discard's worth is what the opponent can then take: the twin of a card left loose
-(a mulle of up to 14 points), or every loose card of some value plus the pairs that sum
+(a mulle of up to 13 points), or every loose card of some value plus the pairs that sum
 to it. The observation holds all of this, but only as separate card bits (``loose``,
 ``unseen``, ``hand``), and a one-pass MLP fitted to search values did not learn the
 products and sums from them: ``mulle-expert regret`` found ``learned`` no better than
@@ -44,9 +44,23 @@ Block ``capture-v2`` (225 floats) is ``capture-v1`` followed by:
 =================  ====  ===============================================================
 
 Each block begins with the one before it, so a net fitted with one can grow into the
-next (:func:`extends`; ``mulle-expert fit --init-from``). Groups of three or more cards
-are left out of ``take`` (the pairs are the common case and cost one table lookup);
-the net still has the card bits for the rest.
+next (:func:`extends`; ``mulle-expert fit --init-from``).
+
+The features are hints, not the rules: the net still has the card bits for the rest.
+Known simplifications, kept because the shipped net was fitted with them:
+
+* ``take`` leaves out groups of three or more cards (the pairs are the common case and
+  cost one table lookup), and the rule that a card whose twin lies loose takes only
+  the twin (RULES.md 4.1.1).
+* ``twin_threat``, ``twin_mine`` and the two mulle sums include the six faces played
+  with hand values 14 to 16 (the aces, SP 2, RU 10), whose twins cannot be taken by a
+  mulle capture (4.1.1 applies up to 13); such a pair is still a mulle when both
+  copies are taken some other way.
+* ``intake_take`` counts loose cards only, not build cards; ``mulle_loose``'s column
+  for table value 1 (aces) is taken by pairs, not by the aces themselves.
+* The ruleset's flags (``mulle_hand_values``, ``forced_capture``) are not read.
+
+A later block that drops these simplifications is a new name; these two stay as they are.
 """
 
 from __future__ import annotations

@@ -155,9 +155,7 @@ class MLPPolicy:
     ) -> None:
         if head not in HEADS:
             raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
-        if extras is not None and (head != "afterstate" or extras not in EXTRAS):
-            raise PolicyFileError(f"extra inputs {extras!r} are not supported for a {head} net; supported: "
-                                  f"{', '.join(EXTRAS)} (afterstate nets only)")
+        _check_extras(extras, head, "policy")
         self.head = head
         self.extras = extras
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
@@ -317,6 +315,16 @@ class MLPPolicy:
                 h.update(np.ascontiguousarray(a).tobytes())
         h.update(json.dumps(self.metadata, sort_keys=True, separators=(",", ":")).encode())
         return h.hexdigest()[:12]
+
+
+def _check_extras(extras: str | None, head: str, where: str) -> None:
+    if extras is None:
+        return
+    if extras not in EXTRAS:
+        raise PolicyFileError(f"{where}: extra inputs {extras!r} are not supported; this code computes "
+                              f"{', '.join(EXTRAS)} (agents/learned/extras.py)")
+    if head != "afterstate":
+        raise PolicyFileError(f"{where}: extra inputs are for afterstate nets, not {head} nets")
 
 
 def _check_layers(weights, biases, activation, where: str, outputs: int | None = None,
@@ -513,9 +521,7 @@ def _from_arrays(data, where: str) -> MLPPolicy:
         value_w, value_b = _layers(data, "value", nv, where)
     meta = _json_object(data, "metadata", where)
     extras = _scalar(data, "extras", str, where) if "extras" in data else None
-    if extras is not None and (head != "afterstate" or extras not in EXTRAS):
-        raise PolicyFileError(f"{where}: extra inputs {extras!r} are not supported for a {head} net; this code "
-                              f"computes {', '.join(EXTRAS)} (afterstate nets only)")
+    _check_extras(extras, head, where)
     _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
