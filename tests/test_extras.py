@@ -129,6 +129,8 @@ def test_bad_shapes_and_names_are_refused():
     with pytest.raises(ValueError, match="unknown extra-input block 'v9'; known: capture-v1, capture-v2"):
         extras_size("v9")
     assert extras_size(None) == 0 and extras_size("capture-v1") == EXTRA_SIZE
+    with pytest.raises(ValueError, match=r"out must be a float32 array of shape \(2, 182\), not float64"):
+        afterstate_extras(np.zeros((2, OBS_SIZE)), out=np.zeros((2, EXTRA_SIZE)))
     x = np.ones(OBS_SIZE, np.float32)
     assert with_extras(x, "capture-v1").shape == (OBS_SIZE + EXTRA_SIZE,)
     assert with_extras(x, None).shape == (OBS_SIZE,) and with_extras(x, None).dtype == np.float32

@@ -171,6 +171,8 @@ def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str 
     size = extras_size(name)
     if out is None:
         out = np.empty((len(obs), size), np.float32)
+    elif out.shape != (len(obs), size) or out.dtype != np.float32:
+        raise ValueError(f"out must be a float32 array of shape {(len(obs), size)}, not {out.dtype} {out.shape}")
     # A few large numpy calls, not many small ones: this runs once per decision of `learned`.
     loose = obs[:, _LOOSE]
     np.multiply(loose, obs[:, _UNSEEN], out=out[:, _O_THREAT])
