@@ -142,12 +142,10 @@ def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
     if tuple(lin[0].weight.shape) != w0.T.shape and not (grows and lin[0].weight.shape[0] == w0.shape[1]):
         return False
     with torch.no_grad():
-        for i, (m, w, b) in enumerate(zip(lin, policy.weights, policy.biases)):
-            if i == 0 and grows:
-                m.weight.zero_()
-                m.weight[:, : w.shape[0]] = torch.from_numpy(np.ascontiguousarray(w.T))
-            else:
-                m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+        for m, w, b in zip(lin, policy.weights, policy.biases):
+            # Zeros first, then the policy's columns: a grown first layer's new inputs stay at zero.
+            m.weight.zero_()
+            m.weight[:, : w.shape[0]] = torch.from_numpy(np.ascontiguousarray(w.T))
             m.bias.copy_(torch.from_numpy(b))
     return True
 
@@ -159,7 +157,7 @@ def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras
     with torch.no_grad():
         for i in range(0, len(rows), batch):
             r = rows[i : i + batch]
-            x = with_extras(np.asarray(obs16[r], dtype=np.float32), extras)
+            x = with_extras(obs16[r], extras)  # float32, the block appended when there is one
             out[i : i + len(r)] = net(torch.from_numpy(x))[:, 0].numpy()
     return out * VALUE_SCALE
 
@@ -223,14 +221,13 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     net = _build(cfg)
     copied = False
     if init_from:
-        init_policy = load_policy(init_from)
-        copied = _load_numpy(net, init_policy, cfg["extras"])
+        init = load_policy(init_from)
+        copied = _load_numpy(net, init, cfg["extras"])
         if not copied:
             # Starting from random weights by accident would cost a whole fit: refuse instead.
-            p = init_policy
-            theirs = f"{p.head}, hidden {list(p.hidden_sizes)}, extra inputs {p.extras}"
+            theirs = f"{init.head}, hidden {list(init.hidden_sizes)}, extra inputs {init.extras}"
             ours = f"afterstate, hidden {list(cfg['hidden'])}, extra inputs {cfg['extras']}"
-            hint = f", and --extras {p.extras} or a later block" if p.extras else ""
+            hint = f", and --extras {init.extras} or a later block" if init.extras else ""
             raise ValueError(f"--init-from {init_from}: its net ({theirs}) does not fit this fit's net ({ours}); "
                              f"give the same shapes{hint}")
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))

@@ -68,20 +68,18 @@ from __future__ import annotations
 import numpy as np
 
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
-from mulle_env.engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
-from mulle_env.observation import BUILD_FEATURES, OBS_SIZE, OBS_SLICES
+from mulle_env.engine.moves import MIN_BUILD_VALUE
+from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES
 
 __all__ = ["EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "extends", "extras_size", "with_extras"]
 
-#: Names of the extra-input blocks this code computes.
-EXTRAS: tuple[str, ...] = ("capture-v1", "capture-v2")
-
-_VALUES = np.arange(MIN_BUILD_VALUE, MAX_BUILD_VALUE + 1)  # hand values 2..16
-_NV = len(_VALUES)
+_NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
 #: Floats of block ``capture-v1``.
 EXTRA_SIZE = 2 * NUM_FACES + 5 * _NV + 3
 #: Floats of each block; every block begins with the one before it (a net grows into the next).
 EXTRA_SIZES: dict[str, int] = {"capture-v1": EXTRA_SIZE, "capture-v2": EXTRA_SIZE + 2 * _NV + 13}
+#: Names of the extra-input blocks this code computes, in the order each grows into the next.
+EXTRAS: tuple[str, ...] = tuple(EXTRA_SIZES)
 
 _HAND, _LOOSE, _UNSEEN = OBS_SLICES["hand"], OBS_SLICES["loose"], OBS_SLICES["unseen"]
 _BUILD_CARDS = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("cards"), OBS_SLICES["builds"].stop,
@@ -98,7 +96,7 @@ _INTAKE_SAME = np.zeros((NUM_FACES, _NV), np.float32)
 for _f in range(NUM_FACES):
     if TABLE_VALUE[_f] >= MIN_BUILD_VALUE:
         _INTAKE_SAME[_f, TABLE_VALUE[_f] - MIN_BUILD_VALUE] = INTAKE_POINTS[_f] / 10.0
-_PAIR_MULLE = _BY_TABLE * (np.array(MULLE_VALUE, np.float32) / 14.0)[:, None]
+_PAIR_MULLE = _BY_TABLE * _MULLE[:, None]
 
 # Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
 _SAME = np.zeros((13, _NV), np.float32)
