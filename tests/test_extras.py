@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 import random
 
 import numpy as np
@@ -16,7 +17,7 @@ from agents.learned.bc import suit_swap_permutations
 from agents.learned.extras import EXTRA_SIZE, EXTRA_SIZES, afterstate_extras, extends, extras_size, with_extras
 from mulle_env.engine import new_game
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
-from mulle_env.observation import OBS_SIZE, encode_state
+from mulle_env.observation import OBS_SIZE, OBS_SLICES, encode_state
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 TAKE = slice(104, 119)  # the ``take`` block: hand values 2..16
@@ -81,7 +82,21 @@ def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
     intake = [sum(INTAKE_POINTS[f] * loose[f] for f in range(52) if TABLE_VALUE[f] == v) / 10 for v in range(2, 17)]
     mulle_loose = [sum(MULLE_VALUE[f] for f in range(52) if TABLE_VALUE[f] == t and loose[f] == 2) / 14
                    for t in range(1, 14)]
-    return [*v1, *intake, *(n / 10 * h for n, h in zip(take, held_v)), *mulle_loose]
+    v2 = [*v1, *intake, *(n / 10 * h for n, h in zip(take, held_v)), *mulle_loose]
+    if name == "capture-v2":
+        return v2
+    # capture-v3: the opponent's h cards are h draws from the U unseen ones.
+    total, h = int(unseen.sum()), round(row[OBS_SLICES["scalars"].start] * 8)
+    p = []
+    for v in range(2, 17):
+        k = sum(int(unseen[f]) for f in range(52) if HAND_VALUE[f] == v)
+        p.append(1 - math.comb(total - k, h) / math.comb(total, h))
+    mine = [row[416 + (v - 2) * 5 + 1] for v in range(2, 17)]
+    twin = sum(t * MULLE_VALUE[f] for f, t in enumerate(threat) if HAND_VALUE[f] <= 13) / 14
+    clears = v1[164:179]
+    return [*v2, *p, *(n / 10 * q for n, q in zip(take, p)), *(i * q for i, q in zip(intake, p)),
+            *(m * q for m, q in zip(mine, p)), twin, twin * h / total,
+            sum(mulle_loose[t - 1] * p[t - 2] for t in range(2, 14)), max(c * q for c, q in zip(clears, p))]
 
 
 def test_extras_equal_their_card_by_card_definition_on_afterstates():
@@ -107,10 +122,37 @@ def test_extras_equal_their_card_by_card_definition_on_afterstates():
     v2 = afterstate_extras(both, name="capture-v2")[0]
     assert np.allclose(v2, reference_extras(both[0], "capture-v2"), atol=1e-6)
     assert np.allclose(v2[212:], [13 / 14 if t == 13 else 5 / 14 if t == 5 else 0 for t in range(1, 14)])
+    # capture-v3 begins with capture-v2, and its tail is the card-by-card probabilities.
+    got3 = afterstate_extras(rows, name="capture-v3")
+    assert got3.shape == (len(rows), EXTRA_SIZES["capture-v3"]) and np.array_equal(got3[:, :225], got2)
+    want3 = np.array([reference_extras(r, "capture-v3") for r in rows], np.float32)
+    assert np.allclose(got3, want3, atol=1e-5)
+    assert (got3[:, 270:285] > 0).any() and (got3[:, 225:240] > 0).all(axis=1).any()
+    assert extends("capture-v3", "capture-v2") and extends("capture-v2", "capture-v1")
     assert extends("capture-v2", "capture-v1") and extends("capture-v1", None)
     assert not extends("capture-v1", "capture-v2") and not extends(None, "capture-v1")
     # Some afterstate's capture clears the table, and the flag says so only then.
     assert got[:, 164:179].any()
+
+
+def test_p_holds_is_the_hypergeometric_chance():
+    # Ten unseen cards (both copies of five faces, two of them kings); the opponent holds three.
+    row = np.zeros((1, OBS_SIZE), np.float32)
+    faces = [12, 13 + 4, 26 + 7, 39 + 9, 39 + 12]  # KL K, SP 5, HJ 8, RU 10, RU K
+    row[0, 364 + np.array(faces)] = 2
+    row[0, OBS_SLICES["scalars"].start] = 3 / 8
+    ex = afterstate_extras(row, name="capture-v3")[0]
+    p = dict(zip(range(2, 17), ex[225:240]))
+    assert p[13] == pytest.approx(1 - math.comb(6, 3) / math.comb(10, 3))  # 4 kings: 1 - 20/120
+    assert p[5] == pytest.approx(1 - math.comb(8, 3) / math.comb(10, 3))  # 2 fives: 1 - 56/120
+    assert p[16] == p[5] and p[10] == 0 and p[7] == 0  # RU 10 is hand value 16; no 10 or 7 unseen
+    # Nothing loose, no build: nothing to take, so every expectation is zero.
+    assert not ex[240:285].any() and not ex[285:].any()
+    # A loose KL K with its twin unseen (nine unseen cards now): a mulle exposed, the opponent's card with
+    # probability 3 / 9.
+    row[0, 52 + 12], row[0, 364 + 12] = 1, 1
+    ex = afterstate_extras(row, name="capture-v3")[0]
+    assert ex[285] == pytest.approx(13 / 14) and ex[286] == pytest.approx(13 / 14 * 3 / 9)
 
 
 def test_extras_are_suit_swap_equivariant():

@@ -43,6 +43,27 @@ Block ``capture-v2`` (225 floats) is ``capture-v1`` followed by:
                          both lie loose (whoever takes that value takes the mulle) / 14
 =================  ====  ===============================================================
 
+Block ``capture-v3`` (289 floats) is ``capture-v2`` followed by what the opponent, who moves
+next, can actually reach: ``capture-v1`` and ``capture-v2`` count what a card of each value
+*would* take, not how likely the opponent is to hold one, and that likelihood falls as their
+hand empties. ``p_holds`` is exact for what the mover knows: the opponent's ``h`` cards are a
+uniform draw from the ``U`` unseen ones, of which ``k`` have hand value ``v``, so
+P(none) = C(U - k, h) / C(U, h).
+
+===================  ====  =============================================================
+``p_holds``          15    per hand value: P(the opponent holds at least one card of it)
+``exp_take``         15    ``take`` x ``p_holds``: cards the opponent can take by that value
+``exp_intake``       15    ``intake_take`` x ``p_holds``
+``build_at_risk``    15    per build value: the mover owns that build x ``p_holds`` (the
+                           chance it is captured before the mover takes it in)
+``twin_exposed``     1     as ``mulle_exposed``, faces of hand value 14..16 left out (their
+                           twins cannot be mulle-captured, RULES.md 4.1.1)
+``exp_mulle``        1     ``twin_exposed`` x h / U: each unseen card is the opponent's with
+                           probability h / U
+``exp_mulle_loose``  1     ``mulle_loose`` x ``p_holds`` summed over table values 2..13
+``p_tabbe``          1     the largest ``clears`` x ``p_holds``: a chance of a tabbe
+===================  ====  =============================================================
+
 Each block begins with the one before it, so a net fitted with one can grow into the
 next (:func:`extends`; ``mulle-expert fit --init-from``).
 
@@ -60,7 +81,10 @@ Known simplifications, kept because the shipped net was fitted with them:
   for table value 1 (aces) is taken by pairs, not by the aces themselves.
 * The ruleset's flags (``mulle_hand_values``, ``forced_capture``) are not read.
 
-A later block that drops these simplifications is a new name; these two stay as they are.
+A later block that drops these simplifications is a new name; these stay as they are.
+``capture-v3`` adds ``twin_exposed`` without the six faces and keeps the rest. Its ``h``
+is the encoding's opponent hand size, which an afterstate of a deal's last card gives as
+1, not 0 (agents/learned/afterstate.py keeps the opponent a placeholder card).
 """
 
 from __future__ import annotations
@@ -69,7 +93,8 @@ import numpy as np
 
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
 from mulle_env.engine.moves import MIN_BUILD_VALUE
-from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES
+from mulle_env.engine.rules import HAND_SIZE
+from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
 __all__ = ["EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "extends", "extras_size", "with_extras"]
 
@@ -77,7 +102,8 @@ _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
 #: Floats of block ``capture-v1``.
 EXTRA_SIZE = 2 * NUM_FACES + 5 * _NV + 3
 #: Floats of each block; every block begins with the one before it (a net grows into the next).
-EXTRA_SIZES: dict[str, int] = {"capture-v1": EXTRA_SIZE, "capture-v2": EXTRA_SIZE + 2 * _NV + 13}
+EXTRA_SIZES: dict[str, int] = {"capture-v1": EXTRA_SIZE, "capture-v2": EXTRA_SIZE + 2 * _NV + 13,
+                                "capture-v3": EXTRA_SIZE + 6 * _NV + 17}
 #: Names of the extra-input blocks this code computes, in the order each grows into the next.
 EXTRAS: tuple[str, ...] = tuple(EXTRA_SIZES)
 
@@ -97,6 +123,22 @@ for _f in range(NUM_FACES):
     if TABLE_VALUE[_f] >= MIN_BUILD_VALUE:
         _INTAKE_SAME[_f, TABLE_VALUE[_f] - MIN_BUILD_VALUE] = INTAKE_POINTS[_f] / 10.0
 _PAIR_MULLE = _BY_TABLE * _MULLE[:, None]
+# v3: the opponent's hand size (the first scalar, / HAND_SIZE); who owns each build; twins a mulle capture can take.
+_OPP_HAND = OBS_SLICES["scalars"].start + SCALAR_FEATURES.index("opponent_hand_size")
+_BUILD_MINE = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("mine"), OBS_SLICES["builds"].stop,
+                    len(BUILD_FEATURES))
+_MULLE13 = _MULLE * (np.array(HAND_VALUE) <= 13)
+# P(no card of some value among h draws from U unseen cards, k of them of that value), by [U, k, h]:
+# C(U - k, h) / C(U, h) = prod_{i<h} (U - k - i) / (U - i). A table, because a decision's few rows
+# would otherwise pay eight small numpy calls.
+_MAX_UNSEEN, _MAX_K = 2 * NUM_FACES, 8
+_NONE = np.ones((_MAX_UNSEEN + 1, _MAX_K + 1, HAND_SIZE + 1), np.float64)
+for _u in range(_MAX_UNSEEN + 1):
+    for _k in range(_MAX_K + 1):
+        for _h in range(1, HAND_SIZE + 1):
+            _i = _h - 1
+            _NONE[_u, _k, _h] = _NONE[_u, _k, _i] * (max(_u - _k - _i, 0) / max(_u - _i, 1))
+_NONE = _NONE.astype(np.float32)
 
 # Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
 _SAME = np.zeros((13, _NV), np.float32)
@@ -191,13 +233,36 @@ def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str 
     out[:, _O_CLEARS] *= table > 0
     out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
     out[:, EXTRA_SIZE - 1 : EXTRA_SIZE] = table
-    if name == "capture-v2":
+    if name != "capture-v1":
         at = EXTRA_SIZE
         out[:, at : at + _NV] = loose @ _INTAKE_SAME
         np.multiply(out[:, _O_TAKE], out[:, _O_VALUE.start + _NV : _O_VALUE.stop], out=out[:, at + _NV : at + 2 * _NV])
         # Both copies of a face loose: whoever takes that value by value takes a mulle.
-        out[:, at + 2 * _NV :] = (loose > 1.5) @ _PAIR_MULLE
+        out[:, at + 2 * _NV : at + 2 * _NV + 13] = (loose > 1.5) @ _PAIR_MULLE
+    if name == "capture-v3":
+        _reach(obs, out)
     return out
+
+
+def _reach(obs: np.ndarray, out: np.ndarray) -> None:
+    """Block ``capture-v3``'s tail, from the encoding and the ``capture-v2`` block already in ``out``."""
+    at = EXTRA_SIZES["capture-v2"]
+    unseen = obs[:, _UNSEEN]
+    total = unseen.sum(axis=1).astype(np.intp)  # U: the opponent's hand and the deck
+    hand = np.rint(obs[:, _OPP_HAND] * HAND_SIZE).astype(np.intp)  # h
+    k = np.rint(out[:, _O_UNSEEN] * 8).astype(np.intp)  # unseen cards of each hand value
+    p = out[:, at : at + _NV]
+    np.subtract(1, _NONE[total[:, None], k, hand[:, None]], out=p)
+    np.multiply(out[:, _O_TAKE], p, out=out[:, at + _NV : at + 2 * _NV])
+    v2 = EXTRA_SIZE  # capture-v2's own columns start here: intake_take, own_take, mulle_loose
+    np.multiply(out[:, v2 : v2 + _NV], p, out=out[:, at + 2 * _NV : at + 3 * _NV])
+    np.multiply(obs[:, _BUILD_MINE], p, out=out[:, at + 3 * _NV : at + 4 * _NV])
+    tail = at + 4 * _NV
+    out[:, tail] = (obs[:, _LOOSE] * unseen) @ _MULLE13
+    out[:, tail + 1] = out[:, tail] * hand / np.maximum(total, 1)
+    # mulle_loose's columns are table values 1..13; p's are hand values 2..16, so value t is p's column t - 2.
+    out[:, tail + 2] = (out[:, v2 + 2 * _NV + 1 : v2 + 2 * _NV + 13] * p[:, :12]).sum(axis=1)
+    out[:, tail + 3] = (out[:, _O_CLEARS] * p).max(axis=1)
 
 
 def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
