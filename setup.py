@@ -1,4 +1,4 @@
-"""Build the optional compiled rules core (mulle_env/engine/_core.c).
+"""Build the optional compiled rules core (mulle_env/engine/_core.c) and extra-input blocks (agents/learned/_extras.c).
 
 Everything else is configured in pyproject.toml. The extension is optional: without a
 C compiler ``pip install`` still succeeds and the engine runs on its pure-Python
@@ -18,6 +18,14 @@ setup(
             sources=["mulle_env/engine/_core.c"],
             extra_compile_args=_ARGS,
             optional=True,
-        )
+        ),
+        # The compiled extra-input blocks of afterstate nets (agents/learned/extras.py is the
+        # reference and the fallback when this is not built).
+        Extension(
+            "agents.learned._extras",
+            sources=["agents/learned/_extras.c"],
+            extra_compile_args=_ARGS,
+            optional=True,
+        ),
     ]
 )

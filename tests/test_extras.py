@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,8 +16,18 @@ from test_afterstate import positions
 
 import agents
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
+from agents.learned import extras as extras_module
 from agents.learned.bc import suit_swap_permutations
-from agents.learned.extras import EXTRA_SIZE, EXTRA_SIZES, afterstate_extras, extends, extras_size, with_extras
+from agents.learned.extras import (
+    EXTRA_SIZE,
+    EXTRA_SIZES,
+    EXTRAS,
+    afterstate_extras,
+    afterstate_extras_numpy,
+    extends,
+    extras_size,
+    with_extras,
+)
 from mulle_env.engine import new_game
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
 from mulle_env.observation import OBS_SIZE, OBS_SLICES, encode_state
@@ -99,7 +112,8 @@ def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
             sum(mulle_loose[t - 1] * p[t - 2] for t in range(2, 14)), max(c * q for c, q in zip(clears, p))]
 
 
-def test_extras_equal_their_card_by_card_definition_on_afterstates():
+@pytest.mark.parametrize("afterstate_extras", [afterstate_extras, afterstate_extras_numpy], ids=["default", "numpy"])
+def test_extras_equal_their_card_by_card_definition_on_afterstates(afterstate_extras):
     from agents.learned.afterstate import encode_afterstates
 
     rows = np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
@@ -153,6 +167,58 @@ def test_p_holds_is_the_hypergeometric_chance():
     row[0, 52 + 12], row[0, 364 + 12] = 1, 1
     ex = afterstate_extras(row, name="capture-v3")[0]
     assert ex[285] == pytest.approx(13 / 14) and ex[286] == pytest.approx(13 / 14 * 3 / 9)
+
+
+@pytest.mark.skipif(extras_module.BACKEND != "c", reason="agents.learned._extras is not built")
+def test_compiled_extras_equal_the_numpy_reference():
+    from agents.learned.afterstate import encode_afterstates
+
+    rows = np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
+                           for st in positions(120, seed=31)])
+    # The module sums in the order of numpy's products' terms; a BLAS kernel's own order is
+    # not specified, so what is asked is agreement to a few float32 ulps (on this project's
+    # machine it is bit for bit on every afterstate tried) and the same moves (below).
+    for name in EXTRAS:
+        want = afterstate_extras_numpy(rows, name=name)
+        got = afterstate_extras(rows, name=name)
+        assert np.allclose(got, want, rtol=0, atol=2e-6)
+        full = with_extras(rows, name)  # written straight into the rows' tails
+        assert np.array_equal(full[:, :OBS_SIZE], rows) and np.array_equal(full[:, OBS_SIZE:], got)
+        # A strided `out` (the tail of a wider array) takes the same values.
+        wide = np.zeros((len(rows), OBS_SIZE + EXTRA_SIZES[name]), np.float32)
+        afterstate_extras(rows, wide[:, OBS_SIZE:], name)
+        assert np.array_equal(wide[:, OBS_SIZE:], got)
+    one = with_extras(rows[0], "capture-v3")
+    assert one.shape == (OBS_SIZE + EXTRA_SIZES["capture-v3"],) and np.allclose(one[OBS_SIZE:], want[0], atol=2e-6)
+    with pytest.raises(ValueError, match="level 1..3"):
+        extras_module._C.compute(rows, np.zeros((len(rows), 300), np.float32), 4, 300, 0)
+    with pytest.raises(ValueError, match="one row of `stride` floats"):
+        extras_module._C.compute(rows, np.zeros((len(rows) + 1, 300), np.float32), 3, 300, 0)
+
+
+@pytest.mark.skipif(extras_module.BACKEND != "c", reason="agents.learned._extras is not built")
+def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch):
+    from agents.learned.afterstate import afterstate_scores
+
+    bot = agents.make("learned")
+    assert bot.policy.extras == "capture-v3"
+    decisions = [st for st in positions(150, seed=41) if len(st.legal_moves()) > 1]
+    compiled = [afterstate_scores(bot.policy, st.view(st.to_move), st.legal_moves()) for st in decisions]
+    monkeypatch.setattr(extras_module, "_C", None)
+    reference = [afterstate_scores(bot.policy, st.view(st.to_move), st.legal_moves()) for st in decisions]
+    assert len(decisions) > 100
+    assert all(np.argmax(a) == np.argmax(b) for a, b in zip(compiled, reference))
+    assert max(np.abs(a - b).max() for a, b in zip(compiled, reference)) < 1e-4
+
+
+def test_mulle_extras_environment_variable_is_checked():
+    code = "import agents.learned.extras as e; print(e.BACKEND)"
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "numpy"},
+                         capture_output=True, text=True)
+    assert run.stdout.strip() == "numpy"
+    bad = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "fast"},
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "MULLE_EXTRAS must be 'c', 'numpy' or unset (auto), not 'fast'" in bad.stderr
 
 
 def test_extras_are_suit_swap_equivariant():
@@ -263,6 +329,12 @@ def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
     v2 = _build(AfterstateConfig(hidden=[16], extras="capture-v2"))
     assert _load_numpy(v2, fitted, "capture-v2")
     assert np.allclose(to_policy(v2, "relu", extras="capture-v2").afterstate_values(x), fitted.afterstate_values(x),
+                       atol=1e-5)
+    # ...and on into capture-v3.
+    v2_policy = to_policy(v2, "relu", extras="capture-v2")
+    v3 = _build(AfterstateConfig(hidden=[16], extras="capture-v3"))
+    assert _load_numpy(v3, v2_policy, "capture-v3")
+    assert np.allclose(to_policy(v3, "relu", extras="capture-v3").afterstate_values(x), fitted.afterstate_values(x),
                        atol=1e-5)
     assert not _load_numpy(_build(AfterstateConfig(hidden=[16])), fitted, None)
     assert not _load_numpy(grown, to_policy(v2, "relu", extras="capture-v2"), "capture-v1")

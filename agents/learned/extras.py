@@ -55,7 +55,8 @@ P(none) = C(U - k, h) / C(U, h).
 ``exp_take``         15    ``take`` x ``p_holds``: cards the opponent can take by that value
 ``exp_intake``       15    ``intake_take`` x ``p_holds``
 ``build_at_risk``    15    per build value: the mover owns that build x ``p_holds`` (the
-                           chance it is captured before the mover takes it in)
+                           chance the opponent can capture it before the mover takes
+                           it in; building on it instead is not counted)
 ``twin_exposed``     1     as ``mulle_exposed``, faces of hand value 14..16 left out (their
                            twins cannot be mulle-captured, RULES.md 4.1.1)
 ``exp_mulle``        1     ``twin_exposed`` x h / U: each unseen card is the opponent's with
@@ -89,6 +90,8 @@ is the encoding's opponent hand size, which an afterstate of a deal's last card 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
@@ -96,7 +99,8 @@ from mulle_env.engine.moves import MIN_BUILD_VALUE
 from mulle_env.engine.rules import HAND_SIZE
 from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
-__all__ = ["EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "extends", "extras_size", "with_extras"]
+__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "afterstate_extras_numpy", "extends",
+           "extras_size", "with_extras"]
 
 _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
 #: Floats of block ``capture-v1``.
@@ -180,6 +184,7 @@ _O_VALUE = slice(_O_TAKE.stop, _O_TAKE.stop + 2 * _NV)  # unseen_value, held_val
 _O_PRODUCT = slice(_O_VALUE.stop, _O_VALUE.stop + _NV)
 _O_CLEARS = slice(_O_PRODUCT.stop, _O_PRODUCT.stop + _NV)
 _O_MULLE = slice(_O_CLEARS.stop, _O_CLEARS.stop + 2)
+_O_TWIN_EXPOSED = EXTRA_SIZES["capture-v2"] + 4 * _NV
 
 
 def extras_size(name: str | None) -> int:
@@ -198,13 +203,7 @@ def extends(name: str | None, base: str | None) -> bool:
     return base is None or (name is not None and EXTRAS.index(base) <= EXTRAS.index(name))
 
 
-def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
-    """Block ``name`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZES[name])`` float32.
-
-    Reads only the encoding (any position, from its observer's seat; for an afterstate
-    the observer is the mover and the opponent is to move next). Written into ``out``
-    (``(n, EXTRA_SIZES[name])`` float32, e.g. the tail of the net's input) when it is given.
-    """
+def _checked(obs: np.ndarray, out: np.ndarray | None, name: str) -> tuple[np.ndarray, np.ndarray]:
     obs = np.asarray(obs, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
         raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
@@ -213,7 +212,49 @@ def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str 
         out = np.empty((len(obs), size), np.float32)
     elif out.shape != (len(obs), size) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(len(obs), size)}, not {out.dtype} {out.shape}")
-    # A few large numpy calls, not many small ones: this runs once per decision of `learned`.
+    return obs, out
+
+
+def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
+    """Block ``name`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZES[name])`` float32.
+
+    Reads only the encoding (any position, from its observer's seat; for an afterstate
+    the observer is the mover and the opponent is to move next). Written into ``out``
+    (``(n, EXTRA_SIZES[name])`` float32, e.g. the tail of the net's input) when it is given.
+    Computed by the compiled module when it is built (:data:`BACKEND`), else by
+    :func:`afterstate_extras_numpy`; the two agree to float rounding (tested).
+    """
+    obs, out = _checked(obs, out, name)
+    if _C is None:
+        return afterstate_extras_numpy(obs, out, name)
+    if out.flags.c_contiguous:
+        _compiled(np.ascontiguousarray(obs), out, out, 0, name)
+    else:
+        out[...] = afterstate_extras(obs, None, name)
+    return out
+
+
+def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, name: str) -> None:
+    """The block by the compiled module into ``out`` = ``rows[:, offset:offset + size]`` (``rows`` C-contiguous).
+
+    The module leaves the mulle sums, which numpy makes with products whose summation
+    order it cannot repeat; they are made here with the reference's own calls, so the
+    block equals :func:`afterstate_extras_numpy` bit for bit.
+    """
+    _C.compute(obs, rows, _LEVEL[name], rows.shape[1], offset)
+    out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
+    if name == "capture-v3":
+        out[:, _O_TWIN_EXPOSED] = (obs[:, _LOOSE] * obs[:, _UNSEEN]) @ _MULLE13
+        _C.exp_mulle(obs, rows, rows.shape[1], offset)
+
+
+def afterstate_extras_numpy(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
+    """:func:`afterstate_extras` in numpy: the definition, and the reference the compiled module is tested against.
+
+    Generations 5 and 6 were fitted, and measured, on these values.
+    """
+    obs, out = _checked(obs, out, name)
+    # A few large numpy calls, not many small ones (the compiled module is faster still for a decision's few rows).
     loose = obs[:, _LOOSE]
     np.multiply(loose, obs[:, _UNSEEN], out=out[:, _O_THREAT])
     np.multiply(loose, obs[:, _HAND], out=out[:, _O_MINE])
@@ -257,7 +298,7 @@ def _reach(obs: np.ndarray, out: np.ndarray) -> None:
     v2 = EXTRA_SIZE  # capture-v2's own columns start here: intake_take, own_take, mulle_loose
     np.multiply(out[:, v2 : v2 + _NV], p, out=out[:, at + 2 * _NV : at + 3 * _NV])
     np.multiply(obs[:, _BUILD_MINE], p, out=out[:, at + 3 * _NV : at + 4 * _NV])
-    tail = at + 4 * _NV
+    tail = at + 4 * _NV  # _O_TWIN_EXPOSED
     out[:, tail] = (obs[:, _LOOSE] * unseen) @ _MULLE13
     out[:, tail + 1] = out[:, tail] * hand / np.maximum(total, 1)
     # mulle_loose's columns are table values 1..13; p's are hand values 2..16, so value t is p's column t - 2.
@@ -276,5 +317,37 @@ def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
         raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
     full = np.empty((len(batch), OBS_SIZE + size), np.float32)
     full[:, :OBS_SIZE] = batch
-    afterstate_extras(batch, full[:, OBS_SIZE:], name)
+    if _C is None:
+        afterstate_extras_numpy(batch, full[:, OBS_SIZE:], name)
+    else:  # straight into the tail of each row
+        _compiled(np.ascontiguousarray(batch), full, full[:, OBS_SIZE:], OBS_SIZE, name)
     return full[0] if obs.ndim == 1 else full
+
+
+def _load_compiled():
+    """The compiled module, configured with this file's tables; None if not built or ``MULLE_EXTRAS=numpy``."""
+    choice = os.environ.get("MULLE_EXTRAS", "").strip().lower()
+    if choice not in ("", "c", "numpy"):
+        raise ImportError(f"MULLE_EXTRAS must be 'c', 'numpy' or unset (auto), not {choice!r}")
+    if choice == "numpy":
+        return None
+    try:
+        from . import _extras
+    except ImportError as exc:
+        if choice == "c":
+            raise ImportError(f"MULLE_EXTRAS=c, but agents.learned._extras is not built ({exc}); pip install -e . "
+                              "with a C compiler builds it") from exc
+        return None
+    builds = OBS_SLICES["builds"].start
+    _extras.configure([int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE],
+                      [float(v) for v in _MULLE], [float(v) for v in _MULLE13],
+                      [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE, _HAND.start, _LOOSE.start,
+                      _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
+                      BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes())
+    return _extras
+
+
+_LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}
+_C = _load_compiled()
+#: ``"c"`` when the compiled module computes the blocks, ``"numpy"`` when this file's code does.
+BACKEND = "numpy" if _C is None else "c"
