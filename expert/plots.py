@@ -121,12 +121,13 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
         # character at this size), else further down with a leader line to its marker.
         width = 0.045 * len(p["spec"])
 
-        def crowded(lo: float, hi: float) -> bool:
-            return any(lo < qx < hi and abs(p["elo"] - qy) < 40 for qx, qy in at)
+        def crowded(lo: float, hi: float, gap: float) -> bool:
+            return any(lo < qx < hi and abs(p["elo"] - qy) < gap for qx, qy in at)
 
         style = {"xytext": (5, dy), "ha": "left"}
-        if crowded(x, x + width):
-            if not crowded(x - width, x):
+        if crowded(x, x + width, 40):
+            # A label moved left must keep well clear of the markers there, or it reads as theirs.
+            if not crowded(x - width, x, 60):
                 style = {"xytext": (-5, dy), "ha": "right"}
             else:
                 leader = {"arrowstyle": "-", "lw": 0.5, "relpos": (0, 0.5)}
