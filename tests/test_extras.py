@@ -33,6 +33,8 @@ from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_
 from mulle_env.observation import OBS_SIZE, OBS_SLICES, encode_state
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+compiled_tests = pytest.mark.skipif(extras_module.BACKEND != "c",
+                                    reason=f"the compiled blocks are not in use: {extras_module.C_IMPORT_ERROR}")
 TAKE = slice(104, 119)  # the ``take`` block: hand values 2..16
 
 
@@ -135,6 +137,9 @@ def test_extras_equal_their_card_by_card_definition_on_afterstates(afterstate_ex
     both[0, 52 + 13 + 4] = 2  # SP 5, both copies
     v2 = afterstate_extras(both, name="capture-v2")[0]
     assert np.allclose(v2, reference_extras(both[0], "capture-v2"), atol=1e-6)
+    v3 = afterstate_extras(both, name="capture-v3")[0]
+    assert np.allclose(v3, reference_extras(both[0], "capture-v3"), atol=1e-6)
+    assert v3[287] > 0  # exp_mulle_loose: the loose pairs weighted by the chance of their value
     assert np.allclose(v2[212:], [13 / 14 if t == 13 else 5 / 14 if t == 5 else 0 for t in range(1, 14)])
     # capture-v3 begins with capture-v2, and its tail is the card-by-card probabilities.
     got3 = afterstate_extras(rows, name="capture-v3")
@@ -143,7 +148,7 @@ def test_extras_equal_their_card_by_card_definition_on_afterstates(afterstate_ex
     assert np.allclose(got3, want3, atol=1e-5)
     assert (got3[:, 270:285] > 0).any() and (got3[:, 225:240] > 0).all(axis=1).any()
     assert extends("capture-v3", "capture-v2") and extends("capture-v2", "capture-v1")
-    assert extends("capture-v2", "capture-v1") and extends("capture-v1", None)
+    assert extends("capture-v1", None) and extends("capture-v3", None)
     assert not extends("capture-v1", "capture-v2") and not extends(None, "capture-v1")
     # Some afterstate's capture clears the table, and the flag says so only then.
     assert got[:, 164:179].any()
@@ -169,7 +174,7 @@ def test_p_holds_is_the_hypergeometric_chance():
     assert ex[285] == pytest.approx(13 / 14) and ex[286] == pytest.approx(13 / 14 * 3 / 9)
 
 
-@pytest.mark.skipif(extras_module.BACKEND != "c", reason="agents.learned._extras is not built")
+@compiled_tests
 def test_compiled_extras_equal_the_numpy_reference():
     from agents.learned.afterstate import encode_afterstates
 
@@ -190,13 +195,40 @@ def test_compiled_extras_equal_the_numpy_reference():
         assert np.array_equal(wide[:, OBS_SIZE:], got)
     one = with_extras(rows[0], "capture-v3")
     assert one.shape == (OBS_SIZE + EXTRA_SIZES["capture-v3"],) and np.allclose(one[OBS_SIZE:], want[0], atol=2e-6)
-    with pytest.raises(ValueError, match="level 1..3"):
+    with pytest.raises(ValueError, match=r"level must be 1..3"):
         extras_module._C.compute(rows, np.zeros((len(rows), 300), np.float32), 4, 300, 0)
     with pytest.raises(ValueError, match="one row of `stride` floats"):
         extras_module._C.compute(rows, np.zeros((len(rows) + 1, 300), np.float32), 3, 300, 0)
+    with pytest.raises(ValueError, match="obs must be a float32 array"):
+        extras_module._C.compute(rows.astype(np.float64), np.zeros((2 * len(rows), 289), np.float32), 3, 289, 0)
+    frozen = np.zeros((len(rows), 289), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be a C-contiguous writable float32 array"):
+        extras_module._C.compute(rows, frozen, 3, 289, 0)
+    assert afterstate_extras(rows[:0], name="capture-v3").shape == (0, 289)
 
 
-@pytest.mark.skipif(extras_module.BACKEND != "c", reason="agents.learned._extras is not built")
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+@pytest.mark.parametrize("bad", [np.nan, -1.0, 3.0, -1e9])
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
+def test_rows_that_are_not_encodings_are_refused(backend, bad):
+    if backend == "c" and extras_module.BACKEND != "c":
+        pytest.skip(f"the compiled blocks are not in use: {extras_module.C_IMPORT_ERROR}")
+    compute = afterstate_extras if backend == "c" else afterstate_extras_numpy
+    x = np.zeros((3, OBS_SIZE), np.float32)
+    x[2, 364:416] = bad  # unseen counts: capture-v3 would look its chances up by them
+    with pytest.raises(ValueError, match="not (one|encodings)"):
+        compute(x, name="capture-v3")
+    if backend == "c":  # the compiled blocks refuse such a row in every block
+        with pytest.raises(ValueError, match="encoding 2 is not one: its hand, loose and unseen card counts"):
+            compute(x, name="capture-v1")
+    y = np.zeros((1, OBS_SIZE), np.float32)
+    y[0, OBS_SLICES["scalars"].start] = bad  # the opponent's hand size (a fraction of 8 cards)
+    with pytest.raises(ValueError, match="not (one|encodings)"):
+        compute(y, name="capture-v3")
+
+
+@compiled_tests
 def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch):
     from agents.learned.afterstate import afterstate_scores
 
@@ -218,7 +250,7 @@ def test_mulle_extras_environment_variable_is_checked():
     assert run.stdout.strip() == "numpy"
     bad = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "fast"},
                          capture_output=True, text=True)
-    assert bad.returncode != 0 and "MULLE_EXTRAS must be 'c', 'numpy' or unset (auto), not 'fast'" in bad.stderr
+    assert bad.returncode != 0 and "MULLE_EXTRAS must be 'c', 'numpy', 'auto' or unset (auto), not 'fast'" in bad.stderr
 
 
 def test_extras_are_suit_swap_equivariant():

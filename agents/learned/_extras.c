@@ -35,42 +35,92 @@ static float mulle[NF], mulle13[NF], intake[NF]; /* mulle value / 14, 0 above ha
 static Py_ssize_t obs_size, off_hand, off_loose, off_unseen, off_builds, build_stride, build_cards, build_mine, off_opp;
 static int hand_size;
 static float p_none[(MAXU + 1) * (MAXK + 1) * (MAXH + 1)];
+/* The blocks' sizes and where capture-v3's twin_exposed sits, as extras.py computes them. */
+#define V3_TWIN 285
+static const Py_ssize_t block_size[4] = {0, 182, 225, 289};
 
+static int read_faces(PyObject *list, int *ints, float *floats) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != NF) {
+        PyErr_SetString(PyExc_ValueError, "configure: five lists of 52 per-face values");
+        return -1;
+    }
+    for (int f = 0; f < NF; f++) {
+        PyObject *item = PyList_GET_ITEM(list, f);
+        if (ints) {
+            long v = PyLong_AsLong(item);
+            if (v == -1 && PyErr_Occurred()) return -1;
+            ints[f] = (int)v;
+        } else {
+            double v = PyFloat_AsDouble(item);
+            if (v == -1.0 && PyErr_Occurred()) return -1;
+            floats[f] = (float)v;
+        }
+    }
+    return 0;
+}
+
+/* Everything is read into locals and checked before any of it is kept: a refused call leaves the module as it was. */
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *hv, *tv, *mv, *m13, *iv;
     Py_buffer none;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnniy*", &hv, &tv, &mv, &m13, &iv, &obs_size, &off_hand, &off_loose,
-                          &off_unseen, &off_builds, &build_stride, &build_cards, &build_mine, &off_opp, &hand_size,
-                          &none))
+    Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, o_opp, s1, s2, s3, twin;
+    int h_size;
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnniy*nnnn", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
+                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &o_opp, &h_size, &none, &s1, &s2, &s3,
+                          &twin))
         return NULL;
-    if (none.len != (Py_ssize_t)sizeof(p_none) || hand_size > MAXH) {
+    int hvals[NF], tvals[NF];
+    float mvals[NF], m13vals[NF], ivals[NF];
+    int ok = none.len == (Py_ssize_t)sizeof(p_none) && h_size >= 1 && h_size <= MAXH;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 9, 9], hand size 1..8");
+    if (ok && (s1 != block_size[1] || s2 != block_size[2] || s3 != block_size[3] || twin != V3_TWIN)) {
+        PyErr_SetString(PyExc_ValueError, "configure: extras.py's block sizes are not the ones this module writes "
+                                          "(rebuild it: pip install -e .)");
+        ok = 0;
+    }
+    Py_ssize_t last_build = o_builds + (NV - 1) * b_stride + (b_cards > b_mine ? b_cards : b_mine);
+    if (ok && (o_size <= 0 || o_hand < 0 || o_loose < 0 || o_unseen < 0 || o_builds < 0 || b_stride <= 0 ||
+               b_cards < 0 || b_mine < 0 || o_opp < 0 || o_hand + NF > o_size || o_loose + NF > o_size ||
+               o_unseen + NF > o_size || last_build >= o_size || o_opp >= o_size)) {
+        PyErr_SetString(PyExc_ValueError, "configure: a block of the encoding's layout lies outside its size");
+        ok = 0;
+    }
+    if (ok) ok = read_faces(hv, hvals, NULL) == 0 && read_faces(tv, tvals, NULL) == 0 &&
+                 read_faces(mv, NULL, mvals) == 0 && read_faces(m13, NULL, m13vals) == 0 &&
+                 read_faces(iv, NULL, ivals) == 0;
+    for (int f = 0; ok && f < NF; f++) {
+        if (hvals[f] < 2 || hvals[f] > 16 || tvals[f] < 1 || tvals[f] > NT) {
+            PyErr_SetString(PyExc_ValueError, "configure: a face's hand value is 2..16, its table value 1..13");
+            ok = 0;
+        }
+    }
+    if (!ok) {
         PyBuffer_Release(&none);
-        PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 9, 9], hand size <= 8");
         return NULL;
     }
     memcpy(p_none, none.buf, sizeof(p_none));
     PyBuffer_Release(&none);
-    PyObject *lists[5] = {hv, tv, mv, m13, iv};
-    for (int l = 0; l < 5; l++) {
-        if (!PyList_Check(lists[l]) || PyList_GET_SIZE(lists[l]) != NF) {
-            PyErr_SetString(PyExc_ValueError, "configure: five lists of 52 per-face values");
-            return NULL;
-        }
-    }
-    for (int f = 0; f < NF; f++) {
-        hand_value[f] = (int)PyLong_AsLong(PyList_GET_ITEM(hv, f));
-        table_value[f] = (int)PyLong_AsLong(PyList_GET_ITEM(tv, f));
-        mulle[f] = (float)PyFloat_AsDouble(PyList_GET_ITEM(mv, f));
-        mulle13[f] = (float)PyFloat_AsDouble(PyList_GET_ITEM(m13, f));
-        intake[f] = (float)PyFloat_AsDouble(PyList_GET_ITEM(iv, f));
-        if (hand_value[f] < 2 || hand_value[f] > 16 || table_value[f] < 1 || table_value[f] > NT) {
-            PyErr_SetString(PyExc_ValueError, "configure: a face's hand value is 2..16, its table value 1..13");
-            return NULL;
-        }
-    }
-    if (PyErr_Occurred()) return NULL;
+    memcpy(hand_value, hvals, sizeof hvals);
+    memcpy(table_value, tvals, sizeof tvals);
+    memcpy(mulle, mvals, sizeof mvals);
+    memcpy(mulle13, m13vals, sizeof m13vals);
+    memcpy(intake, ivals, sizeof ivals);
+    obs_size = o_size, off_hand = o_hand, off_loose = o_loose, off_unseen = o_unseen, off_builds = o_builds;
+    build_stride = b_stride, build_cards = b_cards, build_mine = b_mine, off_opp = o_opp, hand_size = h_size;
     configured = 1;
     Py_RETURN_NONE;
+}
+
+/* A row is read only if it is an encoding: card counts 0..2 and, for capture-v3 (which looks its chances up by
+ * them), an opponent hand of 0..8 cards. NaN fails both. */
+static int valid_row(const float *x, int level) {
+    for (int f = 0; f < NF; f++) {
+        float a = x[off_hand + f], b = x[off_loose + f], c = x[off_unseen + f];
+        if (!(a >= 0.0f && a <= 2.0f && b >= 0.0f && b <= 2.0f && c >= 0.0f && c <= 2.0f)) return 0;
+    }
+    if (level < 3) return 1;
+    float h = x[off_opp] * (float)hand_size;
+    return h >= 0.0f && h <= (float)MAXH;
 }
 
 /* numpy's pairwise float32 sum of 8 <= n < 16 values (loops_utils.h): eight lanes, a tree, then the rest. */
@@ -85,7 +135,7 @@ static float pairwise(const float *a, Py_ssize_t stride, int n) {
 /* One row: obs (obs_size floats) -> o (capture-v1 182, v2 225 or v3 289 floats). */
 static void row_extras(const float *x, float *o, int level) {
     const float *hand = x + off_hand, *loose = x + off_loose, *unseen = x + off_unseen;
-    int by_value[NT + 1] = {0}, loose_total = 0;
+    int by_value[NT + 1] = {0};
     float take[NV], table;
     float unseen_v[NV] = {0}, held_v[NV] = {0};
     for (int f = 0; f < NF; f++) {
@@ -93,11 +143,9 @@ static void row_extras(const float *x, float *o, int level) {
         o[NF + f] = loose[f] * hand[f];
         int c = (int)(loose[f] + 0.5f);
         by_value[table_value[f]] += c;
-        loose_total += c;
         unseen_v[hand_value[f] - 2] += unseen[f];
         held_v[hand_value[f] - 2] += hand[f];
     }
-    (void)loose_total;
     /* extras.py's `take` is one product over [by_value, pairs, halves] with weights 0.1 and
      * 0.2: per column, the same value first, then the pairs a + b = v by a, then the half. */
     const float tenth = 1.0f / 10.0f, fifth = 2.0f / 10.0f;
@@ -168,29 +216,77 @@ static void row_extras(const float *x, float *o, int level) {
     o_tail[3] = tabbe;
 }
 
-static PyObject *compute(PyObject *self, PyObject *args) {
+/* A C-contiguous float32 buffer (numpy float32 arrays; anything else is refused by its format). */
+static int get_f32(PyObject *obj, Py_buffer *view, int writable, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous%s float32 array", what, writable ? " writable" : "");
+        return -1;
+    }
+    if (view->itemsize != 4 || view->format == NULL || strcmp(view->format, "f") != 0) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s must be a float32 array", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Rows of obs -> the block at `offset` of each `stride`-float row of out; or, with exp_only, capture-v3's
+ * exp_mulle from its twin_exposed (which extras.py has put in). */
+static PyObject *run(PyObject *args, int exp_only) {
+    PyObject *obs_obj, *out_obj;
     Py_buffer ob, out;
-    int level;
+    int level = 3;
     Py_ssize_t stride, offset;
     if (!configured) {
         PyErr_SetString(PyExc_RuntimeError, "agents.learned._extras: configure() first");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*w*inn", &ob, &out, &level, &stride, &offset)) return NULL;
+    if (exp_only ? !PyArg_ParseTuple(args, "OOnn", &obs_obj, &out_obj, &stride, &offset)
+                 : !PyArg_ParseTuple(args, "OOinn", &obs_obj, &out_obj, &level, &stride, &offset))
+        return NULL;
+    if (level < 1 || level > 3) {
+        PyErr_SetString(PyExc_ValueError, "level must be 1..3 (capture-v1..v3)");
+        return NULL;
+    }
+    if (get_f32(obs_obj, &ob, 0, "obs") < 0) return NULL;
+    if (get_f32(out_obj, &out, 1, "out") < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
     PyObject *result = NULL;
-    static const Py_ssize_t sizes[4] = {0, 182, 225, 289};
-    if (level < 1 || level > 3 || ob.len % (obs_size * 4) != 0 || offset < 0 || stride < offset + sizes[level]) {
-        PyErr_SetString(PyExc_ValueError, "compute: float32 encodings of the configured size, a level 1..3, "
-                                          "and rows of out at least offset + the block's size long");
+    Py_ssize_t n = ob.len / (obs_size * 4), bad = -1;
+    if (ob.len % (obs_size * 4) != 0 || offset < 0 || stride < offset + block_size[level]) {
+        PyErr_SetString(PyExc_ValueError, "float32 encodings of the configured size, and rows of out at least "
+                                          "offset + the block's size long");
         goto done;
     }
-    Py_ssize_t n = ob.len / (obs_size * 4);
     if (out.len != n * stride * 4) {
-        PyErr_SetString(PyExc_ValueError, "compute: out must have one row of `stride` floats per encoding");
+        PyErr_SetString(PyExc_ValueError, "out must have one row of `stride` floats per encoding");
         goto done;
     }
-    for (Py_ssize_t r = 0; r < n; r++)
-        row_extras((const float *)ob.buf + r * obs_size, (float *)out.buf + r * stride + offset, level);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < n; r++) {
+        const float *x = (const float *)ob.buf + r * obs_size;
+        float *o = (float *)out.buf + r * stride + offset;
+        if (!valid_row(x, level)) {
+            bad = r;
+            break;
+        }
+        if (exp_only) {
+            int total = 0;
+            for (int f = 0; f < NF; f++) total += (int)(x[off_unseen + f] + 0.5f);
+            long h = lrintf(x[off_opp] * (float)hand_size);
+            o[V3_TWIN + 1] = (float)((double)o[V3_TWIN] * (double)h / (double)(total > 1 ? total : 1));
+        } else {
+            row_extras(x, o, level);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad >= 0) {
+        PyErr_Format(PyExc_ValueError, "encoding %zd is not one: its hand, loose and unseen card counts must be 0..2%s "
+                     "(NaN is neither)", bad, level == 3 ? " and its opponent hand size 0..8 cards" : "");
+        goto done;
+    }
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -199,36 +295,9 @@ done:
     return result;
 }
 
-/* exp_mulle = twin_exposed x h / max(U, 1), in double as numpy does it, once extras.py has put twin_exposed in. */
-static PyObject *exp_mulle(PyObject *self, PyObject *args) {
-    Py_buffer ob, out;
-    Py_ssize_t stride, offset;
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "agents.learned._extras: configure() first");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "y*w*nn", &ob, &out, &stride, &offset)) return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t n = ob.len / (obs_size * 4), at = offset + 285;
-    if (ob.len % (obs_size * 4) != 0 || offset < 0 || stride < offset + 289 || out.len != n * stride * 4) {
-        PyErr_SetString(PyExc_ValueError, "exp_mulle: as compute at level 3");
-        goto done;
-    }
-    for (Py_ssize_t r = 0; r < n; r++) {
-        const float *x = (const float *)ob.buf + r * obs_size;
-        float *o = (float *)out.buf + r * stride + at;
-        int total = 0;
-        for (int f = 0; f < NF; f++) total += (int)(x[off_unseen + f] + 0.5f);
-        long h = lrintf(x[off_opp] * (float)hand_size);
-        o[1] = (float)((double)o[0] * (double)h / (double)(total > 1 ? total : 1));
-    }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&out);
-    return result;
-}
+static PyObject *compute(PyObject *self, PyObject *args) { return run(args, 0); }
+
+static PyObject *exp_mulle(PyObject *self, PyObject *args) { return run(args, 1); }
 
 static PyMethodDef methods[] = {
     {"exp_mulle", exp_mulle, METH_VARARGS, "exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},

@@ -46,9 +46,8 @@ Block ``capture-v2`` (225 floats) is ``capture-v1`` followed by:
 Block ``capture-v3`` (289 floats) is ``capture-v2`` followed by what the opponent, who moves
 next, can actually reach: ``capture-v1`` and ``capture-v2`` count what a card of each value
 *would* take, not how likely the opponent is to hold one, and that likelihood falls as their
-hand empties. ``p_holds`` is exact for what the mover knows: the opponent's ``h`` cards are a
-uniform draw from the ``U`` unseen ones, of which ``k`` have hand value ``v``, so
-P(none) = C(U - k, h) / C(U, h).
+hand empties. ``p_holds`` takes the opponent's ``h`` cards as a uniform draw from the ``U``
+unseen ones, of which ``k`` have hand value ``v``, so P(none) = C(U - k, h) / C(U, h).
 
 ===================  ====  =============================================================
 ``p_holds``          15    per hand value: P(the opponent holds at least one card of it)
@@ -81,6 +80,9 @@ Known simplifications, kept because the shipped net was fitted with them:
 * ``intake_take`` counts loose cards only, not build cards; ``mulle_loose``'s column
   for table value 1 (aces) is taken by pairs, not by the aces themselves.
 * The ruleset's flags (``mulle_hand_values``, ``forced_capture``) are not read.
+* ``p_holds`` (``capture-v3``) draws the opponent's hand uniformly from the unseen cards,
+  so it ignores what the position proves: an opponent who owns the build of value V
+  holds a card of V (RULES.md 4.5), where ``p_holds`` gives the hypergeometric chance.
 
 A later block that drops these simplifications is a new name; these stay as they are.
 ``capture-v3`` adds ``twin_exposed`` without the six faces and keeps the rest. Its ``h``
@@ -99,8 +101,8 @@ from mulle_env.engine.moves import MIN_BUILD_VALUE
 from mulle_env.engine.rules import HAND_SIZE
 from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
-__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras", "afterstate_extras_numpy", "extends",
-           "extras_size", "with_extras"]
+__all__ = ["BACKEND", "C_IMPORT_ERROR", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras",
+           "afterstate_extras_numpy", "extends", "extras_size", "with_extras"]
 
 _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
 #: Floats of block ``capture-v1``.
@@ -238,8 +240,10 @@ def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, n
     """The block by the compiled module into ``out`` = ``rows[:, offset:offset + size]`` (``rows`` C-contiguous).
 
     The module leaves the mulle sums, which numpy makes with products whose summation
-    order it cannot repeat; they are made here with the reference's own calls, so the
-    block equals :func:`afterstate_extras_numpy` bit for bit.
+    order it cannot repeat; they are made here with the reference's own calls. On this
+    project's machine the block equals :func:`afterstate_extras_numpy` bit for bit for
+    batches of a decision's size (numpy's own sums may differ by an ulp between a one-row
+    and a many-row batch); the tests ask for 2e-6 and the shipped net's moves.
     """
     _C.compute(obs, rows, _LEVEL[name], rows.shape[1], offset)
     out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
@@ -292,6 +296,9 @@ def _reach(obs: np.ndarray, out: np.ndarray) -> None:
     total = unseen.sum(axis=1).astype(np.intp)  # U: the opponent's hand and the deck
     hand = np.rint(obs[:, _OPP_HAND] * HAND_SIZE).astype(np.intp)  # h
     k = np.rint(out[:, _O_UNSEEN] * 8).astype(np.intp)  # unseen cards of each hand value
+    if not (total.max(initial=0) <= _MAX_UNSEEN and hand.max(initial=0) <= HAND_SIZE and (total >= 0).all()
+            and (hand >= 0).all()):
+        raise ValueError("not encodings: an unseen count or an opponent hand size is out of range (or NaN)")
     p = out[:, at : at + _NV]
     np.subtract(1, _NONE[total[:, None], k, hand[:, None]], out=p)
     np.multiply(out[:, _O_TAKE], p, out=out[:, at + _NV : at + 2 * _NV])
@@ -325,29 +332,37 @@ def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
 
 
 def _load_compiled():
-    """The compiled module, configured with this file's tables; None if not built or ``MULLE_EXTRAS=numpy``."""
+    """The compiled module, configured with this file's tables, and why not (``None`` and the reason) otherwise.
+
+    ``MULLE_EXTRAS=numpy`` chooses this file's code, ``c`` insists on the module (an
+    ImportError saying why when it cannot be used), unset or ``auto`` takes the module
+    when it loads and accepts this file's tables.
+    """
     choice = os.environ.get("MULLE_EXTRAS", "").strip().lower()
-    if choice not in ("", "c", "numpy"):
-        raise ImportError(f"MULLE_EXTRAS must be 'c', 'numpy' or unset (auto), not {choice!r}")
+    if choice not in ("", "auto", "c", "numpy"):
+        raise ImportError(f"MULLE_EXTRAS must be 'c', 'numpy', 'auto' or unset (auto), not {choice!r}")
     if choice == "numpy":
-        return None
+        return None, "MULLE_EXTRAS=numpy"
     try:
         from . import _extras
-    except ImportError as exc:
+
+        builds = OBS_SLICES["builds"].start
+        _extras.configure([int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE],
+                          [float(v) for v in _MULLE], [float(v) for v in _MULLE13],
+                          [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE, _HAND.start, _LOOSE.start,
+                          _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
+                          BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
+                          *(EXTRA_SIZES[name] for name in EXTRAS), _O_TWIN_EXPOSED)
+    except Exception as exc:  # not built, built for other code (a stale .so), or refusing these tables
+        reason = f"agents.learned._extras cannot be used ({type(exc).__name__}: {exc})"
         if choice == "c":
-            raise ImportError(f"MULLE_EXTRAS=c, but agents.learned._extras is not built ({exc}); pip install -e . "
-                              "with a C compiler builds it") from exc
-        return None
-    builds = OBS_SLICES["builds"].start
-    _extras.configure([int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE],
-                      [float(v) for v in _MULLE], [float(v) for v in _MULLE13],
-                      [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE, _HAND.start, _LOOSE.start,
-                      _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
-                      BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes())
-    return _extras
+            raise ImportError(f"MULLE_EXTRAS=c, but {reason}; pip install -e . with a C compiler builds it") from exc
+        return None, reason
+    return _extras, None
 
 
 _LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}
-_C = _load_compiled()
-#: ``"c"`` when the compiled module computes the blocks, ``"numpy"`` when this file's code does.
+_C, C_IMPORT_ERROR = _load_compiled()
+#: ``"c"`` when the compiled module computes the blocks, ``"numpy"`` when this file's code does
+#: (and then :data:`C_IMPORT_ERROR` says why).
 BACKEND = "numpy" if _C is None else "c"
