@@ -70,6 +70,14 @@ def test_twin_blocks_and_value_counts_follow_the_card_bits():
         assert np.allclose(ex[149:164], ex[TAKE] * ex[119:134])
 
 
+def afterstate_rows(count: int, seed: int) -> np.ndarray:
+    """The encoded afterstates of every legal move in ``count`` random positions."""
+    from agents.learned.afterstate import encode_afterstates
+
+    return np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
+                           for st in positions(count, seed=seed)])
+
+
 def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
     """Block ``name`` of one encoding, card by card: the readable definition the numpy code is checked against."""
     hand, loose, unseen = row[0:52], row[52:104], row[364:416]
@@ -116,10 +124,7 @@ def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
 
 @pytest.mark.parametrize("afterstate_extras", [afterstate_extras, afterstate_extras_numpy], ids=["default", "numpy"])
 def test_extras_equal_their_card_by_card_definition_on_afterstates(afterstate_extras):
-    from agents.learned.afterstate import encode_afterstates
-
-    rows = np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
-                           for st in positions(40, seed=11)])
+    rows = afterstate_rows(40, seed=11)
     assert (rows[:, 416:491].reshape(-1, 15, 5)[:, :, 0] > 0).any()  # builds are among them
     got = afterstate_extras(rows)
     want = np.array([reference_extras(r) for r in rows], np.float32)
@@ -176,10 +181,7 @@ def test_p_holds_is_the_hypergeometric_chance():
 
 @compiled_tests
 def test_compiled_extras_equal_the_numpy_reference():
-    from agents.learned.afterstate import encode_afterstates
-
-    rows = np.concatenate([encode_afterstates(st.view(st.to_move), st.legal_moves())[0]
-                           for st in positions(120, seed=31)])
+    rows = afterstate_rows(120, seed=31)
     # The module sums in the order of numpy's products' terms; a BLAS kernel's own order is
     # not specified, so what is asked is agreement to a few float32 ulps (on this project's
     # machine it is bit for bit on every afterstate tried) and the same moves (below).

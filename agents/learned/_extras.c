@@ -123,6 +123,14 @@ static int valid_row(const float *x, int level) {
     return h >= 0.0f && h <= (float)MAXH;
 }
 
+/* What capture-v3's chances are drawn from: U, the unseen cards (hand and deck), and h, the opponent's hand. */
+static void opponent_draw(const float *x, int *total, int *h) {
+    int u = 0;
+    for (int f = 0; f < NF; f++) u += (int)(x[off_unseen + f] + 0.5f);
+    *total = u;
+    *h = (int)lrintf(x[off_opp] * (float)hand_size);
+}
+
 /* numpy's pairwise float32 sum of 8 <= n < 16 values (loops_utils.h): eight lanes, a tree, then the rest. */
 static float pairwise(const float *a, Py_ssize_t stride, int n) {
     float r[8];
@@ -189,16 +197,10 @@ static void row_extras(const float *x, float *o, int level) {
     /* capture-v3: the opponent's h cards are a uniform draw from the U unseen ones. */
     float *o_p = o_mloose + NT, *o_etake = o_p + NV, *o_eintake = o_etake + NV, *o_risk = o_eintake + NV,
           *o_tail = o_risk + NV;
-    int total = 0, k[NV] = {0};
-    for (int f = 0; f < NF; f++) {
-        int u = (int)(unseen[f] + 0.5f);
-        total += u;
-        k[hand_value[f] - 2] += u;
-    }
-    int h = (int)lrintf(x[off_opp] * (float)hand_size);
-    if (h < 0) h = 0;
-    if (h > MAXH) h = MAXH;
-    if (total > MAXU) total = MAXU;
+    /* valid_row has kept U <= 104 and h <= 8, so only k is clamped (to the table's 8). */
+    int total, h, k[NV] = {0};
+    opponent_draw(x, &total, &h);
+    for (int f = 0; f < NF; f++) k[hand_value[f] - 2] += (int)(unseen[f] + 0.5f);
     float eloose[NT - 1], tabbe = 0.0f;
     for (int i = 0; i < NV; i++) {
         int ki = k[i] > MAXK ? MAXK : k[i];
@@ -273,9 +275,8 @@ static PyObject *run(PyObject *args, int exp_only) {
             break;
         }
         if (exp_only) {
-            int total = 0;
-            for (int f = 0; f < NF; f++) total += (int)(x[off_unseen + f] + 0.5f);
-            long h = lrintf(x[off_opp] * (float)hand_size);
+            int total, h;
+            opponent_draw(x, &total, &h);
             o[V3_TWIN + 1] = (float)((double)o[V3_TWIN] * (double)h / (double)(total > 1 ? total : 1));
         } else {
             row_extras(x, o, level);

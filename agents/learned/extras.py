@@ -246,10 +246,21 @@ def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, n
     and a many-row batch); the tests ask for 2e-6 and the shipped net's moves.
     """
     _C.compute(obs, rows, _LEVEL[name], rows.shape[1], offset)
+    _mulle_sums(obs, out, name)
+    if name == "capture-v3":
+        _C.exp_mulle(obs, rows, rows.shape[1], offset)
+
+
+def _mulle_sums(obs: np.ndarray, out: np.ndarray, name: str) -> None:
+    """The blocks' mulle sums (``mulle_exposed``, ``mulle_mine``; ``twin_exposed`` in ``capture-v3``).
+
+    One place for both backends: these are numpy products whose summation order the
+    compiled module cannot repeat, so it leaves them to the same calls as the reference.
+    Needs ``out``'s twin blocks.
+    """
     out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
     if name == "capture-v3":
         out[:, _O_TWIN_EXPOSED] = (obs[:, _LOOSE] * obs[:, _UNSEEN]) @ _MULLE13
-        _C.exp_mulle(obs, rows, rows.shape[1], offset)
 
 
 def afterstate_extras_numpy(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
@@ -276,7 +287,7 @@ def afterstate_extras_numpy(obs: np.ndarray, out: np.ndarray | None = None, name
     # Counts in tenths are not exact floats: equal within half a card.
     np.less(np.abs(take[:, :_NV] - table), 0.05, out=out[:, _O_CLEARS], casting="unsafe")
     out[:, _O_CLEARS] *= table > 0
-    out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
+    _mulle_sums(obs, out, name)
     out[:, EXTRA_SIZE - 1 : EXTRA_SIZE] = table
     if name != "capture-v1":
         at = EXTRA_SIZE
@@ -305,8 +316,7 @@ def _reach(obs: np.ndarray, out: np.ndarray) -> None:
     v2 = EXTRA_SIZE  # capture-v2's own columns start here: intake_take, own_take, mulle_loose
     np.multiply(out[:, v2 : v2 + _NV], p, out=out[:, at + 2 * _NV : at + 3 * _NV])
     np.multiply(obs[:, _BUILD_MINE], p, out=out[:, at + 3 * _NV : at + 4 * _NV])
-    tail = at + 4 * _NV  # _O_TWIN_EXPOSED
-    out[:, tail] = (obs[:, _LOOSE] * unseen) @ _MULLE13
+    tail = _O_TWIN_EXPOSED  # twin_exposed, by _mulle_sums; then exp_mulle, exp_mulle_loose, p_tabbe
     out[:, tail + 1] = out[:, tail] * hand / np.maximum(total, 1)
     # mulle_loose's columns are table values 1..13; p's are hand values 2..16, so value t is p's column t - 2.
     out[:, tail + 2] = (out[:, v2 + 2 * _NV + 1 : v2 + 2 * _NV + 13] * p[:, :12]).sum(axis=1)
