@@ -19,6 +19,7 @@ from types import ModuleType as _ModuleType
 from . import state as _pystate
 from .cards import CARDS, Card, parse_card
 from .errors import (
+    AgentError,
     GameNotOverError,
     GameOverError,
     IllegalMoveError,
@@ -38,6 +39,7 @@ from .knowledge import (
     is_mulle_capture,
     set_points,
 )
+from .loop import GameLoop
 from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
@@ -83,6 +85,7 @@ def backends() -> dict[str, _ModuleType]:
 
 
 __all__ = [
+    "AgentError",
     "BACKEND",
     "CARDS",
     "ENGINE_VERSION",
@@ -90,6 +93,7 @@ __all__ = [
     "NUM_MOVE_IDS",
     "Build",
     "Card",
+    "GameLoop",
     "GameNotOverError",
     "GameOverError",
     "GameRecord",

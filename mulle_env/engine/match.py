@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .cards import CARD_NAMES, Card
-from .errors import IllegalMoveError, InvalidMoveError
+from .errors import IllegalMoveError
+from .loop import GameLoop
 from .moves import Move
 from .record import GameRecord
 from .ruleset import Ruleset
@@ -224,44 +225,38 @@ class Match:
         if player is not None and player != st.to_move and not st.over:
             raise NotYourTurnError(f"player {player} is not to move: it is player {st.to_move}'s turn")
 
+    def is_over(self) -> bool:
+        """True once the last set has been scored (the game protocol's spelling of :attr:`over`)."""
+        return self.state.over
+
     def step(self, agent, rng) -> MoveEvent:
         """Ask ``agent`` (the seat to move) for its move from that seat's view, and play it.
 
-        The move is checked: an illegal choice raises :class:`IllegalMoveError` naming
-        the agent, and the game is left as it was.
+        One move of :class:`~mulle_env.engine.loop.GameLoop` with ``agent`` in the seat to
+        move: the answer (a move or its text) is checked, and an illegal, malformed or
+        missing one raises :class:`IllegalMoveError` naming the agent and the seat; the game
+        is left as it was. Only ``agent`` sits at the table here, so only it hears the move.
         """
-        st = self.state
-        if st.over:
-            raise IllegalMoveError(f"the game is over (final scores {st.scores()}); no seat is to move")
-        p = st.to_move
-        move = agent.act(st.view(p), st.legal_moves(), rng)
-        try:
-            return self.play(move)
-        except (IllegalMoveError, InvalidMoveError) as exc:
-            who = getattr(agent, "spec", agent)
-            raise type(exc)(f"agent {who!r} (seat {p}) chose an illegal move: {exc}") from None
+        if self.over:
+            raise IllegalMoveError(f"the game is over (final scores {self.state.scores()}); no seat is to move")
+        p = self.state.to_move
+        seats: list = [None, None]
+        seats[p] = agent
+        rngs: list = [None, None]
+        rngs[p] = rng
+        return GameLoop(self, seats, rngs).step()
 
     def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
                  ) -> GameResult:
         """Play the game to its end with ``agents[p]`` in seat ``p``; return the result.
 
-        Each distinct agent is reset first and hears every move through ``observe``;
-        ``on_event`` is called after each move. One agent may sit in both seats.
+        The game loop (:class:`~mulle_env.engine.loop.GameLoop`): each distinct agent is
+        reset first and hears every move through ``observe``; ``on_event`` is called after
+        each move. One agent may sit in both seats.
         """
-        distinct = list({id(a): a for a in agents}.values())
-        for a in distinct:
-            reset = getattr(a, "reset", None)
-            if reset is not None:
-                reset()
-        while not self.state.over:
-            p = self.state.to_move
-            event = self.step(agents[p], rngs[p])
-            for a in distinct:
-                observe = getattr(a, "observe", None)
-                if observe is not None:
-                    observe((event.player, event.move))
-            if on_event is not None:
-                on_event(event)
+        loop = GameLoop(self, agents, rngs)
+        loop.start()
+        loop.run(on_move=on_event)
         return self.state.result()
 
     # ----- records ---------------------------------------------------------------------
