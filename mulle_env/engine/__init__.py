@@ -72,6 +72,19 @@ new_game = _active.new_game
 replay = _active.replay
 
 
+def fallback_notice() -> str | None:
+    """A one-line warning when the Python engine runs only because the compiled core is missing, else ``None``.
+
+    Commands print it at their start (``MULLE_ENGINE=python``, a deliberate choice, gives none):
+    a user whose install could not compile the core should learn that their runs are about
+    ten times slower, and why.
+    """
+    if BACKEND == "python" and _choice != "python" and C_IMPORT_ERROR is not None:
+        return (f"warning: running on the pure-Python engine (about 10x slower) because {C_IMPORT_ERROR}; "
+                "install a C compiler and run pip install -e . again, or set MULLE_ENGINE=python to silence this")
+    return None
+
+
 def backends() -> dict[str, _ModuleType]:
     """Every available backend by name: the module with its ``GameState``, ``new_game``, ``replay``.
 
@@ -114,6 +127,7 @@ __all__ = [
     "Ruleset",
     "SetPoints",
     "backends",
+    "fallback_notice",
     "build_at",
     "build_cards",
     "build_owner",

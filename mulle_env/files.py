@@ -1,0 +1,130 @@
+"""Paths the project's commands read and write, checked before any work starts.
+
+Every command (``mulle-arena``, ``mulle-play``, ``mulle-serve``, ``mulle-train``,
+``mulle-expert``) and every loader of a user's file (policy files, game records, results
+files) goes through these checks, so that a path that is not a regular file (a
+directory, a device such as ``/dev/full`` or ``/dev/zero``, a FIFO, a socket) is refused
+up front with a message that says what was given and what is wanted, instead of hanging
+on a FIFO, filling memory from ``/dev/zero``, or losing a finished run at its last write.
+Reads are bounded in size.
+
+Standard library only: the engine, the arena and the front ends all use it.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> check_output_path(os.path.join(d, "out.jsonl"), "--out").name
+'out.jsonl'
+>>> check_output_path(d, "--out")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+mulle_env.files.PathError: --out ... is a directory; give a file name
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["DEFAULT_READ_LIMIT", "PathError", "check_input_path", "check_output_path", "read_bytes", "read_text"]
+
+#: The largest file :func:`read_text` reads unless told otherwise (game records, JSON positions, configs).
+DEFAULT_READ_LIMIT = 64 * 1024 * 1024
+
+
+class PathError(ValueError):
+    """A path a command cannot use: missing, not a regular file, not writable, or too large to read."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"
+
+
+def check_output_path(path: str | os.PathLike, what: str = "the output file", *, probe: bool = True) -> Path:
+    """``path`` as a :class:`Path` if a command may write a file there; a :class:`PathError` saying why not.
+
+    Allowed: an existing regular file (it will be appended to or replaced) or a new name
+    in an existing directory. Refused: a directory, a device, a FIFO, a socket, a missing
+    directory (nothing is created), an unwritable place. With ``probe`` the write is
+    tried for real (a temporary file created and removed beside it), because
+    ``os.access`` says yes to root where creating fails. ``what`` names the path in the
+    message (``"--out"``, ``"the database"``).
+    """
+    p = Path(path)
+    shown = f"{what} {str(p)!r}"
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise PathError(f"{shown} cannot be used: {exc.strerror or exc}") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise PathError(f"{shown} is a directory; give a file name")
+        if not stat.S_ISREG(st.st_mode):
+            raise PathError(f"{shown} is {_kind(st.st_mode)}, not a regular file; give a file name")
+    directory = p.absolute().parent
+    if not directory.is_dir():
+        raise PathError(f"{shown}: directory {str(directory)!r} does not exist (it is not created for you)")
+    if probe:
+        try:
+            if st is not None:
+                with open(p, "ab"):  # appends nothing
+                    pass
+            else:
+                with tempfile.NamedTemporaryFile(dir=directory, prefix=".mulle-check-"):
+                    pass
+        except OSError as exc:
+            raise PathError(f"{shown} is not writable: {exc.strerror or exc}") from None
+    return p
+
+
+def check_input_path(path: str | os.PathLike, what: str = "the input file", *,
+                     limit: int | None = DEFAULT_READ_LIMIT) -> Path:
+    """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes; a :class:`PathError` otherwise."""
+    p = Path(path)
+    shown = f"{what} {str(p)!r}"
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise PathError(f"{shown} does not exist") from None
+    except OSError as exc:
+        raise PathError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PathError(f"{shown} is {_kind(st.st_mode)}, not a regular file")
+    if limit is not None and st.st_size > limit:
+        raise PathError(f"{shown} holds {st.st_size:,} bytes; files of at most {limit:,} bytes are read")
+    return p
+
+
+def read_bytes(path: str | os.PathLike, what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (checked before and while reading)."""
+    p = check_input_path(path, what, limit=limit)
+    try:
+        with open(p, "rb") as f:
+            data = f.read(limit + 1)  # a file that grew since the check is still bounded
+    except OSError as exc:
+        raise PathError(f"{what} {str(p)!r} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise PathError(f"{what} {str(p)!r} holds more than {limit:,} bytes; files of at most {limit:,} are read")
+    return data
+
+
+def read_text(path: str | os.PathLike, what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes; a :class:`PathError` for anything else."""
+    data = read_bytes(path, what, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PathError(f"{what} {str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
