@@ -9,30 +9,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from mulle_env.engine import GameState, Match, Move, Ruleset
+from mulle_env.engine import GameLoop, GameState, Match, Move, Ruleset
 
 from .base import Agent
 
 __all__ = ["play_agents", "play_game"]
-
-
-class _Watched:
-    """An agent that reports each chosen move to ``on_move`` before the match plays it."""
-
-    def __init__(self, agent: Agent, match: Match, on_move: Callable[[GameState, int, list[Move], Move], None]):
-        self.agent, self.match, self.on_move = agent, match, on_move
-        self.spec = getattr(agent, "spec", agent)
-
-    def reset(self) -> None:
-        self.agent.reset()
-
-    def observe(self, event) -> None:
-        self.agent.observe(event)
-
-    def act(self, view, legal_moves, rng):
-        move = self.agent.act(view, legal_moves, rng)
-        self.on_move(self.match.state, view.player, legal_moves, move)  # still the position before the move
-        return move
 
 
 def play_agents(
@@ -45,19 +26,26 @@ def play_agents(
 ) -> Match:
     """Play deal ``seed`` with ``bots[p]`` in seat ``p``; return the finished :class:`Match`.
 
-    Each agent is reset first (once, even if it sits in both seats), chooses from its
-    seat's view with ``rngs[p]``, and hears every move through ``observe``.
-    ``on_move(state, player, legal, move)`` is called before each move is applied.
-    Moves are checked: an agent's illegal move raises. ``specs`` names the seats in the
+    The engine's game loop (:class:`~mulle_env.engine.GameLoop`): each agent is reset
+    first (once, even if it sits in both seats), chooses from its seat's view with
+    ``rngs[p]``, and hears every move through ``observe``. ``on_move(state, player, legal,
+    move)`` is called with each chosen move before it is applied; an error it raises is
+    the caller's own and propagates unchanged. Moves are checked: an agent's illegal move
+    raises :class:`~mulle_env.engine.IllegalMoveError`. ``specs`` names the seats in the
     match's record (default: the agents' ``spec``).
     """
     if specs is None:
         specs = [getattr(b, "spec", None) for b in bots]
     match = Match(seed, ruleset, specs)
-    if on_move is not None:
-        watched = {id(b): _Watched(b, match, on_move) for b in bots}  # one wrapper per agent, as play_out dedups
-        bots = [watched[id(b)] for b in bots]
-    match.play_out(bots, rngs)
+    if on_move is None:
+        match.play_out(bots, rngs)
+        return match
+    loop = GameLoop(match, bots, rngs)
+    loop.start()
+    while not match.over:
+        seat, move, legal = loop.choose()
+        on_move(match.state, seat, legal, move)  # still the position before the move
+        loop.commit(seat, move, legal)
     return match
 
 

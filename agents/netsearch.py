@@ -29,7 +29,7 @@ determinization; the default, ``depth=5``, plays on to the searcher's third move
 measured far stronger than ``depth=2``, still in less time than pimc's (docs/agents.md).
 ``leaf`` does not apply (``auto``).
 Like pimc it exposes :meth:`NetSearchAgent.move_values`, so it can label teacher data
-for the next generation (:mod:`agents.learned.teacher`).
+for the next generation (:mod:`training.teacher`).
 
 Speed: the batched forward passes are small matrix products, for which a multithreaded
 BLAS is many times *slower* on a loaded machine (measured: 48 x 524 through a shipped

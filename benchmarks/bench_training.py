@@ -53,9 +53,9 @@ def build(config: str, opponent: str, seed: int):
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from agents.learned.sb3_vec import SB3VectorEnv
     from mulle_env.gym_env import MulleEnv
     from mulle_env.vector_env import MulleVectorEnv
+    from training.sb3_vec import SB3VectorEnv
 
     kw = {"reward": "score", "seat": "alternate"}
     if config == "dummy":

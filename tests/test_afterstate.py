@@ -11,12 +11,13 @@ import pytest
 
 import agents
 from agents.evaluation import set_value
-from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
+from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
 from agents.learned.afterstate import afterstate_scores, encode_afterstates
 from agents.learned.policy import VALUE_SCALE
 from agents.pimc import determinize
 from mulle_env.engine import GameState, new_game
 from mulle_env.observation import OBS_SIZE, encode_state
+from training import teacher
 
 
 def positions(n=40, seed=0):
@@ -290,15 +291,15 @@ def test_afterstates_of_no_moves_or_of_the_wrong_player():
 
 
 def test_teacher_data_holds_each_labelled_moves_afterstate(after_data):
-    from agents.learned.afterfit import move_rows
+    from training.afterfit import move_rows
 
     d = teacher.load(after_data)
     decision, value, start = move_rows(d)
     assert d["after_obs"].shape == (len(decision), OBS_SIZE) and d["after_obs"].dtype == np.float16
     assert np.array_equal(value, d["values"][d["legal"] >= 0]) and start[0] == 0
     # Each row is the afterstate of its move: replaying game 0 (self-play, both seats recorded) finds them.
-    from agents.learned.teacher import _stream, deal_seed
     from mulle_env.engine import Match
+    from training.teacher import _stream, deal_seed
 
     bot = teacher.LabellingAgent(agents.make("pimc:samples=2,horizon=2"), afterstates=True)
     Match(seed=deal_seed(5, 0), ruleset={"sets": 1}).play_out([bot, bot], [_stream(5, 0, 0), _stream(5, 0, 1)])
@@ -322,7 +323,7 @@ torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reas
 def test_fit_learns_the_teacher_values_and_resumes_exactly(after_data, tmp_path):
     import torch
 
-    from agents.learned.afterfit import AfterstateConfig, fit_afterstate
+    from training.afterfit import AfterstateConfig, fit_afterstate
 
     d = teacher.load(after_data)
     cfg = AfterstateConfig(hidden=[16], epochs=3, batch_size=64, seed=1)
@@ -342,7 +343,7 @@ def test_fit_learns_the_teacher_values_and_resumes_exactly(after_data, tmp_path)
     for wa, wb in zip(a.weights, b.weights):
         assert np.array_equal(wa, wb)
     # Fitting lowers the error on the data it saw well below the error of predicting 0.
-    from agents.learned.afterfit import _build, _load_numpy, move_rows
+    from training.afterfit import _build, _load_numpy, move_rows
 
     _, value, _ = move_rows(d)
     target = value - d["after_banked"]
@@ -357,7 +358,7 @@ def test_fit_learns_the_teacher_values_and_resumes_exactly(after_data, tmp_path)
 
 @torch_tests
 def test_cli_data_then_fit(tmp_path, capsys):
-    from expert.cli import main
+    from training.cli import expert_main as main
 
     out = tmp_path / "data"
     assert main(["data", str(out), "--teacher", "pimc:samples=2,horizon=2", "--games", "2", "--shard-games", "2",
@@ -432,7 +433,7 @@ def test_every_generation_is_kept_with_its_measured_strength(tmp_path):
     newest = root / gens[-1]["policy"].split(" ")[0]
     assert newest.read_bytes() == Path(DEFAULT_POLICY_PATH).read_bytes()
     pytest.importorskip("matplotlib")
-    from expert.cli import main
+    from training.cli import expert_main as main
 
     out = tmp_path / "gens.png"
     assert main(["plot", str(root / "agents" / "data" / "generations" / "manifest.json"), "--out", str(out)],

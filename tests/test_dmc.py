@@ -1,4 +1,4 @@
-"""Deep Monte-Carlo fine-tuning of afterstate nets (agents.learned.dmc, mulle-expert dmc)."""
+"""Deep Monte-Carlo fine-tuning of afterstate nets (training.dmc, mulle-expert dmc)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from test_afterstate import afterstate_net, positions
 
 from agents.evaluation import set_value
 from agents.learned import LearnedAgent, load_policy, save_policy
-from agents.learned.dmc import (
+from agents.learned.policy import VALUE_SCALE
+from mulle_env.engine import Match
+from mulle_env.observation import OBS_SIZE
+from training.dmc import (
     DMCConfig,
     ExploringAfterstateAgent,
     finetune_dmc,
@@ -19,9 +22,6 @@ from agents.learned.dmc import (
     game_seed,
     play_games,
 )
-from agents.learned.policy import VALUE_SCALE
-from mulle_env.engine import Match
-from mulle_env.observation import OBS_SIZE
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 ONE_SET = {"sets": 1}
@@ -155,7 +155,7 @@ def test_finetune_refuses_to_overwrite_another_run(tmp_path):
 
 @torch_tests
 def test_cli(tmp_path, capsys):
-    from expert.cli import main
+    from training.cli import expert_main as main
 
     start = tmp_path / "start.npz"
     save_policy(afterstate_net(2, hidden=(8,)), start)

@@ -55,9 +55,9 @@ def _parser(tool: str):
     if tool == "mulle-arena":
         from arena.cli import build_parser
     elif tool == "mulle-train":
-        from agents.learned.train import build_parser
+        from training.ppo import build_parser
     elif tool == "mulle-expert":
-        from expert.cli import build_parser
+        from training.cli import build_parser
     elif tool == "mulle-serve":
         from live.cli import build_parser
     else:

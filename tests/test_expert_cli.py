@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents.learned import load_policy
-from expert import cli
+from training import cli, expert
 
 pytest.importorskip("torch")
 
@@ -77,7 +77,7 @@ def test_a_generation_end_to_end_resumes_and_plots(tmp_path, capsys):
 
 
 def test_interrupt_exits_130_and_the_rerun_reuses_the_data(tmp_path, monkeypatch):
-    from agents.learned import distill
+    from training import distill
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
@@ -96,8 +96,8 @@ def test_the_teacher_is_the_newest_search_that_beat_the_reference():
     args = argparse.Namespace(reference="pimc", teacher="pimc")
     gens = [{"search": "netsearch:policy=a", "eval": {"search|pimc": {"score_low": 0.52}}},
             {"search": "netsearch:policy=b", "eval": {"search|pimc": {"score_low": 0.49}}}]
-    assert cli._teacher_for({"generations": gens}, args) == "netsearch:policy=a"
-    assert cli._teacher_for({"generations": gens[1:]}, args) == "pimc"
+    assert expert.teacher_for({"generations": gens}, args) == "netsearch:policy=a"
+    assert expert.teacher_for({"generations": gens[1:]}, args) == "pimc"
 
 
 def test_run_errors_exit_1_with_the_reason(tmp_path, capsys):
@@ -109,7 +109,7 @@ def test_run_errors_exit_1_with_the_reason(tmp_path, capsys):
 
 
 def test_pair_score_interval_stays_within_0_and_1():
-    from expert.evaluate import pair_score_interval
+    from training.evaluate import pair_score_interval
 
     score, low, high = pair_score_interval([0, 0, 1, 0, 2])  # pair scores .5, 1, 1
     assert score == pytest.approx(5 / 6) and 0 <= low < score < high == 1.0

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from agents.learned.policy import load_policy
-from agents.learned.teacher import MAX_LEGAL
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
+from training.teacher import MAX_LEGAL
 
 torch = pytest.importorskip("torch")
-from agents.learned import distill  # noqa: E402 - needs torch, checked above
+from training import distill  # noqa: E402 - needs torch, checked above
 
 
 def synthetic(n=600, seed=0):
@@ -112,9 +112,9 @@ def test_sb3_checkpoint_for_ppo_fine_tuning_keeps_the_policy(tmp_path):
     from sb3_contrib import MaskablePPO
 
     from agents.learned import save_policy
-    from agents.learned.export import policy_from_sb3
-    from agents.learned.finetune import to_sb3_checkpoint
     from mulle_env.gym_env import MulleEnv
+    from training.export import policy_from_sb3
+    from training.finetune import to_sb3_checkpoint
 
     path = save_policy(net(4, hidden=(16,), value=(16,)), tmp_path / "p.npz")
     info = to_sb3_checkpoint(path, tmp_path / "init.zip")

@@ -11,7 +11,7 @@ def test_speed_plot_moves_crowded_labels_off_their_neighbours(tmp_path, monkeypa
     """Agents of about the same strength and time: a label goes left of a slower neighbour, or down a leader line."""
     import matplotlib.axes
 
-    from expert import plots
+    from training import plots
 
     pts = [{"spec": s, "ms": ms, "elo": elo, "low": elo - 100, "high": elo + 100}
            for s, ms, elo in [("random", 0.01, 0.0), ("greedy", 0.5, 815.0), ("pimc:samples=40", 2.4, 946.0),

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import agents
-from expert import cli
-from expert.regret import KINDS, regret_table
+from training import cli
+from training.regret import KINDS, regret_table
 
 
 class _GreedyJudge:
@@ -112,7 +112,7 @@ def test_a_reference_that_screens_moves_is_refused(monkeypatch):
 
 
 def test_paired_difference_compares_two_players_on_the_same_decisions(judge):
-    from expert.regret import paired_difference
+    from training.regret import paired_difference
 
     res = regret_table(["greedy", "random"], "judge", games=1, every=1, seed=4, driver="greedy")
     d = paired_difference(res, "random", "greedy")

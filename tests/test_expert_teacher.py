@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from agents.learned import teacher
 from mulle_env import codec
 from mulle_env.engine import MOVES
 from mulle_env.observation import OBS_SIZE
+from training import teacher
 
 RULES = {"sets": 1}
 TEACHER = "pimc:samples=2,horizon=2"

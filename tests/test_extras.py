@@ -15,9 +15,8 @@ import pytest
 from test_afterstate import positions
 
 import agents
-from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy, teacher
+from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
 from agents.learned import extras as extras_module
-from agents.learned.bc import suit_swap_permutations
 from agents.learned.extras import (
     EXTRA_SIZE,
     EXTRA_SIZES,
@@ -31,6 +30,8 @@ from agents.learned.extras import (
 from mulle_env.engine import new_game
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
 from mulle_env.observation import OBS_SIZE, OBS_SLICES, encode_state
+from training import teacher
+from training.bc import suit_swap_permutations
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 compiled_tests = pytest.mark.skipif(extras_module.BACKEND != "c",
@@ -344,7 +345,7 @@ def after_data(tmp_path_factory):
 def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
     from test_afterstate import afterstate_net
 
-    from agents.learned.afterfit import AfterstateConfig, _build, _load_numpy, fit_afterstate, to_policy
+    from training.afterfit import AfterstateConfig, _build, _load_numpy, fit_afterstate, to_policy
 
     start = afterstate_net(seed=4)
     cfg = AfterstateConfig(hidden=[16], epochs=1, batch_size=64, seed=1, extras="capture-v1")
@@ -385,7 +386,7 @@ def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
 
 @torch_tests
 def test_cli_fit_extras_only_for_afterstate_nets(after_data, tmp_path, capsys):
-    from expert.cli import main
+    from training.cli import expert_main as main
 
     pol = tmp_path / "p.npz"
     assert main(["fit", str(after_data), "--out", str(pol), "--hidden", "8", "--epochs", "1", "--batch-size", "64",

@@ -15,9 +15,9 @@ import pytest
 import agents
 import mulle_env as me
 from agents.learned import DEFAULT_POLICY_PATH, LearnedAgent, MLPPolicy, PolicyFileError, load_policy, save_policy
-from agents.learned.pool import OpponentPool, parse_weights
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE, encode_state
+from training.pool import OpponentPool, parse_weights
 
 
 def _learned_registered() -> None:
@@ -239,8 +239,8 @@ def test_export_matches_torch_policy(tmp_path):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from agents.learned.export import export_model
     from mulle_env.gym_env import MulleEnv
+    from training.export import export_model
 
     torch.manual_seed(0)
     for activation in (torch.nn.Tanh, torch.nn.ReLU):
@@ -266,7 +266,7 @@ def test_export_matches_torch_policy(tmp_path):
 @pytest.mark.slow
 def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from agents.learned.train import main
+    from training.ppo import main
 
     out = tmp_path / "run"
     export = tmp_path / "learned.npz"
@@ -294,7 +294,7 @@ def test_tiny_training_run_writes_a_loadable_policy(tmp_path):
 
 
 def test_suit_swap_augmentation_is_a_symmetry_of_the_encoding():
-    from agents.learned.bc import suit_swap_permutations
+    from training.bc import suit_swap_permutations
 
     obs_perm, act_perm = suit_swap_permutations()
 
@@ -347,7 +347,7 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
     (["--export", "/missing/dir/x.npz"], "--export '/missing/dir/x.npz': directory '/missing/dir' does not exist"),
 ])
 def test_train_arguments_are_checked_first_and_exit_2_naming_the_flag(argv, message, capsys, tmp_path):
-    from agents.learned.train import main
+    from training.ppo import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--out-dir", str(tmp_path / "run"), *argv])
@@ -357,7 +357,7 @@ def test_train_arguments_are_checked_first_and_exit_2_naming_the_flag(argv, mess
 
 
 def test_train_argument_errors_come_before_the_existing_checkpoints_check(capsys, tmp_path):
-    from agents.learned.train import main
+    from training.ppo import main
 
     (tmp_path / "run" / "checkpoints").mkdir(parents=True)
     (tmp_path / "run" / "checkpoints" / "step_0000000001.zip").write_bytes(b"")
@@ -370,7 +370,7 @@ def test_train_argument_errors_come_before_the_existing_checkpoints_check(capsys
 
 
 def test_pool_of_only_self_without_snapshots_says_so(tmp_path):
-    from agents.learned.pool import OpponentPool
+    from training.pool import OpponentPool
 
     pool = OpponentPool({"self": 1.0}, snapshot_dir=str(tmp_path))  # built before the trainer's first snapshot
     with pytest.raises(ValueError, match="only 'self'.*no snapshot"):
@@ -378,7 +378,7 @@ def test_pool_of_only_self_without_snapshots_says_so(tmp_path):
 
 
 def test_train_help_explains_every_flag():
-    from agents.learned.train import build_parser
+    from training.ppo import build_parser
 
     parser = build_parser()
     missing = [a.option_strings[0] for a in parser._actions if a.option_strings and not a.help]
@@ -387,7 +387,7 @@ def test_train_help_explains_every_flag():
 
 
 def test_ctrl_c_in_mulle_train_exits_130(monkeypatch, tmp_path, capsys):
-    from agents.learned import train as train_mod
+    from training import ppo as train_mod
 
     def interrupt(args):
         raise KeyboardInterrupt
@@ -398,7 +398,7 @@ def test_ctrl_c_in_mulle_train_exits_130(monkeypatch, tmp_path, capsys):
 
 
 def test_steps_rounding_is_said_out_loud(monkeypatch, tmp_path, capsys):
-    from agents.learned import train as train_mod
+    from training import ppo as train_mod
 
     monkeypatch.setattr(train_mod, "train", lambda args: None)
     assert train_mod.main(["--out-dir", str(tmp_path / "run"), "--steps", "100"]) == 0
@@ -408,7 +408,7 @@ def test_steps_rounding_is_said_out_loud(monkeypatch, tmp_path, capsys):
 @pytest.mark.slow
 def test_pure_self_play_trains_on_a_fresh_run(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from agents.learned.train import main
+    from training.ppo import main
 
     out = tmp_path / "self"
     assert main(["--out-dir", str(out), "--steps", "256", "--envs", "2", "--n-steps", "128", "--batch-size", "128",

@@ -11,9 +11,9 @@ from engine_helpers import build, position
 import agents
 import mulle_env as me
 from agents.evaluation import best_index
-from agents.learned.teacher import LabellingAgent
 from agents.pimc import PIMCAgent, determinize
 from mulle_env.engine.cards import HAND_VALUE
+from training.teacher import LabellingAgent
 
 
 def test_determinizations_deal_exactly_the_unseen_cards():

@@ -12,8 +12,8 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
 
-from agents.learned.sb3_vec import SB3VectorEnv  # noqa: E402
 from mulle_env.vector_env import MulleVectorEnv  # noqa: E402
+from training.sb3_vec import SB3VectorEnv  # noqa: E402
 
 SMALL = {"net_arch": [16, 16]}
 
@@ -65,7 +65,7 @@ def test_self_play_trains_with_the_live_network_on_the_other_seat():
 
 
 def test_mulle_train_batched(tmp_path, capsys):
-    from agents.learned.train import main
+    from training.ppo import main
 
     out = tmp_path / "run"
     rc = main(["--out-dir", str(out), "--steps", "256", "--vec", "batched", "--envs", "8", "--n-steps", "32",

@@ -9,7 +9,7 @@ Importing this package needs only numpy (torch and sb3-contrib are for training:
 
 import importlib
 
-# Lazy exports: ``mulle-train`` (agents.learned.train) imports this package, and must be
+# Lazy exports: ``mulle-train`` (training.ppo) imports this package, and must be
 # able to report a Ctrl-C cleanly while numpy and the policy code load.
 _EXPORTS = {
     "DEFAULT_POLICY_PATH": ".agent", "LearnedAgent": ".agent", "FORMAT_VERSION": ".policy",

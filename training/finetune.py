@@ -7,7 +7,7 @@ same ``--net``). The value head's target (final score difference / 100) is PPO's
 undiscounted return with ``--reward score --score-scale 100``, so it starts the critic
 close to right; with other widths the critic starts fresh. Then::
 
-    python -m agents.learned.finetune gen_002/policy.npz ft/init.zip
+    python -m training.finetune gen_002/policy.npz ft/init.zip
     mulle-train --init-from ft/init.zip --net 512,256 --activation relu --lr 3e-5 ...
 
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .policy import load_policy
+from agents.learned.policy import load_policy
 
 __all__ = ["main", "to_sb3_checkpoint"]
 
@@ -62,10 +62,10 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.learned.finetune POLICY.npz OUT.zip``: write the checkpoint, print the mulle-train flags."""
+    """``python -m training.finetune POLICY.npz OUT.zip``: write the checkpoint, print the mulle-train flags."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m agents.learned.finetune",
+    ap = argparse.ArgumentParser(prog="python -m training.finetune",
                                  description="Write an sb3 checkpoint of a policy file for mulle-train --init-from.")
     ap.add_argument("policy", help="policy .npz (e.g. a mulle-expert generation's policy.npz)")
     ap.add_argument("out", help="checkpoint .zip to write")

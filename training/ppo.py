@@ -4,12 +4,12 @@ Pipeline (docs/learning.md has the shipped run's exact command and figures):
 
 1. optional warm start (``--bc-games N``): the teacher (``greedy``) plays N games,
    the policy and value nets are fitted to its moves and the games' outcomes
-   (:mod:`agents.learned.bc`);
+   (:mod:`training.bc`);
 2. ``MaskablePPO`` (sb3-contrib) on ``Mulle-v0`` with vectorized envs whose opponent
-   is an :class:`~agents.learned.pool.OpponentPool` (a new opponent each game, drawn
+   is an :class:`~training.pool.OpponentPool` (a new opponent each game, drawn
    from agent specs and earlier snapshots of the learner by ``--opponents``), the
    learner's seat alternating; ``--vec batched`` steps all games in one call through the
-   batched vector env (:mod:`mulle_env.vector_env`, wrapped by :mod:`agents.learned.sb3_vec`),
+   batched vector env (:mod:`mulle_env.vector_env`, wrapped by :mod:`training.sb3_vec`),
    where ``--opponents selfplay=1`` lets the network being trained play the other seat;
 3. every ``--checkpoint-every`` steps a resumable checkpoint (``checkpoints/``), a
    numpy snapshot for the pool (``pool/``); every ``--eval-every`` steps a duplicate
@@ -313,11 +313,12 @@ def train(args) -> dict:
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    from agents.learned.agent import LearnedAgent
+    from agents.learned.policy import save_policy
+
     from . import bc
-    from .agent import LearnedAgent
     from .evaluate import duplicate_match
     from .export import policy_from_sb3
-    from .policy import save_policy
     from .pool import SELF, parse_weights
 
     torch.set_num_threads(args.threads)

@@ -16,7 +16,7 @@ import os
 import random
 from pathlib import Path
 
-from .agent import LearnedAgent, cached_policy
+from agents.learned.agent import LearnedAgent, cached_policy
 
 __all__ = ["SELF", "OpponentPool", "parse_weights"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .policy import MLPPolicy, PolicyFileError, save_policy
+from agents.learned.policy import MLPPolicy, PolicyFileError, save_policy
 
 __all__ = ["export_model", "policy_from_sb3"]
 

@@ -1,52 +1,29 @@
-"""``mulle-expert``: run expert-iteration generations, and plot what they measured.
+"""The one command line of the training package: ``mulle-train`` (and ``mulle-expert``).
 
-``mulle-expert run`` repeats, for generation ``g = 0, 1, ...``:
+``mulle-train <command> ...``:
 
-1. **data**: the current best search (``--teacher`` at first, later the ``--search``
-   agent with the newest policy whose search beat ``--reference``) labels every legal
-   move of its decisions in ``--games`` games (:mod:`agents.learned.teacher`; resumable
-   shards, ``--workers`` processes);
-2. **fit**: a policy and value head fitted to the data of the last ``--data-window``
-   generations, starting from the previous generation's weights (or ``--init-from``)
-   (:mod:`agents.learned.distill`; checkpointed every ``--checkpoint-minutes``);
-3. **evaluate**: duplicate head-to-heads in the arena of ``learned:path=<policy>`` and
-   of the search with it against each ``--eval-opponents`` (95% intervals, thinking
-   time), each in its own resumable results file.
+* ``ppo``: masked PPO on the environments (:mod:`training.ppo`); ``mulle-train`` with
+  flags and no command word runs it, as it always has;
+* ``run``, ``data``, ``fit``, ``dmc``: expert iteration and its stages (:mod:`training.expert`);
+* ``regret``: players' regret by a reference search (:mod:`training.regret`);
+* ``plot``, ``speed``: Elo by generation, Elo against thinking time (:mod:`training.plots`).
 
-Everything lands in ``--out-dir``: ``gen_NNN/{data/, fit.pt, policy.npz, eval_*.jsonl}``
-and ``manifest.json`` (settings, every invocation's command line, and per generation: teacher, decisions, fit figures,
-the policy file and its measured strength), rewritten atomically after every stage.
-Rerunning the same command resumes where it stopped (Ctrl-C any time); ``--generations``
-may be raised to continue.
-
-The stages also run one by one, which is how the shipped afterstate policy was made
-(docs/learning.md has the exact commands): ``mulle-expert data`` makes (or completes) a
-teacher data set, ``mulle-expert fit`` fits a policy file to one or more data sets
-(``--net afterstate`` or ``logits``), both resumable. ``mulle-expert plot`` draws Elo by generation from the
-manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
-agent of one arena results file. ``mulle-expert dmc`` fine-tunes an afterstate policy by
-Deep Monte-Carlo self-play (:mod:`agents.learned.dmc`; measured, and not used for the
-shipped policy: docs/learning.md). ``mulle-expert regret`` charges players the points
-their picks lose by a reference search's values, split by kind of move
-(:mod:`expert.regret`): where a net loses against its teacher.
+``mulle-expert <command>`` is the same command line without ``ppo`` (its documented name
+for the expert-iteration commands).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
-__all__ = ["build_parser", "main"]
+from . import expert
+from .expert import MANIFEST, join_param, write_json
 
-MANIFEST = "manifest.json"
-#: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
-FIXED = ("teacher", "search", "reference", "opponents", "games", "shard_games", "seed", "data_window", "init_from",
-         "hidden", "value_hidden", "activation", "epochs", "batch_size", "lr", "temperature", "vf_coef",
-         "eval_opponents", "eval_games", "eval_seed", "net")
+__all__ = ["EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
+
 
 
 def _positive(text: str) -> int:
@@ -97,12 +74,12 @@ def _specs(text: str) -> list[str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line interface of ``mulle-expert`` (its flags are a public interface)."""
+def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
+    """The expert-iteration commands of the training command line (their flags are a public interface)."""
     # Imported here, not at the top: numpy must load after main() limits the BLAS threads.
     from agents.learned.extras import EXTRAS
 
-    ap = argparse.ArgumentParser(prog="mulle-expert", description="Expert iteration for Mulle: a search labels "
+    ap = argparse.ArgumentParser(prog=prog, description="Expert iteration for Mulle: a search labels "
                                  "positions, a network learns them, the search uses the network; repeat.")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run (or resume) generations",
@@ -160,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, help="policy .npz file to write")
     f.add_argument("--net", choices=("afterstate", "logits"), default="afterstate",
                    help="afterstate: score the position each move leaves (needs data made with --afterstates); "
-                        "logits: one logit per action plus a value head (agents.learned.distill)")
+                        "logits: one logit per action plus a value head (training.distill)")
     f.add_argument("--hidden", type=_widths, default=None,
                    help="hidden widths (default: 256,256 for afterstate, 512,256 for logits)")
     f.add_argument("--epochs", type=_positive, default=4)
@@ -234,7 +211,7 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
     if "policy" in params:
         parser.error(f"--search {args.search!r}: leave policy= out, each generation fills in its own file")
     try:
-        agents.canonical(_join(args.search, "policy=x.npz"))
+        agents.canonical(join_param(args.search, "policy=x.npz"))
     except agents.AgentSpecError:
         parser.error(f"--search {args.search!r}: agent {name!r} takes no policy=<file> parameter; use netsearch")
     if args.init_from:
@@ -246,183 +223,6 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
             parser.error(f"--init-from: {exc}")
     if args.games % args.shard_games:
         parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
-
-
-def _settings(args) -> dict:
-    return {k: getattr(args, k) for k in FIXED}
-
-
-def _write_json(path: Path, obj: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
-
-def _join(template: str, param: str) -> str:
-    return template + ("," if ":" in template else ":") + param
-
-
-def _search_spec(template: str, policy: str) -> str:
-    import agents
-
-    return agents.canonical(_join(template, f"policy={policy}"))
-
-
-def _teacher_for(manifest: dict, args) -> str:
-    """The newest generation's search that beat the reference, else ``--teacher``."""
-    for gen in reversed(manifest["generations"]):
-        match = (gen.get("eval") or {}).get(f"search|{args.reference}")
-        if match and match.get("score_low") is not None and match["score_low"] > 0.5:
-            return gen["search"]
-    return args.teacher
-
-
-def run(args, out=print) -> int:
-    """``mulle-expert run``: complete ``args.generations`` generations (resuming); 0 when done."""
-    from agents.learned import teacher
-
-    from .evaluate import head_to_head
-
-    root = Path(args.out_dir)
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / MANIFEST
-    settings = _settings(args)
-    if path.is_file():
-        manifest = json.loads(path.read_text())
-        # Runs made before --net existed fitted logits nets.
-        manifest["settings"].setdefault("net", "logits")
-        diff = {k: (manifest["settings"].get(k), v) for k, v in settings.items() if manifest["settings"].get(k) != v}
-        if diff:
-            what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
-            print(f"mulle-expert: error: --out-dir {str(root)!r} holds a run with other settings ({what}); "
-                  "use the same settings to resume or another --out-dir", file=sys.stderr)
-            return 2
-    else:
-        manifest = {"format": "mulle-expert-manifest-1", "settings": settings, "generations": []}
-        _write_json(path, manifest)
-    # Every invocation is kept, so the manifest says exactly how its files were made.
-    manifest.setdefault("commands", []).append(
-        {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
-    _write_json(path, manifest)
-    progress = not args.no_progress
-    settings = {"hidden": args.hidden, "activation": args.activation, "epochs": args.epochs,
-                "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
-    if args.net == "logits":
-        settings.update(value_hidden=args.value_hidden, temperature=args.temperature, vf_coef=args.vf_coef)
-    for g in range(args.generations):
-        gens = manifest["generations"]
-        if g < len(gens) and gens[g].get("done"):
-            continue
-        if g == len(gens):
-            gens.append({"generation": g, "teacher": _teacher_for(manifest, args), "started": time.time()})
-            _write_json(path, manifest)
-        gen = gens[g]
-        gdir = root / f"gen_{g:03d}"
-        t0 = time.monotonic()
-        # 1. Data (each generation deals new games: seed and generation fix them).
-        out(f"generation {g}: data from {gen['teacher']} ({args.games} games)")
-        summary = teacher.generate(gdir / "data", gen["teacher"], args.games, seed=args.seed * 1000 + g,
-                                   opponents=args.opponents, shard_games=args.shard_games, workers=args.workers,
-                                   progress=progress, afterstates=args.net == "afterstate")
-        gen["data"] = str(gdir / "data")
-        gen["data_seconds"] = gen.get("data_seconds", 0) + round(time.monotonic() - t0, 1)
-        _write_json(path, manifest)
-        # 2. Fit on the latest generations' data, from the previous weights.
-        policy = gdir / "policy.npz"
-        if not gen.get("fit"):
-            dirs = [x["data"] for x in gens[max(0, g - args.data_window + 1): g + 1]]
-            data = teacher.load(dirs, **_fit_arrays(args.net))
-            init = gens[g - 1]["policy"] if g else (args.init_from or None)
-            out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
-            meta = {"generation": g, "teacher": gen["teacher"], "data": dirs, "data_summary": summary}
-            figures = _fit_net(args.net, data, policy, settings, init_from=init, checkpoint=gdir / "fit.pt",
-                               checkpoint_minutes=args.checkpoint_minutes, progress=progress,
-                               threads=args.threads, metadata=meta)
-            gen.update(policy=str(policy), fit=figures, decisions=len(data["action"]))
-            _write_json(path, manifest)
-        # 3. Evaluate the policy and the search with it.
-        gen["learned"] = _search_spec_learned(str(policy))
-        gen["search"] = _search_spec(args.search, str(policy))
-        evals = gen.setdefault("eval", {})
-        for kind, spec in (("learned", gen["learned"]), ("search", gen["search"])):
-            for opp in args.eval_opponents:
-                key = f"{kind}|{opp}"
-                if key in evals:
-                    continue
-                out(f"generation {g}: {spec} vs {opp} ({args.eval_games} games)")
-                fname = f"eval_{kind}_{''.join(c if c.isalnum() else '_' for c in opp)}.jsonl"
-                evals[key] = head_to_head(spec, opp, args.eval_games, args.eval_seed, gdir / fname,
-                                          workers=args.workers, progress=progress)
-                _write_json(path, manifest)
-                m = evals[key]
-                ms = ", ".join(f"{k} {_num(v, '.2f')}" for k, v in m["ms_per_decision"].items())
-                out(f"  score {_num(m['score'], '.1%')} "
-                    f"[{_num(m['score_low'], '.1%')}, {_num(m['score_high'], '.1%')}] over {m['games']} games; "
-                    f"ms per decision: {ms}")
-        gen["done"] = True
-        gen["seconds"] = gen.get("seconds", 0) + round(time.monotonic() - t0, 1)
-        _write_json(path, manifest)
-    out(f"done: {args.generations} generation(s) in {root} (manifest {path})")
-    return 0
-
-
-def _fit_arrays(net: str) -> dict:
-    """What a fit of ``net`` reads of teacher data: its own encodings only, a byte per entry (exact)."""
-    return {"large": ("after_obs",) if net == "afterstate" else ("obs",), "compact": True}
-
-
-def _fit_net(net: str, data: dict, out, settings: dict, **kw) -> dict:
-    """Fit a ``net`` ("afterstate" or "logits") with these config ``settings``; the fit's own keywords pass on."""
-    if net == "afterstate":
-        from agents.learned.afterfit import AfterstateConfig, fit_afterstate
-
-        return fit_afterstate(data, out, AfterstateConfig(**settings), **kw)
-    from agents.learned import distill
-
-    return distill.fit(data, out, distill.FitConfig(**settings), **kw)
-
-
-def data(args, out=print) -> int:
-    """``mulle-expert data``: make the missing shards of one teacher data set."""
-    from agents.learned import teacher
-
-    summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
-                               shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
-                               afterstates=args.afterstates)
-    out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
-        f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
-    return 0
-
-
-def fit(args, out=print) -> int:
-    """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint)."""
-    from agents.learned import teacher
-
-    data = teacher.load(args.data, **_fit_arrays(args.net))
-    ckpt = args.checkpoint or args.out + ".ckpt.pt"
-    meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
-    settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
-                "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
-    if args.extras:
-        settings["extras"] = args.extras
-    figures = _fit_net(args.net, data, args.out, settings, init_from=args.init_from or None, checkpoint=ckpt,
-                       checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
-                       log=lambda f: out(json.dumps(f)), threads=args.threads)
-    out(f"wrote {args.out}: {json.dumps(figures)}")
-    return 0
-
-
-def dmc(args, out=print) -> int:
-    """``mulle-expert dmc``: fine-tune an afterstate policy by DMC self-play (resuming from its checkpoint)."""
-    from agents.learned.dmc import DMCConfig, finetune_dmc
-
-    cfg = DMCConfig(rounds=args.rounds, games_per_round=args.games_per_round, epsilon=args.epsilon, lr=args.lr,
-                    batch_size=args.batch_size, opponents=args.opponents, seed=args.seed)
-    figures = finetune_dmc(args.init_from, args.out, cfg, checkpoint=args.checkpoint or None, workers=args.workers,
-                           threads=args.threads, progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
-                           metadata={"command": ["mulle-expert", *(args.argv or [])]})
-    out(f"wrote {args.out}: {json.dumps(figures)}")
-    return 0
 
 
 def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
@@ -446,7 +246,7 @@ def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
                      "(mulle-expert fit --net afterstate)")
     if _torch_missing("dmc"):
         return 2
-    return _errors_exit_1((PolicyFileError, ValueError), dmc, args, out)
+    return _errors_exit_1((PolicyFileError, ValueError), expert.dmc, args, out)
 
 
 def _torch_missing(command: str) -> bool:
@@ -466,16 +266,6 @@ def _errors_exit_1(errors: tuple, fn, *args) -> int:
     except errors as exc:
         print(f"mulle-expert: error: {exc}", file=sys.stderr)
         return 1
-
-
-def _num(x, fmt: str) -> str:
-    return "n/a" if x is None else format(x, fmt)
-
-
-def _search_spec_learned(policy: str) -> str:
-    import agents
-
-    return agents.canonical(f"learned:path={policy}")
 
 
 def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
@@ -510,13 +300,37 @@ def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
     for line in format_table(result):
         out(line)
     if args.json:
-        _write_json(Path(args.json), result)
+        write_json(Path(args.json), result)
         out(f"wrote {args.json}")
     return 0
 
 
-def main(argv: list[str] | None = None, out=print) -> int:
-    """Entry point of ``mulle-expert``; returns the exit code (0 done, 1 error, 2 bad usage, 130 interrupted).
+#: The commands of ``mulle-expert`` (all of ``mulle-train``'s but ``ppo``).
+EXPERT_COMMANDS = ("run", "data", "fit", "dmc", "plot", "speed", "regret")
+
+
+def train_main(argv: list[str] | None = None, out=print) -> int:
+    """Entry point of ``mulle-train``: ``ppo`` (also when no command word is given) or an expert command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in EXPERT_COMMANDS:
+        return main(argv, out, prog="mulle-train")
+    if argv and argv[0] == "ppo":
+        argv = argv[1:]
+    elif argv and argv[0] in ("-h", "--help"):
+        out("mulle-train: make policies for Mulle. Commands: ppo (the default: masked PPO, flags below), "
+            f"{', '.join(EXPERT_COMMANDS)} (expert iteration: mulle-train run --help, ...).\n")
+    from .ppo import main as ppo_main
+
+    return ppo_main(argv)
+
+
+def expert_main(argv: list[str] | None = None, out=print) -> int:
+    """Entry point of ``mulle-expert``: the expert-iteration commands of :func:`train_main` under their old name."""
+    return main(argv, out, prog="mulle-expert")
+
+
+def main(argv: list[str] | None = None, out=print, prog: str = "mulle-expert") -> int:
+    """Run one expert command (``run``, ``data``, ...); returns the exit code (0 done, 1 error, 2 bad usage, 130).
 
     Errors of the run (a data directory made with other settings, an unusable policy
     file) exit 1 with the message; bad flags exit 2 naming the flag.
@@ -525,9 +339,10 @@ def main(argv: list[str] | None = None, out=print) -> int:
     # processes started from here read these when they import numpy.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.prog = prog
     try:
         if args.command == "run":
             _check_specs(parser, args)
@@ -536,12 +351,12 @@ def main(argv: list[str] | None = None, out=print) -> int:
             if _torch_missing("run"):
                 return 2
             from agents.learned import PolicyFileError
-            from agents.learned.teacher import TeacherDataError
+            from training.teacher import TeacherDataError
 
-            return _errors_exit_1((PolicyFileError, TeacherDataError), run, args, out)
+            return _errors_exit_1((PolicyFileError, TeacherDataError), expert.run, args, out)
         if args.command in ("data", "fit"):
             from agents.learned import PolicyFileError
-            from agents.learned.teacher import TeacherDataError
+            from training.teacher import TeacherDataError
 
             if args.command == "data":
                 import agents
@@ -562,7 +377,7 @@ def main(argv: list[str] | None = None, out=print) -> int:
                 if args.extras and args.net != "afterstate":
                     parser.error("--extras is for afterstate nets (--net afterstate)")
             return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError),
-                                  data if args.command == "data" else fit, args, out)
+                                  expert.data if args.command == "data" else expert.fit, args, out)
         if args.command == "dmc":
             return _dmc_main(parser, args, out)
         if args.command == "plot":
@@ -573,7 +388,7 @@ def main(argv: list[str] | None = None, out=print) -> int:
             if not mpath.is_file():
                 parser.error(f"manifest {args.manifest!r} does not exist")
             if not plot_generations(mpath, args.out):
-                print("mulle-expert: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
+                print(f"{prog}: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
                 return 2
             out(f"wrote {args.out}")
             return 0
@@ -586,20 +401,20 @@ def main(argv: list[str] | None = None, out=print) -> int:
         try:
             points = plot_speed(args.results, args.out)
         except (ValueError, RuntimeError) as exc:
-            print(f"mulle-expert: error: {exc}", file=sys.stderr)
+            print(f"{prog}: error: {exc}", file=sys.stderr)
             return 2
         if args.json:
-            _write_json(Path(args.json), {"results": args.results, "points": points})
+            write_json(Path(args.json), {"results": args.results, "points": points})
         for p in sorted(points, key=lambda p: -p["elo"]):
             ms = f"{p['ms']:.3f}" if p["ms"] is not None else "n/a"
             out(f"{p['spec']:50s} Elo {p['elo']:+7.1f} [{p['low']:+.1f}, {p['high']:+.1f}]  {ms} ms/decision")
         out(f"wrote {args.out}")
         return 0
     except KeyboardInterrupt:
-        print("\nmulle-expert: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
+        print(f"\n{prog}: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
               "run the same command again to continue", file=sys.stderr)
         return 130
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(train_main())

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.match import play_agents
 from mulle_env import codec
 from mulle_env.observation import OBS_SIZE, encode_state
-
-from ..match import play_agents
 
 __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 

@@ -1,6 +1,6 @@
 """Fitting an afterstate net to the teacher's move values.
 
-Teacher data made with ``afterstates=True`` (:mod:`agents.learned.teacher`) holds, for
+Teacher data made with ``afterstates=True`` (:mod:`training.teacher`) holds, for
 every labelled legal move, the encoding of the position it leaves (mover's seat), the
 points banked after it, and the teacher's value of the move. The net learns, per move,
 the points still to come::
@@ -25,7 +25,7 @@ over hundreds of thousands of positions, averages that sampling noise away, whic
 how a one-pass net can play better than the search that taught it.
 
 Each afterstate is shown with clubs and hearts swapped half of the time
-(:func:`agents.learned.bc.suit_swap_permutations`). About 5% of the *games* are held
+(:func:`training.bc.suit_swap_permutations`). About 5% of the *games* are held
 out and reported on: squared error, agreement with the teacher's best move and regret
 (points the net's choice is worth less than the teacher's best, by the teacher's
 values). A fit checkpoints every few minutes and at every epoch's end and resumes
@@ -40,12 +40,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from agents.learned.extras import extends, extras_size, with_extras
+from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.observation import OBS_SIZE
 
 from .distill import _linears, _mlp, held_out_split
-from .extras import extends, extras_size, with_extras
 from .fitloop import FitLoop
-from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
 __all__ = ["AfterstateConfig", "fit_afterstate", "move_rows"]
 
@@ -278,7 +278,7 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
     finally:
         loop.close()
     history, copied = loop.history, loop.copied
-    meta = {"trainer": "agents.learned.afterfit", "config": dict(cfg), "decisions": len(data["action"]),
+    meta = {"trainer": "training.afterfit", "config": dict(cfg), "decisions": len(data["action"]),
             "train_afterstates": len(train_rows), "heldout_decisions": len(val_dec), "init_from": init_from,
             "initialised": copied, "history": history, "fit_seconds": round(loop.elapsed, 1),
             **(metadata or {})}

@@ -16,13 +16,13 @@ Loss, per decision with legal actions ``L`` and teacher values ``q(a)`` (points)
   they carry more information per (expensive) search than one label.
 * value: squared error against the points still to come, ``(outcome - banked) /
   VALUE_SCALE`` (the final score difference minus what the mover had banked at the
-  decision, :func:`agents.learned.teacher.banked_points`), weighted by ``vf_coef``.
+  decision, :func:`training.teacher.banked_points`), weighted by ``vf_coef``.
   Learning the remainder rather than the final difference spares the net from
   reproducing the banked points exactly from the score features, and it is what a
   search adds to the points it can count at a leaf.
 
 Each training decision is shown with clubs and hearts swapped half of the time (the
-symmetry :func:`agents.learned.bc.suit_swap_permutations` checks). 5% of the *games*
+symmetry :func:`training.bc.suit_swap_permutations` checks). 5% of the *games*
 are held out (positions of one game are correlated) and the figures reported on them:
 agreement with the teacher's move, the *regret* (points the net's choice is worth
 less than the teacher's best, by the teacher's own values) and the value error.
@@ -41,11 +41,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.codec import NUM_ACTIONS
 from mulle_env.observation import OBS_SIZE
 
 from .fitloop import FitLoop
-from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 
 __all__ = ["FitConfig", "fit", "held_out_split", "soft_targets"]
 
@@ -222,7 +222,7 @@ def evaluate(net, data, idx, cfg, targets, batch_size: int = 2048) -> dict[str, 
 def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None = None, init_from: str | None = None,
         checkpoint: str | Path | None = None, checkpoint_minutes: float = 5.0, metadata: dict | None = None,
         progress: bool = True, log: Callable[[dict], None] | None = None, threads: int = 1) -> dict:
-    """Fit the networks to teacher ``data`` (:func:`agents.learned.teacher.load`) and write the policy file ``out``.
+    """Fit the networks to teacher ``data`` (:func:`training.teacher.load`) and write the policy file ``out``.
 
     ``init_from`` starts from a policy file's weights (those of its nets whose shapes
     match). With ``checkpoint`` (a path), the state is saved there every
@@ -271,7 +271,7 @@ def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None =
     finally:
         loop.close()
     history, copied = loop.history, loop.copied
-    meta = {"trainer": "agents.learned.distill", "config": dict(cfg), "decisions": n,
+    meta = {"trainer": "training.distill", "config": dict(cfg), "decisions": n,
             "train_decisions": len(train_idx), "heldout_decisions": len(val_idx),
             "init_from": init_from, "initialised": copied, "history": history,
             "fit_seconds": round(loop.elapsed, 1), **(metadata or {})}

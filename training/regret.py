@@ -30,9 +30,9 @@ import random
 from collections.abc import Callable, Sequence
 
 from agents.evaluation import best_index
-from agents.learned.teacher import deal_seed
 from agents.match import play_agents
 from arena import stats
+from training.teacher import deal_seed
 
 __all__ = ["KINDS", "format_table", "paired_difference", "regret_table"]
 

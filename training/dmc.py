@@ -1,6 +1,6 @@
 """Deep Monte-Carlo fine-tuning of an afterstate net by self-play.
 
-The teacher data of :mod:`agents.learned.teacher` values moves by short searches
+The teacher data of :mod:`training.teacher` values moves by short searches
 (``pimc`` rolls out four plies; ``netsearch`` looks two plies ahead of the net), so a
 net fitted to it knows what the next few plies bring and little of what decides a set
 later: the card-count bonus of the set's end, the last capture, a build kept for
@@ -40,13 +40,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from agents.base import Agent
+from agents.learned.afterstate import encode_afterstates
+from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
-from ..base import Agent
-from .afterstate import encode_afterstates
 from .fitloop import gradient_step, save_checkpoint
-from .policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from .teacher import stable_digest
 
 __all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games"]
@@ -273,7 +273,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
 
     def meta_now() -> dict:
-        return {"trainer": "agents.learned.dmc", "config": dict(cfg), "init_from": str(init_from),
+        return {"trainer": "training.dmc", "config": dict(cfg), "init_from": str(init_from),
                 "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
                 "dmc_seconds": round(elapsed, 1), **(metadata or {})}
 

@@ -57,12 +57,11 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.base import Agent
+from agents.evaluation import best_index
+from agents.learned.afterstate import encode_afterstates
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
-
-from ..base import Agent
-from ..evaluation import best_index
-from .afterstate import encode_afterstates
 
 __all__ = ["FORMAT", "MAX_LEGAL", "CodedRows", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed",
            "generate", "load", "play_shard", "stable_digest"]

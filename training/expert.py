@@ -1,0 +1,241 @@
+"""Expert iteration: a search labels positions, a network learns them, the search uses the network.
+
+The stages behind ``mulle-train``'s (and ``mulle-expert``'s) ``run``, ``data``, ``fit``
+and ``dmc`` commands (:mod:`training.cli` parses their flags).
+
+``run`` repeats, for generation ``g = 0, 1, ...``:
+
+1. **data**: the current best search (``--teacher`` at first, later the ``--search``
+   agent with the newest policy whose search beat ``--reference``) labels every legal
+   move of its decisions in ``--games`` games (:mod:`training.teacher`; resumable
+   shards, ``--workers`` processes);
+2. **fit**: a policy and value head fitted to the data of the last ``--data-window``
+   generations, starting from the previous generation's weights (or ``--init-from``)
+   (:mod:`training.distill`; checkpointed every ``--checkpoint-minutes``);
+3. **evaluate**: duplicate head-to-heads in the arena of ``learned:path=<policy>`` and
+   of the search with it against each ``--eval-opponents`` (95% intervals, thinking
+   time), each in its own resumable results file.
+
+Everything lands in ``--out-dir``: ``gen_NNN/{data/, fit.pt, policy.npz, eval_*.jsonl}``
+and ``manifest.json`` (settings, every invocation's command line, and per generation: teacher, decisions, fit figures,
+the policy file and its measured strength), rewritten atomically after every stage.
+Rerunning the same command resumes where it stopped (Ctrl-C any time); ``--generations``
+may be raised to continue.
+
+The stages also run one by one, which is how the shipped afterstate policy was made
+(docs/learning.md has the exact commands): ``mulle-expert data`` makes (or completes) a
+teacher data set, ``mulle-expert fit`` fits a policy file to one or more data sets
+(``--net afterstate`` or ``logits``), both resumable. ``mulle-expert plot`` draws Elo by generation from the
+manifest; ``mulle-expert speed`` draws Elo against milliseconds per decision for every
+agent of one arena results file. ``mulle-expert dmc`` fine-tunes an afterstate policy by
+Deep Monte-Carlo self-play (:mod:`training.dmc`; measured, and not used for the
+shipped policy: docs/learning.md). ``mulle-expert regret`` charges players the points
+their picks lose by a reference search's values, split by kind of move
+(:mod:`training.regret`): where a net loses against its teacher.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["FIXED", "MANIFEST", "data", "dmc", "fit", "fit_net", "join_param", "learned_spec", "run", "search_spec",
+           "write_json"]
+
+MANIFEST = "manifest.json"
+#: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
+FIXED = ("teacher", "search", "reference", "opponents", "games", "shard_games", "seed", "data_window", "init_from",
+         "hidden", "value_hidden", "activation", "epochs", "batch_size", "lr", "temperature", "vf_coef",
+         "eval_opponents", "eval_games", "eval_seed", "net")
+
+
+
+def settings_of(args) -> dict:
+    return {k: getattr(args, k) for k in FIXED}
+
+
+def write_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def join_param(template: str, param: str) -> str:
+    return template + ("," if ":" in template else ":") + param
+
+
+def search_spec(template: str, policy: str) -> str:
+    import agents
+
+    return agents.canonical(join_param(template, f"policy={policy}"))
+
+
+def teacher_for(manifest: dict, args) -> str:
+    """The newest generation's search that beat the reference, else ``--teacher``."""
+    for gen in reversed(manifest["generations"]):
+        match = (gen.get("eval") or {}).get(f"search|{args.reference}")
+        if match and match.get("score_low") is not None and match["score_low"] > 0.5:
+            return gen["search"]
+    return args.teacher
+
+
+def run(args, out=print) -> int:
+    """``mulle-expert run``: complete ``args.generations`` generations (resuming); 0 when done."""
+    from training import teacher
+
+    from .evaluate import head_to_head
+
+    root = Path(args.out_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / MANIFEST
+    settings = settings_of(args)
+    if path.is_file():
+        manifest = json.loads(path.read_text())
+        # Runs made before --net existed fitted logits nets.
+        manifest["settings"].setdefault("net", "logits")
+        diff = {k: (manifest["settings"].get(k), v) for k, v in settings.items() if manifest["settings"].get(k) != v}
+        if diff:
+            what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            prog = getattr(args, "prog", "mulle-expert")
+            print(f"{prog}: error: --out-dir {str(root)!r} holds a run with other settings ({what}); "
+                  "use the same settings to resume or another --out-dir", file=sys.stderr)
+            return 2
+    else:
+        manifest = {"format": "mulle-expert-manifest-1", "settings": settings, "generations": []}
+        write_json(path, manifest)
+    # Every invocation is kept, so the manifest says exactly how its files were made.
+    manifest.setdefault("commands", []).append(
+        {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
+    write_json(path, manifest)
+    progress = not args.no_progress
+    settings = {"hidden": args.hidden, "activation": args.activation, "epochs": args.epochs,
+                "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+    if args.net == "logits":
+        settings.update(value_hidden=args.value_hidden, temperature=args.temperature, vf_coef=args.vf_coef)
+    for g in range(args.generations):
+        gens = manifest["generations"]
+        if g < len(gens) and gens[g].get("done"):
+            continue
+        if g == len(gens):
+            gens.append({"generation": g, "teacher": teacher_for(manifest, args), "started": time.time()})
+            write_json(path, manifest)
+        gen = gens[g]
+        gdir = root / f"gen_{g:03d}"
+        t0 = time.monotonic()
+        # 1. Data (each generation deals new games: seed and generation fix them).
+        out(f"generation {g}: data from {gen['teacher']} ({args.games} games)")
+        summary = teacher.generate(gdir / "data", gen["teacher"], args.games, seed=args.seed * 1000 + g,
+                                   opponents=args.opponents, shard_games=args.shard_games, workers=args.workers,
+                                   progress=progress, afterstates=args.net == "afterstate")
+        gen["data"] = str(gdir / "data")
+        gen["data_seconds"] = gen.get("data_seconds", 0) + round(time.monotonic() - t0, 1)
+        write_json(path, manifest)
+        # 2. Fit on the latest generations' data, from the previous weights.
+        policy = gdir / "policy.npz"
+        if not gen.get("fit"):
+            dirs = [x["data"] for x in gens[max(0, g - args.data_window + 1): g + 1]]
+            data = teacher.load(dirs, **fit_arrays(args.net))
+            init = gens[g - 1]["policy"] if g else (args.init_from or None)
+            out(f"generation {g}: fit on {len(data['action'])} decisions from {len(dirs)} generation(s)")
+            meta = {"generation": g, "teacher": gen["teacher"], "data": dirs, "data_summary": summary}
+            figures = fit_net(args.net, data, policy, settings, init_from=init, checkpoint=gdir / "fit.pt",
+                               checkpoint_minutes=args.checkpoint_minutes, progress=progress,
+                               threads=args.threads, metadata=meta)
+            gen.update(policy=str(policy), fit=figures, decisions=len(data["action"]))
+            write_json(path, manifest)
+        # 3. Evaluate the policy and the search with it.
+        gen["learned"] = learned_spec(str(policy))
+        gen["search"] = search_spec(args.search, str(policy))
+        evals = gen.setdefault("eval", {})
+        for kind, spec in (("learned", gen["learned"]), ("search", gen["search"])):
+            for opp in args.eval_opponents:
+                key = f"{kind}|{opp}"
+                if key in evals:
+                    continue
+                out(f"generation {g}: {spec} vs {opp} ({args.eval_games} games)")
+                fname = f"eval_{kind}_{''.join(c if c.isalnum() else '_' for c in opp)}.jsonl"
+                evals[key] = head_to_head(spec, opp, args.eval_games, args.eval_seed, gdir / fname,
+                                          workers=args.workers, progress=progress)
+                write_json(path, manifest)
+                m = evals[key]
+                ms = ", ".join(f"{k} {_num(v, '.2f')}" for k, v in m["ms_per_decision"].items())
+                out(f"  score {_num(m['score'], '.1%')} "
+                    f"[{_num(m['score_low'], '.1%')}, {_num(m['score_high'], '.1%')}] over {m['games']} games; "
+                    f"ms per decision: {ms}")
+        gen["done"] = True
+        gen["seconds"] = gen.get("seconds", 0) + round(time.monotonic() - t0, 1)
+        write_json(path, manifest)
+    out(f"done: {args.generations} generation(s) in {root} (manifest {path})")
+    return 0
+
+
+def fit_arrays(net: str) -> dict:
+    """What a fit of ``net`` reads of teacher data: its own encodings only, a byte per entry (exact)."""
+    return {"large": ("after_obs",) if net == "afterstate" else ("obs",), "compact": True}
+
+
+def fit_net(net: str, data: dict, out, settings: dict, **kw) -> dict:
+    """Fit a ``net`` ("afterstate" or "logits") with these config ``settings``; the fit's own keywords pass on."""
+    if net == "afterstate":
+        from training.afterfit import AfterstateConfig, fit_afterstate
+
+        return fit_afterstate(data, out, AfterstateConfig(**settings), **kw)
+    from training import distill
+
+    return distill.fit(data, out, distill.FitConfig(**settings), **kw)
+
+
+def data(args, out=print) -> int:
+    """``mulle-expert data``: make the missing shards of one teacher data set."""
+    from training import teacher
+
+    summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
+                               shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
+                               afterstates=args.afterstates)
+    out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
+        f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
+    return 0
+
+
+def fit(args, out=print) -> int:
+    """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint)."""
+    from training import teacher
+
+    data = teacher.load(args.data, **fit_arrays(args.net))
+    ckpt = args.checkpoint or args.out + ".ckpt.pt"
+    meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
+    settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
+                "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+    if args.extras:
+        settings["extras"] = args.extras
+    figures = fit_net(args.net, data, args.out, settings, init_from=args.init_from or None, checkpoint=ckpt,
+                       checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
+                       log=lambda f: out(json.dumps(f)), threads=args.threads)
+    out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
+def dmc(args, out=print) -> int:
+    """``mulle-expert dmc``: fine-tune an afterstate policy by DMC self-play (resuming from its checkpoint)."""
+    from training.dmc import DMCConfig, finetune_dmc
+
+    cfg = DMCConfig(rounds=args.rounds, games_per_round=args.games_per_round, epsilon=args.epsilon, lr=args.lr,
+                    batch_size=args.batch_size, opponents=args.opponents, seed=args.seed)
+    figures = finetune_dmc(args.init_from, args.out, cfg, checkpoint=args.checkpoint or None, workers=args.workers,
+                           threads=args.threads, progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
+                           metadata={"command": ["mulle-expert", *(args.argv or [])]})
+    out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
+def _num(x, fmt: str) -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def learned_spec(policy: str) -> str:
+    import agents
+
+    return agents.canonical(f"learned:path={policy}")
