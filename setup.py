@@ -1,4 +1,4 @@
-"""Build the optional compiled rules core (mulle_env/engine/_core.c) and extra-input blocks (agents/learned/_extras.c).
+"""Build the optional compiled rules core (mulle_env/engine/_core.c) and extra-input blocks (mulle_env/_extras.c).
 
 Everything else is configured in pyproject.toml. The extension is optional: without a
 C compiler ``pip install`` still succeeds and the engine runs on its pure-Python
@@ -19,11 +19,11 @@ setup(
             extra_compile_args=_ARGS,
             optional=True,
         ),
-        # The compiled extra-input blocks of afterstate nets (agents/learned/extras.py is the
+        # The compiled extra-input blocks of afterstate nets (mulle_env/extras.py is the
         # reference and the fallback when this is not built).
         Extension(
-            "agents.learned._extras",
-            sources=["agents/learned/_extras.c"],
+            "mulle_env._extras",
+            sources=["mulle_env/_extras.c"],
             extra_compile_args=_ARGS,
             optional=True,
         ),

@@ -1,4 +1,4 @@
-"""The extra inputs of afterstate nets (agents/learned/extras.py): their values, their policy files, their fit."""
+"""The extra inputs of afterstate nets (mulle_env/extras.py): their values, their policy files, their fit."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from test_afterstate import positions
 
 import agents
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
-from agents.learned import extras as extras_module
-from agents.learned.extras import (
+from mulle_env import extras as extras_module
+from mulle_env.engine import new_game
+from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
+from mulle_env.extras import (
     EXTRA_SIZE,
     EXTRA_SIZES,
     EXTRAS,
@@ -27,8 +29,6 @@ from agents.learned.extras import (
     extras_size,
     with_extras,
 )
-from mulle_env.engine import new_game
-from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
 from mulle_env.observation import OBS_SIZE, OBS_SLICES, encode_state
 from training import teacher
 from training.bc import suit_swap_permutations
@@ -247,7 +247,7 @@ def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch):
 
 
 def test_mulle_extras_environment_variable_is_checked():
-    code = "import agents.learned.extras as e; print(e.BACKEND)"
+    code = "import mulle_env.extras as e; print(e.BACKEND)"
     run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "numpy"},
                          capture_output=True, text=True)
     assert run.stdout.strip() == "numpy"

@@ -40,8 +40,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from agents.learned.extras import extends, extras_size, with_extras
 from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
+from mulle_env.extras import extends, extras_size, with_extras
 from mulle_env.observation import OBS_SIZE
 
 from .distill import _linears, _mlp, held_out_split
@@ -57,7 +57,7 @@ class AfterstateConfig(dict):
     ``batch_size`` 1024 afterstates (about: batches are whole decisions), ``lr`` 1e-3
     (cosine decay to 0), ``augment`` True, ``seed`` 0, ``weight_decay`` 1e-5,
     ``centered`` True, ``abs_coef`` 0.1 (see the module docstring), ``extras`` None (or the
-    name of an extra-input block the net reads after each encoding, :mod:`agents.learned.extras`).
+    name of an extra-input block the net reads after each encoding, :mod:`mulle_env.extras`).
     """
 
     DEFAULTS: ClassVar[dict] = {
@@ -127,7 +127,7 @@ def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
     """Copy ``policy``'s weights into ``net`` (which reads the block ``extras``) if the shapes fit (False if not).
 
     A net may start from a policy whose extra inputs are a first part of its own (none,
-    or an earlier block, :func:`agents.learned.extras.extends`): its first layer's
+    or an earlier block, :func:`mulle_env.extras.extends`): its first layer's
     weights on the inputs the policy lacks start at zero, so it starts as the same function.
     """
     import torch

@@ -77,7 +77,7 @@ def _specs(text: str) -> list[str]:
 def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     """The expert-iteration commands of the training command line (their flags are a public interface)."""
     # Imported here, not at the top: numpy must load after main() limits the BLAS threads.
-    from agents.learned.extras import EXTRAS
+    from mulle_env.extras import EXTRAS
 
     ap = argparse.ArgumentParser(prog=prog, description="Expert iteration for Mulle: a search labels "
                                  "positions, a network learns them, the search uses the network; repeat.")
@@ -148,7 +148,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
                    help="policy file whose weights start the fit (same shapes; or one with fewer extra inputs)")
     f.add_argument("--extras", choices=EXTRAS, default=None,
                    help="afterstate nets: also read this extra-input block, computed from each encoding "
-                        "(agents/learned/extras.py); --init-from may then name a net without it")
+                        "(mulle_env/extras.py); --init-from may then name a net without it")
     f.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
     f.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="checkpoint interval")
     f.add_argument("--threads", type=_positive, default=1, help="torch threads")

@@ -23,7 +23,7 @@ key                    content
 ``layer{i}.bias``      float array ``(out,)``
 ``metadata``           JSON text: training command, steps, seed, evaluation figures
 ``extras``             optional (version 3, afterstate nets): the name of the extra-input block
-                       appended to each encoding (:mod:`agents.learned.extras`); layer 0 then
+                       appended to each encoding (:mod:`mulle_env.extras`); layer 0 then
                        reads ``obs_size`` + that block's size
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
@@ -61,9 +61,8 @@ import numpy as np
 
 from mulle_env import observation as _obs
 from mulle_env.codec import NUM_ACTIONS
+from mulle_env.extras import EXTRAS, extras_size, with_extras
 from mulle_env.observation import OBS_SIZE
-
-from .extras import EXTRAS, extras_size, with_extras
 
 __all__ = [
     "ACTIVATIONS",
@@ -138,7 +137,7 @@ class MLPPolicy:
         obs_layout: The observation layout the net reads (:func:`mulle_env.observation.layout_description`).
         head: ``"logits"`` (one logit per action) or ``"afterstate"`` (one score per
             afterstate, :meth:`afterstate_values`); see the module docstring.
-        extras: ``None``, or the name of the extra-input block (:mod:`agents.learned.extras`)
+        extras: ``None``, or the name of the extra-input block (:mod:`mulle_env.extras`)
             an afterstate net reads after the encoding.
     """
 
@@ -322,7 +321,7 @@ def _check_extras(extras: str | None, head: str, where: str) -> None:
         return
     if extras not in EXTRAS:
         raise PolicyFileError(f"{where}: extra inputs {extras!r} are not supported; this code computes "
-                              f"{', '.join(EXTRAS)} (agents/learned/extras.py)")
+                              f"{', '.join(EXTRAS)} (mulle_env/extras.py)")
     if head != "afterstate":
         raise PolicyFileError(f"{where}: extra inputs are for afterstate nets, not {head} nets")
 

@@ -96,10 +96,10 @@ import os
 
 import numpy as np
 
-from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
-from mulle_env.engine.moves import MIN_BUILD_VALUE
-from mulle_env.engine.rules import HAND_SIZE
-from mulle_env.observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
+from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+from .engine.moves import MIN_BUILD_VALUE
+from .engine.rules import HAND_SIZE
+from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
 __all__ = ["BACKEND", "C_IMPORT_ERROR", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras",
            "afterstate_extras_numpy", "extends", "extras_size", "with_extras"]
@@ -364,7 +364,7 @@ def _load_compiled():
                           BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
                           *(EXTRA_SIZES[name] for name in EXTRAS), _O_TWIN_EXPOSED)
     except Exception as exc:  # not built, built for other code (a stale .so), or refusing these tables
-        reason = f"agents.learned._extras cannot be used ({type(exc).__name__}: {exc})"
+        reason = f"mulle_env._extras cannot be used ({type(exc).__name__}: {exc})"
         if choice == "c":
             raise ImportError(f"MULLE_EXTRAS=c, but {reason}; pip install -e . with a C compiler builds it") from exc
         return None, reason

@@ -1,4 +1,4 @@
-/* Compiled extra-input blocks for afterstate nets (agents/learned/extras.py).
+/* Compiled extra-input blocks for afterstate nets (mulle_env/extras.py).
  *
  * The numpy code in extras.py is the definition and the readable reference; this file
  * computes the same floats row by row, because a decision's ~7 afterstates made the
@@ -240,7 +240,7 @@ static PyObject *run(PyObject *args, int exp_only) {
     int level = 3;
     Py_ssize_t stride, offset;
     if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "agents.learned._extras: configure() first");
+        PyErr_SetString(PyExc_RuntimeError, "mulle_env._extras: configure() first");
         return NULL;
     }
     if (exp_only ? !PyArg_ParseTuple(args, "OOnn", &obs_obj, &out_obj, &stride, &offset)
@@ -308,7 +308,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_extras",
-                                    "Compiled extra-input blocks (agents/learned/extras.py is the reference).", -1,
+                                    "Compiled extra-input blocks (mulle_env/extras.py is the reference).", -1,
                                     methods};
 
 PyMODINIT_FUNC PyInit__extras(void) { return PyModule_Create(&module); }
