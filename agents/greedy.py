@@ -6,7 +6,7 @@ Evaluation of a move ``m`` (higher is better)::
 
 * ``points(m)``: mulle points + tabbe + intake points the move banks now (the set's
   score difference is exactly mulle + tabbe + intake-point difference, see
-  :mod:`agents.evaluation`).
+  :mod:`agents.effects`).
 * ``build(m)``: for a build or trotta, the points inside the mover's build, which the
   mover is committed to capture next turn.
 * ``exposure(m)``: the opponent's best reply capture on the table the move leaves:
@@ -25,7 +25,7 @@ from mulle_env.engine.cards import INTAKE_POINTS
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 from .base import Agent
-from .evaluation import pile_points, twin_counts, view_state
+from .effects import pile_points, twin_counts, view_state
 from .heuristic import rank_moves
 
 

@@ -8,7 +8,7 @@ Every legal move falls in one class; the first non-empty class wins (lower = bet
 4. value matches: a capture of a single card (or a build) without a mulle;
 5. builds;
 6. trottas;
-7. discards, least valuable card first (see :func:`agents.evaluation.discard_cost`).
+7. discards, least valuable card first (see :func:`agents.effects.discard_cost`).
 
 Ties inside a class go to more mulle points, then more intake points, then a tabbe,
 then (builds and trottas) the richer build; the final tie-break is the canonical move
@@ -18,7 +18,7 @@ order, so the agent never needs its rng.
 from __future__ import annotations
 
 from .base import Agent
-from .evaluation import MoveEffect, discard_cost, move_effect, twin_counts, view_state
+from .effects import MoveEffect, discard_cost, move_effect, twin_counts, view_state
 
 CLASS_NAMES = (
     "mulle capture",

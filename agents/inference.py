@@ -27,7 +27,7 @@ from mulle_env.engine import PlayerView
 from mulle_env.engine.cards import HAND_VALUE
 
 from .base import Agent
-from .evaluation import best_index
+from .rollout import best_index
 
 __all__ = [
     "MOVES_PER_DEAL", "HistorySearchAgent", "PublicHistory", "moves_played", "reserved_values", "sample_hidden",
@@ -127,7 +127,7 @@ class HistorySearchAgent(Agent):
         return self.history.reserved(view, 1 - view.player) if self.use_history else ()
 
     def act(self, view, legal_moves, rng):
-        """The move with the best value; :func:`agents.evaluation.best_index` breaks near-ties by order."""
+        """The move with the best value; :func:`agents.rollout.best_index` breaks near-ties by order."""
         if len(legal_moves) == 1:
             return legal_moves[0]
         values = self.move_values(view, legal_moves, rng)

@@ -10,7 +10,7 @@ network in the three places where pimc uses hand-written rules:
    for ``depth - 1`` more plies. The rollouts of every candidate and determinization
    advance together, so each ply is one batched forward pass.
 3. **Leaves**: ``leaf=score`` scores a leaf with the points banked so far
-   (:func:`agents.evaluation.set_value`, as pimc); ``leaf=value`` adds the value
+   (:func:`agents.rollout.set_value`, as pimc); ``leaf=value`` adds the value
    head's prediction of the points still to come from the searcher's seat; ``auto``
    uses the value head when the file has one. A finished game is scored exactly.
 
@@ -49,11 +49,11 @@ from mulle_env.engine import GameState
 from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
-from .evaluation import set_value
 from .inference import HistorySearchAgent, sample_hidden
 from .learned.afterstate import afterstate_scores, state_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
 from .learned.policy import VALUE_SCALE
+from .rollout import set_value
 
 __all__ = ["DEFAULT_NET_PATH", "LEAVES", "NetSearchAgent", "limit_blas_threads"]
 

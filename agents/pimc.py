@@ -11,7 +11,7 @@ For each decision:
    (:mod:`agents.inference`, fed by ``observe``).
 2. For every candidate move and every determinization, play the move on a copy, then
    finish with a fast rollout policy up to the horizon (4 plies by default),
-   and score the result with :func:`agents.evaluation.set_value` (the score difference,
+   and score the result with :func:`agents.rollout.set_value` (the score difference,
    exact for finished sets and mulle + tabbe + intake points for the set in play).
 3. Play the move with the best mean.
 
@@ -25,24 +25,13 @@ from __future__ import annotations
 import random
 
 from mulle_env.engine import GameState
-from mulle_env.engine.moves import MOVES
 
-from .evaluation import fast_policy_id, set_value
 from .heuristic import rank_moves
 from .inference import HistorySearchAgent, sample_hidden
+from .rollout import POLICIES, rollout_value, rollout_values  # noqa: F401 - rollout_value: also its old home
 
-ROLLOUTS = ("heuristic", "random")
+ROLLOUTS = tuple(POLICIES)
 HORIZONS = ("deal", "set", "game")
-
-
-def _random_policy(st, ids, rng):
-    return ids[rng.randrange(len(ids))]
-
-
-_POLICIES = {"heuristic": fast_policy_id, "random": _random_policy}
-# The compiled core's codes for the rollout policies and horizons (GameState.rollout).
-_POLICY_CODES = {"heuristic": 0, "random": 1}
-_STOP_CODES = {"deal": 1, "set": 2}
 
 
 def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[int]]:
@@ -54,26 +43,6 @@ def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[
     :func:`agents.inference.sample_hidden`.
     """
     return sample_hidden(view, rng, required)
-
-
-def rollout_value(st, me: int, policy, plies: int, stop: str, root_set: int, root_deal: int, seed: int) -> float:
-    """Finish ``st`` (mutated) with ``policy`` up to the horizon and score it for ``me`` (the Python path).
-
-    The first ply, the candidate move, is already played: ``plies`` counts it. ``stop``
-    is ``"deal"`` or ``"set"`` to end at that boundary of (``root_set``, ``root_deal``).
-    The compiled core's ``GameState.rollout`` is this loop in C, draw for draw.
-    """
-    r = random.Random(seed)
-    n = 1
-    while not st.over and n < plies:
-        if stop == "deal" and (st.deal_no != root_deal or st.set_no != root_set):
-            break
-        if stop == "set" and st.set_no != root_set:
-            break
-        ids = st.legal_move_ids()
-        st.play_unchecked(MOVES[policy(st, ids, r)])
-        n += 1
-    return set_value(st, me)
 
 
 class PIMCAgent(HistorySearchAgent):
@@ -100,14 +69,11 @@ class PIMCAgent(HistorySearchAgent):
     #: 2: the determinizations respect the public history (``history``) and the default is
     #: ``samples=200`` (was 40): results of version 1 (no recorded version) are of another agent.
     version = "2"
-    #: Run rollouts inside the compiled core when the state is a C one (same results, faster).
-    core_rollouts = True
-
     def __init__(self, samples: int = 200, rollout: str = "heuristic", horizon: str = "4", width: int = 0,
                  history: bool = True) -> None:
         if samples < 1:
             raise ValueError(f"samples must be >= 1, not {samples!r}")
-        if rollout not in _POLICIES:
+        if rollout not in POLICIES:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}")
         horizon = str(horizon)
         if horizon not in HORIZONS and not (horizon.isdigit() and int(horizon) > 0):
@@ -126,7 +92,7 @@ class PIMCAgent(HistorySearchAgent):
         """``(move, value)`` for every searched move, in the heuristic's order (the tie-break order).
 
         The value is the mean over the determinizations of the rollout's
-        :func:`~agents.evaluation.set_value` (points, from the mover's seat); every move
+        :func:`~agents.rollout.set_value` (points, from the mover's seat); every move
         is searched unless ``width`` limits the search to the heuristic's best moves.
         This is what :meth:`act` maximizes, and what teacher data labels decisions with.
         A lone candidate is returned with value 0.0 without searching (nothing to compare).
@@ -137,25 +103,14 @@ class PIMCAgent(HistorySearchAgent):
         if len(cands) == 1:
             return [(cands[0], 0.0)]
         me = view.player
-        policy = _POLICIES[self.rollout]
         plies = int(self.horizon) if self.horizon.isdigit() else 10**6
-        stop = self.horizon
         root_set, root_deal = view.set_no, view.deal_no
         totals = [0.0] * len(cands)
         required = self.known_values(view)
-        stop_code = _STOP_CODES.get(stop, 0)
-        policy_code = _POLICY_CODES[self.rollout]
         for _ in range(self.samples):
             hand, deck = determinize(view, rng, required)
             root = GameState.from_view(view, hand, deck, seed=rng.getrandbits(31))
-            seed = rng.getrandbits(63)
-            # The compiled core runs the whole rollout in C with the same random.Random
-            # draws, so both paths give the same values (tests/test_pimc.py).
-            in_core = self.core_rollouts and hasattr(root, "rollout")
-            for k, move in enumerate(cands):
-                st = root.copy().play_unchecked(move)
-                if in_core:
-                    totals[k] += st.rollout(me, policy_code, plies, stop_code, root_set, root_deal, seed)
-                else:
-                    totals[k] += rollout_value(st, me, policy, plies, stop, root_set, root_deal, seed)
+            values = rollout_values(root, cands, me, self.rollout, plies, self.horizon, root_set, root_deal,
+                                    rng.getrandbits(63))
+            totals = [t + v for t, v in zip(totals, values)]
         return [(move, total / self.samples) for move, total in zip(cands, totals)]

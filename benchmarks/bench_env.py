@@ -10,10 +10,12 @@ one random legal action applied, all through the env's public API in one process
 - ``mulle_pettingzoo``: ``mulle_env.pettingzoo.env()`` (with PettingZoo's
   ``OrderEnforcingWrapper``); a decision is one ``last()`` + ``step()``.
 - ``mulle_vector``: ``gymnasium.make_vec("Mulle-v0", num_envs=K,
-  vectorization_mode="vector_entry_point", opponent="random")`` with the stepper
-  ``auto`` picks (the compiled one when it is built); ``mulle_vector_python`` forces
-  the pure-Python stepper. One ``step`` = K decisions; the K random picks are one
-  vectorized draw from the ``(K, 2812)`` mask (read by :func:`mulle_env.codec.batch_mask_indices`).
+  vectorization_mode="vector_entry_point", opponent="random")``, on the stepper of the
+  engine's backend. One ``step`` = K decisions; the K random picks are one vectorized
+  draw from the ``(K, 2812)`` mask (read by :func:`mulle_env.codec.batch_mask_indices`).
+
+All three run on the engine's backend (``MULLE_ENGINE``; the report records it): for
+the pure-Python figures run the script again with ``MULLE_ENGINE=python``.
 
 Peers (the ``bench`` extra; a missing one is reported as skipped): RLCard ``uno`` and
 ``gin-rummy`` (plain ``env.step``, which returns the next state with its observation
@@ -125,14 +127,13 @@ def _aec(env, seed: int):
     return loop
 
 
-def mulle_vector(seed: int, stepper: str = "auto", k: int = VECTOR_K):
+def mulle_vector(seed: int, k: int = VECTOR_K):
     import gymnasium as gym
 
     import mulle_env  # noqa: F401
     from mulle_env.codec import batch_mask_indices
 
-    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
-                        stepper=stepper)
+    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random")
     _, info = envs.reset(seed=seed)
     rng = np.random.default_rng(seed)
     masks = info["action_mask"]  # the env rewrites this array in place every step
@@ -210,7 +211,6 @@ OURS = {
     "mulle_gym": mulle_gym,
     "mulle_pettingzoo": mulle_pettingzoo,
     "mulle_vector": mulle_vector,
-    "mulle_vector_python": lambda seed: mulle_vector(seed, "python"),
 }
 PEERS = {
     "rlcard_uno": lambda seed: rlcard_env("uno", seed),
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> dict:
             key = f"{name}/{BASELINE}"
             if key in ratios:
                 aims[name] = {"aim": aim, "ratio": ratios[key], "met": ratios[key] >= aim}
-    from mulle_env.vector_env import make_stepper
+    from mulle_env import BACKEND
 
     report = {
         "benchmark": "env",
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> dict:
         "ratios": ratios,
         "skipped": skipped,
         "vector_k": VECTOR_K,
-        "vector_stepper_auto": type(make_stepper("auto", 1, __import__("mulle_env").Ruleset(), True)).__name__,
+        "backend": BACKEND,
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),

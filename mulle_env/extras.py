@@ -92,8 +92,6 @@ is the encoding's opponent hand size, which an afterstate of a deal's last card 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
@@ -101,7 +99,7 @@ from .engine.moves import MIN_BUILD_VALUE
 from .engine.rules import HAND_SIZE
 from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
-__all__ = ["BACKEND", "C_IMPORT_ERROR", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras",
+__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras",
            "afterstate_extras_numpy", "extends", "extras_size", "with_extras"]
 
 _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
@@ -245,10 +243,10 @@ def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, n
     batches of a decision's size (numpy's own sums may differ by an ulp between a one-row
     and a many-row batch); the tests ask for 2e-6 and the shipped net's moves.
     """
-    _C.compute(obs, rows, _LEVEL[name], rows.shape[1], offset)
+    _C.write_extras(obs, rows, _LEVEL[name], rows.shape[1], offset)
     _mulle_sums(obs, out, name)
     if name == "capture-v3":
-        _C.exp_mulle(obs, rows, rows.shape[1], offset)
+        _C.extras_exp_mulle(obs, rows, rows.shape[1], offset)
 
 
 def _mulle_sums(obs: np.ndarray, out: np.ndarray, name: str) -> None:
@@ -342,37 +340,33 @@ def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
 
 
 def _load_compiled():
-    """The compiled module, configured with this file's tables, and why not (``None`` and the reason) otherwise.
+    """The engine core's compiled blocks, configured with this file's tables, or ``None`` on the Python engine.
 
-    ``MULLE_EXTRAS=numpy`` chooses this file's code, ``c`` insists on the module (an
-    ImportError saying why when it cannot be used), unset or ``auto`` takes the module
-    when it loads and accepts this file's tables.
+    They follow the engine's one backend switch (:data:`mulle_env.engine.BACKEND`): on the
+    compiled core the core computes them (engine/csrc/extras.c), on the Python engine this
+    file's numpy code does. A core that refuses these tables is a stale build: refused,
+    saying to rebuild, never replaced by numpy behind the user's back.
     """
-    choice = os.environ.get("MULLE_EXTRAS", "").strip().lower()
-    if choice not in ("", "auto", "c", "numpy"):
-        raise ImportError(f"MULLE_EXTRAS must be 'c', 'numpy', 'auto' or unset (auto), not {choice!r}")
-    if choice == "numpy":
-        return None, "MULLE_EXTRAS=numpy"
-    try:
-        from . import _extras
+    from . import engine
 
-        builds = OBS_SLICES["builds"].start
-        _extras.configure([int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE],
-                          [float(v) for v in _MULLE], [float(v) for v in _MULLE13],
-                          [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE, _HAND.start, _LOOSE.start,
-                          _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
-                          BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
-                          *(EXTRA_SIZES[name] for name in EXTRAS), _O_TWIN_EXPOSED)
-    except Exception as exc:  # not built, built for other code (a stale .so), or refusing these tables
-        reason = f"mulle_env._extras cannot be used ({type(exc).__name__}: {exc})"
-        if choice == "c":
-            raise ImportError(f"MULLE_EXTRAS=c, but {reason}; pip install -e . with a C compiler builds it") from exc
-        return None, reason
-    return _extras, None
+    if engine.BACKEND != "c":
+        return None
+    cstate = engine.backends()["c"]
+    builds = OBS_SLICES["builds"].start
+    try:
+        cstate.configure_extras(
+            [int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE], [float(v) for v in _MULLE],
+            [float(v) for v in _MULLE13], [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE,
+            _HAND.start, _LOOSE.start, _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
+            BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
+            *(EXTRA_SIZES[name] for name in EXTRAS), _O_TWIN_EXPOSED)
+    except ValueError as exc:
+        raise ImportError(f"the compiled core refuses the extra-input tables of mulle_env/extras.py ({exc}): "
+                          "a stale build; rebuild it with pip install -e .") from exc
+    return cstate
 
 
 _LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}
-_C, C_IMPORT_ERROR = _load_compiled()
-#: ``"c"`` when the compiled module computes the blocks, ``"numpy"`` when this file's code does
-#: (and then :data:`C_IMPORT_ERROR` says why).
+_C = _load_compiled()
+#: ``"c"`` when the engine core computes the blocks, ``"numpy"`` on the Python engine.
 BACKEND = "numpy" if _C is None else "c"

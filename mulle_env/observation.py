@@ -29,68 +29,50 @@ from __future__ import annotations
 import numpy as np
 
 from .engine.cards import COPIES, NUM_FACES
-from .engine.moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
-from .engine.rules import DEALS_PER_SET, HAND_SIZE, TABLE_DEAL, leader
+from .engine.moves import MIN_BUILD_VALUE
+from .engine.observation_layout import (
+    BUILD_FEATURES,
+    FACE_BLOCKS,
+    NUM_BUILD_VALUES,
+    OBS_SHAPE,
+    OBS_SIZE,
+    OBS_SLICES,
+    OBS_VERSION,
+    SCALAR_FEATURES,
+    SCALES,
+    SCORE_SCALE,
+    SHEET_BOUND_PER_SET,
+    layout_description,
+    layout_differences,
+    layout_fingerprint,
+)
+from .engine.rules import DEALS_PER_SET, HAND_SIZE, leader
 from .engine.ruleset import Ruleset
 from .engine.state import SHEET_KEYS, GameState, PlayerView, add_sheets, intake_bonus, sheet
 
 __all__ = [
     "BUILD_FEATURES",
     "FACE_BLOCKS",
+    "NUM_BUILD_VALUES",
     "OBS_DTYPE",
     "OBS_SHAPE",
     "OBS_SIZE",
     "OBS_SLICES",
+    "OBS_VERSION",
     "SCALAR_FEATURES",
     "SCORE_SCALE",
-    "encode_into",
+    "SHEET_BOUND_PER_SET",
     "encode_state",
     "encode_view",
+    "layout_description",
+    "layout_differences",
+    "layout_fingerprint",
     "observation_bounds",
 ]
 
-#: Per-face count blocks (52 entries each, values 0..2), in layout order. ``my_*``/``opp_*``
-#: are relative to the observing player; ``unseen`` = 2 minus every copy visible to them.
-FACE_BLOCKS: tuple[str, ...] = (
-    "hand", "loose", "build_cards", "my_mulle", "my_intake", "opp_mulle", "opp_intake", "unseen",
-)
-#: Per build value 2..16, these features (``cards`` is the build's card count / 10).
-BUILD_FEATURES: tuple[str, ...] = ("present", "mine", "opponents", "locked", "cards")
-NUM_BUILD_VALUES = MAX_BUILD_VALUE - MIN_BUILD_VALUE + 1
-#: The trailing scalars, in order (see docs/environments.md for scales).
-SCALAR_FEATURES: tuple[str, ...] = (
-    "opponent_hand_size", "deck_size", "set", "deal", "my_turn", "i_lead", "seat",
-    "last_capturer_me", "last_capturer_opponent", "over",
-    "lock_every_build", "discard_only_if_no_capture", "mulle_hand_values",
-)
-#: Score sheets (mulle, tabbe, intake, bonus, total) are divided by this.
-SCORE_SCALE = 100.0
-#: Bound on any sheet entry of one set: mulle <= 435, tabbe <= 48, intake and bonus <= 40.
-#: More than any one set's total can reach (435 mulle + 48 tabbe + 40 bonus with every flag).
-SHEET_BOUND_PER_SET = 600
-_BUILD_CARDS_SCALE = 10.0
-_DECK_AFTER_FIRST_DEAL = 2 * NUM_FACES - 2 * HAND_SIZE - TABLE_DEAL  # 80
-
-
-def _slices() -> dict[str, slice]:
-    out, at = {}, 0
-    for name in FACE_BLOCKS:
-        out[name] = slice(at, at + NUM_FACES)
-        at += NUM_FACES
-    out["builds"] = slice(at, at + NUM_BUILD_VALUES * len(BUILD_FEATURES))
-    at = out["builds"].stop
-    for name in ("my_score", "opp_score", "my_set_score", "opp_set_score"):
-        out[name] = slice(at, at + len(SHEET_KEYS))
-        at += len(SHEET_KEYS)
-    out["scalars"] = slice(at, at + len(SCALAR_FEATURES))
-    return out
-
-
-#: Name -> slice of the observation vector.
-OBS_SLICES: dict[str, slice] = _slices()
-OBS_SIZE: int = OBS_SLICES["scalars"].stop
-OBS_SHAPE: tuple[int] = (OBS_SIZE,)
 OBS_DTYPE = np.float32
+_BUILD_CARDS_SCALE = SCALES["build_cards"]
+_DECK_AFTER_FIRST_DEAL = SCALES["deck"]
 
 _NPILES = 7  # face blocks filled by counting (all but "unseen")
 _UNSEEN = OBS_SLICES["unseen"]
@@ -234,85 +216,9 @@ def encode_view(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def encode_into(state: GameState, player: int, out: np.ndarray) -> np.ndarray:
-    """:func:`encode_state` into ``out`` (float32, C-contiguous), by the compiled core's own writer for its states.
+    """:func:`encode_state` into ``out`` (float32, C-contiguous), for code written before the env core.
 
-    The environments call this: a state of the compiled core (``mulle_env.engine.BACKEND
-    == "c"``) writes its observation in C (``GameState.write_observation``, equal to
-    :func:`encode_state`, tested in tests/test_engines_agree.py); a Python engine state
-    goes through :func:`encode_state`.
+    The environments write observations through their stepper (the compiled core writes
+    them in C); this is the readable encoder on any state of either backend.
     """
-    write = getattr(state, "write_observation", None)
-    if write is None:
-        return encode_state(state, player, out)
-    write(player, out)
-    return out
-
-
-# ----- versioning: what a saved network was trained on ------------------------------
-# Kept apart from the encoder above: files that store networks (agents/learned/policy.py)
-# record these so that a network made for another layout is refused, not misread.
-
-#: Version of the observation encoding; raised whenever the meaning of an entry changes.
-OBS_VERSION = 1
-
-
-def layout_description() -> dict:
-    """The observation layout as plain JSON data: every slice's offsets and every scale.
-
-    Two encoders with equal descriptions fill equal vectors from equal views (as far as
-    a description can tell: it holds the slice names and offsets, the feature names in
-    order, and the divisors the encoder applies).
-    """
-    return {
-        "version": OBS_VERSION,
-        "size": OBS_SIZE,
-        "slices": [[name, s.start, s.stop] for name, s in OBS_SLICES.items()],
-        "face_blocks": list(FACE_BLOCKS),
-        "build_features": list(BUILD_FEATURES),
-        "build_values": [MIN_BUILD_VALUE, MAX_BUILD_VALUE],
-        "scalar_features": list(SCALAR_FEATURES),
-        "sheet_keys": list(SHEET_KEYS),
-        "scales": {
-            "score": SCORE_SCALE,
-            "build_cards": _BUILD_CARDS_SCALE,
-            "deck": _DECK_AFTER_FIRST_DEAL,
-            "hand": HAND_SIZE,
-            "deals_per_set": DEALS_PER_SET,
-        },
-    }
-
-
-def layout_fingerprint(description: dict | None = None) -> str:
-    """A short stable hash (16 hex digits) of :func:`layout_description` (or of ``description``)."""
-    import hashlib
-    import json
-
-    text = json.dumps(layout_description() if description is None else description, sort_keys=True,
-                      separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def layout_differences(other: dict, limit: int = 6) -> list[str]:
-    """What differs between the layout description ``other`` and today's, in words (at most ``limit`` lines)."""
-    mine = layout_description()
-    out: list[str] = []
-    for key in sorted(set(mine) | set(other)):
-        a, b = other.get(key), mine.get(key)
-        if a == b:
-            continue
-        if key == "slices" and isinstance(a, list):
-            theirs = {row[0]: tuple(row[1:]) for row in a if isinstance(row, list) and row}
-            ours = {row[0]: tuple(row[1:]) for row in b}
-            for name in [*ours, *(n for n in theirs if n not in ours)]:
-                if theirs.get(name) != ours.get(name):
-                    out.append(f"slice {name!r}: {_span(theirs.get(name))} in the file, {_span(ours.get(name))} here")
-        else:
-            out.append(f"{key}: {a!r} in the file, {b!r} here")
-    return out[:limit] + ([f"... and {len(out) - limit} more"] if len(out) > limit else [])
-
-
-def _span(s) -> str:
-    return "absent" if s is None else f"[{s[0]}:{s[1]}]"
-
-
-__all__ += ["OBS_VERSION", "layout_description", "layout_differences", "layout_fingerprint"]
+    return encode_state(state, player, out)

@@ -28,21 +28,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import codec
-from .engine import GameState, new_game  # the active backend: the compiled core when it is built
+from .engine import GameState
 from .engine.errors import GameOverError
-from .engine.moves import MOVES
 from .engine.render import render_view
 from .engine.ruleset import Ruleset
-from .gym_env import (
-    SEED_BOUND,
-    ResetNeededError,
-    check_options,
-    check_reset_options,
-    checked_index,
-    final_reward,
-    illegal_reward,
-)
-from .observation import OBS_DTYPE, OBS_SIZE, encode_into, observation_bounds
+from .envcore import EnvCore, check_reset_options, check_seed, final_reward
+from .gym_env import ResetNeededError, check_render_mode
 
 __all__ = ["AGENTS", "env", "raw_env"]
 
@@ -59,7 +50,8 @@ class raw_env(AECEnv, EzPickle):
     """Mulle for two learners: agents ``player_0`` and ``player_1`` take turns by the rules.
 
     Observation of each agent: ``{"observation": float32[524], "action_mask": int8[2812]}``,
-    the same encoder and codec as ``Mulle-v0`` (docs/environments.md); the mask is all
+    the same encoder and codec as ``Mulle-v0`` (the one env core,
+    :class:`mulle_env.envcore.EnvCore`; docs/environments.md); the mask is all
     zeros for the agent not to move. Turns do not simply alternate: the leader of each
     deal changes, so an agent may move twice in a row across a deal boundary; always
     use ``agent_iter()``/``agent_selection``.
@@ -77,6 +69,7 @@ class raw_env(AECEnv, EzPickle):
         illegal_action: ``"raise"`` or ``"lose"``.
         score_scale: Divisor of the score difference under ``reward="score"``.
         render_mode: ``None`` or ``"ansi"``.
+        extras: ``None`` or an extra-input block appended to each observation (as ``Mulle-v0``).
     """
 
     metadata = {"render_modes": ["ansi"], "name": "mulle_v0", "is_parallelizable": False, "render_fps": 1}
@@ -88,31 +81,38 @@ class raw_env(AECEnv, EzPickle):
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         render_mode: str | None = None,
+        extras: str | None = None,
     ) -> None:
-        EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode)
+        EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode, extras)
         super().__init__()
-        self.ruleset = check_options(
-            reward, illegal_action, render_mode, self.metadata["render_modes"], score_scale, ruleset
-        )
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        # Both seats are learners: the core has no opponent and draws only each game's deal seed.
+        self._core = core = EnvCore(1, None, reward, 0, ruleset, illegal_action, score_scale, extras)
+        self.ruleset = core.ruleset
         self.reward_mode = reward
         self.illegal_action = illegal_action
-        self.score_scale = float(score_scale)
+        self.score_scale = core.score_scale
         self.render_mode = render_mode
+        self.extras = extras
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
-        low, high = observation_bounds(self.ruleset)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(low, high, (OBS_SIZE,), OBS_DTYPE),
+                "observation": core.observation_space(),
                 "action_mask": spaces.Box(0, 1, (codec.NUM_ACTIONS,), np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(codec.NUM_ACTIONS) for a in self.possible_agents}
-        # Not "state": AECEnv.state() is PettingZoo's method for a global observation.
-        self.game: GameState | None = None
+        self.action_spaces = {a: core.action_space() for a in self.possible_agents}
+        self._started = False
         self.np_random, _ = seeding.np_random(None)
         self._clear()
+
+    @property
+    def game(self) -> GameState | None:
+        """The game being played (read it; ``None`` before the first ``reset``). Not ``state``: that is
+        PettingZoo's method for a global observation."""
+        return self._core.stepper.state(0) if self._started else None
 
     def _clear(self) -> None:
         self.agents = self.possible_agents[:]
@@ -144,26 +144,28 @@ class raw_env(AECEnv, EzPickle):
             except ValueError as exc:
                 warnings.warn(f"{exc}; they are ignored", stacklevel=2)
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
-        self.game = new_game(int(self.np_random.integers(SEED_BOUND)), self.ruleset)
+            self.np_random, _ = seeding.np_random(check_seed(seed))
+        core = self._core
+        core.reseed(0, self.np_random)
+        core.start(0)
+        self._started = True
         self._clear()
         self.agent_selection = AGENTS[self.game.to_move]
 
     def observe(self, agent: str) -> dict:
         """``{"observation", "action_mask"}`` for ``agent``; the mask is all zeros unless it is to move."""
         p = self._seat(agent)
-        st = self.game
-        if st is None:
+        if not self._started:
             raise ResetNeededError(f"call reset() before observe({agent!r}) or last()")
-        mask = np.zeros(codec.NUM_ACTIONS, dtype=np.int8)
+        obs, mask = self._core.observation(0, p)
         # An agent removed at the end of the game has no entries left: its mask is all zeros.
-        if st.to_move == p and agent in self.agents and not (self.terminations[agent] or self.truncations[agent]):
-            mask[st.legal_ids()] = 1
-        return {"observation": encode_into(st, p, np.empty(OBS_SIZE, dtype=OBS_DTYPE)), "action_mask": mask}
+        if agent not in self.agents or self.terminations[agent] or self.truncations[agent]:
+            mask[:] = 0
+        return {"observation": obs, "action_mask": mask}
 
     def step(self, action) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""
-        if self.game is None:
+        if not self._started:
             raise ResetNeededError("no game yet: call reset() before step()")
         if not self.agents:
             raise GameOverError(
@@ -172,17 +174,17 @@ class raw_env(AECEnv, EzPickle):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
+        core = self._core
         st = self.game
         p = st.to_move
         self._cumulative_rewards[agent] = 0.0
-        a = checked_index(st, action, self.illegal_action)
+        a = core.checked_action(0, action)
         if a is None:
-            penalty = illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
-            self.rewards = {AGENTS[p]: penalty, AGENTS[1 - p]: 0.0}
+            self.rewards = {AGENTS[p]: core.illegal_reward(), AGENTS[1 - p]: 0.0}
             self.infos[agent] = {"illegal_action": True}
             self._end()
             return
-        st.play_unchecked(MOVES[a])
+        core.learner_play(0, a)
         if st.over:
             t = st.scores()
             self.rewards = {AGENTS[0]: final_reward(self.reward_mode, t[0], t[1], self.score_scale),
@@ -212,7 +214,7 @@ class raw_env(AECEnv, EzPickle):
         """With ``render_mode="ansi"``: the position as the agent to move sees it."""
         if self.render_mode is None:
             return None
-        if self.game is None:
+        if not self._started:
             return "(no game yet: call reset())"
         st = self.game
         if st.over:

@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 
 import agents
-from agents.evaluation import set_value
+import mulle_env as me
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
 from agents.learned.afterstate import afterstate_scores, encode_afterstates
 from agents.learned.policy import VALUE_SCALE
+from agents.native import NATIVE
 from agents.pimc import determinize
+from agents.rollout import set_value
 from mulle_env.engine import GameState, new_game
 from mulle_env.observation import OBS_SIZE, encode_state
 from training import teacher
@@ -215,7 +217,7 @@ def after_data(tmp_path_factory):
     return d
 
 
-@pytest.mark.skipif(not hasattr(GameState, "write_afterstates"), reason="the compiled core is not in use")
+@pytest.mark.skipif(NATIVE is None, reason="agents._native runs on the compiled core only")
 def test_compiled_afterstates_equal_the_reference_loop():
     from agents.learned.afterstate import reference_afterstates, state_afterstates
     from mulle_env.engine import Ruleset
@@ -258,26 +260,15 @@ def test_compiled_afterstates_equal_the_reference_loop():
     illegal = next(i for i in range(1000) if i not in legal_ids)
     buf, banked = np.empty((1, OBS_SIZE), dtype=np.float32), np.empty(1)
     with pytest.raises(ValueError, match="not legal here"):
-        st.write_afterstates(st.to_move, [illegal], buf, banked)
+        NATIVE.write_afterstates(st, st.to_move, [illegal], buf, banked)
     with pytest.raises(ValueError, match="not to move"):
-        st.write_afterstates(1 - st.to_move, [], buf, banked)
+        NATIVE.write_afterstates(st, 1 - st.to_move, [], buf, banked)
     with pytest.raises(ValueError, match="afterstate buffer"):
-        st.write_afterstates(st.to_move, sorted(legal_ids)[:2], buf, banked)
-    # An id whose __index__ empties the list mid-call: the core reads its own copy of the ids.
-    ids = sorted(legal_ids)[:2]
-
-    class Sly:
-        def __init__(self, value):
-            self.value = value
-
-        def __index__(self):
-            ids.clear()
-            return self.value
-
-    ids[0] = Sly(ids[0])
-    two, two_banked = np.empty((2, OBS_SIZE), dtype=np.float32), np.empty(2)
-    st.write_afterstates(st.to_move, ids, two, two_banked)
-    assert ids == []
+        NATIVE.write_afterstates(st, st.to_move, sorted(legal_ids)[:2], buf, banked)
+    with pytest.raises(ValueError, match="not legal here"):  # an id is an int: True is not move id 1
+        NATIVE.write_afterstates(st, st.to_move, [True], buf, banked)
+    with pytest.raises(TypeError, match="compiled core"):  # only states of the compiled core
+        NATIVE.write_afterstates(me.engine.backends()["python"].new_game(1), 0, [], buf, banked)
 
 
 def test_afterstates_of_no_moves_or_of_the_wrong_player():

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from test_afterstate import afterstate_net, positions
 
-from agents.evaluation import set_value
 from agents.learned import LearnedAgent, load_policy, save_policy
 from agents.learned.policy import VALUE_SCALE
+from agents.rollout import set_value
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE
 from training.dmc import (

@@ -7,9 +7,9 @@ import random
 import pytest
 
 import agents
-from agents.evaluation import set_value
 from agents.heuristic import rank_moves
-from agents.pimc import _POLICIES, PIMCAgent, determinize
+from agents.pimc import PIMCAgent, determinize
+from agents.rollout import POLICIES, set_value
 from mulle_env.engine import GameState, new_game
 from mulle_env.engine.moves import MOVES
 
@@ -24,7 +24,7 @@ def act_before_move_values(agent: PIMCAgent, view, legal_moves, rng):
     if len(cands) == 1:
         return cands[0]
     me = view.player
-    policy = _POLICIES[agent.rollout]
+    policy = POLICIES[agent.rollout]
     plies = int(agent.horizon)
     totals = [0.0] * len(cands)
     required = agent.history.reserved(view, 1 - me) if agent.use_history else ()

@@ -13,6 +13,7 @@ from agents.learned import DEFAULT_POLICY_PATH, PolicyFileError, load_policy, sa
 from agents.learned.policy import V1_LAYOUT
 from mulle_env import observation as ob
 from mulle_env.codec import NUM_ACTIONS
+from mulle_env.engine import observation_layout as layout
 from mulle_env.observation import OBS_SIZE
 
 
@@ -31,10 +32,10 @@ def test_fingerprint_is_stable_and_follows_every_part_of_the_layout(monkeypatch)
     assert V1_LAYOUT == ob.layout_description()
     moved = dict(ob.OBS_SLICES)
     moved["hand"], moved["loose"] = moved["loose"], moved["hand"]  # same size, other order
-    monkeypatch.setattr(ob, "OBS_SLICES", moved)
+    monkeypatch.setattr(layout, "OBS_SLICES", moved)
     assert ob.layout_fingerprint() != fp
     monkeypatch.undo()
-    monkeypatch.setattr(ob, "SCORE_SCALE", 50.0)
+    monkeypatch.setattr(layout, "SCORE_SCALE", 50.0)
     assert ob.layout_fingerprint() != fp
 
 
@@ -91,12 +92,12 @@ def test_files_for_another_layout_are_refused_naming_the_difference(tmp_path, mo
     load_policy(v1)  # today's layout is the version-1 layout
     moved = dict(ob.OBS_SLICES)
     moved["hand"], moved["loose"] = moved["loose"], moved["hand"]
-    monkeypatch.setattr(ob, "OBS_SLICES", moved)
+    monkeypatch.setattr(layout, "OBS_SLICES", moved)
     for path, what in ((v2, "made for observation layout"), (v1, "version-1 files were made for")):
         with pytest.raises(PolicyFileError, match=rf"{what} .*slice 'hand': \[0:52\] in the file, \[52:104\] here"):
             load_policy(path)
     monkeypatch.undo()
-    monkeypatch.setattr(ob, "OBS_VERSION", 2)
+    monkeypatch.setattr(layout, "OBS_VERSION", 2)
     with pytest.raises(PolicyFileError, match="version: 1 in the file, 2 here"):
         load_policy(v2)
 

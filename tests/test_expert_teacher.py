@@ -55,7 +55,7 @@ def test_rows_hold_every_legal_move_with_its_value(data_dir):
 def test_banked_points_equal_set_value_along_games():
     import random
 
-    from agents.evaluation import set_value
+    from agents.rollout import set_value
     from mulle_env.engine import new_game
 
     rng = random.Random(4)

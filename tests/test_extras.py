@@ -15,6 +15,7 @@ import pytest
 from test_afterstate import positions
 
 import agents
+import mulle_env
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
 from mulle_env import extras as extras_module
 from mulle_env.engine import new_game
@@ -35,7 +36,7 @@ from training.bc import suit_swap_permutations
 
 torch_tests = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 compiled_tests = pytest.mark.skipif(extras_module.BACKEND != "c",
-                                    reason=f"the compiled blocks are not in use: {extras_module.C_IMPORT_ERROR}")
+                                    reason="the compiled blocks run on the compiled core (MULLE_ENGINE=c)")
 TAKE = slice(104, 119)  # the ``take`` block: hand values 2..16
 
 
@@ -199,15 +200,15 @@ def test_compiled_extras_equal_the_numpy_reference():
     one = with_extras(rows[0], "capture-v3")
     assert one.shape == (OBS_SIZE + EXTRA_SIZES["capture-v3"],) and np.allclose(one[OBS_SIZE:], want[0], atol=2e-6)
     with pytest.raises(ValueError, match=r"level must be 1..3"):
-        extras_module._C.compute(rows, np.zeros((len(rows), 300), np.float32), 4, 300, 0)
+        extras_module._C.write_extras(rows, np.zeros((len(rows), 300), np.float32), 4, 300, 0)
     with pytest.raises(ValueError, match="one row of `stride` floats"):
-        extras_module._C.compute(rows, np.zeros((len(rows) + 1, 300), np.float32), 3, 300, 0)
+        extras_module._C.write_extras(rows, np.zeros((len(rows) + 1, 300), np.float32), 3, 300, 0)
     with pytest.raises(ValueError, match="obs must be a float32 array"):
-        extras_module._C.compute(rows.astype(np.float64), np.zeros((2 * len(rows), 289), np.float32), 3, 289, 0)
+        extras_module._C.write_extras(rows.astype(np.float64), np.zeros((2 * len(rows), 289), np.float32), 3, 289, 0)
     frozen = np.zeros((len(rows), 289), np.float32)
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="out must be a C-contiguous writable float32 array"):
-        extras_module._C.compute(rows, frozen, 3, 289, 0)
+        extras_module._C.write_extras(rows, frozen, 3, 289, 0)
     assert afterstate_extras(rows[:0], name="capture-v3").shape == (0, 289)
 
 
@@ -216,7 +217,7 @@ def test_compiled_extras_equal_the_numpy_reference():
 @pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
 def test_rows_that_are_not_encodings_are_refused(backend, bad):
     if backend == "c" and extras_module.BACKEND != "c":
-        pytest.skip(f"the compiled blocks are not in use: {extras_module.C_IMPORT_ERROR}")
+        pytest.skip("the compiled blocks run on the compiled core (MULLE_ENGINE=c)")
     compute = afterstate_extras if backend == "c" else afterstate_extras_numpy
     x = np.zeros((3, OBS_SIZE), np.float32)
     x[2, 364:416] = bad  # unseen counts: capture-v3 would look its chances up by them
@@ -246,14 +247,13 @@ def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch):
     assert max(np.abs(a - b).max() for a, b in zip(compiled, reference)) < 1e-4
 
 
-def test_mulle_extras_environment_variable_is_checked():
+def test_the_blocks_follow_the_engine_backend_switch():
     code = "import mulle_env.extras as e; print(e.BACKEND)"
-    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "numpy"},
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_ENGINE": "python"},
                          capture_output=True, text=True)
     assert run.stdout.strip() == "numpy"
-    bad = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_EXTRAS": "fast"},
-                         capture_output=True, text=True)
-    assert bad.returncode != 0 and "MULLE_EXTRAS must be 'c', 'numpy', 'auto' or unset (auto), not 'fast'" in bad.stderr
+    if mulle_env.BACKEND == "c":
+        assert extras_module.BACKEND == "c"
 
 
 def test_extras_are_suit_swap_equivariant():

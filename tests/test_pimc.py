@@ -10,8 +10,9 @@ from engine_helpers import build, position
 
 import agents
 import mulle_env as me
-from agents.evaluation import best_index
+from agents import rollout
 from agents.pimc import PIMCAgent, determinize
+from agents.rollout import best_index
 from mulle_env.engine.cards import HAND_VALUE
 from training.teacher import LabellingAgent
 
@@ -84,13 +85,12 @@ def test_pimc_beats_heuristic():
     assert result["ci95"][0] > 0, result
 
 
-def _mid_game_states(n_games: int, seed: int):
+def _mid_game_states(n_games: int, seed: int, rules: me.Ruleset | None = None):
     rng = random.Random(seed)
-    mod = me.engine.backends()["c"]
     for g in range(n_games):
-        rules = me.Ruleset(sets=rng.choice([1, 2]), mulle_hand_values=g % 3 == 0, lock_every_build=g % 4 == 0)
-        st = mod.new_game(seed * 1000 + g, rules)
-        for _ in range(rng.randrange(190 * rules.sets)):
+        rs = rules or me.Ruleset(sets=rng.choice([1, 2]), mulle_hand_values=g % 3 == 0, lock_every_build=g % 4 == 0)
+        st = me.new_game(seed * 1000 + g, rs)
+        for _ in range(rng.randrange(190 * rs.sets)):
             if st.over:
                 break
             ids = st.legal_move_ids()
@@ -99,34 +99,39 @@ def _mid_game_states(n_games: int, seed: int):
             yield st
 
 
-@pytest.mark.skipif("c" not in me.engine.backends(), reason="the compiled core is not built")
-def test_core_rollouts_equal_the_python_loop():
-    """GameState.rollout (C) draws what rollout_value draws: same value, same final position."""
-    from agents.pimc import _POLICIES, rollout_value
+compiled = pytest.mark.skipif(rollout.NATIVE is None, reason="agents._native runs on the compiled core only")
 
+
+@compiled
+@pytest.mark.parametrize("rules", [me.Ruleset(), me.Ruleset(mulle_hand_values=True, lock_every_build=True)])
+def test_compiled_rollouts_equal_the_python_loop(rules):
+    """agents._native's rollouts draw what the reference draws: the same value for every candidate."""
     rng = random.Random(4)
     checked = 0
-    for st in _mid_game_states(40, 11):
-        for policy, code in (("heuristic", 0), ("random", 1)):
-            for stop, stop_code, plies in (("4", 0, 4), ("deal", 1, 10**6), ("set", 2, 10**6), ("game", 0, 10**6)):
+    for st in _mid_game_states(30, 11, rules):
+        cands = st.legal_moves()
+        for policy in rollout.POLICIES:
+            for stop, plies in (("4", 4), ("deal", 10**6), ("set", 10**6), ("game", 10**6)):
                 seed = rng.getrandbits(63)
-                a, b = st.copy(), st.copy()
-                va = a.rollout(st.to_move, code, plies, stop_code, st.set_no, st.deal_no, seed)
-                vb = rollout_value(b, st.to_move, _POLICIES[policy], plies, stop, st.set_no, st.deal_no, seed)
-                assert va == vb and a.to_dict() == b.to_dict(), (policy, stop)
+                args = (st.to_move, policy, plies, stop, st.set_no, st.deal_no, seed)
+                before = st.key()
+                assert rollout.rollout_values(st, cands, *args) == rollout.reference_rollout_values(st, cands, *args)
+                assert st.key() == before  # the root is not changed
                 checked += 1
     assert checked > 100
 
 
-@pytest.mark.skipif("c" not in me.engine.backends(), reason="the compiled core is not built")
+@compiled
 @pytest.mark.parametrize("spec", ["pimc:samples=6", "pimc:samples=4,rollout=random,horizon=deal"])
-def test_pimc_on_the_core_chooses_as_the_python_path(spec):
+def test_pimc_on_the_core_chooses_as_the_python_path(spec, monkeypatch):
     for st in _mid_game_states(12, 5):
         view = st.view(st.to_move)
-        fast, slow = agents.make(spec), agents.make(spec)
-        slow.core_rollouts = False
         legal = st.legal_moves()
-        assert fast.act(view, legal, random.Random(7)) == slow.act(view, legal, random.Random(7))
+        fast = agents.make(spec).act(view, legal, random.Random(7))
+        with monkeypatch.context() as m:
+            m.setattr(rollout, "NATIVE", None)  # the reference loop on the same (compiled) states
+            slow = agents.make(spec).act(view, legal, random.Random(7))
+        assert fast == slow
 
 
 def test_best_index_keeps_the_earliest_of_near_equal_values():

@@ -481,7 +481,7 @@ def test_build_accessors_and_set_points():
 
 
 def test_mulle_hand_values_reach_the_rollout_estimate():
-    from agents.evaluation import quick_capture_gain
+    from agents.rollout import quick_capture_gain
 
     # SP 2 (hand value 15) takes the build [SP 2 + KL K] of 15: a mulle of SP 2, worth 2 or 15.
     build = {"build": ["SP 2", "KL K"], "value": 15, "owner": None, "locked": False}

@@ -147,9 +147,8 @@ def test_view_holds_only_what_the_player_may_know():
     unseen = sorted(v.unseen())
     assert unseen == sorted(st.hands[1 - st.to_move] + st.deck)
     assert [str(m) for m in v.legal_moves()] == [str(m) for m in st.legal_moves()]
-    other = st.copy()
-    other.set_hand(1 - st.to_move, unseen[: v.opponent_hand_size])
-    other.deck = unseen[v.opponent_hand_size :]
+    # Another deal of the hidden cards: the same view.
+    other = type(st).from_view(v, unseen[: v.opponent_hand_size], unseen[v.opponent_hand_size :], seed=st.seed)
     assert other.view(st.to_move) == v
 
 

@@ -14,11 +14,11 @@ import mulle_env  # noqa: F401  (registers Mulle-v0)
 from mulle_env import codec
 from mulle_env.gym_env import MulleEnv
 from mulle_env.observation import OBS_SIZE, encode_state
-from mulle_env.vector_env import MulleVectorEnv, PyStepper, _c_stepper
+from mulle_env.stepper import PyStepper, make_stepper
+from mulle_env.vector_env import MulleVectorEnv
 
-# The compiled stepper too when it is built. Its internal random opponent has its own
-# generator, so only games without it (Python agents, self-play) equal Mulle-v0's there.
-STEPPERS = ["python"] + (["c"] if _c_stepper() is not None else [])
+# The stepper follows the engine's backend (MULLE_ENGINE); "auto" is the only choice left.
+STEPPERS = ["auto"]
 
 ONE_SET = {"sets": 1}  # 48 learner decisions a game: episode ends come quickly
 
@@ -66,8 +66,6 @@ def test_make_vec_builds_the_batched_env_without_warnings():
     ],
 )
 def test_equal_to_single_envs_across_episode_ends(kwargs, stepper):
-    if stepper == "c" and kwargs["opponent"] == "random":
-        pytest.skip("the compiled stepper's random opponent draws from its own generator")
     k, seed = 3, 11
     envs = make_vec(k, ruleset=ONE_SET, stepper=stepper, **kwargs)
     singles = [MulleEnv(ruleset=ONE_SET, **kwargs) for _ in range(k)]
@@ -128,7 +126,7 @@ def test_seed_fixes_every_game_and_games_differ(stepper):
 
 
 def test_next_step_autoreset():
-    envs = make_vec(2, opponent="random", ruleset=ONE_SET, autoreset_mode="NextStep", seat=0, stepper="python")
+    envs = make_vec(2, opponent="random", ruleset=ONE_SET, autoreset_mode="NextStep", seat=0)
     assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
     single = MulleEnv(opponent="random", ruleset=ONE_SET, seat=0)
     obs, info = envs.reset(seed=7)
@@ -214,7 +212,7 @@ def test_option_errors():
         ({"reward": "points"}, "reward"),
         ({"autoreset_mode": "Disabled"}, "autoreset_mode"),
         ({"stepper": "gpu"}, "stepper"),
-        *([({"stepper": "c"}, "not built")] if _c_stepper() is None else []),
+        ({"stepper": "python" if mulle_env.BACKEND == "c" else "c"}, "MULLE_ENGINE"),
         ({"opponent": "nosuchagent"}, "nosuchagent"),
         ({"ruleset": {"forced_capture": False}}, "forced_capture"),
     ]:
@@ -222,9 +220,9 @@ def test_option_errors():
             MulleVectorEnv(**{"num_envs": 2, "opponent": "random", **kwargs})
 
 
-def test_python_stepper_contract():
+def test_stepper_contract():
     ruleset = mulle_env.Ruleset(sets=1)
-    s = PyStepper(2, ruleset, internal_random=True)
+    s = make_stepper(2, ruleset, internal_random=True)
     s.start(0, 42, 0, 7)
     s.start(1, 43, 1, 8)
     assert s.to_move.tolist() == [0, 1] and not s.over.any()
@@ -236,14 +234,14 @@ def test_python_stepper_contract():
     assert np.array_equal(np.flatnonzero(mask[1]), s.state(0).legal_move_ids())
 
 
-@pytest.mark.skipif("c" not in STEPPERS, reason="the compiled core is not built")
-def test_the_compiled_stepper_is_public_on_the_c_backend():
-    from mulle_env.engine import backends, cstate
-    from mulle_env.vector_env import make_stepper
+def test_the_stepper_follows_the_engine_backend():
+    from mulle_env.engine import backends
 
-    assert backends()["c"].Stepper is cstate.Stepper
-    assert isinstance(make_stepper("c", 2, mulle_env.Ruleset(), True), cstate.Stepper)
-    assert "Stepper(num_envs" in cstate.Stepper.__doc__
+    s = make_stepper(2, mulle_env.Ruleset(), True)
+    if mulle_env.BACKEND == "c":
+        assert isinstance(s, backends()["c"].Stepper) and "Stepper(num_envs" in type(s).__doc__
+    else:
+        assert isinstance(s, PyStepper)
 
 
 class ViewSpy:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from agents.evaluation import best_index
 from agents.match import play_agents
+from agents.rollout import best_index
 from arena import stats
 from training.teacher import deal_seed
 

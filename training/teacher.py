@@ -58,8 +58,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.evaluation import best_index
 from agents.learned.afterstate import encode_afterstates
+from agents.rollout import best_index
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
@@ -152,7 +152,7 @@ def deal_seed(seed: int, game: int) -> int:
 def banked_points(view) -> float:
     """The score difference the viewer has banked: finished sets exactly, the set in play as mulle + tabbe + intake.
 
-    Equal to :func:`agents.evaluation.set_value` of the state the view comes from (tested),
+    Equal to :func:`agents.rollout.set_value` of the state the view comes from (tested),
     computed from the view's score sheets alone.
     """
     p, o = view.player, 1 - view.player

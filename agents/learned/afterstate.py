@@ -6,12 +6,12 @@ what the table offers the opponent next, which build the mover now owns. An
 turned into a state whose hidden cards are placeholders of the right number (the
 opponent keeps at least one, so playing the mover's last card never ends the deal and
 deals from an unknown deck), the move is played on a copy, and the copy is encoded from the mover's seat with the
-environments' encoder (:func:`mulle_env.observation.encode_into`). Nothing hidden
+environments' encoder (:func:`mulle_env.observation.encode_state`). Nothing hidden
 enters: the placeholder is never encoded (the mover's view of the opponent is a hand
 *size*), so two views that differ only in hidden cards give the same afterstates.
 
 Next to each encoding comes the score difference the move banks (the mover's
-:func:`agents.evaluation.set_value` after the move): the network learns only the
+:func:`agents.rollout.set_value` after the move): the network learns only the
 points *still to come*, and its move score is ``banked + net(afterstate) x
 VALUE_SCALE``. Points a capture takes now are therefore exact, whatever the net
 learned; the net adds what the move gives away or prepares (the opponent's replies,
@@ -25,16 +25,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from mulle_env.engine import GameState, Move, PlayerView
-from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_into
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state
 
-from ..evaluation import set_value
+from ..native import NATIVE
+from ..rollout import set_value
 from .policy import MLPPolicy
 
-#: Use the compiled core's ``write_afterstates`` when the state has it (False: the reference
-#: loop, for before/after timings: benchmarks/bench_expert.py --compare-afterstates).
-CORE_AFTERSTATES = True
-
-__all__ = ["CORE_AFTERSTATES", "afterstate_scores", "encode_afterstates", "reference_afterstates", "state_afterstates"]
+__all__ = ["afterstate_scores", "encode_afterstates", "reference_afterstates", "state_afterstates"]
 
 
 def encode_afterstates(
@@ -56,8 +53,8 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
 
     The hidden cards of ``st`` (the opponent's hand, the deck) are replaced by placeholders,
     so a search can call this on its determinizations: the result is the same as from the
-    view. The compiled core does it in one call (``write_afterstates``); this loop is the
-    reference it is tested against.
+    view. On the compiled core ``agents._native`` does it in one call (agents/csrc/afterstate.c);
+    :func:`reference_afterstates` is the reference it is checked against.
     """
     n = len(legal_moves)
     if out is None or out.shape[0] < n:
@@ -69,8 +66,8 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
     if st.over or st.to_move != player:
         raise ValueError(f"afterstates are of the player to move; player {player} is not to move")
     ids = [m.id for m in legal_moves]
-    if CORE_AFTERSTATES and hasattr(st, "write_afterstates") and None not in ids:
-        st.write_afterstates(player, ids, obs, banked)
+    if NATIVE is not None and None not in ids:
+        NATIVE.write_afterstates(st, player, ids, obs, banked)
         return obs, banked
     opp = st.hands[1 - player]
     if not (opp and not any(opp) and not any(st.deck)):
@@ -82,11 +79,11 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
 
 def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Move], obs: np.ndarray,
                           banked: np.ndarray) -> None:
-    """The readable loop the compiled ``write_afterstates`` is tested against: ``base`` already has placeholders."""
+    """The readable loop the compiled ``write_afterstates`` is checked against: ``base`` already has placeholders."""
     for i, move in enumerate(legal_moves):
         after = base.copy()
         after.play_unchecked(move)
-        encode_into(after, player, obs[i])
+        encode_state(after, player, obs[i])
         banked[i] = set_value(after, player)
 
 

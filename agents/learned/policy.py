@@ -28,7 +28,7 @@ key                    content
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
 ``value{i}.bias``      points still to come / 100 from the observer's seat (final score
-                       difference minus :func:`agents.evaluation.set_value` now)
+                       difference minus :func:`agents.rollout.set_value` now)
 =====================  =================================================================
 
 Every hidden layer is followed by the activation; the last layer gives the logits.
@@ -124,7 +124,7 @@ class MLPPolicy:
 
     Optionally a second MLP, the value head, reads the same observation and predicts the
     points still to come from the observer's seat (the final score difference minus the
-    points banked now, :func:`agents.evaluation.set_value`) divided by :data:`VALUE_SCALE`
+    points banked now, :func:`agents.rollout.set_value`) divided by :data:`VALUE_SCALE`
     (searches use it to evaluate positions; the ``learned`` agent ignores it).
 
     Attributes:

@@ -1,19 +1,20 @@
 """The Mulle rules engine: no Gymnasium, agents or arena.
 
-Two backends behind one API: the compiled core (``_core.c``, wrapped by :mod:`.cstate`)
+Two backends behind one API: the compiled core (``csrc/``, wrapped by :mod:`.cstate`)
 and the pure-Python reference (:mod:`.state`). :data:`BACKEND` says which one
 ``GameState``, ``new_game`` and ``replay`` come from: ``"c"`` when the extension was
 built, else ``"python"``. The environment variable ``MULLE_ENGINE=python`` forces the
 Python engine, ``MULLE_ENGINE=c`` insists on the C one (an ImportError if it is
 missing). :func:`backends` gives both, side by side, for tests and benchmarks; the C one
-also carries the compiled batched stepper, ``backends()["c"].Stepper`` (used by
-:class:`mulle_env.vector_env.MulleVectorEnv`).
+also carries the compiled batched stepper, ``backends()["c"].Stepper`` (used by the
+environments' core, :mod:`mulle_env.stepper`). :data:`BACKEND` is the one switch: every
+compiled part of the project (the engine, the environments' stepper, the agents' rollouts
+and afterstates, the extra-input blocks) follows it.
 
 Public names are re-exported by :mod:`mulle_env`.
 """
 
 import os as _os
-from importlib.util import find_spec as _find_spec
 from types import ModuleType as _ModuleType
 
 from . import state as _pystate
@@ -44,7 +45,7 @@ from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
 from .ruleset import Ruleset
-from .state import ENGINE_VERSION, Build, GameResult, PlayerView
+from .state import ENGINE_VERSION, Build, GameResult, GameStateBase, PlayerView
 
 _choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
 if _choice not in ("", "auto", "c", "python"):
@@ -53,14 +54,13 @@ _cstate: _ModuleType | None = None
 #: Why the C backend is not available (None when it is).
 C_IMPORT_ERROR: str | None = None
 try:
-    from . import _core  # noqa: F401  (built by setup.py when a C compiler was there)
-except ImportError as _exc:  # no compiler at install time: the Python reference runs
-    if _find_spec(f"{__name__}._core") is None:
+    from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
+except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
+    _cstate = None
+    if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
         C_IMPORT_ERROR = "the extension mulle_env.engine._core is not built (no C compiler at install time?)"
     else:
-        C_IMPORT_ERROR = f"the extension mulle_env.engine._core does not load: {_exc}"
-else:
-    from . import cstate as _cstate
+        C_IMPORT_ERROR = f"the extension mulle_env.engine._core cannot be used: {_exc}"
 if C_IMPORT_ERROR is not None and _choice == "c":
     raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
 
@@ -112,6 +112,7 @@ __all__ = [
     "GameRecord",
     "GameResult",
     "GameState",
+    "GameStateBase",
     "IllegalMoveError",
     "InvalidCardError",
     "InvalidMoveError",

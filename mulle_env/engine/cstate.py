@@ -1,19 +1,21 @@
-"""The game state on the compiled rules core (``_core.c``), behind :mod:`.state`'s public API.
+"""The game state on the compiled rules core: the C backend of the engine.
 
-:class:`GameState` here keeps the position in a C struct and runs legal move generation,
-move application, the forced-capture search, deals and scoring in C. Everything else
-(parsing, validation of outside input, errors and their messages, views, the canonical
-form) is the Python reference's own code, shared with :class:`.state.GameState`, so the
-two behave alike by construction; ``tests/test_engines_agree.py`` checks the rest.
+:class:`GameState` keeps the position in a C struct (``csrc/core.h``) and runs legal move
+generation, moves, the forced-capture search, deals and scoring in C
+(:mod:`mulle_env.engine._core`). Everything else (checked play, parsing, validation of
+outside input, errors and their messages, the canonical form) is the shared
+:class:`~mulle_env.engine.state.GameStateBase`, the same code the Python reference runs.
 
-State attributes (``hands``, ``loose``, ``builds``, ...) read like the Python engine's,
-with the same values, but each read builds a fresh snapshot: assign a whole attribute
-(``st.hands = [...]``) or use :meth:`GameState.set_hand` to change one; mutating the
-returned list changes nothing.
+When this module is imported it configures the core with the Python definitions (cards,
+the move table, the rule sizes, the observation layout): the C code holds no copy of
+them. A core built from other sources (a stale build) is refused here with a message
+that says to rebuild, never run.
 
-Under ``forced_capture=False`` the C core still generates the legal ids and applies the
-chosen capture; only the enumeration of a capture's choices (``capture ... taking ...``)
-runs in Python (:func:`.rules.capture_choices`).
+Public here, besides :class:`GameState`, :func:`new_game` and :func:`replay`:
+:class:`Stepper` (the batched stepper behind the environments, see
+:mod:`mulle_env.stepper`), :data:`CORE_API` (the PyCapsule the agents' compiled module
+builds on) and :func:`configure_extras` / :func:`write_extras` /
+:func:`extras_exp_mulle` (the compiled extra-input blocks of :mod:`mulle_env.extras`).
 """
 
 from __future__ import annotations
@@ -21,205 +23,110 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from . import _core, rules
-from . import state as _py
-from .cards import CARDS, parse_card
+from . import observation_layout as layout
+from .cards import CARDS, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, MULLE_VALUE_HAND, TABLE_VALUE
 from .errors import InvalidPositionError
-from .moves import CAPTURE, MOVES, Move
-from .position import read_position
+from .moves import KINDS, MAX_BUILD_VALUE, MIN_BUILD_VALUE, MOVES, Move
 from .ruleset import Ruleset
+from .state import (
+    ENGINE_VERSION,
+    Build,
+    GameResult,
+    GameStateBase,
+    PlayerView,
+    replay_game,
+    start_game,
+)
 
-_core.setup(MOVES, CARDS, InvalidPositionError, _py.Build)
-_DEFAULT_RULES = Ruleset()  # frozen, so one instance serves every default game
+__all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "Stepper",
+           "configure_extras", "extras_exp_mulle", "new_game", "replay", "write_extras"]
 
-# Public names of the state module that do not depend on the backend.
-ENGINE_VERSION = _py.ENGINE_VERSION
-Build = _py.Build
-GameResult = _py.GameResult
-PlayerView = _py.PlayerView
+#: The ABI this module speaks; the compiled core must speak the same.
+ABI = 2
 
-#: The compiled batched stepper: ``Stepper(num_envs, ruleset, internal_random, over=None, to_move=None)``
-#: runs K games in C for :class:`mulle_env.vector_env.MulleVectorEnv` (its "Steppers" section documents
-#: the contract). Public here so that callers reach it as ``backends()["c"].Stepper``, not through ``_core``.
+
+def _configure() -> None:
+    """Give the core the Python tables; refuse a core built for others."""
+    if getattr(_core, "ABI", None) != ABI:
+        raise ImportError(f"the compiled core mulle_env.engine._core speaks ABI {getattr(_core, 'ABI', None)}, "
+                          f"this code ABI {ABI}: it is a stale build; rebuild it with pip install -e .")
+    known = {"FACE_BLOCKS": layout.FACE_BLOCKS, "BUILD_FEATURES": layout.BUILD_FEATURES,
+             "SHEETS": layout.SHEETS, "SCALARS": layout.SCALAR_FEATURES}
+    for name, ours in known.items():
+        if tuple(getattr(_core, name)) != tuple(ours):
+            raise ImportError(f"the compiled core writes the observation's {name.lower()} "
+                              f"{tuple(getattr(_core, name))}, the layout has {tuple(ours)}: it is a stale build; "
+                              "rebuild it with pip install -e .")
+    s = layout.OBS_SLICES
+    b0 = s["builds"].start
+    nf = len(layout.BUILD_FEATURES)
+    layout_args = (
+        (layout.OBS_SIZE,),
+        tuple(s[name].start for name in layout.FACE_BLOCKS),
+        (b0,),
+        (nf,),
+        tuple(range(nf)),
+        tuple(s[name].start for name in layout.SHEETS),
+        tuple(s["scalars"].start + i for i in range(len(layout.SCALAR_FEATURES))),
+        tuple(layout.SCALES[k] for k in ("score", "build_cards", "deck", "hand", "deals_per_set")),
+        (layout.OBS_VERSION,),
+    )
+    moves = tuple(
+        (KINDS.index(m.kind), int(m.card), -1 if m.on is None else int(m.on), -1 if m.on_build is None else m.on_build,
+         -1 if m.to is None else m.to)
+        for m in MOVES
+    )
+    _core.configure(
+        ABI,
+        (TABLE_VALUE, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, MULLE_VALUE_HAND),
+        moves,
+        (rules.HAND_SIZE, rules.TABLE_DEAL, rules.DEALS_PER_SET, MIN_BUILD_VALUE, MAX_BUILD_VALUE,
+         rules.MAX_MULLE_HAND_VALUE, rules.INTAKE_BONUS_FROM, rules.COUNT_LIMIT),
+        layout_args,
+        (MOVES, CARDS, Build, InvalidPositionError, Ruleset),
+    )
+    if _core.MAX_CARDS != rules.MAX_STATE_CARDS:
+        raise ImportError("the compiled core holds another number of cards than rules.MAX_STATE_CARDS: a stale "
+                          "build; rebuild it with pip install -e .")
+
+
+_configure()
+
+#: The batched stepper: ``Stepper(num_envs, ruleset, internal_random, over=None, to_move=None)``
+#: (:mod:`mulle_env.stepper` documents the contract; PyStepper is its Python twin).
 Stepper = _core.Stepper
+#: The core's C API, a PyCapsule named ``mulle_env.engine._core.API`` (csrc/core.h ``MulleCoreAPI``).
+CORE_API = _core.API
+#: The compiled extra-input blocks (mulle_env/extras.py configures them and is their reference).
+configure_extras = _core.configure_extras
+write_extras = _core.write_extras
+extras_exp_mulle = _core.extras_exp_mulle
 
 _new_tuple = tuple.__new__
 
-# The methods whose Python reference code works unchanged on the C attributes.
-_SHARED = (
-    "leader", "is_legal", "_check", "is_over", "set_sheet", "score", "scores", "result",
-    "_build_views", "to_dict", "to_json", "key", "__repr__", "__str__", "check_invariants",
-)
 
-
-class GameState(_core.Core):
+class GameState(_core.Core, GameStateBase):
     """A position of a game of Mulle on the compiled core; the API of :class:`.state.GameState`.
 
     Create one with :func:`new_game` or :meth:`from_dict`; play with :meth:`play`.
     ``play`` mutates the state (and returns it); :meth:`copy` gives an independent one.
+    Attributes are read-only and every read is a fresh value, as on the Python reference.
     """
 
     __slots__ = ()
 
-    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
-        super().__init__(ruleset if ruleset is not None else _DEFAULT_RULES, seed)
-
-    def legal_ids(self) -> list[int]:
-        """The legal move ids as the state's own cached list, without a copy, for hot paths.
-
-        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
-        """
-        return self._ids()
-
-    def legal_moves(self) -> list[Move]:
-        """Every legal move for the player to move, in canonical order."""
-        if self.ruleset.forced_capture:
-            return [MOVES[i] for i in self._ids()]
-        out: list[Move] = []
-        for i in self._ids():
-            m = MOVES[i]
-            if m.kind == CAPTURE:
-                out.extend(rules.capture_choices(self, m.card))
-            else:
-                out.append(m)
-        return out
-
-    def play(self, move: Move | str) -> GameState:
-        """Check and apply one move (a :class:`Move` or its text); returns ``self``.
-
-        Raises :class:`IllegalMoveError` (saying why) and leaves the state untouched
-        when the move is not legal here.
-        """
-        self.play_unchecked(self._check(move))
-        return self
-
-    def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
-        """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
-
-        For search agents trying hypotheses on their own copies: no invariant is
-        checked (``check_invariants`` does that), but cached legal moves are dropped.
-        """
-        player, hand = _py._seat(player), _py.hand_faces(cards)  # the reference engine's checks
-        hands = self.hands
-        hands[player] = hand
-        self.hands = hands
-        return self
-
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know: own hand, the table, public piles and counts."""
         if player.__class__ is not int or player not in (0, 1):
-            player = _py._seat(player)  # the reference engine's check (numpy ints pass, 1.0 and True do not)
-        public = self._public
-        if public is None:
-            card = CARDS.__getitem__
-            mulle, intake, tabbe = self.mulle, self.intake, self.tabbe
-            public = self._public = (
-                (tuple(map(card, mulle[0])), tuple(map(card, mulle[1]))),
-                (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
-                (tabbe[0], tabbe[1]),
-                (self.score(0), self.score(1)),
-            )
-        return _new_tuple(PlayerView, self._view_tuple(player, public))
+            from .state import _seat
 
-    def copy(self) -> GameState:
-        """An independent copy (one memcpy of the C struct)."""
-        return self._core_copy()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, (GameState, _py.GameState)) and self.to_dict() == other.to_dict()
-
-    __hash__ = None  # mutable: use key()
-
-    def __reduce__(self):
-        return (_from_dict_exact, (self.to_dict(), self.last_move, self.last_taken))
-
-    @classmethod
-    def from_py(cls, st: _py.GameState) -> GameState:
-        """The same position as the Python engine's ``st``, on the C core."""
-        out = cls(st.ruleset, st.seed)
-        out.hands = st.hands
-        out.loose = st.loose
-        out.builds = st.builds
-        out.deck = st.deck
-        out.mulle = st.mulle
-        out.intake = st.intake
-        out.tabbe = st.tabbe
-        out.mpts = st.mpts
-        out.ipts = st.ipts
-        out.to_move = st.to_move
-        out.set_no = st.set_no
-        out.deal_no = st.deal_no
-        out.last_capturer = st.last_capturer
-        out.sheets = st.sheets
-        out.over = st.over
-        out.last_move = st.last_move
-        out.last_taken = st.last_taken
-        return out
-
-    @classmethod
-    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None) -> GameState:
-        """A full state consistent with ``view``, given guesses for the hidden cards.
-
-        Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
-        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
-        a seed they are dealt from a fresh random one (as :meth:`.state.GameState.from_view`).
-        """
-        if seed is None:
-            seed = _py._FRESH_SEEDS.getrandbits(63)
-        st = cls(view.ruleset, seed)
-        p = view.player
-        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
-        st.hands = (view.hand, hidden) if p == 0 else (hidden, view.hand)
-        st.loose = view.loose
-        if view.builds:
-            st.builds = {b.value: (b.cards, b.owner, b.locked) for b in view.builds}
-        st.deck = [int(f) if isinstance(f, int) else parse_card(f) for f in deck]
-        st.mulle = view.mulle
-        st.intake = view.intake
-        st.tabbe = view.tabbe
-        st.to_move = view.to_move
-        st.set_no = view.set_no
-        st.deal_no = view.deal_no
-        st.last_capturer = view.last_capturer
-        st.sheets = view.sheets
-        st.over = view.over
-        st.last_move = view.last_move
-        st.last_taken = view.last_taken
-        st._recount()
-        return st
-
-    @classmethod
-    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameState:
-        """Read a position (canonical or hand-written); see docs/engine.md for the keys.
-
-        Only ``to_move``, ``hands`` and ``table`` are required. ``ruleset`` given here
-        wins over the dict's. Raises :class:`InvalidPositionError` naming what is wrong.
-        """
-        # All validation runs in the Python reference before anything reaches C.
-        st = read_position(_py.GameState, data, ruleset)
-        try:
-            return cls.from_py(st)
-        except (OverflowError, ValueError) as exc:  # e.g. a tabbe count beyond 64 bits
-            raise InvalidPositionError(f"the position does not fit the compiled core: {exc}") from None
-
-    # The reference's from_json (its checks and errors), reading through this class's from_dict.
-    from_json = classmethod(_py.GameState.from_json.__func__)
-
-
-for _name in _SHARED:
-    setattr(GameState, _name, getattr(_py.GameState, _name))
-del _name
-
-
-def _from_dict_exact(data: dict, last_move, last_taken) -> GameState:
-    st = GameState.from_dict(data)
-    st.last_move = last_move
-    st.last_taken = last_taken
-    return st
+            player = _seat(player)  # the reference engine's check (numpy ints pass, 1.0 and True do not)
+        return _new_tuple(PlayerView, self._view_tuple(player, self._public_part()))
 
 
 def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
-    return _py.start_game(GameState, seed, ruleset)
+    return start_game(GameState, seed, ruleset)
 
 
 def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
@@ -228,4 +135,4 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
     position in the list.
     """
-    return _py.replay_game(GameState, seed, moves, ruleset)
+    return replay_game(GameState, seed, moves, ruleset)

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from .cards import CARDS, HAND_VALUE, Card
 from .moves import CAPTURE_ID, MOVES, Move
+from .rules import MAX_MULLE_HAND_VALUE  # noqa: F401 - public here too
 from .state import Build, GameState, intake_bonus
 
 __all__ = [
@@ -27,8 +28,6 @@ __all__ = [
     "is_mulle_capture", "set_points",
 ]
 
-#: Highest hand value of a card that can make a mulle (A, SP 2 and RU 10 in hand count 14-16).
-MAX_MULLE_HAND_VALUE = 13
 
 
 class SetPoints(NamedTuple):

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import Any
 
 from .errors import AgentError, IllegalMoveError
@@ -66,10 +66,6 @@ def agent_name(agent: Any) -> str:
     """How errors name an agent: its ``spec`` when it has one, else its ``repr``."""
     spec = getattr(agent, "spec", None)
     return spec if isinstance(spec, str) else repr(agent)
-
-
-def _no_guard(seat: int, stage: str) -> AbstractContextManager:
-    return nullcontext()
 
 
 class GameLoop:
@@ -102,7 +98,7 @@ class GameLoop:
         self.rngs: list[Any] = list(rngs) if rngs is not None else [None, None]
         if len(self.rngs) != 2:
             raise ValueError(f"rngs names the two seats' generators, not {len(self.rngs)} entries")
-        self.guard: Guard = guard or _no_guard
+        self.guard: Guard | None = guard
         self.names = list(names) if names is not None else [None, None]
         self.think = [0.0, 0.0]
         self.moves: list[str] = []
@@ -190,12 +186,14 @@ class GameLoop:
             self.think[seat] += time.perf_counter() - t0
         return seat, answer, legal
 
-    def commit(self, seat: int, answer: Any, legal: Sequence | None = None) -> Any:
+    def commit(self, seat: int, answer: Any, legal: Sequence | None = None, tell: bool = True) -> Any:
         """Check the agent's ``answer`` for ``seat`` and play it; tell every agent. Returns what ``play`` returns.
 
         ``answer`` may be a legal move or its text. Anything the game's checked ``play``
         refuses (``None``, a number, an illegal move) raises :class:`IllegalMoveError` naming
-        the agent, the seat and why; the game is left untouched.
+        the agent, the seat and why; the game is left untouched. ``tell=False`` plays without
+        telling the agents (:meth:`Match.step <mulle_env.engine.match.Match.step>`, whose
+        caller decides who hears the move).
         """
         game = self.game
         if game.to_move != seat:
@@ -210,7 +208,7 @@ class GameLoop:
             result = game.play(move)
         except ValueError as exc:  # the engine's checked play: an IllegalMoveError or InvalidMoveError
             self._illegal(seat, str(exc))
-        return self._after(seat, move, result)
+        return self._after(seat, move, result) if tell else result
 
     def play(self, move: Any) -> Any:
         """Play a move that arrives from outside (a person, a learner): checked by the game, then every agent told.
@@ -220,6 +218,10 @@ class GameLoop:
         """
         seat = self.game.to_move
         return self._after(seat, move, self.game.play(move))
+
+    def notify(self, seat: int, move: Any) -> None:
+        """Tell every agent that ``seat`` played ``move``, applied elsewhere (a batched stepper's learner move)."""
+        self._after(seat, move, None)
 
     def step(self) -> Any:
         """One agent move: :meth:`choose`, then :meth:`commit`. Returns what the game's ``play`` returns."""
@@ -245,7 +247,7 @@ class GameLoop:
     # ----- internals ---------------------------------------------------------------------
     def _after(self, seat: int, move: Any, result: Any) -> Any:
         # The move every agent hears is the one the game played (a Match's event knows it; text was parsed).
-        played = getattr(result, "move", None)
+        played = getattr(result, "move", None) if result is not None else move
         if played is None:
             last = getattr(self.game, "last_move", None)
             played = last[1] if isinstance(last, tuple) and len(last) == 2 else move
@@ -260,15 +262,25 @@ class GameLoop:
         return result
 
     def _call(self, seat: int, stage: str, fn: Callable, *args: Any) -> Any:
-        with self.guard(seat, stage):
+        if self.guard is None:  # the environments' hot path: no context manager to enter
             try:
                 return fn(*args)
             except AgentError:  # from a loop inside the agent: already names who failed
                 raise
             except Exception as exc:
-                what = {"reset": "raised in reset()", "act": "raised", "observe": "raised in observe()"}[stage]
-                raise AgentError(f"agent {self.name(seat)!r} (seat {seat}) {what}: {_describe(exc)}",
-                                 agent=self.name(seat), seat=seat, stage=stage) from exc
+                self._failed(seat, stage, exc)
+        with self.guard(seat, stage):
+            try:
+                return fn(*args)
+            except AgentError:
+                raise
+            except Exception as exc:
+                self._failed(seat, stage, exc)
+
+    def _failed(self, seat: int, stage: str, exc: Exception) -> None:
+        what = {"reset": "raised in reset()", "act": "raised", "observe": "raised in observe()"}[stage]
+        raise AgentError(f"agent {self.name(seat)!r} (seat {seat}) {what}: {_describe(exc)}",
+                         agent=self.name(seat), seat=seat, stage=stage) from exc
 
     def _illegal(self, seat: int, reason: str) -> None:
         name = self.name(seat)

@@ -235,7 +235,8 @@ class Match:
         One move of :class:`~mulle_env.engine.loop.GameLoop` with ``agent`` in the seat to
         move: the answer (a move or its text) is checked, and an illegal, malformed or
         missing one raises :class:`IllegalMoveError` naming the agent and the seat; the game
-        is left as it was. Only ``agent`` sits at the table here, so only it hears the move.
+        is left as it was. Nobody is told the move (``observe``): the caller decides who
+        hears it; :meth:`play_out` and :class:`~mulle_env.engine.loop.GameLoop` tell every agent.
         """
         if self.over:
             raise IllegalMoveError(f"the game is over (final scores {self.state.scores()}); no seat is to move")
@@ -244,7 +245,9 @@ class Match:
         seats[p] = agent
         rngs: list = [None, None]
         rngs[p] = rng
-        return GameLoop(self, seats, rngs).step()
+        loop = GameLoop(self, seats, rngs)
+        seat, answer, legal = loop.choose()
+        return loop.commit(seat, answer, legal, tell=False)
 
     def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
                  ) -> GameResult:

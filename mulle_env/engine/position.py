@@ -54,8 +54,8 @@ def _seat(value, key: str, allow_none: bool) -> int | None:
 
 
 def _count(value, where: str) -> int:
-    if not _is_int(value) or value < 0:
-        _fail(f"{where} must be a whole number >= 0, not {value!r}")
+    if not _is_int(value) or not 0 <= value <= rules.COUNT_LIMIT:
+        _fail(f"{where} must be a whole number from 0 to {rules.COUNT_LIMIT}, not {value!r}")
     return value
 
 
@@ -99,21 +99,21 @@ def read_position(cls, data, ruleset=None):
     seed = data.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         _fail(f"'seed' must be an int or null, not {seed!r}")
-    st = cls(ruleset, seed)
-    st.to_move = _seat(data["to_move"], "to_move", False)
-    st.hands = [sorted(h) for h in _pair(data, "hands", None, _cards)]
-    for p, hand in enumerate(st.hands):
+    to_move = _seat(data["to_move"], "to_move", False)
+    hands = [sorted(h) for h in _pair(data, "hands", None, _cards)]
+    for p, hand in enumerate(hands):
         if len(hand) > rules.HAND_SIZE:
             _fail(f"hands[{p}] holds {len(hand)} cards; a deal gives each player {rules.HAND_SIZE}, so at most that")
-    st.mulle = [sorted(h) for h in _pair(data, "mulle", [[], []], _cards)]
-    st.intake = [sorted(h) for h in _pair(data, "intake", [[], []], _cards)]
-    st.tabbe = _pair(data, "tabbe", [0, 0], _count)
-    st.deck = _cards(data.get("deck", []), "deck")
-    st.last_capturer = _seat(data.get("last_capturer"), "last_capturer", True)
+    mulle = [sorted(h) for h in _pair(data, "mulle", [[], []], _cards)]
+    intake = [sorted(h) for h in _pair(data, "intake", [[], []], _cards)]
+    tabbe = _pair(data, "tabbe", [0, 0], _count)
+    deck = _cards(data.get("deck", []), "deck")
+    last_capturer = _seat(data.get("last_capturer"), "last_capturer", True)
     table = data["table"]
     if not isinstance(table, (list, tuple)):
         _fail(f"'table' must be a list of cards and builds, not {table!r}")
     loose: list[int] = []
+    builds: dict[int, tuple] = {}
     for i, pile in enumerate(table):
         if isinstance(pile, str):
             loose.extend(_cards([pile], f"table[{i}]"))
@@ -140,15 +140,17 @@ def read_position(cls, data, ruleset=None):
                 f"table[{i}]: the cards {', '.join(CARD_NAMES[f] for f in sorted(cards))} cannot make a build of "
                 f"{value}: a build's cards are groups that each add up (building up and down) to its value"
             )
-        if value in st.builds:
+        if value in builds:
             _fail(f"table[{i}]: a second build of value {value}; at most one build of each value exists (they merge)")
         owner = _seat(pile.get("owner"), f"table[{i}].owner", True)
         locked = pile.get("locked", False)
         if not isinstance(locked, bool):
             _fail(f"table[{i}].locked must be true or false, not {locked!r}")
-        st.builds[value] = (tuple(sorted(cards)), owner, locked)
-    st.loose = sorted(loose)
-    from .state import sheet as score_sheet
+        builds[value] = (tuple(sorted(cards)), owner, locked)
+    loose.sort()
+    if sum(map(len, (*hands, loose, deck, *mulle, *intake, *(b[0] for b in builds.values())))) > DECK_SIZE:
+        _fail(f"the position holds more than the {DECK_SIZE} cards of two decks")
+    from .rules import sheet as score_sheet
 
     sheets = data.get("sheets", [])
     if not isinstance(sheets, (list, tuple)):
@@ -164,42 +166,44 @@ def read_position(cls, data, ruleset=None):
                 )
             if s["intake"] > _MAX_INTAKE:
                 _fail(f"sheets[{i}]: intake {s['intake']} is more than the {_MAX_INTAKE} intake points of a set")
+            if s["mulle"] > rules.COUNT_LIMIT or s["tabbe"] > rules.COUNT_LIMIT:
+                _fail(f"sheets[{i}]: a score sheet's numbers are at most {rules.COUNT_LIMIT}, not {s!r}")
             expected = score_sheet(s["mulle"], s["tabbe"], s["intake"])
             if s != expected:
                 _fail(
                     f"sheets[{i}]: bonus and total do not follow from mulle, tabbe and intake (RULES.md 6): "
                     f"expected {expected}, not {s!r}"
                 )
-    st.sheets = [(dict(a), dict(b)) for a, b in sheets]
-    st.over = len(st.sheets) >= ruleset.sets
-    if len(st.sheets) > ruleset.sets:
-        _fail(f"{len(st.sheets)} finished sets are scored in 'sheets', but the game has only {ruleset.sets}")
-    derived_set = len(st.sheets) + 1 if not st.over else ruleset.sets
+    sheets = [(dict(a), dict(b)) for a, b in sheets]
+    over = len(sheets) >= ruleset.sets
+    if len(sheets) > ruleset.sets:
+        _fail(f"{len(sheets)} finished sets are scored in 'sheets', but the game has only {ruleset.sets}")
+    derived_set = len(sheets) + 1 if not over else ruleset.sets
     set_no = data.get("set", derived_set)
     if not _is_int(set_no) or not 1 <= set_no <= ruleset.sets:
         _fail(f"'set' must be a number from 1 to {ruleset.sets} (Ruleset.sets), not {set_no!r}")
     if set_no != derived_set:
         _fail(
-            f"'set' is {set_no} but 'sheets' scores {len(st.sheets)} finished set(s), so this is set {derived_set}"
-            + (" (the game is over)" if st.over else "")
+            f"'set' is {set_no} but 'sheets' scores {len(sheets)} finished set(s), so this is set {derived_set}"
+            + (" (the game is over)" if over else "")
         )
-    st.set_no = set_no
     per_deal = 2 * rules.HAND_SIZE
-    if len(st.deck) % per_deal:
-        _fail(f"the deck holds {len(st.deck)} cards; deals take {per_deal} at a time, "
+    if len(deck) % per_deal:
+        _fail(f"the deck holds {len(deck)} cards; deals take {per_deal} at a time, "
               f"so it must hold a multiple of {per_deal}")
-    derived_deal = rules.DEALS_PER_SET - len(st.deck) // per_deal
+    derived_deal = rules.DEALS_PER_SET - len(deck) // per_deal
     deal_no = data.get("deal", derived_deal)
     if not _is_int(deal_no) or deal_no != derived_deal:
-        _fail(f"'deal' is {deal_no!r} but a deck of {len(st.deck)} cards means deal {derived_deal} "
+        _fail(f"'deal' is {deal_no!r} but a deck of {len(deck)} cards means deal {derived_deal} "
               f"of {rules.DEALS_PER_SET}")
     if derived_deal < 1:
-        _fail(f"the deck holds {len(st.deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} "
+        _fail(f"the deck holds {len(deck)} cards, more than the {(rules.DEALS_PER_SET - 1) * per_deal} "
               "left after a first deal")
-    st.deal_no = deal_no
-    if "over" in data and bool(data["over"]) != st.over:
-        _fail(f"'over' is {data['over']!r} but {len(st.sheets)} of {ruleset.sets} sets are scored")
-    st._recount()
+    if "over" in data and bool(data["over"]) != over:
+        _fail(f"'over' is {data['over']!r} but {len(sheets)} of {ruleset.sets} sets are scored")
+    st = cls(ruleset, seed)
+    st._load(hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no, last_capturer, sheets,
+             over, None, ())
     check_invariants(st, complete=False)
     return st
 

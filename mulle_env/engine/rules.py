@@ -8,6 +8,7 @@ input arrives (``GameState.play``), and :func:`explain` says why a move is not l
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Iterable
 
 from .capture import forced_groups, gather_pairs, maximal_group_sets
 from .cards import (
@@ -38,6 +39,40 @@ HV = HAND_VALUE
 HAND_SIZE = 8
 TABLE_DEAL = 8
 DEALS_PER_SET = 6
+#: The most cards a state may hold (104 in any real game): a bound both backends keep, so
+#: that a position made by hand can never overrun the compiled core's piles.
+MAX_STATE_CARDS = 128
+#: The highest hand value of a card that can make a mulle capture (A, SP 2 and RU 10 in hand count 14-16).
+MAX_MULLE_HAND_VALUE = 13
+#: The largest count (a tabbe count, a score-sheet entry) a position may hold, on both backends.
+COUNT_LIMIT = 1_000_000
+
+# ----- scoring (RULES.md 6) ------------------------------------------------------------
+
+#: The entries of a score sheet, in order.
+SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
+#: Intake points above this earn the bonus (RULES.md 6.4): 20 is half of a set's 40.
+INTAKE_BONUS_FROM = 20
+
+
+def intake_bonus(intake: int) -> int:
+    """The bonus of RULES.md 6.4 for ``intake`` intake points: 2 x (intake - 20) above 20, else 0."""
+    return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
+
+
+def sheet(mulle: int, tabbe: int, intake: int) -> dict:
+    """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
+    bonus = intake_bonus(intake)
+    return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
+
+
+def add_sheets(sheets: Iterable[dict]) -> dict:
+    """Sum score sheets key by key."""
+    out = dict.fromkeys(SHEET_KEYS, 0)
+    for s in sheets:
+        for k in SHEET_KEYS:
+            out[k] += s[k]
+    return out
 
 
 def leader(set_no: int, deal_no: int) -> int:
@@ -57,17 +92,17 @@ def _pair_exists(lc: list[int], value: int) -> bool:
 
 def legal_ids(st) -> list[int]:
     """Ids of every legal move for the player to move, in canonical order."""
-    p = st.to_move
-    hand = st.hands[p]
-    if st.over or not hand:
+    p = st._to_move
+    hand = st._hands[p]
+    if st._over or not hand:
         return []
     opp = 1 - p
-    builds = st.builds
+    builds = st._builds
     lc = [0] * 14
     reach = 1
     targets = []  # distinct loose faces with their table values, in face order
     prev = -1
-    for f in st.loose:
+    for f in st._loose:
         t = TV[f]
         lc[t] += 1
         reach = (reach | (reach << t)) & 0x3FFF
@@ -97,7 +132,7 @@ def legal_ids(st) -> list[int]:
         else:
             open_targets.append((v, owner == opp))
     free = ~opp_locked
-    discard_needs_no_capture = st.ruleset.discard_only_if_no_capture
+    discard_needs_no_capture = st._ruleset.discard_only_if_no_capture
     caps: list[int] = []
     blds: list[int] = []
     trots: list[int] = []
@@ -180,10 +215,10 @@ def _remove_all(pile: list[int], cards) -> None:
 def _gather(st, value: int) -> list[int]:
     """Take value ``value`` off the table for a build or trotta (RULES.md 3)."""
     out: list[int] = []
-    b = st.builds.pop(value, None)
+    b = st._builds.pop(value, None)
     if b is not None:
         out.extend(b[0])
-    loose = st.loose
+    loose = st._loose
     if loose:
         singles = [f for f in loose if TV[f] == value] if value <= 13 else []
         pairs = gather_pairs(loose, value)
@@ -197,8 +232,8 @@ def _gather(st, value: int) -> list[int]:
 
 def _capture(st, p: int, c: int, taking) -> list[int]:
     hv = HV[c]
-    loose = st.loose
-    builds = st.builds
+    loose = st._loose
+    builds = st._builds
     b = builds.get(hv)
     if hv <= 13 and c in loose and not (b is not None and b[1] == p):
         loose.remove(c)
@@ -215,14 +250,14 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
             chosen = list(taking)
         else:
             singles = [f for f in loose if TV[f] == hv]
-            chosen = singles + forced_groups(loose, hv, taken, st.ruleset.mulle_values)
+            chosen = singles + forced_groups(loose, hv, taken, st._ruleset.mulle_values)
         _remove_all(loose, chosen)
         taken.extend(chosen)
     taken.sort()
     captured = sorted(taken + [c])
-    mv = st.ruleset.mulle_values
-    mulle = st.mulle[p]
-    intake = st.intake[p]
+    mv = st._ruleset.mulle_values
+    mulle = st._mulle[p]
+    intake = st._intake[p]
     prev = -1
     pts = 0
     ipts = 0
@@ -235,81 +270,81 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
         else:
             insort(intake, f)
             prev = f
-    st.mpts[p] += pts
-    st.ipts[p] += ipts
+    st._mpts[p] += pts
+    st._ipts[p] += ipts
     st._public = None
     if not loose and not builds:
-        st.tabbe[p] += 1
-    st.last_capturer = p
+        st._tabbe[p] += 1
+    st._last_capturer = p
     return taken
 
 
 def apply(st, move: Move) -> None:
     """Apply a legal move (trusted) and advance turn, deal and set."""
-    p = st.to_move
+    p = st._to_move
     c = int(move.card)
-    st.hands[p].remove(c)
+    st._hands[p].remove(c)
     kind = move.kind
     if kind == CAPTURE:
         taking = None if move.taking is None else [int(f) for f in move.taking]
-        st.last_taken = tuple(map(CARDS.__getitem__, _capture(st, p, c, taking)))
+        st._last_taken = tuple(map(CARDS.__getitem__, _capture(st, p, c, taking)))
     elif kind == BUILD:
         if move.on is not None:
-            st.loose.remove(move.on)
+            st._loose.remove(move.on)
             cards = [int(move.on), c]
         else:
-            cards = list(st.builds.pop(move.on_build)[0])
+            cards = list(st._builds.pop(move.on_build)[0])
             cards.append(c)
         gathered = _gather(st, move.to)
         cards.extend(gathered)
         cards.sort()
-        st.builds[move.to] = (tuple(cards), p, bool(gathered) or st.ruleset.lock_every_build)
+        st._builds[move.to] = (tuple(cards), p, bool(gathered) or st._ruleset.lock_every_build)
     elif kind == TROTTA:
         cards = _gather(st, HV[c])
         cards.append(c)
         cards.sort()
-        st.builds[HV[c]] = (tuple(cards), p, True)
+        st._builds[HV[c]] = (tuple(cards), p, True)
     else:
-        insort(st.loose, c)
+        insort(st._loose, c)
     if kind != CAPTURE:
-        st.last_taken = ()
-    st.to_move = 1 - p
-    st.last_move = (p, move)
+        st._last_taken = ()
+    st._to_move = 1 - p
+    st._last_move = (p, move)
     st._legal = None
-    if not st.hands[0] and not st.hands[1]:
+    if not st._hands[0] and not st._hands[1]:
         end_deal(st)
 
 
 def end_deal(st) -> None:
     """Deal the next 8 cards each, or end the set when the deck is empty (RULES.md 5)."""
-    deck = st.deck
+    deck = st._deck
     if deck:
-        st.hands[0] = sorted(deck[:HAND_SIZE])
-        st.hands[1] = sorted(deck[HAND_SIZE : 2 * HAND_SIZE])
+        st._hands[0] = sorted(deck[:HAND_SIZE])
+        st._hands[1] = sorted(deck[HAND_SIZE : 2 * HAND_SIZE])
         del deck[: 2 * HAND_SIZE]
-        st.deal_no += 1
-        st.to_move = st.leader()
+        st._deal_no += 1
+        st._to_move = st.leader()
         return
     end_set(st)
 
 
 def end_set(st) -> None:
     """Leftovers to the last capturer, score the set, start the next or end the game."""
-    left = list(st.loose)
-    for b in st.builds.values():
+    left = list(st._loose)
+    for b in st._builds.values():
         left.extend(b[0])
-    st.loose = []
-    st.builds = {}
-    if left and st.last_capturer is not None:
-        st.intake[st.last_capturer].extend(left)
-        st.intake[st.last_capturer].sort()
-        st.ipts[st.last_capturer] += sum(INTAKE_POINTS[f] for f in left)
-    st.sheets.append((st.set_sheet(0), st.set_sheet(1)))
+    st._loose = []
+    st._builds = {}
+    if left and st._last_capturer is not None:
+        st._intake[st._last_capturer].extend(left)
+        st._intake[st._last_capturer].sort()
+        st._ipts[st._last_capturer] += sum(INTAKE_POINTS[f] for f in left)
+    st._sheets.append(tuple(sheet(st._mpts[p], st._tabbe[p], st._ipts[p]) for p in (0, 1)))
     st._public = None
-    if len(st.sheets) >= st.ruleset.sets:
-        st.over = True
+    if len(st._sheets) >= st._ruleset.sets:
+        st._over = True
         return
-    st.set_no += 1
+    st._set_no += 1
     st.deal_set()
 
 

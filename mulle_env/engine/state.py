@@ -1,4 +1,11 @@
-"""The game state: one mutable type with a canonical JSON form and a stable hash."""
+"""The game state: one mutable type with a canonical JSON form and a stable hash.
+
+:class:`GameStateBase` is the behaviour both backends share; :class:`GameState` here is
+the pure-Python reference backend (:mod:`.cstate` is the compiled one). Both hand out
+read-only attributes that return fresh values, so no caller can change a position except
+through moves, :meth:`GameStateBase.set_hand` and the checked readers ``from_dict`` and
+``from_view``.
+"""
 
 from __future__ import annotations
 
@@ -29,16 +36,14 @@ from .errors import (
 )
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
+from .rules import INTAKE_BONUS_FROM, SHEET_KEYS, add_sheets, intake_bonus, sheet  # noqa: F401 - public here too
 from .ruleset import Ruleset
 
 #: Version of the engine's rules and canonical form; results files record it.
 ENGINE_VERSION = "1.0"
 
-SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
 # Seeds for determinizations made without one (GameState.from_view); not for real games.
 _FRESH_SEEDS = random.SystemRandom()
-INTAKE_BONUS_FROM = 20
-
 
 
 def _seat(player) -> int:
@@ -62,26 +67,6 @@ def hand_faces(cards: Iterable) -> list[int]:
     if any(not 0 <= f < NUM_FACES for f in hand):
         raise ValueError(f"cards must be faces 0..{NUM_FACES - 1}, not {hand!r}")
     return hand
-
-
-def intake_bonus(intake: int) -> int:
-    """The bonus of RULES.md 6.4 for ``intake`` intake points: 2 x (intake - 20) above 20, else 0."""
-    return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
-
-
-def sheet(mulle: int, tabbe: int, intake: int) -> dict:
-    """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
-    bonus = intake_bonus(intake)
-    return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
-
-
-def add_sheets(sheets: Iterable[dict]) -> dict:
-    """Sum score sheets key by key."""
-    out = dict.fromkeys(SHEET_KEYS, 0)
-    for s in sheets:
-        for k in SHEET_KEYS:
-            out[k] += s[k]
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,118 +170,65 @@ class PlayerView(NamedTuple):
         return GameState.from_view(self, [], []).legal_moves() if self.hand else []
 
 
-class GameState:
-    """A position of a game of Mulle, and the game's rules applied to it.
+class GameStateBase:
+    """What both backends' :class:`GameState` share, written once on their primitives.
 
-    Create one with :func:`new_game` or :meth:`from_dict`; play with :meth:`play`.
-    ``play`` mutates the state (and returns it); :meth:`copy` gives an independent one.
+    A backend's class provides the position (read-only attributes: ``hands``, ``loose``,
+    ``builds``, ``deck``, ``mulle``, ``intake``, ``tabbe``, ``mpts``, ``ipts``, ``to_move``,
+    ``set_no``, ``deal_no``, ``last_capturer``, ``sheets``, ``over``, ``last_move``,
+    ``last_taken``, ``seed``, ``ruleset``; every read a fresh value) and the primitives
+    ``_ids``, ``legal_ids``, ``legal_move_ids``, ``play_unchecked``, ``play_id``,
+    ``copy``, ``deal_set``, ``view``, ``_load`` and ``_set_hand``. Everything else (checked
+    play, scores, the canonical form, reading positions) is here, so the two behave alike
+    by construction; the golden playthroughs (tests/playthroughs) check the primitives.
     """
 
-    __slots__ = (
-        "ruleset", "seed", "hands", "loose", "builds", "deck", "mulle", "intake",
-        "tabbe", "to_move", "set_no", "deal_no", "last_capturer", "sheets", "over",
-        "mpts", "ipts", "last_move", "last_taken", "_legal", "_public",
-    )
+    __slots__ = ()
 
-    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
-        self.ruleset = ruleset if ruleset is not None else Ruleset()
-        self.seed = seed
-        self.hands: list[list[int]] = [[], []]
-        self.loose: list[int] = []
-        self.builds: dict[int, tuple[tuple[int, ...], int | None, bool]] = {}
-        self.deck: list[int] = []
-        self.mulle: list[list[int]] = [[], []]
-        self.intake: list[list[int]] = [[], []]
-        self.tabbe = [0, 0]
-        self.to_move = 0
-        self.set_no = 1
-        self.deal_no = 1
-        self.last_capturer: int | None = None
-        self.sheets: list[tuple[dict, dict]] = []
-        self.over = False
-        self.mpts = [0, 0]
-        self.ipts = [0, 0]
-        self.last_move: tuple[int, Move] | None = None
-        #: The table cards the last move captured (empty unless it was a capture).
-        self.last_taken: tuple[Card, ...] = ()
-        self._legal: list[int] | None = None
-        # Captured piles and scores as views show them; they change only when a capture
-        # or a set end happens, which is when rules.py clears this cache.
-        self._public: tuple | None = None
-
-    # ----- dealing -------------------------------------------------------------
+    # ----- rules -----------------------------------------------------------------
     def leader(self) -> int:
         """Seat leading the current deal: seat 0 leads the game's first deal, then they alternate."""
         return rules.leader(self.set_no, self.deal_no)
-
-    def deal_set(self) -> None:
-        """Shuffle a fresh 104-card deck for the current set and make its first deal."""
-        seed = 0 if self.seed is None else self.seed
-        deck = shuffled([f for f in range(NUM_FACES) for _ in range(COPIES)], derive_seed(seed, self.set_no))
-        h = rules.HAND_SIZE
-        self.hands = [sorted(deck[:h]), sorted(deck[h : 2 * h])]
-        self.loose = sorted(deck[2 * h : 2 * h + rules.TABLE_DEAL])
-        self.deck = deck[2 * h + rules.TABLE_DEAL :]
-        self.builds = {}
-        self.mulle = [[], []]
-        self.intake = [[], []]
-        self.tabbe = [0, 0]
-        self.mpts = [0, 0]
-        self.ipts = [0, 0]
-        self.last_capturer = None
-        self.deal_no = 1
-        self.to_move = self.leader()
-        self._legal = None
-        self._public = None
-
-    # ----- rules -----------------------------------------------------------------
-    def legal_move_ids(self) -> list[int]:
-        """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order.
-
-        Under ``forced_capture=False`` a capture's id stands for all its choices.
-        The list is the caller's own.
-        """
-        return list(self._ids())
-
-    def legal_ids(self) -> list[int]:
-        """The legal move ids as the state's own cached list, without a copy, for hot paths.
-
-        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
-        """
-        return self._ids()
-
-    def _ids(self) -> list[int]:
-        # The cached list itself, for the package's hot paths, which never mutate it.
-        ids = self._legal
-        if ids is None:
-            ids = self._legal = rules.legal_ids(self)
-        return ids
 
     def legal_moves(self) -> list[Move]:
         """Every legal move for the player to move, in canonical order."""
         if self.ruleset.forced_capture:
             return [MOVES[i] for i in self._ids()]
-        return rules.legal_moves(self)
+        out: list[Move] = []
+        for i in self._ids():
+            m = MOVES[i]
+            if m.kind == "capture":
+                out.extend(rules.capture_choices(self, m.card))
+            else:
+                out.append(m)
+        return out
 
     def is_legal(self, move: Move | str) -> bool:
         """True if ``move`` (a Move or its text) is legal here."""
         try:
-            self._check(move)
+            self.check(move)
         except MulleError:
             return False
         return True
 
-    def _check(self, move: Move | str) -> Move:
+    def check(self, move: Move | str) -> Move:
+        """The legal :class:`Move` that ``move`` (a Move or its text) names here, nothing played.
+
+        Raises :class:`InvalidMoveError` for text that is no move, :class:`IllegalMoveError`
+        (saying why, e.g. ``KL 5 is not in your hand``) for a move not legal here, and
+        :class:`GameOverError` once the game is over.
+        """
         if self.over:
             raise GameOverError(f"the game is over (final scores {self.scores()}); no move can be played")
         if isinstance(move, str):
             move = Move.from_str(move)
         elif not isinstance(move, Move):
             raise InvalidMoveError(f"a move must be a Move or its text, not {move!r}")
+        forced = self.ruleset.forced_capture
         if move.id is not None:
-            if move.id in self._ids() and (self.ruleset.forced_capture or move.kind != "capture"):
+            if move.id in self._ids() and (forced or move.kind != "capture"):
                 return move
-            if not self.ruleset.forced_capture and move.kind == "capture" and move.id in self._ids():
+            if not forced and move.kind == "capture" and move.id in self._ids():
                 choices = rules.capture_choices(self, move.card)
                 if move in choices:
                     return move
@@ -304,41 +236,28 @@ class GameState:
                     f"illegal move {str(move)!r} for player {self.to_move}: with forced_capture=False a capture "
                     f"names what it takes; choose one of: {', '.join(map(str, choices))}"
                 )
-        elif move in rules.legal_moves(self):
+        elif move in self.legal_moves():
             return move
         raise IllegalMoveError(f"illegal move {str(move)!r} for player {self.to_move}: {rules.explain(self, move)}")
 
-    def play(self, move: Move | str) -> GameState:
+    def play(self, move: Move | str) -> GameStateBase:
         """Check and apply one move (a :class:`Move` or its text); returns ``self``.
 
         Raises :class:`IllegalMoveError` (saying why) and leaves the state untouched
         when the move is not legal here.
         """
-        rules.apply(self, self._check(move))
+        self.play_unchecked(self.check(move))
         return self
 
-    def play_unchecked(self, move: Move) -> GameState:
-        """Apply a move known to be legal (from :meth:`legal_moves`), skipping the check."""
-        rules.apply(self, move)
-        return self
-
-    def play_id(self, move_id: int) -> None:
-        """Apply the legal move with id ``move_id`` (from :meth:`legal_move_ids`), unchecked.
-
-        The fastest way to play from Python (environments, rollouts, benchmarks): the
-        same as ``play_unchecked(MOVES[move_id])``; returns ``None``.
-        """
-        rules.apply(self, MOVES[move_id])
-
-    def set_hand(self, player: int, cards: Iterable[int]) -> GameState:
+    def set_hand(self, player: int, cards: Iterable[int]) -> GameStateBase:
         """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
 
-        For search agents trying hypotheses on their own copies: no invariant is
-        checked (``check_invariants`` does that), but cached legal moves are dropped.
+        For search agents trying hypotheses on their own copies: no rule is checked
+        (``check_invariants`` does that), but the cards are (faces 0..51, at most
+        :data:`~mulle_env.engine.rules.MAX_STATE_CARDS` cards in the state) and cached
+        legal moves are dropped.
         """
-        player, hand = _seat(player), hand_faces(cards)
-        self.hands[player] = hand
-        self._legal = None
+        self._set_hand(_seat(player), hand_faces(cards))
         return self
 
     def is_over(self) -> bool:
@@ -348,15 +267,17 @@ class GameState:
     # ----- scores ----------------------------------------------------------------
     def set_sheet(self, player: int) -> dict:
         """The current set's score sheet for ``player`` so far."""
+        player = _seat(player)
         return sheet(self.mpts[player], self.tabbe[player], self.ipts[player])
 
     def score(self, player: int) -> dict:
         """``player``'s game sheet so far: finished sets plus the set in play."""
         if player.__class__ is not int or player not in (0, 1):
             player = _seat(player)
-        if not self.sheets:
+        sheets = self.sheets
+        if not sheets:
             return self.set_sheet(player)
-        done = [s[player] for s in self.sheets]
+        done = [s[player] for s in sheets]
         if not self.over:
             done.append(self.set_sheet(player))
         return add_sheets(done)
@@ -376,117 +297,29 @@ class GameState:
                 f"the game is not over yet (set {self.set_no} of {self.ruleset.sets}, deal {self.deal_no}): "
                 "result() needs a finished game; scores() gives the running totals"
             )
-        per = tuple(tuple(s[p] for s in self.sheets) for p in (0, 1))
+        sheets = self.sheets
+        per = tuple(tuple(s[p] for s in sheets) for p in (0, 1))
         totals = (add_sheets(per[0]), add_sheets(per[1]))
         a, b = totals[0]["total"], totals[1]["total"]
         return GameResult(per, totals, (a, b), 0 if a > b else 1 if b > a else None)
 
-    # ----- copies, views, canonical form ------------------------------------------
-    def copy(self) -> GameState:
-        """An independent copy (cheap: lists and tuples only)."""
-        st = GameState.__new__(GameState)
-        st.ruleset = self.ruleset
-        st.seed = self.seed
-        st.hands = [self.hands[0][:], self.hands[1][:]]
-        st.loose = self.loose[:]
-        st.builds = dict(self.builds)
-        st.deck = self.deck[:]
-        st.mulle = [self.mulle[0][:], self.mulle[1][:]]
-        st.intake = [self.intake[0][:], self.intake[1][:]]
-        st.tabbe = self.tabbe[:]
-        st.to_move = self.to_move
-        st.set_no = self.set_no
-        st.deal_no = self.deal_no
-        st.last_capturer = self.last_capturer
-        st.sheets = self.sheets[:]
-        st.over = self.over
-        st.mpts = self.mpts[:]
-        st.ipts = self.ipts[:]
-        st.last_move = self.last_move
-        st.last_taken = self.last_taken
-        st._legal = self._legal
-        st._public = self._public
-        return st
-
-    def view(self, player: int) -> PlayerView:
-        """What ``player`` may know: own hand, the table, public piles and counts."""
-        if player.__class__ is not int or player not in (0, 1):
-            player = _seat(player)
-        card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
+    # ----- views and the canonical form --------------------------------------------
+    def _public_part(self) -> tuple:
+        """(mulle, intake, tabbe, scores) as views show them; cached until a capture or a set's end."""
         public = self._public
         if public is None:
-            mulle, intake = self.mulle, self.intake
+            card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
+            mulle, intake, tabbe = self.mulle, self.intake, self.tabbe
             public = self._public = (
                 (tuple(map(card, mulle[0])), tuple(map(card, mulle[1]))),
                 (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
-                (self.tabbe[0], self.tabbe[1]),
+                (tabbe[0], tabbe[1]),
                 (self.score(0), self.score(1)),
             )
-        return PlayerView(
-            player=player,
-            to_move=self.to_move,
-            hand=tuple(map(card, self.hands[player])),
-            opponent_hand_size=len(self.hands[1 - player]),
-            deck_size=len(self.deck),
-            loose=tuple(map(card, self.loose)),
-            builds=self._build_views() if self.builds else (),
-            mulle=public[0],
-            intake=public[1],
-            tabbe=public[2],
-            scores=public[3],
-            sheets=tuple(self.sheets),
-            set_no=self.set_no,
-            deal_no=self.deal_no,
-            last_capturer=self.last_capturer,
-            last_move=self.last_move,
-            last_taken=self.last_taken,
-            ruleset=self.ruleset,
-            over=self.over,
-        )
+        return public
 
     def _build_views(self) -> tuple[Build, ...]:
-        return tuple(
-            Build(v, tuple(CARDS[f] for f in b[0]), b[1], b[2]) for v, b in sorted(self.builds.items())
-        )
-
-    @classmethod
-    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None) -> GameState:
-        """A full state consistent with ``view``, given guesses for the hidden cards.
-
-        Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
-        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
-        a seed they are dealt from a fresh random one: a fixed default would make every
-        determinization of a game deal the same later sets (and, for a game played with
-        that very seed, the real ones).
-        """
-        if seed is None:
-            seed = _FRESH_SEEDS.getrandbits(63)
-        st = cls(view.ruleset, seed)
-        p = view.player
-        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
-        st.hands[p] = [int(f) for f in view.hand]
-        st.hands[1 - p] = hidden
-        st.loose = [int(f) for f in view.loose]
-        st.builds = {b.value: (tuple(int(f) for f in b.cards), b.owner, b.locked) for b in view.builds}
-        st.deck = [int(f) if isinstance(f, int) else parse_card(f) for f in deck]
-        st.mulle = [sorted(map(int, view.mulle[0])), sorted(map(int, view.mulle[1]))]
-        st.intake = [sorted(map(int, view.intake[0])), sorted(map(int, view.intake[1]))]
-        st.tabbe = list(view.tabbe)
-        st.to_move = view.to_move
-        st.set_no = view.set_no
-        st.deal_no = view.deal_no
-        st.last_capturer = view.last_capturer
-        st.sheets = list(view.sheets)
-        st.over = view.over
-        st.last_move = view.last_move
-        st.last_taken = view.last_taken
-        st._recount()
-        return st
-
-    def _recount(self) -> None:
-        mv = self.ruleset.mulle_values
-        self.mpts = [sum(mv[f] for f in self.mulle[p]) for p in (0, 1)]
-        self.ipts = [sum(INTAKE_POINTS[f] for f in self.mulle[p] + self.intake[p]) for p in (0, 1)]
+        return tuple(Build(v, tuple(CARDS[f] for f in b[0]), b[1], b[2]) for v, b in sorted(self.builds.items()))
 
     def to_dict(self) -> dict:
         """The canonical JSON form: every field, piles sorted, builds by value."""
@@ -519,8 +352,8 @@ class GameState:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GameState):
-            return NotImplemented  # lets the compiled core's GameState compare with this one
+        if not isinstance(other, GameStateBase):
+            return NotImplemented
         return self.to_dict() == other.to_dict()
 
     __hash__ = None  # mutable: use key()
@@ -536,8 +369,20 @@ class GameState:
 
         return render_state(self)
 
+    def __reduce__(self):
+        # The canonical form plus what it leaves out: the last move (and what it took).
+        return (_restore, (type(self), self.to_dict(), self.last_move, self.last_taken))
+
+    # ----- making positions ----------------------------------------------------------
+    def _load_fields(self, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no,
+                     last_capturer, sheets, over, last_move=None, last_taken=()) -> GameStateBase:
+        """Load a whole position (the backend's ``_load``, which checks what memory safety needs)."""
+        self._load(hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no, last_capturer,
+                   sheets, over, last_move, last_taken)
+        return self
+
     @classmethod
-    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameState:
+    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameStateBase:
         """Read a position (canonical or hand-written); see docs/engine.md for the keys.
 
         Only ``to_move``, ``hands`` and ``table`` are required. ``ruleset`` given here
@@ -548,15 +393,51 @@ class GameState:
         return read_position(cls, data, ruleset)
 
     @classmethod
-    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameState:
+    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameStateBase:
         """Read a position from JSON text."""
         if not isinstance(text, (str, bytes, bytearray)):
             raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
         return cls.from_dict(data, ruleset)
+
+    @classmethod
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None
+                  ) -> GameStateBase:
+        """A full state consistent with ``view``, given guesses for the hidden cards.
+
+        Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
+        sample of what the viewer cannot see; ``seed`` fixes the later sets' deals. Without
+        a seed they are dealt from a fresh random one: a fixed default would make every
+        determinization of a game deal the same later sets (and, for a game played with
+        that very seed, the real ones).
+        """
+        if seed is None:
+            seed = _FRESH_SEEDS.getrandbits(63)
+        st = cls(view.ruleset, seed)
+        p = view.player
+        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
+        own = list(view.hand)
+        st._load(
+            (own, hidden) if p == 0 else (hidden, own),
+            view.loose,
+            {b.value: (b.cards, b.owner, b.locked) for b in view.builds},
+            [int(f) if isinstance(f, int) else parse_card(f) for f in deck],
+            view.mulle,
+            view.intake,
+            view.tabbe,
+            view.to_move,
+            view.set_no,
+            view.deal_no,
+            view.last_capturer,
+            view.sheets,
+            view.over,
+            view.last_move,
+            view.last_taken,
+        )
+        return st
 
     def check_invariants(self, complete: bool = True) -> None:
         """Assert the invariants of RULES.md; raise :class:`InvalidPositionError` if broken.
@@ -567,6 +448,318 @@ class GameState:
         from .position import check_invariants
 
         check_invariants(self, complete)
+
+
+def _restore(cls, data: dict, last_move, last_taken):
+    """Unpickle a state: its canonical form plus its last move (:meth:`GameStateBase.__reduce__`)."""
+    st = cls.from_dict(data)
+    if last_move is not None or last_taken:
+        st._load(st.hands, st.loose, st.builds, st.deck, st.mulle, st.intake, st.tabbe, st.to_move, st.set_no,
+                 st.deal_no, st.last_capturer, st.sheets, st.over, last_move, last_taken)
+    return st
+
+
+class GameState(GameStateBase):
+    """A position of a game of Mulle, and the game's rules applied to it: the pure-Python reference.
+
+    Create one with :func:`new_game` or :meth:`from_dict`; play with :meth:`play`.
+    ``play`` mutates the state (and returns it); :meth:`copy` gives an independent one.
+    The position lives in private fields that :mod:`.rules` changes; the public attributes
+    are read-only and hand out fresh values, as the compiled core's do.
+    """
+
+    __slots__ = (
+        "_ruleset", "_seed", "_hands", "_loose", "_builds", "_deck", "_mulle", "_intake",
+        "_tabbe", "_to_move", "_set_no", "_deal_no", "_last_capturer", "_sheets", "_over",
+        "_mpts", "_ipts", "_last_move", "_last_taken", "_legal", "_public",
+    )
+
+    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
+        if ruleset is None:
+            ruleset = Ruleset()
+        elif not isinstance(ruleset, Ruleset):
+            raise ValueError(f"ruleset must be a Ruleset, not {ruleset!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an int or None, not {seed!r}")
+        self._ruleset = ruleset
+        self._seed = seed
+        self._hands: list[list[int]] = [[], []]
+        self._loose: list[int] = []
+        self._builds: dict[int, tuple[tuple[int, ...], int | None, bool]] = {}
+        self._deck: list[int] = []
+        self._mulle: list[list[int]] = [[], []]
+        self._intake: list[list[int]] = [[], []]
+        self._tabbe = [0, 0]
+        self._to_move = 0
+        self._set_no = 1
+        self._deal_no = 1
+        self._last_capturer: int | None = None
+        self._sheets: list[tuple[dict, dict]] = []
+        self._over = False
+        self._mpts = [0, 0]
+        self._ipts = [0, 0]
+        self._last_move: tuple[int, Move] | None = None
+        self._last_taken: tuple[Card, ...] = ()
+        self._legal: list[int] | None = None
+        # Captured piles and scores as views show them; they change only when a capture
+        # or a set end happens, which is when rules.py clears this cache.
+        self._public: tuple | None = None
+
+    # ----- the position, read-only ---------------------------------------------------
+    ruleset = property(lambda self: self._ruleset, doc="The Ruleset.")
+    seed = property(lambda self: self._seed, doc="The game's seed (None: 0).")
+    to_move = property(lambda self: self._to_move, doc="Seat to move.")
+    set_no = property(lambda self: self._set_no, doc="Set in play (1-based).")
+    deal_no = property(lambda self: self._deal_no, doc="Deal in play (1-based).")
+    last_capturer = property(lambda self: self._last_capturer, doc="Last seat to capture, or None.")
+    over = property(lambda self: self._over, doc="True once the last set is scored.")
+    last_move = property(lambda self: self._last_move, doc="(player, Move) of the last move, or None.")
+    last_taken = property(lambda self: self._last_taken, doc="Table cards the last move captured.")
+    hands = property(lambda self: [self._hands[0][:], self._hands[1][:]],
+                     doc="Both hands (faces, sorted): a new list on every read.")
+    loose = property(lambda self: self._loose[:], doc="Loose table cards (faces, sorted).")
+    builds = property(lambda self: dict(self._builds), doc="Builds: {value: (cards, owner, locked)}.")
+    deck = property(lambda self: self._deck[:], doc="The undealt cards, next card first.")
+    mulle = property(lambda self: [self._mulle[0][:], self._mulle[1][:]], doc="Both mulle piles.")
+    intake = property(lambda self: [self._intake[0][:], self._intake[1][:]], doc="Both intake piles.")
+    tabbe = property(lambda self: self._tabbe[:], doc="Tabbes of the set in play.")
+    mpts = property(lambda self: self._mpts[:], doc="Mulle points of the set in play.")
+    ipts = property(lambda self: self._ipts[:], doc="Intake points of the set in play.")
+    sheets = property(lambda self: [(dict(a), dict(b)) for a, b in self._sheets],
+                      doc="Score sheets of the finished sets: [(sheet0, sheet1), ...].")
+
+    # ----- dealing -------------------------------------------------------------------
+    def deal_set(self) -> None:
+        """Shuffle a fresh 104-card deck for the current set and make its first deal."""
+        seed = 0 if self._seed is None else self._seed
+        deck = shuffled([f for f in range(NUM_FACES) for _ in range(COPIES)], derive_seed(seed, self._set_no))
+        h = rules.HAND_SIZE
+        self._hands = [sorted(deck[:h]), sorted(deck[h : 2 * h])]
+        self._loose = sorted(deck[2 * h : 2 * h + rules.TABLE_DEAL])
+        self._deck = deck[2 * h + rules.TABLE_DEAL :]
+        self._builds = {}
+        self._mulle = [[], []]
+        self._intake = [[], []]
+        self._tabbe = [0, 0]
+        self._mpts = [0, 0]
+        self._ipts = [0, 0]
+        self._last_capturer = None
+        self._deal_no = 1
+        self._to_move = self.leader()
+        self._legal = None
+        self._public = None
+
+    # ----- legal moves and playing ---------------------------------------------------
+    def legal_move_ids(self) -> list[int]:
+        """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order.
+
+        Under ``forced_capture=False`` a capture's id stands for all its choices.
+        The list is the caller's own.
+        """
+        return list(self._ids())
+
+    def legal_ids(self) -> list[int]:
+        """The legal move ids as the state's own cached list, without a copy, for hot paths.
+
+        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
+        """
+        return self._ids()
+
+    def _ids(self) -> list[int]:
+        # The cached list itself, for the package's hot paths, which never mutate it.
+        ids = self._legal
+        if ids is None:
+            ids = self._legal = rules.legal_ids(self)
+        return ids
+
+    def play_unchecked(self, move: Move) -> GameState:
+        """Apply a move known to be legal (from :meth:`legal_moves`), skipping the check."""
+        rules.apply(self, move)
+        return self
+
+    def play_id(self, move_id: int) -> None:
+        """Apply the legal move with id ``move_id`` (from :meth:`legal_move_ids`), unchecked.
+
+        The fastest way to play from Python (environments, rollouts, benchmarks): the
+        same as ``play_unchecked(MOVES[move_id])``; returns ``None``. ``move_id`` is an
+        int from 0 to ``NUM_MOVE_IDS - 1`` (a bool is refused: it is no action id).
+        """
+        if move_id.__class__ is not int or not 0 <= move_id < _NUM_IDS:
+            move_id = _move_id(move_id)
+        if self._over:
+            raise GameOverError("the game is over")
+        rules.apply(self, MOVES[move_id])
+
+    def copy(self) -> GameState:
+        """An independent copy (cheap: lists and tuples only)."""
+        st = GameState.__new__(GameState)
+        st._ruleset = self._ruleset
+        st._seed = self._seed
+        st._hands = [self._hands[0][:], self._hands[1][:]]
+        st._loose = self._loose[:]
+        st._builds = dict(self._builds)
+        st._deck = self._deck[:]
+        st._mulle = [self._mulle[0][:], self._mulle[1][:]]
+        st._intake = [self._intake[0][:], self._intake[1][:]]
+        st._tabbe = self._tabbe[:]
+        st._to_move = self._to_move
+        st._set_no = self._set_no
+        st._deal_no = self._deal_no
+        st._last_capturer = self._last_capturer
+        st._sheets = self._sheets[:]
+        st._over = self._over
+        st._mpts = self._mpts[:]
+        st._ipts = self._ipts[:]
+        st._last_move = self._last_move
+        st._last_taken = self._last_taken
+        st._legal = self._legal
+        st._public = self._public
+        return st
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know: own hand, the table, public piles and counts."""
+        if player.__class__ is not int or player not in (0, 1):
+            player = _seat(player)
+        card = CARDS.__getitem__
+        public = self._public_part()
+        return PlayerView(
+            player=player,
+            to_move=self._to_move,
+            hand=tuple(map(card, self._hands[player])),
+            opponent_hand_size=len(self._hands[1 - player]),
+            deck_size=len(self._deck),
+            loose=tuple(map(card, self._loose)),
+            builds=self._build_views() if self._builds else (),
+            mulle=public[0],
+            intake=public[1],
+            tabbe=public[2],
+            scores=public[3],
+            sheets=tuple((dict(a), dict(b)) for a, b in self._sheets),
+            set_no=self._set_no,
+            deal_no=self._deal_no,
+            last_capturer=self._last_capturer,
+            last_move=self._last_move,
+            last_taken=self._last_taken,
+            ruleset=self._ruleset,
+            over=self._over,
+        )
+
+    # ----- loading ---------------------------------------------------------------------
+    def _load(self, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no, last_capturer,
+              sheets, over, last_move=None, last_taken=()) -> None:
+        """The whole position at once (from_dict, from_view); the same bounds as the compiled core's ``_load``."""
+        check_load_bounds(self._ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no,
+                          deal_no, last_capturer, sheets, over)
+        self._hands = [sorted(map(int, hands[0])), sorted(map(int, hands[1]))]
+        self._loose = sorted(map(int, loose))
+        self._builds = {int(v): (tuple(sorted(map(int, b[0]))), b[1], bool(b[2])) for v, b in builds.items()}
+        self._deck = [int(f) for f in deck]
+        self._mulle = [sorted(map(int, mulle[0])), sorted(map(int, mulle[1]))]
+        self._intake = [sorted(map(int, intake[0])), sorted(map(int, intake[1]))]
+        self._tabbe = [int(tabbe[0]), int(tabbe[1])]
+        self._to_move = int(to_move)
+        self._set_no = int(set_no)
+        self._deal_no = int(deal_no)
+        self._last_capturer = last_capturer
+        self._sheets = [(dict(a), dict(b)) for a, b in sheets]
+        self._over = bool(over)
+        self._last_move = last_move
+        self._last_taken = tuple(CARDS[int(f)] for f in last_taken)
+        mv = self._ruleset.mulle_values
+        self._mpts = [sum(mv[f] for f in self._mulle[p]) for p in (0, 1)]
+        self._ipts = [sum(INTAKE_POINTS[f] for f in self._mulle[p] + self._intake[p]) for p in (0, 1)]
+        self._legal = None
+        self._public = None
+
+    def _set_hand(self, player: int, hand: list[int]) -> None:
+        total = sum(map(len, (*self._hands, self._loose, self._deck, *self._mulle, *self._intake)))
+        total += sum(len(b[0]) for b in self._builds.values()) - len(self._hands[player]) + len(hand)
+        if total > rules.MAX_STATE_CARDS:
+            raise ValueError(f"the hand would make the state hold {total} cards; at most {rules.MAX_STATE_CARDS}")
+        self._hands[player] = sorted(hand)
+        self._legal = None
+
+
+_NUM_IDS = len(MOVES)
+
+
+def _move_id(move_id) -> int:
+    """``move_id`` as an int 0..NUM_MOVE_IDS-1 (numpy ints too); a ``ValueError`` for a bool or anything else."""
+    try:
+        i = operator.index(move_id)
+    except TypeError:
+        i = None
+    if isinstance(move_id, bool) or i is None or not 0 <= i < _NUM_IDS:
+        raise ValueError(f"a move id is an int from 0 to {_NUM_IDS - 1}, not {move_id!r}")
+    return i
+
+
+def check_load_bounds(ruleset: Ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no,
+                      last_capturer, sheets, over) -> None:
+    """The bounds every loaded position keeps on both backends (what memory safety needs in C).
+
+    Faces 0..51; at most :data:`~mulle_env.engine.rules.MAX_STATE_CARDS` cards; build values
+    2..16; counts (tabbes, sheet entries) 0..:data:`~mulle_env.engine.rules.COUNT_LIMIT`; seats
+    0 or 1; set 1..sets; deal 1..6; at most ``sets`` finished sets (``sets - 1`` unless over).
+    Anything of another shape is a ``ValueError`` too. The rules of a position (each face at
+    most twice, an owner holds its build's value, ...) are checked by
+    :func:`~mulle_env.engine.position.check_invariants`.
+    """
+    try:
+        pairs = [_two(hands, "hands"), _two(mulle, "mulle"), _two(intake, "intake")]
+        if not isinstance(builds, dict):
+            raise ValueError(f"builds must be a dict {{value: (cards, owner, locked)}}, not {builds!r}")
+        piles = [*pairs[0], list(loose), list(deck), *pairs[1], *pairs[2]]
+        for v, b in builds.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 2 <= v <= 16 or not isinstance(b, tuple) \
+                    or len(b) != 3 or not b[0]:
+                raise ValueError(f"a build is value 2..16: (cards, owner, locked) with cards, not {v!r}: {b!r}")
+            if b[1] not in (0, 1, None) or isinstance(b[1], bool):
+                raise ValueError(f"a build's owner is 0, 1 or None, not {b[1]!r}")
+            piles.append(list(b[0]))
+        counts = _two(tabbe, "tabbe")
+        finished = [(_two(pair, "a finished set")) for pair in sheets]
+    except TypeError as exc:
+        raise ValueError(f"a position's parts are sequences of faces: {exc}") from None
+    for pile in piles:
+        for f in pile:
+            if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < NUM_FACES:
+                raise ValueError(f"cards are faces 0..{NUM_FACES - 1}, not {f!r}")
+    total = sum(len(p) for p in piles)
+    if total > rules.MAX_STATE_CARDS:
+        raise ValueError(f"the position holds {total} cards; a state holds at most {rules.MAX_STATE_CARDS}")
+    for x in counts:
+        _bounded(x, "a tabbe count")
+    for pair in finished:
+        for side in pair:
+            for k in ("mulle", "tabbe", "intake"):
+                if not isinstance(side, dict) or k not in side:
+                    raise ValueError(f"a score sheet is a dict with the key {k!r}, not {side!r}")
+                _bounded(side[k], "a score sheet entry")
+    if to_move not in (0, 1) or isinstance(to_move, bool):
+        raise ValueError(f"to_move must be 0 or 1, not {to_move!r}")
+    if last_capturer not in (0, 1, None) or isinstance(last_capturer, bool):
+        raise ValueError(f"last_capturer must be 0, 1 or None, not {last_capturer!r}")
+    if isinstance(set_no, bool) or not isinstance(set_no, int) or not 1 <= set_no <= ruleset.sets:
+        raise ValueError(f"set_no must be 1..{ruleset.sets} (the ruleset's sets), not {set_no!r}")
+    if isinstance(deal_no, bool) or not isinstance(deal_no, int) or not 1 <= deal_no <= rules.DEALS_PER_SET:
+        raise ValueError(f"deal_no must be 1..{rules.DEALS_PER_SET}, not {deal_no!r}")
+    if len(finished) > ruleset.sets or (len(finished) == ruleset.sets and not over):
+        raise ValueError(f"{len(finished)} finished sets do not fit a game of {ruleset.sets} sets")
+
+
+def _two(value, what: str) -> list:
+    """``value`` as a list of its two entries; a ``ValueError`` for anything else."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ValueError(f"{what} must be two entries (seat 0, seat 1), not {value!r}")
+    if what in ("hands", "mulle", "intake") and not all(isinstance(v, (list, tuple)) for v in value):
+        raise ValueError(f"{what} must be two piles of faces, not {value!r}")
+    return list(value)
+
+
+def _bounded(x, what: str) -> None:
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= rules.COUNT_LIMIT:
+        raise ValueError(f"{what} must be a whole number 0..{rules.COUNT_LIMIT}, not {x!r}")
 
 
 def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:

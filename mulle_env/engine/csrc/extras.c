@@ -1,4 +1,4 @@
-/* Compiled extra-input blocks for afterstate nets (mulle_env/extras.py).
+/* Compiled extra-input blocks (mulle_env/extras.py): optional observation blocks for afterstate nets.
  *
  * The numpy code in extras.py is the definition and the readable reference; this file
  * computes the same floats row by row, because a decision's ~7 afterstates made the
@@ -17,12 +17,10 @@
  * Everything about the encoding's layout and the cards comes from Python once
  * (configure), so nothing here repeats mulle_env's tables.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
 #include <math.h>
-#include <string.h>
 
-#define NF 52   /* faces */
+#include "engine.h"
+
 #define NV 15   /* hand values 2..16 */
 #define NT 13   /* table values 1..13 */
 #define MAXU 104
@@ -60,7 +58,7 @@ static int read_faces(PyObject *list, int *ints, float *floats) {
 }
 
 /* Everything is read into locals and checked before any of it is kept: a refused call leaves the module as it was. */
-static PyObject *configure(PyObject *self, PyObject *args) {
+PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     PyObject *hv, *tv, *mv, *m13, *iv;
     Py_buffer none;
     Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, o_opp, s1, s2, s3, twin;
@@ -240,7 +238,7 @@ static PyObject *run(PyObject *args, int exp_only) {
     int level = 3;
     Py_ssize_t stride, offset;
     if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "mulle_env._extras: configure() first");
+        PyErr_SetString(PyExc_RuntimeError, "mulle_env.engine._core: configure_extras() first");
         return NULL;
     }
     if (exp_only ? !PyArg_ParseTuple(args, "OOnn", &obs_obj, &out_obj, &stride, &offset)
@@ -296,19 +294,6 @@ done:
     return result;
 }
 
-static PyObject *compute(PyObject *self, PyObject *args) { return run(args, 0); }
+PyObject *mod_write_extras(PyObject *self, PyObject *args) { return run(args, 0); }
 
-static PyObject *exp_mulle(PyObject *self, PyObject *args) { return run(args, 1); }
-
-static PyMethodDef methods[] = {
-    {"exp_mulle", exp_mulle, METH_VARARGS, "exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},
-    {"configure", configure, METH_VARARGS, "Set the encoding's layout and the per-face tables (extras.py calls it)."},
-    {"compute", compute, METH_VARARGS, "compute(obs, out, level, stride, offset): the block of level 1..3 of each C-contiguous float32 "
-     "encoding, written at `offset` of each `stride`-float row of the C-contiguous float32 `out`."},
-    {NULL, NULL, 0, NULL}};
-
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_extras",
-                                    "Compiled extra-input blocks (mulle_env/extras.py is the reference).", -1,
-                                    methods};
-
-PyMODINIT_FUNC PyInit__extras(void) { return PyModule_Create(&module); }
+PyObject *mod_extras_exp_mulle(PyObject *self, PyObject *args) { return run(args, 1); }

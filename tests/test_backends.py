@@ -1,11 +1,12 @@
-"""The compiled core and the Python reference agree, and the C boundary never crashes.
+"""The two engine backends: one switch chooses, both refuse the same inputs, the C boundary never crashes.
 
-Random seeded games under random rulesets are played on both engines side by side,
-comparing every legal list, every position (``to_dict``), the last move and what it
-took, and every score. The forced-capture search is compared on random tables up to 22
-cards. Hypothesis feeds both engines hand-written and random positions, valid and not:
-they must raise the same error or reach the same state. The long-run memory test runs
-with ``-m slow``; a short version runs by default.
+Whether the compiled core plays the reference's games is the golden playthroughs' job
+(tests/test_playthroughs.py). Here: ``MULLE_ENGINE`` and ``BACKEND``; the same deals and
+the same input checks on both backends; the compiled capture search against its
+reference on crowded tables no game reaches; Hypothesis feeding both backends hand-written
+and random positions, valid and not (they must raise the same error or reach the same
+state); read-only attributes, junk through every way in (``from_dict``, ``set_hand``,
+``from_view``, ``_load``), then play on, never a crash; memory that stays flat.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tracemalloc
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
@@ -30,6 +32,10 @@ from mulle_env.engine.rng import derive_seed
 
 HAVE_C = "c" in backends()
 needs_c = pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+BACKENDS = sorted(backends())
+#: Every public attribute of a state: read-only on both backends.
+FIELDS = ("hands", "loose", "builds", "deck", "mulle", "intake", "tabbe", "mpts", "ipts", "to_move", "set_no",
+          "deal_no", "last_capturer", "sheets", "over", "last_move", "last_taken", "seed", "ruleset")
 
 
 def test_ci_builds_and_tests_the_compiled_core():
@@ -62,24 +68,9 @@ def test_mulle_engine_variable_rejects_unknown_values():
 
 
 @needs_c
-def test_move_table_is_the_python_one():
-    from mulle_env.engine import _core
-
-    kinds = {"capture": 0, "build": 1, "trotta": 2, "discard": 3}
-    table = _core.move_table()
-    assert len(table) == len(MOVES) == _core.NUM_MOVE_IDS
-    for i, m in enumerate(MOVES):
-        none = -1
-        assert table[i] == (
-            kinds[m.kind], int(m.card), none if m.on is None else int(m.on),
-            none if m.on_build is None else m.on_build, none if m.to is None else m.to,
-        )
-
-
-@needs_c
 @pytest.mark.parametrize("seed", [0, 1, 7, -1, 2**63, 2**64 + 5, -(2**70)])
 def test_same_seed_same_deal(seed):
-    from mulle_env.engine import _core
+    from mulle_env.engine import _core  # its test helpers: the compiled twins of rng.py
 
     for s in (1, 2, 3, 99):
         assert _core.derive_seed(seed & (2**64 - 1), s) == derive_seed(seed, s)
@@ -115,63 +106,6 @@ def random_ruleset(rng: random.Random) -> me.Ruleset:
         discard_only_if_no_capture=rng.random() < 0.7,
         mulle_hand_values=rng.random() < 0.3,
     )
-
-
-def assert_same(a, b, where) -> None:
-    assert a.to_dict() == b.to_dict(), where
-    assert list(a.builds.items()) == list(b.builds.items()), where  # same dict order too
-    assert a.last_move == b.last_move and a.last_taken == b.last_taken, where
-    assert (a.mpts, a.ipts, a.tabbe) == (b.mpts, b.ipts, b.tabbe), where
-    assert a.scores() == b.scores() and a.score(0) == b.score(0) and a.score(1) == b.score(1), where
-
-
-def play_both(seed: int, rules: me.Ruleset, check_views: bool = False) -> int:
-    py, c = backends()["python"].new_game(seed, rules), backends()["c"].new_game(seed, rules)
-    rng = random.Random(seed)
-    plies = 0
-    while True:
-        where = (seed, rules, plies)
-        assert_same(py, c, where)
-        moves = py.legal_moves()
-        assert [str(m) for m in c.legal_moves()] == [str(m) for m in moves], where
-        assert c.legal_move_ids() == py.legal_move_ids(), where
-        if check_views:
-            assert c.view(0) == py.view(0) and c.view(1) == py.view(1), where
-        if py.over:
-            assert c.over and py.result() == c.result(), where
-            return plies
-        m = moves[rng.randrange(len(moves))]
-        if rng.random() < 0.5:
-            py.play(m)
-            c.play(m)
-        else:
-            py.play_unchecked(m)
-            c.play_unchecked(m)
-        plies += 1
-        if plies % 37 == 0:  # copies and round trips stay on the same game
-            if plies % 2:
-                c = c.copy()
-            else:  # both through the canonical form (which orders builds by value)
-                last = py.last_move, py.last_taken
-                py = backends()["python"].GameState.from_dict(py.to_dict())
-                c = backends()["c"].GameState.from_dict(c.to_dict())
-                py.last_move, py.last_taken = c.last_move, c.last_taken = last
-
-
-@needs_c
-@pytest.mark.parametrize("chunk", range(4))
-def test_random_games_agree(chunk):
-    rng = random.Random(chunk)
-    for g in range(40):
-        play_both(chunk * 10_000 + g, random_ruleset(rng), check_views=g % 10 == 0)
-
-
-@needs_c
-@pytest.mark.slow
-def test_thousands_of_random_games_agree():
-    rng = random.Random(2024)
-    for g in range(2000):
-        play_both(10**6 + g, random_ruleset(rng), check_views=g % 50 == 0)
 
 
 @needs_c
@@ -281,44 +215,6 @@ def test_fuzzed_mid_game_positions_replay_alike(seed, plies, data):
     assert outcome(backends()["python"], d) == outcome(backends()["c"], d)
 
 
-@needs_c
-@settings(max_examples=300, deadline=None)
-@given(hs.sampled_from(["hands", "loose", "deck", "mulle", "intake", "builds", "tabbe", "to_move", "set_no",
-                        "deal_no", "last_capturer", "sheets", "over", "mpts", "ipts", "last_move", "last_taken",
-                        "seed"]),
-       hs.one_of(junk, hs.lists(hs.lists(hs.integers(-5, 60), max_size=140), max_size=3),
-                 hs.dictionaries(hs.integers(-2, 20), hs.tuples(hs.lists(hs.integers(-1, 53), max_size=140),
-                                                                 hs.integers(-1, 2), hs.booleans()), max_size=4)))
-def test_setting_attributes_to_junk_never_crashes(name, value):
-    """Direct attribute writes bypass validation; the core still refuses what it cannot hold."""
-    st = backends()["c"].new_game(1)
-    try:
-        setattr(st, name, value)
-    except (ValueError, TypeError, OverflowError, AttributeError):
-        pass
-    # Whatever was accepted, the core keeps working (or fails with a clear error).
-    try:
-        for _ in range(30):
-            ids = st.legal_move_ids()
-            if not ids:
-                break
-            st.play_unchecked(MOVES[ids[0]])
-            st.to_dict()
-    except (ValueError, TypeError, IndexError, KeyError):
-        pass
-
-
-@needs_c
-def test_too_many_cards_are_refused_not_overrun():
-    st = backends()["c"].new_game(1)
-    with pytest.raises(ValueError, match="at most"):
-        st.set_hand(0, [0] * 200)
-    with pytest.raises(ValueError, match="faces"):
-        st.set_hand(0, [52])
-    st.set_hand(0, [1, 2, 3])
-    assert st.hands[0] == [1, 2, 3]
-
-
 # ----------------------------------------------------------------- memory stays flat
 
 
@@ -382,35 +278,8 @@ def test_memory_flat_over_a_million_moves():
     assert rss_kb() - before < 20 * 1024  # KiB: no leak in C allocations either
 
 
-# ----------------------------------------------------------------- env fast paths
-
-
-@needs_c
-@pytest.mark.parametrize("seed", range(3))
-def test_observation_and_mask_writers_equal_the_python_encoders(seed):
-    np = pytest.importorskip("numpy")
-    from mulle_env.observation import OBS_SIZE, encode_state
-
-    rng = random.Random(seed)
-    obs = np.empty(OBS_SIZE, dtype=np.float32)
-    mask = np.empty(me.NUM_MOVE_IDS, dtype=bool)
-    for g in range(12):
-        st = backends()["c"].new_game(seed * 100 + g, random_ruleset(rng))
-        while True:
-            for p in (0, 1):
-                st.write_observation(p, obs)
-                assert np.array_equal(obs, encode_state(st, p)), (seed, g, p)
-            n = st.write_mask(mask)
-            assert np.flatnonzero(mask).tolist() == st.legal_move_ids() and n == len(st.legal_move_ids())
-            if st.over:
-                break
-            ids = st.legal_move_ids()
-            st.play_id(ids[rng.randrange(len(ids))])
-
-
 @needs_c
 def test_writers_refuse_wrong_buffers():
-    np = pytest.importorskip("numpy")
     st = backends()["c"].new_game(1)
     for bad in (np.empty(10, np.float32), np.empty(524, np.float64), bytearray(4 * 524), b"x" * 2096):
         with pytest.raises((ValueError, TypeError, BufferError)):
@@ -426,9 +295,10 @@ def test_uninitialized_core_objects_raise_instead_of_crashing():
     from mulle_env.engine import _core
 
     raw = backends()["c"].GameState.__new__(backends()["c"].GameState)
-    assert raw.ruleset is None and raw.sheets == [] and raw.legal_move_ids() == []
-    with pytest.raises((RuntimeError, ValueError, TypeError, AttributeError)):
-        raw.view(0)
+    assert raw.ruleset is None and raw.sheets == []
+    for call in (raw.legal_move_ids, lambda: raw.view(0), lambda: raw.play_id(0), raw.copy):
+        with pytest.raises((RuntimeError, ValueError, TypeError, AttributeError)):
+            call()
     stepper = _core.Stepper.__new__(_core.Stepper)
     assert stepper.over is None
     with pytest.raises(RuntimeError):
@@ -454,19 +324,146 @@ def test_moves_made_by_hand_without_an_id_play_alike(forced):
         backends()["c"].new_game(1).play_unchecked(me.Move("build", me.CARDS[0], on_build=5, to=9))
 
 
-@needs_c
-def test_absurd_states_set_directly_stay_memory_safe():
-    """No game reaches these, but attribute writes can: 52 distinct cards in hand and on the
-    table (thousands of legal builds), 15 loose aces; the core answers or raises, never overruns."""
-    mod = backends()["c"]
+
+
+# ----------------------------------------------------------------- read-only attributes, checked ways in
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("field", FIELDS)
+def test_every_public_attribute_is_read_only_and_fresh(backend, field):
+    st = backends()[backend].new_game(3)
+    with pytest.raises(AttributeError):
+        setattr(st, field, getattr(st, field))
+    value = getattr(st, field)
+    if isinstance(value, (list, dict)):  # a fresh value: changing it changes nothing
+        before = st.key()
+        if isinstance(value, dict):
+            value[99] = ((), None, False)
+        else:
+            value.append(0)
+        assert st.key() == before and getattr(st, field) != value
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_attributes_have_the_same_types_on_both_backends(backend):
+    reference = backends()["python"].replay(5, [])
+    st = backends()[backend].new_game(5)
+    for _ in range(40):
+        st.play(st.legal_moves()[0])
+        reference.play(reference.legal_moves()[0])
+    for field in FIELDS:
+        a, b = getattr(st, field), getattr(reference, field)
+        assert type(a) is type(b) and a == b, field
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_old_crash_a_negative_deal_number_is_refused(backend):
+    """Issue 23.1: ``st.deal_no = -3`` then playing read and wrote hand[-1] in the core."""
+    st = backends()[backend].new_game(seed=7)
+    with pytest.raises(AttributeError):
+        st.deal_no = -3
+    d = st.to_dict()
+    d["deal"] = -3
+    with pytest.raises(me.InvalidPositionError, match="deal"):
+        type(st).from_dict(d)
+    with pytest.raises(ValueError, match="deal_no must be 1..6"):
+        st._load(st.hands, st.loose, st.builds, st.deck, st.mulle, st.intake, st.tabbe, st.to_move, 1, -3, None, [],
+                 False)
+    if backend == "c":
+        assert st.random_playout(1, 100000) > 0 and st.over
+
+
+@pytest.mark.parametrize("value", [2**70, -1, 10**6 + 1, 1.0, True])
+def test_both_backends_refuse_the_same_counts_with_the_same_message(value):
+    """Issue 23.5: a tabbe count of 2**70 was taken by the Python engine and refused by the core."""
+    d = backends()["python"].new_game(1).to_dict()
+    d["tabbe"] = [value, 0]
+    messages = set()
+    for backend in BACKENDS:
+        with pytest.raises(me.InvalidPositionError, match="0 to 1000000") as info:
+            backends()[backend].GameState.from_dict(d)
+        messages.add(str(info.value))
+    assert len(messages) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("bad", [True, False, -1, me.NUM_MOVE_IDS, 1.0, "3", None])
+def test_play_id_takes_only_a_move_id(backend, bad):
+    """Issue 23.5: ``play_id(True)`` was taken as id 1: a bool is not an action id."""
+    st = backends()[backend].new_game(1)
+    with pytest.raises(ValueError, match="move id is an int from 0 to 2811"):
+        st.play_id(bad)
+    assert st.key() == backends()[backend].new_game(1).key()
+    st.play_id(np.int64(st.legal_move_ids()[0]))  # numpy ints are ids
+
+
+junk_values = hs.one_of(hs.none(), hs.integers(-(2**70), 2**70), hs.floats(allow_nan=True), hs.text(max_size=4),
+                        hs.booleans(), hs.lists(hs.integers(-2, 60), max_size=140),
+                        hs.lists(hs.lists(hs.integers(-5, 60), max_size=140), max_size=3),
+                        hs.dictionaries(hs.integers(-2, 20), hs.tuples(hs.lists(hs.integers(-1, 53), max_size=140),
+                                                                        hs.integers(-1, 2), hs.booleans()),
+                                        max_size=4))
+LOAD_ARGS = ("hands", "loose", "builds", "deck", "mulle", "intake", "tabbe", "to_move", "set_no", "deal_no",
+             "last_capturer", "sheets", "over", "last_move", "last_taken")
+
+
+def play_on(st, moves: int = 40) -> None:
+    """Play on after a load: every legal move applies, or a clear error comes (never a crash)."""
+    try:
+        for _ in range(moves):
+            ids = st.legal_move_ids()
+            if not ids:
+                break
+            st.play_unchecked(MOVES[ids[0]])
+            st.to_dict()
+            st.view(st.to_move)
+    except (ValueError, TypeError, IndexError, KeyError):
+        pass
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(field=hs.sampled_from(LOAD_ARGS), value=junk_values, plies=hs.integers(0, 150))
+def test_junk_through_every_way_in_never_crashes(backend, field, value, plies):
+    """Each field of a real position replaced by junk, loaded (``_load``, the door from_dict and from_view
+    use) or set as a hand; refused with a ValueError or loaded, then played on: never a crash."""
+    st = backends()[backend].new_game(plies)
+    for _ in range(plies):
+        if st.over:
+            break
+        st.play_id(st.legal_move_ids()[0])
+    fields = dict(zip(LOAD_ARGS, (st.hands, st.loose, st.builds, st.deck, st.mulle, st.intake, st.tabbe, st.to_move,
+                                  st.set_no, st.deal_no, st.last_capturer, st.sheets, st.over, st.last_move,
+                                  st.last_taken)))
+    fields[field] = value
+    fresh = type(st)(st.ruleset, plies)
+    try:
+        fresh._load(*fields.values())
+    except (ValueError, TypeError, OverflowError, KeyError, AttributeError):
+        fresh = None
+    if fresh is not None:
+        play_on(fresh)
+    try:
+        st.set_hand(plies % 2, value if isinstance(value, list) else [value])
+    except (ValueError, TypeError):
+        return
+    play_on(st)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_absurd_positions_stay_memory_safe(backend):
+    """No game reaches these, but hand-made positions can: 52 distinct cards in hand and on the table
+    (thousands of legal builds), 15 loose aces; the core answers or raises, never overruns."""
+    mod = backends()[backend]
     for hand, loose in ((list(range(52)), list(range(52))), ([0, 13, 26, 39], [0] * 15 + [13] * 15),
-                        ([5] * 60, [5] * 60)):
+                        ([5] * 60, [5] * 60), ([0] * 129, [])):
         st = mod.GameState()
         try:
-            st.hands = [hand, [1]]
-            st.loose = loose
-        except ValueError:
-            continue  # more cards than a state holds: refused up front
+            st._load([hand, [1]], loose, {}, [], [[], []], [[], []], [0, 0], 0, 1, 6, None, [], False)
+        except ValueError as exc:
+            assert "at most 128" in str(exc)  # more cards than a state holds: refused up front
+            continue
         ids = st.legal_move_ids()
         assert len(ids) == len(set(ids)) <= me.NUM_MOVE_IDS
         for i in ids[:: max(1, len(ids) // 40)]:
@@ -474,3 +471,44 @@ def test_absurd_states_set_directly_stay_memory_safe():
                 st.copy().play_id(i)
             except ValueError:
                 pass
+
+
+@needs_c
+def test_the_compiled_stepper_refuses_bad_calls_clearly():
+    c = backends()["c"].Stepper(2, me.Ruleset(), True, np.ones(2, bool), np.zeros(2, np.int8))
+    c.start(0, 1, 0, 5)
+    with pytest.raises(IndexError):
+        c.start(2, 1, 0, 5)
+    with pytest.raises(ValueError, match="seat"):
+        c.start(0, 1, 2, 5)
+    with pytest.raises(ValueError):
+        c.step(np.array([5000, 0]), np.array([True, False]))
+    with pytest.raises(ValueError):
+        c.write([0], [0], np.zeros((1, 10), np.float32), np.zeros((1, me.NUM_MOVE_IDS), np.int8))
+    with pytest.raises(ValueError):
+        c.play(1, 0)  # game 1 never started: over
+    ids = c.state(0).legal_move_ids()
+    c.play(0, ids[0])
+
+
+STALE = """
+import sys, types
+stale = types.ModuleType("mulle_env.engine._core")  # a core built from other sources
+stale.ABI, stale.FACE_BLOCKS, stale.BUILD_FEATURES, stale.SHEETS, stale.SCALARS = {abi}, {faces}, (), (), ()
+sys.modules["mulle_env.engine._core"] = stale
+import mulle_env as me
+print(me.BACKEND)
+print(me.engine.C_IMPORT_ERROR)
+"""
+
+
+@pytest.mark.parametrize("abi,faces", [(1, ()), (2, ("hand", "table"))])
+def test_a_stale_core_is_refused_saying_to_rebuild(abi, faces):
+    """A core of another ABI or written for another observation layout is never run: the reference runs,
+    saying why (MULLE_ENGINE=c refuses to start)."""
+    code = STALE.format(abi=abi, faces=faces)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == "python" and "stale build" in out and "pip install -e ." in out
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_ENGINE": "c"}, capture_output=True,
+                         text=True)
+    assert run.returncode != 0 and "stale build" in run.stderr

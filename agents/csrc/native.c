@@ -1,0 +1,37 @@
+/* The module agents._native (see native.h): the capsule import and the functions. */
+#include "native.h"
+
+const MulleCoreAPI *CORE = NULL;
+
+static PyMethodDef methods[] = {
+    {"rollout_values", native_rollout_values, METH_VARARGS,
+     "rollout_values(root, candidates, player, policy, plies, stop, root_set, root_deal, seed): per candidate "
+     "(a move id, or (id, taking faces)), the root with it played, rolled out by the playout policy (0 heuristic, "
+     "1 random) up to the horizon (stop 0 plies, 1 deal, 2 set), scored by set_value for player."},
+    {"write_afterstates", native_write_afterstates, METH_VARARGS,
+     "write_afterstates(state, player, ids, obs, banked): each legal move's afterstate encoding and banked points."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "What agents decide, compiled (agents/csrc/native.h; agents/rollout.py and "
+                                    "agents/learned/afterstate.py are the reference).",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    const MulleCoreAPI *api = PyCapsule_Import(MULLE_CORE_CAPSULE, 0);
+    if (!api) return NULL;
+    if (api->abi != MULLE_CORE_ABI) {
+        PyErr_Format(PyExc_ImportError,
+                     "agents._native was built for the core's ABI %d, the core speaks %d: a stale build; rebuild "
+                     "with pip install -e .",
+                     MULLE_CORE_ABI, api->abi);
+        return NULL;
+    }
+    CORE = api;
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "ABI", MULLE_CORE_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

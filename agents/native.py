@@ -1,0 +1,40 @@
+"""The agents' compiled module, chosen by the engine's one backend switch.
+
+``agents._native`` (agents/csrc/) runs what agents decide in C: pimc's rollouts and their
+playout policies, and the afterstate encodings of the learned agents. It follows
+:data:`mulle_env.engine.BACKEND` like every compiled part of the project: on the compiled
+core it must be there (built by ``pip install -e .`` beside the core, speaking the core's
+ABI); on the Python engine it is not used. A missing or stale module next to a compiled
+core is refused with a message that says to rebuild, never silently replaced by the Python
+code (which would make the same seed play differently fast and slowly, and hide the fault).
+
+:data:`NATIVE` is the module, or ``None`` on the Python engine. The Python code beside each
+function (:mod:`agents.rollout`, :mod:`agents.learned.afterstate`) is the reference the
+golden playthroughs check it against.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from mulle_env.engine import BACKEND
+
+__all__ = ["NATIVE"]
+
+
+def _load() -> ModuleType | None:
+    if BACKEND != "c":
+        return None
+    try:
+        from . import _native
+    except ImportError as exc:
+        raise ImportError(
+            f"the engine runs on its compiled core, but the agents' compiled module agents._native cannot be used "
+            f"({exc}); rebuild both with pip install -e . (or set MULLE_ENGINE=python to run everything on the "
+            "Python reference)"
+        ) from exc
+    return _native
+
+
+#: ``agents._native`` when the engine runs on its compiled core, else ``None``.
+NATIVE: ModuleType | None = _load()

@@ -1,0 +1,175 @@
+/* The compiled rules core of the Mulle engine: the shared header (types, capacities, the C API).
+ *
+ * engine.h adds the declarations the core's own files share; the agents' compiled module
+ * (agents/csrc) includes only this file and reaches the core through the C API.
+ *
+ * mulle_env/engine/ (rules.py, capture.py, rng.py, state.py, observation_layout.py) is the
+ * readable reference; the C files beside this header are its compiled twin, checked against
+ * the reference's golden playthroughs (tests/playthroughs/). What the C code knows of the
+ * game's tables (card values, intake and mulle points, the move table, hand and deal sizes,
+ * the observation layout) it is given by cstate.py when the module loads (configure()), so
+ * the Python definitions are the one source of truth; the constants below are capacities
+ * (array sizes), and configure() refuses tables that do not fit them, saying to rebuild.
+ *
+ * Files, by concern:
+ *   tables.c    the configured tables and configure()
+ *   rng.c       SplitMix64 (deals), MT19937 (Python's random.Random, for the stepper's random opponent)
+ *   rules.c     piles, the capture search, legal moves, applying moves, deals, set ends (no Python objects)
+ *   observe.c   observation and legal mask into caller buffers
+ *   extras.c    the extra-input blocks of mulle_env/extras.py, from an observation
+ *   state.c     the Python type Core (cstate.GameState's base): read-only attributes, checked loading
+ *   stepper.c   the batched stepper of the vector environment
+ *   module.c    the module, its capsule (the C API the agents' compiled module builds on), test hooks
+ *
+ * Everything runs with the GIL held (the capture search's scratch space is shared).
+ */
+#ifndef MULLE_CORE_H
+#define MULLE_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Raised whenever this header, the capsule or configure() changes: cstate.py and the agents'
+ * module refuse a core of another ABI ("rebuild: pip install -e ."). */
+#define MULLE_CORE_ABI 2
+
+/* ----- capacities (array sizes); configure() checks the Python tables fit them */
+#define NF 52            /* card faces */
+#define MAXP 128         /* cards a pile, and a whole state, may hold (104 in a real game) */
+#define MAXV 16          /* largest hand (and build) value */
+#define MAXT 13          /* largest table value */
+#define MAX_IDS 4096     /* move ids */
+#define MAX_SETS 100     /* sets a game may have (Ruleset.sets) */
+#define MAX_HAND 16      /* hand size */
+#define MAX_DEALS 16     /* deals per set */
+#define OBS_MAX 1024     /* floats in an observation */
+#define N_FACE_BLOCKS 8
+#define N_BUILD_FEATURES 5
+#define N_SHEETS 4       /* score slices of the observation: my game, opponent's game, my set, opponent's set */
+#define N_SHEET_KEYS 5   /* mulle, tabbe, intake, bonus, total */
+#define N_SCALARS 13
+
+enum { K_CAPTURE, K_BUILD, K_TROTTA, K_DISCARD };
+
+/* ----- the position */
+typedef struct {
+    uint8_t n;
+    uint8_t c[MAXP]; /* faces; sorted, except the deck (next card first) */
+} Pile;
+
+typedef struct {
+    int32_t mulle, tabbe, intake; /* a finished set's sheet; bonus and total follow (RULES.md 6) */
+} SetScore;
+
+typedef struct {
+    Pile hand[2], loose, deck, mulle[2], intake[2], taken;
+    Pile bc[MAXV + 1];         /* build cards by value; bc[v].n == 0: no build of value v */
+    int8_t bowner[MAXV + 1];   /* -1: nobody */
+    uint8_t blocked[MAXV + 1];
+    uint32_t bstamp[MAXV + 1]; /* insertion order, so `builds` iterates as the Python dict does */
+    uint32_t stamp;
+    int32_t tabbe[2], mpts[2], ipts[2];
+    int32_t to_move, set_no, deal_no, last_capturer, over;
+    int32_t last_player, last_id; /* last_player -1: no move yet; last_id -1: a `taking` capture */
+    /* the ruleset's flags */
+    int32_t sets, forced, lock_every, discard_only, mulle_hand;
+    uint64_t seed64;
+    /* finished sets: must stay last, a copy stops after the used entries (G_USED) */
+    int32_t nsheets;
+    SetScore sheets[MAX_SETS][2];
+} G;
+
+/* Bytes of a G that hold data: a copy of a state copies these, not the unused sheet rows. */
+#define G_USED(g) (offsetof(G, sheets) + (size_t)(g)->nsheets * sizeof((g)->sheets[0]))
+
+/* ----- the tables (tables.c), configured from the Python definitions */
+typedef struct {
+    int configured;
+    /* cards.py */
+    int tv[NF], hv[NF], ipts[NF], mv[2][NF]; /* mv[0]: default mulle values, mv[1]: mulle_hand_values */
+    /* rules.py and state.py */
+    int hand_size, table_deal, deals_per_set, min_build, max_build, max_mulle_hv, bonus_from, count_limit;
+    /* moves.py: per id, and the ids by card and target */
+    int num_ids;
+    int8_t m_kind[MAX_IDS], m_card[MAX_IDS], m_on[MAX_IDS], m_onb[MAX_IDS], m_to[MAX_IDS];
+    int capture_id[NF], trotta_id[NF], discard_id[NF];
+    int loose_id[NF][NF], up_id[NF][MAXV + 1], down_id[NF][MAXV + 1];
+    /* observation_layout.py: offsets by the names the writer knows (observe.c lists them) */
+    int obs_size;
+    int face_at[N_FACE_BLOCKS];
+    int builds_at, build_stride, feature_at[N_BUILD_FEATURES];
+    int sheet_at[N_SHEETS];
+    int scalar_at[N_SCALARS];
+    double score_scale, build_cards_scale, deck_scale, hand_scale, deals_scale;
+} Tables;
+
+/* ----- piles: sorted arrays of faces with a count (inline: they are the rules' inner loops) */
+static inline void pile_insert(Pile *p, int f) {
+    int i = p->n;
+    while (i > 0 && p->c[i - 1] > f) {
+        p->c[i] = p->c[i - 1];
+        i--;
+    }
+    p->c[i] = (uint8_t)f;
+    p->n++;
+}
+
+static inline int pile_index(const Pile *p, int f) {
+    for (int i = 0; i < p->n; i++)
+        if (p->c[i] == f) return i;
+    return -1;
+}
+
+static inline void pile_remove_at(Pile *p, int i) {
+    memmove(p->c + i, p->c + i + 1, p->n - i - 1);
+    p->n--;
+}
+
+static inline int pile_remove(Pile *p, int f) {
+    int i = pile_index(p, f);
+    if (i < 0) return 0;
+    pile_remove_at(p, i);
+    return 1;
+}
+
+static inline void pile_sort(Pile *p) {
+    for (int i = 1; i < p->n; i++) { /* insertion sort: piles are short */
+        uint8_t x = p->c[i];
+        int j = i - 1;
+        while (j >= 0 && p->c[j] > x) {
+            p->c[j + 1] = p->c[j];
+            j--;
+        }
+        p->c[j + 1] = x;
+    }
+}
+
+/* Python's random.Random state (rng.c). */
+typedef struct {
+    uint32_t mt[624];
+    int i;
+} MT;
+
+/* ----- the C API (module.c), a PyCapsule named "mulle_env.engine._core.API" */
+typedef struct {
+    int abi;                              /* MULLE_CORE_ABI */
+    const Tables *tables;
+    G *(*state)(PyObject *obj);           /* the position of a cstate.GameState, NULL + TypeError otherwise */
+    void (*changed)(PyObject *obj);       /* drop a state's caches after writing its G */
+    int (*legal_ids)(const G *g, int *out);
+    int (*apply_move)(G *g, int id, const uint8_t *taking, int n_taking);
+    int (*write_obs)(const G *g, int player, float *out);
+    int (*failpoint)(void);           /* core_failpoint_hit, to call when *fail_after > 0 */
+    long *fail_after;
+    void (*mt_seed)(MT *m, uint64_t seed);
+    double (*mt_random)(MT *m);
+    int (*mt_randbelow)(MT *m, int n);
+    int64_t (*sheet_total)(const SetScore *s);
+} MulleCoreAPI;
+
+#define MULLE_CORE_CAPSULE "mulle_env.engine._core.API"
+
+#endif

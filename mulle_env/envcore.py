@@ -1,0 +1,423 @@
+"""The one environment core: K games of Mulle with everything the environments share.
+
+``Mulle-v0`` (:mod:`mulle_env.gym_env`, a single env: K = 1), the batched vector env
+(:mod:`mulle_env.vector_env`) and the PettingZoo AEC env (:mod:`mulle_env.pettingzoo`) are
+thin faces over :class:`EnvCore`, which owns, once: the options and their checks, dealing
+(the seeded draws of each game), the opponents' turns (the in-stepper ``random``, the
+self-play policy, or any agent through the engine's game loop,
+:class:`~mulle_env.engine.GameLoop`), the learner's checked actions and the
+``illegal_action`` policy, rewards, and the observation (with the optional extra-input
+blocks) and mask encoding. The games themselves live in a stepper
+(:mod:`mulle_env.stepper`), compiled or Python by the engine's backend.
+
+Every game ``i`` draws from its own ``np_random`` exactly as ``Mulle-v0.reset`` always
+has: the deal seed, then the opponent's seed, then (``seat="random"``) the seat; the AEC
+env, which has no opponent, draws the deal seed only. So game ``i`` of a vector env
+reset with ``seed + i`` plays the game ``Mulle-v0`` reset with that seed plays, on both
+backends.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+
+from . import codec
+from .engine.errors import IllegalMoveError
+from .engine.loop import GameLoop
+from .engine.moves import MOVES, Move
+from .engine.ruleset import Ruleset
+from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, observation_bounds
+from .stepper import make_stepper
+
+__all__ = [
+    "AGENT_ENTRY_POINT_GROUP", "EXTRAS_BOUND", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "SEED_BOUND",
+    "SELF_PLAY", "EnvCore", "OpponentPolicy", "check_reset_options", "final_reward", "illegal_reward",
+    "resolve_agent",
+]
+
+REWARD_MODES = ("win", "score")
+SEAT_MODES = (0, 1, "random", "alternate")
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+AGENT_ENTRY_POINT_GROUP = "mulle_env.agents"
+SEED_BOUND = 2**63 - 1  # game and opponent seeds are drawn below this from np_random
+#: The opponent spec under which the learner plays both seats (the vector env).
+SELF_PLAY = "self"
+#: Every entry of an extra-input block lies in ``[0, EXTRAS_BOUND]`` (the observation space's bound).
+EXTRAS_BOUND = 64.0
+#: ``opponent_policy(obs (n, size) float32, mask (n, 2812) int8) -> actions (n,)``.
+OpponentPolicy = Callable[[np.ndarray, np.ndarray], Any]
+
+_NA = codec.NUM_ACTIONS
+
+
+def resolve_agent(opponent: Any):
+    """An agent from a spec string (``"heuristic"``, ``"pimc:samples=10"``) or an agent object.
+
+    Strings are built by the factories registered under the ``mulle_env.agents``
+    entry-point group (the ``agents`` package installs ``agents.registry:make``), so
+    this package never imports ``agents``. An object is accepted as is if it has
+    ``act(view, legal_moves, rng)``.
+    """
+    if isinstance(opponent, str):
+        factories = sorted(entry_points(group=AGENT_ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+        if not factories:
+            raise ValueError(
+                f"cannot build opponent {opponent!r}: no agent registry is installed under the entry-point "
+                f"group {AGENT_ENTRY_POINT_GROUP!r}; install mulle-env with its agents, or pass an agent object"
+            )
+        errors: list[ValueError] = []
+        for ep in factories:
+            try:
+                return ep.load()(opponent)
+            except ValueError as exc:
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        raise ValueError(f"no agent registry can build {opponent!r}: " + "; ".join(map(str, errors)))
+    if callable(getattr(opponent, "act", None)):
+        return opponent
+    raise ValueError(
+        f"opponent must be an agent spec string such as 'heuristic' or 'random', or an object with "
+        f"act(view, legal_moves, rng), not {opponent!r}"
+    )
+
+
+def final_reward(reward_mode: str, mine: int, theirs: int, score_scale: float) -> float:
+    """The reward at the end of a game from the mover's game total ``mine`` and the other's ``theirs``.
+
+    ``reward="win"``: +1, 0 or -1; ``reward="score"``: the score difference / ``score_scale``.
+    """
+    if reward_mode == "score":
+        return (mine - theirs) / score_scale
+    return float((mine > theirs) - (mine < theirs))
+
+
+def illegal_reward(reward_mode: str, ruleset: Ruleset, score_scale: float) -> float:
+    """The reward for an illegal action under ``illegal_action="lose"``: the worst one possible.
+
+    Under ``reward="score"`` a lost game can cost more than -1, so an illegal move must cost
+    at least as much as the heaviest defeat, or a learner behind on points would prefer it.
+    """
+    if reward_mode == "score":
+        return -ruleset.sets * SHEET_BOUND_PER_SET / score_scale
+    return -1.0
+
+
+def check_reset_options(options, allowed: tuple[str, ...]) -> dict:
+    """``options`` as a dict after checking its keys, so a misspelt option is not silently ignored."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"reset(options=...) takes a dict, not {options!r}")
+    unknown = sorted(set(options) - set(allowed), key=str)
+    if unknown:
+        known = ", ".join(map(repr, allowed)) if allowed else "none"
+        raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; options this env takes: {known}")
+    return options
+
+
+def check_seat(seat: Any, what: str = "seat") -> int | str:
+    """``seat`` if it is one of :data:`SEAT_MODES` (an int 0/1, numpy ints too, or the two words); a ValueError else."""
+    if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and int(seat) in (0, 1):
+        return int(seat)
+    if isinstance(seat, str) and seat in ("random", "alternate"):
+        return seat
+    raise ValueError(f"{what} must be one of {SEAT_MODES}, not {seat!r}")
+
+
+def check_seed(seed: Any, what: str = "seed") -> int | None:
+    """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3')."""
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if int(seed) < 0:
+            raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
+        return int(seed)
+    raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
+
+
+def _extras_module():
+    from . import extras
+
+    return extras
+
+
+class _SteppedGame:
+    """Game ``i`` of a stepper as the game loop sees it: its agents' moves go through ``stepper.play``."""
+
+    __slots__ = ("stepper", "i")
+
+    def __init__(self, stepper, i: int) -> None:
+        self.stepper = stepper
+        self.i = i
+
+    @property
+    def to_move(self) -> int:
+        return int(self.stepper.to_move[self.i])
+
+    @property
+    def over(self) -> bool:
+        return bool(self.stepper.over[self.i])
+
+    @property
+    def last_move(self):
+        return self.stepper.state(self.i).last_move
+
+    def legal_moves(self) -> list[Move]:
+        return self.stepper.state(self.i).legal_moves()
+
+    def view(self, player: int):
+        return self.stepper.state(self.i).view(player)
+
+    def play(self, move) -> Move:
+        # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
+        m = self.stepper.state(self.i).check(move)
+        self.stepper.play(self.i, m.id)
+        return m
+
+
+class EnvCore:
+    """K games for the environments (module docstring): options, deals, opponents, actions, rewards, encoding.
+
+    Args:
+        num_envs: K.
+        opponent: ``None`` (no opponent: both seats are the caller's, the AEC env),
+            ``"random"`` (inside the stepper), ``"self"`` (the batched ``opponent_policy``),
+            any other agent spec, an agent object (deep-copied per game when K > 1), or a
+            sequence of K agents.
+        reward, seat, ruleset, illegal_action, score_scale: the environments' options.
+        extras: ``None`` or the name of an extra-input block (:data:`mulle_env.extras.EXTRAS`)
+            appended to every observation.
+        opponent_policy: the batched policy of the other seat under ``opponent="self"``.
+    """
+
+    def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
+                 ruleset: Ruleset | dict | None = None, illegal_action: str = "raise", score_scale: float = 100.0,
+                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
+            raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
+        if ruleset is not None and not isinstance(ruleset, Ruleset):
+            ruleset = Ruleset.from_dict(ruleset)
+        self.ruleset = codec.check_ruleset(ruleset or Ruleset())
+        self.seat_mode = check_seat(seat)
+        if extras is not None and extras not in _extras_module().EXTRAS:
+            raise ValueError(f"extras must be None or one of {list(_extras_module().EXTRAS)}, not {extras!r}")
+        K = self.num_envs = int(num_envs)
+        self.reward_mode = reward
+        self.illegal_action = illegal_action
+        self.score_scale = float(score_scale)
+        self.extras = extras
+        self.opponent = opponent
+        self.opponent_policy = opponent_policy
+        self.two_learners = opponent is None
+        self.self_play = isinstance(opponent, str) and opponent == SELF_PLAY
+        self.internal_random = isinstance(opponent, str) and opponent == "random"
+        self.agents: list | None = None
+        if not (self.two_learners or self.self_play or self.internal_random):
+            self.agents = self._agents(opponent, K)
+            for agent in self.agents:
+                check = getattr(agent, "check_ruleset", None)
+                if check is not None:
+                    check(self.ruleset)
+        self.stepper = make_stepper(K, self.ruleset, self.internal_random)
+        self.seats = np.zeros(K, dtype=np.int8)
+        self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
+        self.episodes = [0] * K
+        self.loops: list[GameLoop] | None = None
+        if self.agents is not None:
+            self.loops = [GameLoop(_SteppedGame(self.stepper, i), [None, None]) for i in range(K)]
+        #: Size of one observation: the encoding plus the extra-input block, if any.
+        self.obs_size = OBS_SIZE + (_extras_module().extras_size(extras) if extras else 0)
+        self._base = np.zeros((K, OBS_SIZE), dtype=OBS_DTYPE) if extras else None
+        self._opp_obs: np.ndarray | None = None
+        self._opp_mask: np.ndarray | None = None
+        self._one = (np.zeros(K, dtype=np.int64), np.zeros(K, dtype=bool))  # one game's step through the stepper
+
+    @staticmethod
+    def _agents(opponent: Any, k: int) -> list:
+        if isinstance(opponent, str):
+            return [resolve_agent(opponent) for _ in range(k)]
+        if isinstance(opponent, Sequence):
+            if len(opponent) != k:
+                raise ValueError(f"a sequence of opponents must hold num_envs={k} agents, not {len(opponent)}")
+            return [resolve_agent(a) for a in opponent]
+        agent = resolve_agent(opponent)
+        return [agent] if k == 1 else [copy.deepcopy(agent) for _ in range(k)]
+
+    # ----- spaces -------------------------------------------------------------------------
+    def observation_space(self) -> spaces.Box:
+        """The space of one observation (bounds by the ruleset; extra-input entries in ``[0, EXTRAS_BOUND]``)."""
+        low, high = observation_bounds(self.ruleset)
+        if self.extras:
+            n = self.obs_size - OBS_SIZE
+            low = np.concatenate([low, np.zeros(n, OBS_DTYPE)])
+            high = np.concatenate([high, np.full(n, EXTRAS_BOUND, OBS_DTYPE)])
+        return spaces.Box(low, high, (self.obs_size,), OBS_DTYPE)
+
+    @staticmethod
+    def action_space() -> spaces.Discrete:
+        """``Discrete(2812)``: an index is always the same move (:mod:`mulle_env.codec`)."""
+        return spaces.Discrete(_NA)
+
+    # ----- games ----------------------------------------------------------------------------
+    def reseed(self, i: int, seed: int | np.random.Generator | None) -> None:
+        """Game ``i``'s generator: seeded from ``seed``, or a generator given as it is (Mulle-v0's own)."""
+        if isinstance(seed, np.random.Generator):
+            self.np_randoms[i] = seed
+        elif seed is not None:
+            self.np_randoms[i], _ = seeding.np_random(check_seed(seed))
+
+    def start(self, i: int, seat_mode: int | str | None = None) -> None:
+        """Deal game ``i`` from its generator (deal seed, opponent seed, seat) and let the opponent move."""
+        rng = self.np_randoms[i]
+        game_seed = int(rng.integers(SEED_BOUND))
+        opp_seed = 0
+        seat = 0
+        if not self.two_learners:
+            opp_seed = int(rng.integers(SEED_BOUND))
+            mode = self.seat_mode if seat_mode is None else seat_mode
+            if mode == "random":
+                seat = int(rng.integers(2))
+            elif mode == "alternate":
+                seat = self.episodes[i] % 2
+            else:
+                seat = mode
+        self.episodes[i] += 1
+        self.seats[i] = seat
+        if self.loops is not None:
+            agent = self.agents[i]
+            seats: list = [None, None]
+            seats[1 - seat] = agent
+            rngs: list = [None, None]
+            rngs[1 - seat] = random.Random(opp_seed)
+            loop = self.loops[i] = GameLoop(_SteppedGame(self.stepper, i), seats, rngs)
+            self.stepper.start(i, game_seed, seat, opp_seed)
+            loop.start()
+            loop.run()
+        else:
+            self.stepper.start(i, game_seed, seat, opp_seed)
+
+    def resolve(self, idx: Sequence[int] | None = None) -> None:
+        """Let the opponents (agents, the self-play policy) move until each learner is to move or its game is over."""
+        if self.self_play:
+            while True:
+                st = self.stepper
+                pending = np.flatnonzero(~st.over & (st.to_move != self.seats))
+                if not len(pending):
+                    return
+                self._policy_moves(pending)
+        if self.loops is None:
+            return
+        for i in range(self.num_envs) if idx is None else idx:
+            self.loops[i].run()
+
+    def learner_play(self, i: int, action: int) -> None:
+        """The learner's (already checked) action in game ``i``, then the opponents' turns; every agent is told."""
+        if self.loops is not None:
+            loop = self.loops[i]
+            self.stepper.play(i, action)
+            loop.notify(int(self.seats[i]), MOVES[action])
+            loop.run()
+        elif self.internal_random:  # the stepper's own opponent answers inside its step
+            acts, active = self._one
+            acts[i], active[i] = action, True
+            self.stepper.step(acts, active)
+            active[i] = False
+        else:
+            self.stepper.play(i, action)
+            if self.self_play:
+                self.resolve()
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> None:
+        """The learners' actions in every active game (checked already), then every opponent."""
+        if self.loops is None:
+            self.stepper.step(actions, active)
+            self.resolve()
+            return
+        for i in np.flatnonzero(active).tolist():
+            self.learner_play(i, int(actions[i]))
+
+    def _policy_moves(self, pending: np.ndarray) -> None:
+        if self.opponent_policy is None:
+            raise ValueError('opponent="self" needs a batched policy: pass opponent_policy=fn or call '
+                             f"set_opponent_policy(fn), fn(obs (n, {self.obs_size}), mask (n, {_NA})) -> actions (n,)")
+        n = len(pending)
+        if self._opp_obs is None or len(self._opp_obs) < n:
+            self._opp_obs = np.zeros((self.num_envs, self.obs_size), dtype=OBS_DTYPE)
+            self._opp_mask = np.zeros((self.num_envs, _NA), dtype=np.int8)
+        obs, mask = self._opp_obs[:n], self._opp_mask[:n]
+        self.write(pending, 1 - self.seats[pending], obs, mask)
+        acts = np.asarray(self.opponent_policy(obs, mask)).reshape(-1)
+        if acts.shape != (n,):
+            raise ValueError(f"opponent_policy returned {acts.shape[0]} actions for {n} observations")
+        for j, i in enumerate(pending.tolist()):
+            a = acts[j]
+            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and mask[j, a]):
+                raise IllegalMoveError(
+                    f"opponent_policy chose action {a!r} in env {i}, which is not legal there; "
+                    f"legal: {np.flatnonzero(mask[j]).tolist()}",
+                    agent="opponent_policy", seat=int(1 - self.seats[i]), reason="not a legal action")
+            self.stepper.play(i, int(a))
+
+    # ----- actions, rewards ------------------------------------------------------------------
+    def checked_action(self, i: int, action: Any) -> int | None:
+        """``action`` as a legal index of game ``i``; ``None`` if it is not one under ``illegal_action="lose"``.
+
+        With ``illegal_action="raise"`` an illegal or malformed action raises the codec's
+        error, which names the action, the move it stands for, why, and the legal actions.
+        """
+        st = self.stepper.state(i)
+        a = codec.action_int(action)
+        if a is not None and a in st.legal_ids():
+            return a
+        if self.illegal_action == "raise":
+            codec.decode(st, action)  # raises, naming the action, why and the legal ones
+            raise AssertionError("unreachable: decode accepted an action outside the legal ids")
+        return None
+
+    def final_scores(self, i: int) -> tuple[int, int]:
+        """(learner's, opponent's) game totals of game ``i``."""
+        s = self.stepper.scores(i)
+        seat = int(self.seats[i])
+        return s[seat], s[1 - seat]
+
+    def final_reward(self, i: int) -> float:
+        """The learner's reward for finished game ``i``."""
+        return final_reward(self.reward_mode, *self.final_scores(i), self.score_scale)
+
+    def illegal_reward(self) -> float:
+        """The reward of an illegal action under ``illegal_action="lose"``."""
+        return illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
+
+    # ----- encoding ------------------------------------------------------------------------
+    def write(self, idx, seats, obs: np.ndarray, mask: np.ndarray) -> None:
+        """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``."""
+        if self.extras is None:
+            self.stepper.write(idx, seats, obs, mask)
+            return
+        n = len(idx)
+        base = self._base[:n]
+        self.stepper.write(idx, seats, base, mask)
+        obs[:, :OBS_SIZE] = base
+        _extras_module().afterstate_extras(base, obs[:, OBS_SIZE:], self.extras)
+
+    def observation(self, i: int, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """A fresh ``(obs, mask)`` of seat ``seat`` in game ``i`` (the mask all zeros unless it is to move)."""
+        obs = np.empty((1, self.obs_size), dtype=OBS_DTYPE)
+        mask = np.empty((1, _NA), dtype=np.int8)
+        self.write((i,), (seat,), obs, mask)
+        return obs[0], mask[0]

@@ -1,0 +1,126 @@
+"""Steppers: K games of Mulle stepped together, the seam between the environments and the rules.
+
+The environments' core (:mod:`mulle_env.envcore`) keeps the Gymnasium side (seeding,
+autoreset, rewards, checks, Python agents); a *stepper* owns the K games and their
+rules. There are two, one per engine backend, and :func:`make_stepper` picks the one of
+:data:`mulle_env.engine.BACKEND` (the project's one switch, ``MULLE_ENGINE``):
+the compiled ``mulle_env.engine.backends()["c"].Stepper`` (engine/csrc/stepper.c) on the
+compiled core, :class:`PyStepper` (its readable twin, here) on the Python engine. Both
+play the same games from the same seeds (the golden playthroughs check it).
+
+The contract. A stepper is built as ``Stepper(num_envs, ruleset, internal_random, over,
+to_move)`` (``over`` a bool array and ``to_move`` an int8 array of K, which it keeps
+current) and provides:
+
+* ``start(i, game_seed, seat, opp_seed)``: deal game ``i`` as ``new_game(game_seed,
+  ruleset)`` with the learner in ``seat``; with ``internal_random`` the opponent plays
+  ``legal[random.Random(opp_seed).randrange(len(legal))]`` (exactly the ``random``
+  agent) until the learner is to move or the game is over.
+* ``step(actions, active)``: for every ``i`` with ``active[i]``, play action ``actions[i]``
+  (already checked legal) for the learner; with ``internal_random`` the opponent then
+  moves until the learner is to move or the game is over.
+* ``play(i, action)``: one legal action in game ``i`` for whoever is to move.
+* ``write(idx, seats, obs, mask)``: for each ``j``, seat ``seats[j]``'s observation of game
+  ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
+  legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move).
+* ``scores(i)``: the two game totals ``(seat 0, seat 1)``.
+* ``state(i)``: game ``i`` as a :class:`mulle_env.GameState`, to read (moves go through
+  ``play`` so that ``over`` and ``to_move`` stay current).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import numpy as np
+
+from .engine import BACKEND, GameState, backends, new_game
+from .engine.ruleset import Ruleset
+from .observation import encode_state
+
+__all__ = ["PyStepper", "make_stepper"]
+
+
+class PyStepper:
+    """K games in pure Python: the reference implementation of the stepper contract (module docstring)."""
+
+    def __init__(self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: np.ndarray | None = None,
+                 to_move: np.ndarray | None = None) -> None:
+        self.num_envs = num_envs
+        self.ruleset = ruleset
+        self.internal_random = internal_random
+        self.over = np.ones(num_envs, dtype=bool) if over is None else over
+        self.to_move = np.zeros(num_envs, dtype=np.int8) if to_move is None else to_move
+        self.over[:] = True
+        self.to_move[:] = 0
+        self._states: list[GameState | None] = [None] * num_envs
+        self._seats = [0] * num_envs
+        self._rngs = [random.Random(0) for _ in range(num_envs)]
+
+    def start(self, i: int, game_seed: int, seat: int, opp_seed: int) -> None:
+        """Deal game ``i``; an internal opponent moves until the learner is to move."""
+        st = new_game(game_seed, self.ruleset)
+        self._states[i] = st
+        self._seats[i] = seat
+        self._rngs[i] = random.Random(opp_seed)
+        if self.internal_random:
+            self._random_moves(i, st)
+        self._sync(i, st)
+
+    def _random_moves(self, i: int, st: GameState) -> None:
+        seat = self._seats[i]
+        randrange = self._rngs[i].randrange
+        play = st.play_id
+        while not st.over and st.to_move != seat:
+            ids = st.legal_ids()
+            play(ids[randrange(len(ids))])
+
+    def _sync(self, i: int, st: GameState) -> None:
+        self.over[i] = st.over
+        self.to_move[i] = st.to_move
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> None:
+        """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
+        states = self._states
+        internal = self.internal_random
+        for i in np.flatnonzero(active).tolist():
+            st = states[i]
+            st.play_id(int(actions[i]))
+            if internal:
+                self._random_moves(i, st)
+            self._sync(i, st)
+
+    def play(self, i: int, action: int) -> None:
+        """Play one legal ``action`` in game ``i`` for the seat to move."""
+        st = self._states[i]
+        st.play_id(action)
+        self._sync(i, st)
+
+    def write(self, idx: Sequence[int], seats: Sequence[int], obs: np.ndarray, mask: np.ndarray) -> None:
+        """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
+        states = self._states
+        for j, (i, s) in enumerate(zip(idx, seats)):
+            st = states[i]
+            encode_state(st, s, obs[j])
+            m = mask[j]
+            m.fill(0)
+            if st.to_move == s and not st.over:
+                m[st.legal_ids()] = 1
+
+    def scores(self, i: int) -> tuple[int, int]:
+        """Game ``i``'s two game totals by seat."""
+        return self._states[i].scores()
+
+    def state(self, i: int) -> GameState:
+        """Game ``i`` itself (read it; play through :meth:`play`)."""
+        return self._states[i]
+
+
+def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool):
+    """The stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), keeping ``over``/``to_move`` in numpy."""
+    over = np.ones(num_envs, dtype=bool)
+    to_move = np.zeros(num_envs, dtype=np.int8)
+    if BACKEND == "c":
+        return backends()["c"].Stepper(num_envs, ruleset, internal_random, over, to_move)
+    return PyStepper(num_envs, ruleset, internal_random, over, to_move)
