@@ -1,0 +1,155 @@
+"""Every allocation of the compiled code can fail: each failure ends in a MemoryError, never a crash or a leak.
+
+The core's test hook (``_core._fail_after(n)``) makes the n-th counted allocation or Python
+object creation inside the compiled code (the engine core and, through its C API, the
+agents' module) fail. Each test counts the allocations an operation makes, then walks n
+over every one of them: the operation must raise ``MemoryError`` and leave everything
+usable (the game goes on afterwards, a failed move changed nothing), and Python memory
+must not grow over the walk (tracemalloc; the sanitizer run, .ci/sanitize, checks the C
+allocations with LeakSanitizer).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import mulle_env as me
+from mulle_env.engine import backends
+
+pytestmark = pytest.mark.skipif("c" not in backends(), reason="the compiled core is not built")
+
+
+def _core():
+    from mulle_env.engine import _core
+
+    return _core
+
+
+def count_failpoints(op) -> int:
+    """How many counted allocations ``op()`` makes (the hook armed far away, so none fails)."""
+    core = _core()
+    core._fail_after(10**9)
+    try:
+        op()
+    finally:
+        seen = core._fail_after(0)
+    return seen
+
+
+def fail_at(op, n: int) -> None:
+    """Run ``op`` with its n-th counted allocation failing: it must raise MemoryError."""
+    core = _core()
+    core._fail_after(n)
+    try:
+        with pytest.raises(MemoryError):
+            op()
+    finally:
+        core._fail_after(0)
+
+
+def walk(op, after=None, leak_sample: int = 40) -> int:
+    """Fail every allocation of ``op`` in turn (``after(n)`` checks everything is still usable), then
+    again at ``leak_sample`` of them under tracemalloc: Python memory must not grow."""
+    total = count_failpoints(op)
+    assert total > 0, "the operation allocates nothing the hook counts"
+    for n in range(1, total + 1):
+        fail_at(op, n)
+        if after is not None:
+            after(n)
+    sample = sorted(random.Random(total).sample(range(1, total + 1), min(total, leak_sample)))
+    for n in sample[:3]:  # warm-up: caches, interned objects
+        fail_at(op, n)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for n in sample:
+            fail_at(op, n)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown < 64 * 1024, f"{grown} bytes more after {len(sample)} failures"
+    return total
+
+
+def play_game(seed: int, sets: int = 1) -> None:
+    """A whole game through every public path that allocates: ids, moves, views, copies, dicts."""
+    st = me.new_game(seed, me.Ruleset(sets=sets))
+    rng = random.Random(seed)
+    n = 0
+    while not st.over:
+        ids = st.legal_move_ids()
+        st.play_id(ids[rng.randrange(len(ids))])
+        n += 1
+        if n % 16 == 0:
+            st.view(st.to_move)
+            _ = (st.hands, st.builds, st.sheets, st.last_move, st.last_taken, st.copy().key())
+    type(st).from_dict(st.to_dict())
+
+
+def test_every_allocation_of_a_game_can_fail():
+    assert me.BACKEND == "c" or pytest.skip("the compiled core is not the engine in use")
+    total = walk(lambda: play_game(3), after=lambda n: n % 50 or play_game(4))
+    assert total > 300
+
+
+def test_a_failed_capture_search_changes_nothing():
+    """The capture search allocates; when it fails mid-move the position is as it was before the move."""
+    st = me.GameState.from_dict({
+        "to_move": 0, "hands": [["KL 9"], ["RU 2"]],
+        "table": ["KL A", "SP A", "HJ 2", "RU 3", "KL 4", "SP 4", "HJ 5", "RU 5", "KL 6", "KL 7", "SP 8", "HJ 3"],
+    })
+    before = st.to_dict()
+    move = st.legal_moves()[0]
+    assert move.kind == "capture"
+    total = count_failpoints(lambda: st.copy().play(move))
+    for n in range(1, total + 1):
+        trial = st.copy()
+        _core()._fail_after(n)
+        try:
+            trial.play(move)
+        except MemoryError:
+            assert trial.to_dict() == before, n
+        finally:
+            _core()._fail_after(0)
+    assert st.copy().play(move).to_dict() != before
+
+
+def test_every_allocation_of_a_stepper_can_fail():
+    stepper_cls = backends()["c"].Stepper
+
+    def run():
+        s = stepper_cls(3, me.Ruleset(sets=1), True, np.ones(3, bool), np.zeros(3, np.int8))
+        obs, mask = np.empty((3, 524), np.float32), np.empty((3, me.NUM_MOVE_IDS), np.int8)
+        for i in range(3):
+            s.start(i, 10 + i, i % 2, 20 + i)
+        for _ in range(10):
+            s.write(np.arange(3), [0, 1, 0], obs, mask)
+            acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in mask])
+            s.step(acts, mask.any(axis=1))
+
+    walk(run, after=lambda n: run())
+
+
+def test_every_allocation_of_an_afterstate_batch_and_a_rollout_can_fail():
+    from agents.native import NATIVE
+
+    if NATIVE is None:
+        pytest.skip("agents._native runs on the compiled core only")
+    st = me.new_game(5)
+    for _ in range(21):
+        st.play_id(st.legal_move_ids()[0])
+    legal = st.legal_moves()
+    obs, banked = np.empty((len(legal), 524), np.float32), np.empty(len(legal))
+
+    def run():
+        NATIVE.write_afterstates(st, st.to_move, [m.id for m in legal], obs, banked)
+        NATIVE.rollout_values(st, [m.id for m in legal], st.to_move, 0, 10**6, 1, st.set_no, st.deal_no, 7)
+
+    walk(run, after=lambda n: run())
