@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mulle_env.files import check_output_path
+
 from . import results as results_mod
 from .schedule import Plan
 from .stats import SPRT
@@ -194,7 +196,9 @@ def run(
     progress bar, ``"lines"`` for a plain line on stderr every ``progress_interval``
     seconds (for logs and CI, where a bar shows nothing until the end), ``False`` for none.
 
-    Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``.
+    Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``,
+    and :class:`mulle_env.files.PathError` (a ``ValueError``) if ``out`` is not a regular
+    file in an existing directory (a device, a FIFO, a directory).
     A game already in ``out`` is played again (the new line supersedes the old one) when
     ``plan.save_games`` is set and the old line has no move list, or when it was forfeited
     on a move time limit shorter than ``plan.move_timeout``. A line played by another
@@ -208,6 +212,8 @@ def run(
         raise ValueError(f"an SPRT needs exactly 2 agent specs (a head-to-head), not {len(plan.specs)}")
     if sprt is not None and not plan.duplicate:
         raise ValueError("the SPRT counts duplicate pairs; it cannot run with duplicate=False")
+    # A device or FIFO would hang the lock's open or take every line and keep none.
+    check_output_path(out, "the results file", probe=False)
     backend = backend or ProcessBackend(1)
     with results_mod.lock(out):
         return _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval)

@@ -61,8 +61,8 @@ def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_pa
     assert message in capsys.readouterr().err
 
 
-def test_rule_flags_are_parsed_by_the_game():
-    args, _ = cli.parse_args(["random", "heuristic", "--out", os.devnull, "--rule", "sets=1",
+def test_rule_flags_are_parsed_by_the_game(tmp_path):
+    args, _ = cli.parse_args(["random", "heuristic", "--out", str(tmp_path / "r.jsonl"), "--rule", "sets=1",
                               "--rule", "forced_capture=off", "--rule", "lock_every_build = YES"])
     assert args.ruleset["sets"] == 1 and args.ruleset["forced_capture"] is False
     assert args.ruleset["lock_every_build"] is True and args.ruleset["discard_only_if_no_capture"] is True
