@@ -73,8 +73,8 @@ class Loaded:
         if self.invalid:
             shown = "; ".join(f"line {no}: {why}" for no, why in self.invalid[:5])
             more = f"; and {len(self.invalid) - 5} more" if len(self.invalid) > 5 else ""
-            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema ({shown}{more}); "
-                       "those games are played again")
+            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema or hold a result no "
+                       f"game can end with ({shown}{more}); those games are played again")
         if self.torn_size:
             out.append(
                 f"cut off a truncated last line ({self.torn_size} bytes"

@@ -26,6 +26,7 @@ from typing import Callable
 from mulle_env.files import check_output_path
 
 from . import results as results_mod
+from .game import result_check
 from .schedule import Plan
 from .stats import SPRT
 from .worker import agent_version, engine_version, line_versions, load_game
@@ -221,9 +222,11 @@ def run(
 
 def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) -> Outcome:
     t0 = time.monotonic()
-    version = engine_version(load_game(plan.game))
+    game = load_game(plan.game)
+    version = engine_version(game)
     versions = current_versions(plan)
-    loaded = results_mod.load(out)
+    # A line whose result the game says cannot be is damaged like one that breaks the schema.
+    loaded = results_mod.load(out, check=result_check(game, plan.game))
     notes = loaded.problems()
     by_id: dict[str, dict] = {}
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
