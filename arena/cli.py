@@ -258,9 +258,16 @@ def _main(argv: list[str] | None) -> int:
     from . import tournament
     from .results import ResultsFileBusyError
     from .schedule import Plan
+    from .worker import load_game
 
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    # A game may say it runs on a slow fallback (Mulle: the Python engine because the C core did
+    # not build). Said even with --quiet: it changes how long the run takes tenfold.
+    notice = getattr(load_game(args.game), "fallback_notice", None)
+    text = notice() if callable(notice) else None
+    if text:
+        print(f"mulle-arena: {text}", file=sys.stderr)
     move_timeout = args.move_timeout or None
     game_timeout = args.game_timeout or max(600.0, 60 * (move_timeout or 0))
     plan = Plan(

@@ -52,7 +52,9 @@ class Game(Protocol):
     """A game module: ``new_game(seed=..., ruleset=...)`` makes a :class:`GameState`.
 
     Optional: ``Ruleset`` with ``from_dict``/``to_dict`` (and ``from_strings`` for
-    ``--rule``); ``ENGINE_VERSION``, recorded in every result line; and
+    ``--rule``); ``ENGINE_VERSION`` and ``BACKEND`` (which of its engines runs, e.g.
+    ``"c"``), recorded in every result line; ``fallback_notice()``, a warning
+    ``mulle-arena`` prints when it is not ``None`` (the game runs on a slow fallback); and
     ``check_result(result, ruleset)``, the game's own check of a finished game's result
     (a dict with ``scores``, ``winner`` and ``sheets``), raising ``ValueError`` for one
     no game can end with (:func:`result_check`; Mulle's is :func:`mulle_env.check_result`).

@@ -178,8 +178,8 @@ def check_line(line: dict) -> str | None:
 
     Checked: the key types the statistics read (``game_id``, ``specs``, ``seed``,
     ``status``, ``scores``, ``winner``, ``forfeit``, ``pair``, ``moves``, ``move_list``,
-    ``ruleset``, ``agent_versions``: absent or null in lines written before versions
-    were recorded), that ``game_id`` names the line's specs and seed, and that the winner
+    ``ruleset``, ``agent_versions`` and ``engine_backend``: absent or null in lines written
+    before they were recorded), that ``game_id`` names the line's specs and seed, and that the winner
     agrees with the scores (a finished game) or the forfeit (a forfeited one).
     """
     gid, specs, seed, status = line.get("game_id"), line.get("specs"), line.get("seed"), line.get("status")
@@ -199,6 +199,9 @@ def check_line(line: dict) -> str | None:
         value = line.get(key)
         if value is not None and (not _is_int(value) or value < 0):
             return f"'{key}' must be an int >= 0 or null, not {value!r}"
+    backend = line.get("engine_backend")
+    if backend is not None and not (isinstance(backend, str) and backend):
+        return f"'engine_backend' must be a non-empty string or null, not {backend!r}"
     versions = line.get("agent_versions")
     if versions is not None and not (isinstance(versions, list) and len(versions) == 2
                                      and all(isinstance(v, str) and v for v in versions)):

@@ -29,7 +29,7 @@ from . import results as results_mod
 from .game import result_check
 from .schedule import Plan
 from .stats import SPRT
-from .worker import agent_version, engine_version, line_versions, load_game
+from .worker import agent_version, engine_backend, engine_version, line_versions, load_game
 
 log = logging.getLogger("arena")
 
@@ -224,6 +224,7 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     t0 = time.monotonic()
     game = load_game(plan.game)
     version = engine_version(game)
+    backend_here = engine_backend(game)
     versions = current_versions(plan)
     # A line whose result the game says cannot be is damaged like one that breaks the schema.
     loaded = results_mod.load(out, check=result_check(game, plan.game))
@@ -304,6 +305,7 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
                 if t["game_id"] in by_id:
                     continue
                 t["engine_version"] = version
+                t["engine_backend"] = backend_here
                 seat_versions = [versions[s] for s in t["specs"]]
                 t["agent_versions"] = None if None in seat_versions else seat_versions
                 order[t["game_id"]] = (i, pi)

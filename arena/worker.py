@@ -91,6 +91,16 @@ def engine_version(game) -> str | None:
     return getattr(game, "ENGINE_VERSION", None)
 
 
+def engine_backend(game) -> str | None:
+    """Which engine of the game runs in this process: its ``BACKEND`` (``"c"`` or ``"python"`` for Mulle), if any.
+
+    Recorded in every result line as ``engine_backend``: the same seed gives the same game
+    on every backend, but their speed differs about tenfold, so a report says which ran.
+    """
+    backend = getattr(game, "BACKEND", None)
+    return backend if isinstance(backend, str) else None
+
+
 def make_ruleset(game, rules: dict | None):
     """The game's ruleset object for the dict ``rules`` (the dict itself if the game has no Ruleset)."""
     cls = getattr(game, "Ruleset", None)
@@ -256,6 +266,7 @@ def play_task(task: dict) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": engine_version(game),
+        "engine_backend": engine_backend(game),
         "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,
@@ -355,6 +366,7 @@ def aborted(task: dict, error: str, attempts: int = 1) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": task.get("engine_version"),
+        "engine_backend": task.get("engine_backend"),  # the parent's: the worker that would know is gone
         "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import mulle_env as me
 from arena import SPRT, Plan, ProcessBackend, report, run
 from arena.results import comparable, load
 from arena.schedule import deal_seed
@@ -253,6 +254,7 @@ def test_game_deadline_kills_a_stuck_worker(tmp_path):
     o, out = play(tmp_path, ["hanger:at=2", "random"], 2, backend=backend, move_timeout=None)
     rows = lines_of(out)
     assert len(rows) == 2 and all(r["status"] == "aborted" and "game time limit" in r["error"] for r in rows)
+    assert {r["engine_backend"] for r in rows} == {me.BACKEND}  # the parent's, as its worker is gone
     assert backend.replaced == 2 and o.lines == []  # aborted games count for nobody...
     again, _ = play(tmp_path, ["hanger:at=2", "random"], 2, move_timeout=0.2)
     assert again.played == 2  # ...and are played again on the next run
