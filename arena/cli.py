@@ -222,15 +222,23 @@ def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ru
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-arena``; returns the exit code (0 done, 1 error, 2 bad arguments, 130 interrupted)."""
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        # Ctrl-C before the first game (importing, building agents) or while the report is
-        # written: every game that finished is already in the results file.
-        print("\nmulle-arena: interrupted; every finished game is saved in the results file; "
-              "run the same command again to continue (and to write the report)", file=sys.stderr)
-        return 130
+    """Entry point of ``mulle-arena``; returns the exit code.
+
+    0 done, 1 error, 2 bad arguments, 130 interrupted by Ctrl-C, 143 by SIGTERM (handled
+    like Ctrl-C: everything finished is saved and the report written; :mod:`arena.shutdown`).
+    """
+    from .shutdown import TerminateAsInterrupt
+
+    with TerminateAsInterrupt() as stop:
+        try:
+            return _main(argv, stop)
+        except KeyboardInterrupt:
+            # Interrupted before the first game (importing, building agents) or while the report
+            # is written: every game that finished is already in the results file.
+            print(f"\nmulle-arena: interrupted{' by SIGTERM' if stop.terminated else ''}; every finished game is "
+                  "saved in the results file; run the same command again to continue (and to write the report)",
+                  file=sys.stderr)
+            return stop.exit_code
 
 
 def _write_reports(args: argparse.Namespace, rep: dict) -> bool:
@@ -250,7 +258,7 @@ def _write_reports(args: argparse.Namespace, rep: dict) -> bool:
     return report_mod.plot(rep, args.plot)
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, stop) -> int:
     args, parser = parse_args(argv)
     from mulle_env.files import PathError
 
@@ -316,9 +324,9 @@ def _main(argv: list[str] | None) -> int:
               f"report: {args.report}, {args.markdown}"
               + (f", {args.plot}" if plotted else " (no plot: matplotlib is not installed)"))
     if outcome.interrupted:
-        print(f"interrupted: {outcome.played} games of this run are saved in {args.out}; "
-              "run the same command again to continue", file=sys.stderr)
-        return 130
+        print(f"interrupted{' by SIGTERM' if stop.terminated else ''}: {outcome.played} games of this run are "
+              f"saved in {args.out}; run the same command again to continue", file=sys.stderr)
+        return stop.exit_code
     return 0
 
 

@@ -164,6 +164,76 @@ def test_ctrl_c_at_start_up_and_during_the_report_exits_130_cleanly(tmp_path, ca
     assert cli.main(_fast(tmp_path, "--quiet")) == 0 and (tmp_path / "r.report.md").exists()
 
 
+def test_sigterm_at_start_up_and_during_the_report_exits_143_cleanly(tmp_path, capsys, monkeypatch):
+    def terminate(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler interrupts this at once
+        raise AssertionError("SIGTERM did not interrupt")
+
+    before = signal.getsignal(signal.SIGTERM)
+    with monkeypatch.context() as m:
+        m.setattr("agents.make", terminate)  # while the agents load
+        assert cli.main(_fast(tmp_path)) == 143
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    with monkeypatch.context() as m:
+        m.setattr("arena.report.markdown", terminate)  # while the report is written
+        assert cli.main(_fast(tmp_path)) == 143
+    err = capsys.readouterr().err
+    assert "interrupted by SIGTERM" in err and "Traceback" not in err
+    assert len(_lines(tmp_path / "r.jsonl")) == 2  # the games are saved
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back when the command ends
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` still running (zombies, already ended, do not count)."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in "ZX":
+                alive.append(int(entry))
+    return alive
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the run's processes")
+def test_kill_term_mid_run_finishes_writing_reports_and_exits_143(tmp_path):
+    games = 120
+    out = tmp_path / "term.jsonl"
+    proc = subprocess.Popen(_cmd(out, games), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 8):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)  # the parent only, as `kill -TERM <pid>` does
+        stdout, stderr = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while _alive_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        leftover = _alive_in_group(proc.pid)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything left of the run (there should be nothing)
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 143, stderr
+    assert "interrupted by SIGTERM" in stderr and "leaked semaphore" not in stderr and "Traceback" not in stderr
+    partial = _lines(out)  # every line whole: the writer finished
+    assert 8 <= len(partial) < games
+    rep = json.loads((tmp_path / "term.report.json").read_text())
+    assert rep["run"]["interrupted"] is True and rep["games"]["counted"] == len(partial)
+    assert "Elo (vs random)" in stdout  # the tables of what was played
+    assert not leftover  # no worker outlived the run
+    again = subprocess.run(_cmd(out, games), capture_output=True, text=True, env=_env(), timeout=120)
+    assert again.returncode == 0, again.stderr
+    ids = [r["game_id"] for r in _lines(out)]
+    assert len(ids) == len(set(ids)) == games
+
+
 def test_a_second_run_on_the_same_out_is_refused_with_exit_2(tmp_path, capsys):
     from arena.results import lock
 
