@@ -182,13 +182,16 @@ def _describe(exc: BaseException) -> str:
 class TimeGuard:
     """The game loop's ``guard``: the per-move time limit around every call into an agent.
 
-    ``GameLoop(..., guard=TimeGuard(seconds))`` runs each ``reset``, ``act`` and
-    ``observe`` under :func:`time_limit`. An agent over the limit gets a
+    ``with TimeGuard(seconds) as guard: GameLoop(..., guard=guard).run()`` runs each
+    ``reset``, ``act`` and ``observe`` under a SIGALRM timer. The handler is installed
+    once for the block (not per call: a game makes hundreds of calls) and only the timer
+    is set and cleared around each call. An agent over the limit gets a
     :class:`MoveTimeout` (a ``BaseException``, so its own ``except Exception`` cannot
     swallow it), which the guard turns into the loop's blame for an agent: an
     :class:`~mulle_env.engine.errors.AgentError` naming the seat and the stage, with the
     :class:`MoveTimeout` as its cause. :attr:`seat` and :attr:`stage` say whose call ran
-    last, for a timer that fires just outside a call.
+    last, for a timer that fires just outside a call. Without a limit, or where SIGALRM
+    is unavailable (Windows, a non-main thread), calls run unguarded.
     """
 
     def __init__(self, seconds: float | None, names: list[str] | None = None) -> None:
@@ -196,22 +199,53 @@ class TimeGuard:
         self.names = names
         self.seat: int | None = None
         self.stage: str | None = None
+        self._previous = None
+        self._armed = False
+
+    def __enter__(self) -> TimeGuard:
+        if self.seconds and _can_alarm():
+            self._previous = signal.signal(signal.SIGALRM, _alarm)
+            self._armed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False
 
     def __call__(self, seat: int, stage: str):
         self.seat, self.stage = seat, stage
-        if not self.seconds or not _can_alarm():
-            return nullcontext()
-        return self._limited(seat, stage)
+        return _TimedCall(self, seat, stage) if self._armed else _UNTIMED
 
-    @contextmanager
-    def _limited(self, seat: int, stage: str):
-        try:
-            with time_limit(self.seconds):
-                yield
-        except MoveTimeout as exc:
-            name = self.names[seat] if self.names else f"seat {seat}"
-            raise AgentError(f"agent {name!r} (seat {seat}) {_timeout_text(self.seconds, stage)}",
-                             agent=name, seat=seat, stage=stage) from exc
+    def blame(self, seat: int, stage: str, timeout: MoveTimeout) -> AgentError:
+        """The loop's error for the agent of ``seat`` that ran out of time in ``stage``."""
+        name = self.names[seat] if self.names else f"seat {seat}"
+        error = AgentError(f"agent {name!r} (seat {seat}) {_timeout_text(self.seconds, stage)}",
+                           agent=name, seat=seat, stage=stage)
+        error.__cause__ = timeout
+        return error
+
+
+_UNTIMED = nullcontext()
+
+
+class _TimedCall:
+    """One call into an agent under the timer of an armed :class:`TimeGuard`."""
+
+    __slots__ = ("guard", "seat", "stage")
+
+    def __init__(self, guard: TimeGuard, seat: int, stage: str) -> None:
+        self.guard, self.seat, self.stage = guard, seat, stage
+
+    def __enter__(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, self.guard.seconds)
+
+    def __exit__(self, kind, value, tb) -> bool:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if kind is MoveTimeout:
+            raise self.guard.blame(self.seat, self.stage, value)
+        return False
 
 
 def _timeout_text(seconds: float, stage: str) -> str:
@@ -295,10 +329,11 @@ def play_task(task: dict) -> dict:
     guard = TimeGuard(timeout, list(specs))
     loop = None
     try:
-        state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
-        loop = GameLoop(state, seats, rngs, guard=guard, names=list(specs), record=True)
-        loop.start()
-        loop.run()
+        with guard:
+            state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
+            loop = GameLoop(state, seats, rngs, guard=guard, names=list(specs), record=True)
+            loop.start()
+            loop.run()
     except (Exception, MoveTimeout) as exc:
         k = loop.count if loop is not None else 0
         moves = loop.moves if loop is not None else []

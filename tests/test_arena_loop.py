@@ -8,6 +8,7 @@ game but the arena's protocol, so a second game (take-away, in ``arena_agents``)
 from __future__ import annotations
 
 import random
+import signal
 import time
 
 import pytest
@@ -76,16 +77,16 @@ def test_the_guard_turns_a_move_timeout_into_the_loops_blame():
         def act(self, view, legal, rng):
             time.sleep(5)
 
-    guard = worker_mod.TimeGuard(0.05, ["sleeper", "first"])
     first = type("First", (), {"act": lambda self, v, legal, rng: legal[0]})()
-    loop = GameLoop(me.new_game(seed=3), [Sleeper(), first], [random.Random(0), random.Random(1)], guard=guard)
     t0 = time.monotonic()
-    with pytest.raises(me.AgentError) as exc:
+    with worker_mod.TimeGuard(0.05, ["sleeper", "first"]) as guard, pytest.raises(me.AgentError) as exc:
+        loop = GameLoop(me.new_game(seed=3), [Sleeper(), first], [random.Random(0), random.Random(1)], guard=guard)
         loop.step()
     assert time.monotonic() - t0 < 2
     assert (exc.value.seat, exc.value.stage) == (0, "act") and isinstance(exc.value.__cause__, MoveTimeout)
     assert str(exc.value) == "agent 'sleeper' (seat 0) exceeded the move time limit of 0.05 s"
     assert loop.count == 0 and loop.game.to_move == 0  # nothing was played
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
 
 
 def test_the_loop_blames_an_answer_a_game_cannot_even_compare_and_passes_its_own_errors_on():
