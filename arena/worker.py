@@ -263,12 +263,17 @@ def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int,
         return guard.seat, _timeout_text(guard.seconds, guard.stage)
     if isinstance(exc, IllegalMoveError) and exc.seat in (0, 1):
         return exc.seat, f"played an illegal move: {type(exc).__name__}: {exc.reason}"
-    if isinstance(exc, AgentError) and exc.seat in (0, 1):
-        cause = exc.__cause__
+    if isinstance(exc, AgentError) and guard.seat is not None:
+        # The loop hands on unchanged an AgentError from a game loop inside an agent (one that
+        # plays games of its own), whose seat is not this game's: the agent whose call was
+        # running, as the guard saw it start, is the one that failed.
+        seat, stage = guard.seat, guard.stage
+        own = (exc.seat, exc.stage, exc.agent) == (seat, stage, specs[seat])
+        cause = exc.__cause__ if own else exc
         if isinstance(cause, MoveTimeout):
-            return exc.seat, _timeout_text(guard.seconds, exc.stage)
-        log.debug("agent %r failed:\n%s", specs[exc.seat], "".join(traceback.format_exception(cause or exc)))
-        return exc.seat, f"{_FAILED_IN[exc.stage]} {_describe(cause or exc)}"
+            return seat, _timeout_text(guard.seconds, stage)
+        log.debug("agent %r failed:\n%s", specs[seat], "".join(traceback.format_exception(cause or exc)))
+        return seat, f"{_FAILED_IN[stage]} {_describe(cause or exc)}"
     return None  # anything else comes from the game itself: nobody forfeits
 
 

@@ -204,6 +204,19 @@ class Answerer(RandomAgent):
         return {"move": move, "text": str(move), "none": None, "number": 7}[self.kind]
 
 
+class Nester(RandomAgent):
+    """Plays randomly, but first runs a game loop of its own in which a crasher fails at once."""
+
+    def act(self, view, legal_moves, rng):
+        import random
+
+        import mulle_env as me
+
+        inner = me.GameLoop(me.new_game(seed=1), [Crasher(at=1), RandomAgent()], [random.Random(0)] * 2)
+        inner.run()
+        return super().act(view, legal_moves, rng)
+
+
 class _TakeAwayState:
     """Take-away: seats take 1 to 3 counters from a pile in turn; who takes the last one wins.
 
@@ -260,3 +273,4 @@ def register() -> None:
     agents.register("dawdler", Dawdler, "thinks `seconds` over move `at`")
     agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")
     agents.register("answer", Answerer, "answers as move, text, none or number from move `at`")
+    agents.register("nester", Nester, "runs a game loop of its own in which an agent fails")

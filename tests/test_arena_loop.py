@@ -70,6 +70,14 @@ def test_none_or_a_number_is_an_illegal_move_naming_the_agent(kind, reason):
     assert line["error"] == f"agent {spec!r} (seat 0) played an illegal move: IllegalMoveError: {reason} at move 5"
 
 
+def test_a_failure_in_a_game_loop_inside_an_agent_is_that_agents_forfeit():
+    # The inner loop's AgentError names seat 0 of the inner game; the agent at fault here is seat 1's.
+    line = play_task(_task(["random", "nester"]))
+    assert line["status"] == "forfeit" and line["forfeit"] == 1 and line["winner"] == 0
+    assert line["error"].startswith("agent 'nester' (seat 1) raised AgentError: agent ")
+    assert line["error"].endswith("raised: ValueError: boom at move 2")
+
+
 def test_the_guard_turns_a_move_timeout_into_the_loops_blame():
     class Sleeper:
         spec = "sleeper"
