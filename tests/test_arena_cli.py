@@ -256,7 +256,7 @@ def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
     assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
 
 
-def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
+def test_a_game_module_is_checked_against_the_arenas_protocol(capsys, tmp_path):
     import types
 
     import mulle_env
@@ -269,5 +269,5 @@ def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
         check_game(types.SimpleNamespace(new_game=lambda seed, ruleset=None: types.SimpleNamespace(
             to_move=0, is_over=lambda: False, result=lambda: None)))
     with pytest.raises(SystemExit) as exc:
-        cli.parse_args(["random", "heuristic", "--game", "json", "--out", os.devnull])
+        cli.parse_args(["random", "heuristic", "--game", "json", "--out", str(tmp_path / "r.jsonl")])
     assert exc.value.code == 2 and "--game 'json' is not a game for the arena" in capsys.readouterr().err
