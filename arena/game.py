@@ -103,11 +103,19 @@ def result_check(game: Any, name: str) -> Callable[[dict], str | None] | None:
         return None
     from .worker import make_ruleset
 
+    rulesets: dict[str, Any] = {}  # a results file holds one or a few rulesets: build each once
+
+    def ruleset_of(line: dict):
+        key = repr(sorted((line.get("ruleset") or {}).items()))
+        if key not in rulesets:
+            rulesets[key] = make_ruleset(game, line.get("ruleset"))
+        return rulesets[key]
+
     def problem(line: dict) -> str | None:
         if line.get("status") != "ok" or line.get("game", "mulle_env") != name:
             return None
         try:
-            check({k: line.get(k) for k in ("scores", "winner", "sheets")}, make_ruleset(game, line.get("ruleset")))
+            check({k: line.get(k) for k in ("scores", "winner", "sheets")}, ruleset_of(line))
         except ValueError as exc:
             return f"its result is not one the game can end with: {exc}"
         return None
