@@ -18,7 +18,6 @@ import logging
 import math
 import os
 import sys
-import tempfile
 
 # Only the standard library at module level: the agents, the games and the statistics
 # (numpy, scipy) are imported inside main(), so a Ctrl-C while they load (a second or more
@@ -83,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
     import agents
+    from mulle_env.files import PathError, check_output_path
 
     from .game import GameProtocolError
     from .worker import call_path, load_game, make_ruleset
@@ -160,7 +160,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     args.report = args.report or _derived(args.out, ".json")
     args.markdown = args.markdown or _derived(args.out, ".md")
     args.plot = args.plot or _derived(args.out, ".png")
-    # Outputs are checked before the tournament, not found missing after hours of play.
+    # Outputs are checked before the tournament, not found missing after hours of play; each must
+    # be a regular file (a device, FIFO or socket would take the games and keep none, or hang).
     paths = {"--out": args.out, "--report": args.report, "--markdown": args.markdown, "--plot": args.plot}
     seen: dict[str, str] = {}
     for flag, path in paths.items():
@@ -168,36 +169,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         if real in seen:
             parser.error(f"{flag} {path!r} is the same file as {seen[real]}; each output needs its own file")
         seen[real] = flag
-        _check_output(parser, flag, path)
+        try:
+            check_output_path(path, flag)
+        except PathError as exc:
+            parser.error(str(exc))
     # Last, once every other argument is known to be good: a rejected command leaves no file behind.
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        parser.error(f"--out {args.out!r}: directory {out_dir!r} does not exist")
     try:
         with open(args.out, "a"):
             pass
     except OSError as exc:
         parser.error(f"--out {args.out!r} is not writable: {exc.strerror or exc}")
     return args, parser
-
-
-def _check_output(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
-    """Exit 2 unless ``path`` can be written (its directory exists and is writable), creating nothing."""
-    if os.path.isdir(path):
-        parser.error(f"{flag} {path!r} is a directory; give a file name")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        parser.error(f"{flag} {path!r}: directory {directory!r} does not exist")
-    try:
-        if os.path.exists(path):
-            with open(path, "a"):  # appends nothing: the file is rewritten only at the end
-                pass
-        else:
-            # A real create-and-remove (access() says yes to root even where creating fails).
-            with tempfile.NamedTemporaryFile(dir=directory, prefix=".mulle-arena-check-"):
-                pass
-    except OSError as exc:
-        parser.error(f"{flag} {path!r} is not writable: {exc.strerror or exc}")
 
 
 #: More worker processes than this many per core only add memory (each holds its agents) and contention.
@@ -240,26 +222,60 @@ def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ru
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-arena``; returns the exit code (0 done, 1 error, 2 bad arguments, 130 interrupted)."""
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        # Ctrl-C before the first game (importing, building agents) or while the report is
-        # written: every game that finished is already in the results file.
-        print("\nmulle-arena: interrupted; every finished game is saved in the results file; "
-              "run the same command again to continue (and to write the report)", file=sys.stderr)
-        return 130
+    """Entry point of ``mulle-arena``; returns the exit code.
+
+    0 done, 1 error, 2 bad arguments, 130 interrupted by Ctrl-C, 143 by SIGTERM (handled
+    like Ctrl-C: everything finished is saved and the report written; :mod:`arena.shutdown`).
+    """
+    from .shutdown import TerminateAsInterrupt
+
+    with TerminateAsInterrupt() as stop:
+        try:
+            return _main(argv, stop)
+        except KeyboardInterrupt:
+            # Interrupted before the first game (importing, building agents) or while the report
+            # is written: every game that finished is already in the results file.
+            print(f"\nmulle-arena: interrupted{' by SIGTERM' if stop.terminated else ''}; every finished game is "
+                  "saved in the results file; run the same command again to continue (and to write the report)",
+                  file=sys.stderr)
+            return stop.exit_code
 
 
-def _main(argv: list[str] | None) -> int:
+def _write_reports(args: argparse.Namespace, rep: dict) -> bool:
+    """Write the JSON and Markdown reports and the plot; True if the plot was drawn (matplotlib is there)."""
+    from mulle_env.files import check_output_path
+
+    from . import report as report_mod
+
+    # Checked again: after hours of play a path may have become something that is not a file.
+    for flag in ("--report", "--markdown", "--plot"):
+        check_output_path(getattr(args, flag[2:]), flag, probe=False)
+    with open(args.report, "w", encoding="utf-8") as f:
+        json.dump(rep, f, indent=2)
+        f.write("\n")
+    with open(args.markdown, "w", encoding="utf-8") as f:
+        f.write(report_mod.markdown(rep))
+    return report_mod.plot(rep, args.plot)
+
+
+def _main(argv: list[str] | None, stop) -> int:
     args, parser = parse_args(argv)
+    from mulle_env.files import PathError
+
     from . import report as report_mod
     from . import tournament
     from .results import ResultsFileBusyError
     from .schedule import Plan
+    from .worker import load_game
 
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    # A game may say it runs on a slow fallback (Mulle: the Python engine because the C core did
+    # not build). Said even with --quiet: it changes how long the run takes tenfold.
+    notice = getattr(load_game(args.game), "fallback_notice", None)
+    text = notice() if callable(notice) else None
+    if text:
+        print(f"mulle-arena: {text}", file=sys.stderr)
     move_timeout = args.move_timeout or None
     game_timeout = args.game_timeout or max(600.0, 60 * (move_timeout or 0))
     plan = Plan(
@@ -295,12 +311,12 @@ def _main(argv: list[str] | None) -> int:
         print(f"mulle-arena: error: {exc}", file=sys.stderr)
         return 1
     rep = report_mod.build(outcome)
-    with open(args.report, "w", encoding="utf-8") as f:
-        json.dump(rep, f, indent=2)
-        f.write("\n")
-    with open(args.markdown, "w", encoding="utf-8") as f:
-        f.write(report_mod.markdown(rep))
-    plotted = report_mod.plot(rep, args.plot)
+    try:
+        plotted = _write_reports(args, rep)
+    except (OSError, PathError) as exc:
+        print(f"mulle-arena: error: the report could not be written: {exc}; every game is saved in {args.out}, "
+              "run the same command again to write the report", file=sys.stderr)
+        return 1
     if not args.quiet:
         # The notes were logged as warnings when the run started; the files keep them.
         print(report_mod.text(rep, notes=False))
@@ -308,9 +324,9 @@ def _main(argv: list[str] | None) -> int:
               f"report: {args.report}, {args.markdown}"
               + (f", {args.plot}" if plotted else " (no plot: matplotlib is not installed)"))
     if outcome.interrupted:
-        print(f"interrupted: {outcome.played} games of this run are saved in {args.out}; "
-              "run the same command again to continue", file=sys.stderr)
-        return 130
+        print(f"interrupted{' by SIGTERM' if stop.terminated else ''}: {outcome.played} games of this run are "
+              f"saved in {args.out}; run the same command again to continue", file=sys.stderr)
+        return stop.exit_code
     return 0
 
 

@@ -9,9 +9,9 @@ lacks, before any game is scheduled.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Game", "GameProtocolError", "GameResult", "GameState", "check_game"]
+__all__ = ["Game", "GameProtocolError", "GameResult", "GameState", "check_game", "result_check"]
 
 
 @runtime_checkable
@@ -52,7 +52,12 @@ class Game(Protocol):
     """A game module: ``new_game(seed=..., ruleset=...)`` makes a :class:`GameState`.
 
     Optional: ``Ruleset`` with ``from_dict``/``to_dict`` (and ``from_strings`` for
-    ``--rule``), and ``ENGINE_VERSION``, recorded in every result line.
+    ``--rule``); ``ENGINE_VERSION`` and ``BACKEND`` (which of its engines runs, e.g.
+    ``"c"``), recorded in every result line; ``fallback_notice()``, a warning
+    ``mulle-arena`` prints when it is not ``None`` (the game runs on a slow fallback); and
+    ``check_result(result, ruleset)``, the game's own check of a finished game's result
+    (a dict with ``scores``, ``winner`` and ``sheets``), raising ``ValueError`` for one
+    no game can end with (:func:`result_check`; Mulle's is :func:`mulle_env.check_result`).
     """
 
     def new_game(self, seed: int, ruleset: Any = None) -> GameState:
@@ -82,3 +87,37 @@ def check_game(game: Any, name: str = "the game") -> None:
             f"{name}: new_game() returns a {type(state).__name__}, which lacks {', '.join(missing)}; "
             f"a game state needs {', '.join(_STATE_MEMBERS)} (see arena.game.GameState)"
         )
+
+
+def result_check(game: Any, name: str) -> Callable[[dict], str | None] | None:
+    """What is wrong with the result of a finished results line of ``game`` (named ``name``), by the game's check.
+
+    ``None`` when the game has no ``check_result``. The function returned says why a
+    line's ``scores``, ``winner`` and ``sheets`` cannot be (disagree with each other, or
+    with what a game under the line's ruleset can score), or ``None``; lines that are not
+    finished games, or are of another game, it leaves to the other checks.
+    :func:`arena.results.load` takes it as its ``check``.
+    """
+    check = getattr(game, "check_result", None)
+    if check is None:
+        return None
+    from .worker import make_ruleset
+
+    rulesets: dict[str, Any] = {}  # a results file holds one or a few rulesets: build each once
+
+    def ruleset_of(line: dict):
+        key = repr(sorted((line.get("ruleset") or {}).items()))
+        if key not in rulesets:
+            rulesets[key] = make_ruleset(game, line.get("ruleset"))
+        return rulesets[key]
+
+    def problem(line: dict) -> str | None:
+        if line.get("status") != "ok" or line.get("game", "mulle_env") != name:
+            return None
+        try:
+            check({k: line.get(k) for k in ("scores", "winner", "sheets")}, ruleset_of(line))
+        except ValueError as exc:
+            return f"its result is not one the game can end with: {exc}"
+        return None
+
+    return problem

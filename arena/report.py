@@ -78,6 +78,28 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
     }
 
 
+#: How reports name the games of lines written before results lines recorded their engine backend.
+UNRECORDED = "not recorded"
+
+
+def engine_backends(lines: list[dict]) -> dict[str, int]:
+    """Games counted per engine backend that played them (``"c"``, ``"python"``; :data:`UNRECORDED` for older lines)."""
+    out: dict[str, int] = {}
+    for ln in lines:
+        name = ln.get("engine_backend") or UNRECORDED
+        out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == UNRECORDED, kv[0])))
+
+
+def backends_text(backends: dict[str, int]) -> str:
+    """``"c"``, or ``"c (120 games), python (4 games)"`` when the games were played on more than one."""
+    if not backends:
+        return "none yet"
+    if len(backends) == 1:
+        return next(iter(backends))
+    return ", ".join(f"{name} ({n} game{'s' if n != 1 else ''})" for name, n in backends.items())
+
+
 def build(outcome: Outcome) -> dict:
     """The full report of ``outcome`` as a JSON-able dict."""
     plan = outcome.plan
@@ -121,6 +143,7 @@ def build(outcome: Outcome) -> dict:
             "ruleset": plan.ruleset,
             "game": plan.game,
             "engine_version": next((ln.get("engine_version") for ln in lines), None),
+            "engine_backends": engine_backends(lines),
             "move_timeout": plan.move_timeout,
         },
         "run": {
@@ -216,7 +239,8 @@ def text(report: dict, notes: bool = True) -> str:
         f"{len(t['specs'])} agents, {t['games_per_pairing']} games per pairing, seed {t['seed']}, "
         f"{'duplicate' if t['duplicate'] else 'single'} format; {g['counted']} of {g['expected']} games counted"
         + (f", {g['forfeits']} forfeited" if g["forfeits"] else "")
-        + (f"; {g['aborted_count']} aborted (re-run to play them again)" if g["aborted_count"] else ""),
+        + (f"; {g['aborted_count']} aborted (re-run to play them again)" if g["aborted_count"] else "")
+        + f"; engine: {backends_text(t.get('engine_backends') or {})}",
         "",
         _table(leaderboard_rows(report)),
         "",
@@ -245,7 +269,8 @@ def markdown(report: dict) -> str:
         f"- Agents: {', '.join(f'`{s}`' for s in t['specs'])}",
         f"- Games per pairing: {t['games_per_pairing']} ({'duplicate' if t['duplicate'] else 'single'} format), "
         f"seed {t['seed']}",
-        f"- Ruleset: `{json.dumps(t['ruleset'])}`, engine version {t['engine_version']}",
+        f"- Ruleset: `{json.dumps(t['ruleset'])}`, engine version {t['engine_version']}, "
+        f"engine backend: {backends_text(t.get('engine_backends') or {})}",
         f"- Games counted: {g['counted']} of {g['expected']}; forfeits: {g['forfeits']}",
         "",
         f"## Ratings (Bradley-Terry, logistic Elo, anchored on `{report['anchor']}` = 0, 95 % intervals)",
@@ -290,7 +315,8 @@ def plot(report: dict, path: str) -> bool:
     ax.set_yticks(range(len(names)), names)
     ax.axvline(0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"Elo relative to {report['anchor']} (95 % interval)")
-    ax.set_title(f"Arena ratings ({report['games']['counted']} games)")
+    engine = backends_text(report["tournament"].get("engine_backends") or {})
+    ax.set_title(f"Arena ratings ({report['games']['counted']} games; engine: {engine})")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -24,10 +24,13 @@ import json
 import logging
 import math
 import os
+import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
+
+from mulle_env.files import check_input_path
 
 try:
     import fcntl
@@ -35,6 +38,11 @@ except ImportError:  # Windows: no advisory locks; one run per file is then the 
     fcntl = None
 
 log = logging.getLogger("arena.results")
+
+
+#: The longest results line read (16 MiB; a 100-set game with its move list is about 150 kB).
+#: A longer line is reported as corrupt and skipped, so a damaged file cannot fill memory.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -45,7 +53,11 @@ class Loaded:
     corrupt: list[int] = field(default_factory=list)
     #: ``(line number, what is wrong)`` of JSON lines that break the schema.
     invalid: list[tuple[int, str]] = field(default_factory=list)
+    #: Line numbers of lines longer than :data:`MAX_LINE_BYTES` (skipped unread).
+    too_long: list[int] = field(default_factory=list)
+    #: The start of a torn last line (at most :data:`MAX_LINE_BYTES`) and its full size in bytes.
     torn: bytes = b""
+    torn_size: int = 0
     torn_backup: str | None = None
 
     def problems(self) -> list[str]:
@@ -54,65 +66,99 @@ class Loaded:
         if self.corrupt:
             shown = ", ".join(map(str, self.corrupt[:10])) + (" ..." if len(self.corrupt) > 10 else "")
             out.append(f"skipped {len(self.corrupt)} corrupt line(s) (line {shown})")
+        if self.too_long:
+            shown = ", ".join(map(str, self.too_long[:10])) + (" ..." if len(self.too_long) > 10 else "")
+            out.append(f"skipped {len(self.too_long)} line(s) longer than {MAX_LINE_BYTES:,} bytes, which no "
+                       f"game writes (line {shown})")
         if self.invalid:
             shown = "; ".join(f"line {no}: {why}" for no, why in self.invalid[:5])
             more = f"; and {len(self.invalid) - 5} more" if len(self.invalid) > 5 else ""
-            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema ({shown}{more}); "
-                       "those games are played again")
-        if self.torn:
+            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema or hold a result no "
+                       f"game can end with ({shown}{more}); those games are played again")
+        if self.torn_size:
             out.append(
-                f"cut off a truncated last line ({len(self.torn)} bytes"
+                f"cut off a truncated last line ({self.torn_size} bytes"
                 + (f", saved to {self.torn_backup}" if self.torn_backup else "")
                 + "); that game will be played again"
             )
         return out
 
 
-def load(path: str, repair: bool = True) -> Loaded:
+def load(path: str, repair: bool = True, check: Callable[[dict], str | None] | None = None) -> Loaded:
     """Read every valid line of ``path`` (missing file: nothing).
 
-    With ``repair`` a torn tail is backed up and truncated away so appends start on a
-    fresh line.
+    ``path`` must be a regular file (:func:`mulle_env.files.check_input_path`; a
+    :class:`~mulle_env.files.PathError` otherwise). It is read line by line, each line
+    bounded by :data:`MAX_LINE_BYTES`. ``check(line)``, when given, is asked after the
+    schema (:func:`check_line`) and may name what else is wrong with a line (the game's
+    own check of a result); such a line is reported and skipped like one that breaks the
+    schema. With ``repair`` a torn tail is backed up and truncated away so appends start
+    on a fresh line.
     """
     out = Loaded()
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return out
-    end = data.rfind(b"\n") + 1
-    body, tail = data[:end], data[end:]
-    for no, raw in enumerate(body.split(b"\n")[:-1], start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            out.corrupt.append(no)
-            continue
-        if not isinstance(obj, dict) or "game_id" not in obj:
-            out.corrupt.append(no)
-            continue
-        why = check_line(obj)
-        if why is not None:
-            out.invalid.append((no, why))
-            continue
-        out.lines.append(obj)
-    if tail.strip():
-        out.torn = tail
+    check_input_path(path, "the results file", limit=None)
+    torn_at = None
+    with open(path, "rb") as f:
+        pos, no = 0, 0
+        while True:
+            raw = f.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            no += 1
+            start, pos = pos, pos + len(raw)
+            if not raw.endswith(b"\n"):
+                while len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # skip the rest, unread
+                    raw = f.readline(MAX_LINE_BYTES + 1)
+                    pos += len(raw)
+                if not raw.endswith(b"\n"):  # the file ends inside this line: a torn tail
+                    torn_at = start
+                    f.seek(start)
+                    out.torn = f.read(MAX_LINE_BYTES)
+                    out.torn_size = pos - start
+                    break
+                out.too_long.append(no)
+                continue
+            if not raw.strip():
+                continue
+            _read_line(raw, no, out, check)
+    if torn_at is not None and out.torn.strip():
         if repair:
             backup = f"{path}.torn-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-            with open(backup, "wb") as f:
-                f.write(tail)
+            with open(path, "rb") as src, open(backup, "wb") as dst:
+                src.seek(torn_at)
+                shutil.copyfileobj(src, dst)
             out.torn_backup = backup
-    if tail and repair:
+    elif torn_at is not None:  # only blanks after the last newline: nothing of a game is lost
+        out.torn, out.torn_size = b"", 0
+    if torn_at is not None and repair:
         with open(path, "r+b") as f:
-            f.truncate(end)
+            f.truncate(torn_at)
             f.flush()
             os.fsync(f.fileno())
     for note in out.problems():
         log.warning("%s: %s", path, note)
     return out
+
+
+def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict], str | None] | None) -> None:
+    """Add line ``no`` to ``out``: as a line, or as a corrupt or invalid one."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        out.corrupt.append(no)
+        return
+    if not isinstance(obj, dict) or "game_id" not in obj:
+        out.corrupt.append(no)
+        return
+    why = check_line(obj)
+    if why is None and check is not None:
+        why = check(obj)
+    if why is not None:
+        out.invalid.append((no, why))
+        return
+    out.lines.append(obj)
 
 
 STATUSES = ("ok", "forfeit", "aborted")
@@ -132,8 +178,8 @@ def check_line(line: dict) -> str | None:
 
     Checked: the key types the statistics read (``game_id``, ``specs``, ``seed``,
     ``status``, ``scores``, ``winner``, ``forfeit``, ``pair``, ``moves``, ``move_list``,
-    ``ruleset``, ``agent_versions``: absent or null in lines written before versions
-    were recorded), that ``game_id`` names the line's specs and seed, and that the winner
+    ``ruleset``, ``agent_versions`` and ``engine_backend``: absent or null in lines written
+    before they were recorded), that ``game_id`` names the line's specs and seed, and that the winner
     agrees with the scores (a finished game) or the forfeit (a forfeited one).
     """
     gid, specs, seed, status = line.get("game_id"), line.get("specs"), line.get("seed"), line.get("status")
@@ -153,6 +199,9 @@ def check_line(line: dict) -> str | None:
         value = line.get(key)
         if value is not None and (not _is_int(value) or value < 0):
             return f"'{key}' must be an int >= 0 or null, not {value!r}"
+    backend = line.get("engine_backend")
+    if backend is not None and not (isinstance(backend, str) and backend):
+        return f"'engine_backend' must be a non-empty string or null, not {backend!r}"
     versions = line.get("agent_versions")
     if versions is not None and not (isinstance(versions, list) and len(versions) == 2
                                      and all(isinstance(v, str) and v for v in versions)):
@@ -214,8 +263,16 @@ def lock(path: str) -> Iterator[None]:
         f.close()  # closing the file releases the lock
 
 
+class ResultsWriteError(RuntimeError):
+    """The results file took no more lines (disk full, I/O error); the lines written before it are kept."""
+
+
 class Writer:
-    """Appends result lines to a JSON Lines file (see the module docstring for durability)."""
+    """Appends result lines to a JSON Lines file (see the module docstring for durability).
+
+    A failed write or ``fsync`` raises :class:`ResultsWriteError` saying how many lines
+    this writer saved before it.
+    """
 
     def __init__(self, path: str, fsync_interval: float = 1.0) -> None:
         self.path = path
@@ -230,22 +287,39 @@ class Writer:
         data = memoryview((json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         # A raw write() may take fewer bytes than given (signal, full disk, pipe);
         # the rest must follow or the line is torn.
-        while data:
-            n = self._f.write(data)
-            if not n:
-                raise OSError(f"{self.path}: write() took no bytes")
-            data = data[n:]
+        try:
+            while data:
+                n = self._f.write(data)
+                if not n:
+                    raise OSError(f"{self.path}: write() took no bytes")
+                data = data[n:]
+        except OSError as exc:
+            raise self._failed(exc) from None
         self.written += 1
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_interval:
-            os.fsync(self._f.fileno())
+            self._sync()
             self._last_sync = now
+
+    def _sync(self) -> None:
+        try:
+            os.fsync(self._f.fileno())
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> ResultsWriteError:
+        return ResultsWriteError(
+            f"writing the results file {self.path} failed ({exc.strerror or exc}); the {self.written} game(s) "
+            "this run wrote before are saved (a partly written last line is cut off and replayed on the next run)"
+        )
 
     def close(self) -> None:
         """Flush, fsync and close."""
         if not self._f.closed:
-            os.fsync(self._f.fileno())
-            self._f.close()
+            try:
+                self._sync()
+            finally:
+                self._f.close()
 
     def __enter__(self) -> Writer:
         return self

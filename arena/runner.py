@@ -47,8 +47,10 @@ def default_start_method() -> str:
 
 
 def _worker_main(conn, log_queue, level: int) -> None:
-    # The parent decides what Ctrl-C means (save, stop workers, report); workers ignore it.
+    # The parent decides what Ctrl-C and SIGTERM mean (save, stop workers, report); workers
+    # ignore both, also when the signal goes to the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
     root.setLevel(level)

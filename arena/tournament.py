@@ -23,10 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mulle_env.files import check_output_path
+
 from . import results as results_mod
+from .game import result_check
 from .schedule import Plan
 from .stats import SPRT
-from .worker import agent_version, engine_version, line_versions, load_game
+from .worker import agent_version, engine_backend, engine_version, line_versions, load_game
 
 log = logging.getLogger("arena")
 
@@ -194,7 +197,9 @@ def run(
     progress bar, ``"lines"`` for a plain line on stderr every ``progress_interval``
     seconds (for logs and CI, where a bar shows nothing until the end), ``False`` for none.
 
-    Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``.
+    Raises :class:`arena.results.ResultsFileBusyError` if another run is writing ``out``,
+    and :class:`mulle_env.files.PathError` (a ``ValueError``) if ``out`` is not a regular
+    file in an existing directory (a device, a FIFO, a directory).
     A game already in ``out`` is played again (the new line supersedes the old one) when
     ``plan.save_games`` is set and the old line has no move list, or when it was forfeited
     on a move time limit shorter than ``plan.move_timeout``. A line played by another
@@ -208,6 +213,8 @@ def run(
         raise ValueError(f"an SPRT needs exactly 2 agent specs (a head-to-head), not {len(plan.specs)}")
     if sprt is not None and not plan.duplicate:
         raise ValueError("the SPRT counts duplicate pairs; it cannot run with duplicate=False")
+    # A device or FIFO would hang the lock's open or take every line and keep none.
+    check_output_path(out, "the results file", probe=False)
     backend = backend or ProcessBackend(1)
     with results_mod.lock(out):
         return _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval)
@@ -215,9 +222,12 @@ def run(
 
 def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) -> Outcome:
     t0 = time.monotonic()
-    version = engine_version(load_game(plan.game))
+    game = load_game(plan.game)
+    version = engine_version(game)
+    backend_here = engine_backend(game)
     versions = current_versions(plan)
-    loaded = results_mod.load(out)
+    # A line whose result the game says cannot be is damaged like one that breaks the schema.
+    loaded = results_mod.load(out, check=result_check(game, plan.game))
     notes = loaded.problems()
     by_id: dict[str, dict] = {}
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
@@ -295,6 +305,7 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
                 if t["game_id"] in by_id:
                     continue
                 t["engine_version"] = version
+                t["engine_backend"] = backend_here
                 seat_versions = [versions[s] for s in t["specs"]]
                 t["agent_versions"] = None if None in seat_versions else seat_versions
                 order[t["game_id"]] = (i, pi)

@@ -6,11 +6,13 @@ in the task (game module, ruleset, seed, specs by seat), and each agent's random
 generator is seeded from a stable hash of ``(seed, seat, spec)``, so a game's result
 does not depend on the worker, the process or the order games run in.
 
-Failures are the agents', not the tournament's: an agent that raises, plays an illegal
-move or exceeds the per-move time limit *forfeits* the game (its seat loses, the error
-is recorded) and the next game starts normally. An exception raised by the game itself
-(``new_game``, ``is_over``, ``legal_moves``, ``view``, ``result``) blames no agent: the
-game is recorded as ``aborted`` and played again when the command is re-run.
+Every game runs on the one game loop, :class:`mulle_env.engine.GameLoop`. Failures are
+the agents', not the tournament's: an agent that raises, answers with an illegal move
+(or with anything that is not a move) or exceeds the per-move time limit *forfeits* the
+game (its seat loses, the error is recorded) and the next game starts normally. An
+exception raised by the game itself (``new_game``, ``is_over``, ``legal_moves``,
+``view``, ``result``, ``play`` failing on a legal move) blames no agent: the game is
+recorded as ``aborted`` and played again when the command is re-run.
 """
 
 from __future__ import annotations
@@ -24,9 +26,13 @@ import signal
 import threading
 import time
 import traceback
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import agents
+
+# The one game loop and its errors are game-agnostic: the arena uses nothing else of mulle_env here.
+from mulle_env.engine.errors import AgentError, IllegalMoveError
+from mulle_env.engine.loop import GameLoop
 
 log = logging.getLogger("arena.worker")
 
@@ -83,6 +89,16 @@ def load_game(path: str):
 def engine_version(game) -> str | None:
     """The game's ``ENGINE_VERSION`` (recorded in every result line), if it has one."""
     return getattr(game, "ENGINE_VERSION", None)
+
+
+def engine_backend(game) -> str | None:
+    """Which engine of the game runs in this process: its ``BACKEND`` (``"c"`` or ``"python"`` for Mulle), if any.
+
+    Recorded in every result line as ``engine_backend``: the same seed gives the same game
+    on every backend, but their speed differs about tenfold, so a report says which ran.
+    """
+    backend = getattr(game, "BACKEND", None)
+    return backend if isinstance(backend, str) else None
 
 
 def make_ruleset(game, rules: dict | None):
@@ -163,13 +179,114 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class TimeGuard:
+    """The game loop's ``guard``: the per-move time limit around every call into an agent.
+
+    ``with TimeGuard(seconds) as guard: GameLoop(..., guard=guard).run()`` runs each
+    ``reset``, ``act`` and ``observe`` under a SIGALRM timer. The handler is installed
+    once for the block (not per call: a game makes hundreds of calls) and only the timer
+    is set and cleared around each call. An agent over the limit gets a
+    :class:`MoveTimeout` (a ``BaseException``, so its own ``except Exception`` cannot
+    swallow it), which the guard turns into the loop's blame for an agent: an
+    :class:`~mulle_env.engine.errors.AgentError` naming the seat and the stage, with the
+    :class:`MoveTimeout` as its cause. :attr:`seat` and :attr:`stage` say whose call ran
+    last, for a timer that fires just outside a call. Without a limit, or where SIGALRM
+    is unavailable (Windows, a non-main thread), calls run unguarded.
+    """
+
+    def __init__(self, seconds: float | None, names: list[str] | None = None) -> None:
+        self.seconds = seconds
+        self.names = names
+        self.seat: int | None = None
+        self.stage: str | None = None
+        self._previous = None
+        self._armed = False
+
+    def __enter__(self) -> TimeGuard:
+        if self.seconds and _can_alarm():
+            self._previous = signal.signal(signal.SIGALRM, _alarm)
+            self._armed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False
+
+    def __call__(self, seat: int, stage: str):
+        self.seat, self.stage = seat, stage
+        return _TimedCall(self, seat, stage) if self._armed else _UNTIMED
+
+    def blame(self, seat: int, stage: str, timeout: MoveTimeout) -> AgentError:
+        """The loop's error for the agent of ``seat`` that ran out of time in ``stage``."""
+        name = self.names[seat] if self.names else f"seat {seat}"
+        error = AgentError(f"agent {name!r} (seat {seat}) {_timeout_text(self.seconds, stage)}",
+                           agent=name, seat=seat, stage=stage)
+        error.__cause__ = timeout
+        return error
+
+
+_UNTIMED = nullcontext()
+
+
+class _TimedCall:
+    """One call into an agent under the timer of an armed :class:`TimeGuard`."""
+
+    __slots__ = ("guard", "seat", "stage")
+
+    def __init__(self, guard: TimeGuard, seat: int, stage: str) -> None:
+        self.guard, self.seat, self.stage = guard, seat, stage
+
+    def __enter__(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, self.guard.seconds)
+
+    def __exit__(self, kind, value, tb) -> bool:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if kind is MoveTimeout:
+            raise self.guard.blame(self.seat, self.stage, value)
+        return False
+
+
+def _timeout_text(seconds: float, stage: str) -> str:
+    return (f"exceeded the move time limit of {seconds:g} s" if stage == "act"
+            else f"exceeded the time limit of {seconds:g} s in {stage}()")
+
+
+#: How a forfeit's error text says what the agent did, by the loop's stage.
+_FAILED_IN = {"act": "raised", "reset": "raised in reset():", "observe": "raised in observe():"}
+
+
+def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int, str] | None:
+    """``(seat, what it did)`` when ``exc`` is an agent's failure (a forfeit); ``None`` when it is the game's."""
+    if isinstance(exc, MoveTimeout):  # the timer fired between the loop's calls: the last one is to blame
+        return guard.seat, _timeout_text(guard.seconds, guard.stage)
+    if isinstance(exc, IllegalMoveError) and exc.seat in (0, 1):
+        return exc.seat, f"played an illegal move: {type(exc).__name__}: {exc.reason}"
+    if isinstance(exc, AgentError) and guard.seat is not None:
+        # The loop hands on unchanged an AgentError from a game loop inside an agent (one that
+        # plays games of its own), whose seat is not this game's: the agent whose call was
+        # running, as the guard saw it start, is the one that failed.
+        seat, stage = guard.seat, guard.stage
+        own = (exc.seat, exc.stage, exc.agent) == (seat, stage, specs[seat])
+        cause = exc.__cause__ if own else exc
+        if isinstance(cause, MoveTimeout):
+            return seat, _timeout_text(guard.seconds, stage)
+        log.debug("agent %r failed:\n%s", specs[seat], "".join(traceback.format_exception(cause or exc)))
+        return seat, f"{_FAILED_IN[stage]} {_describe(cause or exc)}"
+    return None  # anything else comes from the game itself: nobody forfeits
+
+
 def play_task(task: dict) -> dict:
     """Play the game ``task`` describes and return its result line (see docs/arena.md).
 
-    The loop is the arena's own rather than the engine's ``Match``: it drives any game
-    of the protocol in :mod:`arena.game` (a state with ``legal_moves``, ``play``,
-    ``view``...), times each ``act`` against the per-move limit, and knows at each moment
-    whose code runs, which is what decides between a forfeit and an aborted game. With
+    The game runs on the one game loop, :class:`mulle_env.engine.GameLoop`, which needs
+    of the game only the protocol of :mod:`arena.game`. Its ``guard`` carries the
+    per-move time limit (:class:`TimeGuard`), and its errors decide the blame: an
+    :class:`~mulle_env.engine.errors.AgentError` (the agent raised, or ran out of time)
+    or an :class:`~mulle_env.engine.errors.IllegalMoveError` naming a seat (an illegal
+    or malformed answer, text that names no legal move, ``None``) is that agent's
+    forfeit; any other exception is the game's own and aborts the game. With
     ``save_games`` the line carries ``move_list``, and the line is then a game record:
     ``GameRecord.from_dict`` and ``mulle-play --replay`` read it.
     """
@@ -188,6 +305,7 @@ def play_task(task: dict) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": engine_version(game),
+        "engine_backend": engine_backend(game),
         "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,
@@ -200,8 +318,6 @@ def play_task(task: dict) -> dict:
         "status": "ok",
         "worker": os.getpid(),
     }
-    move_list: list[str] = []
-    culprit: int | None = None
 
     def agent(seat: int) -> str:
         return f"agent {specs[seat]!r} (seat {seat})"
@@ -215,70 +331,40 @@ def play_task(task: dict) -> dict:
     # may differ if, say, the policy file changed in between: the line then tells the truth).
     line["agent_versions"] = [version_of(seats[0]), version_of(seats[1])]
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
-    think = [0.0, 0.0]
-    k = 0
-    # ``stage`` says whose code runs, so a failure is charged to the right party: an
-    # agent's stage forfeits its game, the engine's aborts it (no agent is to blame).
-    stage = "engine"
+    guard = TimeGuard(timeout, list(specs))
+    loop = None
     try:
-        state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
-        stage = "reset"
-        for culprit in (0, 1):
-            with time_limit(timeout):
-                seats[culprit].reset()
-        while True:
-            stage = "engine"
-            if state.is_over():
-                break
-            culprit = p = state.to_move
-            legal = state.legal_moves()
-            view = state.view(p)
-            stage = "act"
-            t0 = time.perf_counter()
-            with time_limit(timeout):
-                move = seats[p].act(view, legal, rngs[p])
-            think[p] += time.perf_counter() - t0
-            stage = "play"
-            state.play(move)  # checked: an illegal move is a forfeit, not a corrupted game
-            k += 1
-            move_list.append(str(move))
-            stage = "observe"
-            for culprit in (0, 1):
-                with time_limit(timeout):
-                    seats[culprit].observe((p, move))
-    except MoveTimeout:
-        line["think"] = [round(t, 6) for t in think]
+        with guard:
+            state = game.new_game(seed=seed, ruleset=make_ruleset(game, task.get("ruleset")))
+            loop = GameLoop(state, seats, rngs, guard=guard, names=list(specs), record=True)
+            loop.start()
+            loop.run()
+    except (Exception, MoveTimeout) as exc:
+        k = loop.count if loop is not None else 0
+        moves = loop.moves if loop is not None else []
+        line["think"] = [round(t, 6) for t in loop.think] if loop is not None else [0.0, 0.0]
         line["moves"] = k
-        what = (f"exceeded the move time limit of {timeout:g} s" if stage == "act"
-                else f"exceeded the time limit of {timeout:g} s in {stage}()")
-        return _forfeit(line, culprit, f"{agent(culprit)} {what} at move {k + 1}", t_start, move_list, task)
-    except Exception as exc:
-        line["think"] = [round(t, 6) for t in think]
-        line["moves"] = k
-        if stage == "engine":
+        blame = _blame(exc, specs, guard)
+        if blame is None:
             error = f"game engine raised {_describe(exc)} at move {k + 1}"
-            return _engine_failed(line, task, error, t_start, move_list)
-        where = {"act": "raised", "play": "played an illegal move:", "reset": "raised in reset():",
-                 "observe": "raised in observe():"}[stage]
-        if stage != "play":
-            log.debug("agent %r failed:\n%s", specs[culprit], traceback.format_exc())
-        error = f"{agent(culprit)} {where} {_describe(exc)} at move {k + 1}"
-        return _forfeit(line, culprit, error, t_start, move_list, task)
+            return _engine_failed(line, task, error, t_start, moves)
+        seat, what = blame
+        return _forfeit(line, seat, f"{agent(seat)} {what} at move {k + 1}", t_start, moves, task)
     try:
         result = state.result()
         d = result.to_dict()
     except Exception as exc:
-        return _engine_failed(line, task, f"game engine raised {_describe(exc)} in result()", t_start, move_list)
+        return _engine_failed(line, task, f"game engine raised {_describe(exc)} in result()", t_start, loop.moves)
     line.update(
         scores=list(result.scores),
         sheets=d.get("sheets"),
         winner=result.winner,
-        moves=k,
-        think=[round(t, 6) for t in think],
+        moves=loop.count,
+        think=[round(t, 6) for t in loop.think],
         duration=round(time.perf_counter() - t_start, 6),
     )
     if task.get("save_games"):
-        line["move_list"] = move_list
+        line["move_list"] = loop.moves
     return line
 
 
@@ -320,6 +406,7 @@ def aborted(task: dict, error: str, attempts: int = 1) -> dict:
         "ruleset": task.get("ruleset") or {},
         "game": task.get("game", "mulle_env"),
         "engine_version": task.get("engine_version"),
+        "engine_backend": task.get("engine_backend"),  # the parent's: the worker that would know is gone
         "agent_versions": task.get("agent_versions"),
         "scores": None,
         "sheets": None,

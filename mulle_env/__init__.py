@@ -8,9 +8,10 @@
 
 from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
+from .engine.record import check_result
 
 __version__ = "0.1.0"
-__all__ = [*_engine_all, "__version__", "MulleEnv"]  # noqa: F405 - MulleEnv comes lazily from __getattr__
+__all__ = [*_engine_all, "__version__", "MulleEnv", "check_result"]  # noqa: F405 - MulleEnv comes lazily from __getattr__
 
 
 from ._registration import register_envs as _register_envs

@@ -177,6 +177,92 @@ class Dawdler(RandomAgent):
         return super().act(view, legal_moves, rng)
 
 
+class Answerer(RandomAgent):
+    """Chooses randomly but answers in the form ``kind`` names from its ``at``-th move of a game on.
+
+    ``kind``: ``"move"`` (the move itself), ``"text"`` (its text), ``"none"`` (``None``),
+    ``"number"`` (``7``, no move of any game here). It keeps every move it observes in
+    :attr:`observed`, to check what the game loop tells agents.
+    """
+
+    def __init__(self, kind: str = "move", at: int = 1) -> None:
+        self.kind, self.at, self.n = kind, at, 0
+        self.observed: list = []
+
+    def reset(self) -> None:
+        self.n = 0
+        self.observed = []
+
+    def observe(self, event) -> None:
+        self.observed.append(event)
+
+    def act(self, view, legal_moves, rng):
+        self.n += 1
+        move = super().act(view, legal_moves, rng)
+        if self.n < self.at:
+            return move
+        return {"move": move, "text": str(move), "none": None, "number": 7}[self.kind]
+
+
+class Nester(RandomAgent):
+    """Plays randomly, but first runs a game loop of its own in which a crasher fails at once."""
+
+    def act(self, view, legal_moves, rng):
+        import random
+
+        import mulle_env as me
+
+        inner = me.GameLoop(me.new_game(seed=1), [Crasher(at=1), RandomAgent()], [random.Random(0)] * 2)
+        inner.run()
+        return super().act(view, legal_moves, rng)
+
+
+class _TakeAwayState:
+    """Take-away: seats take 1 to 3 counters from a pile in turn; who takes the last one wins.
+
+    A second game for the arena's protocol (:mod:`arena.game`). Its ``play`` checks a move
+    by comparing numbers, so an answer that is no number raises ``TypeError``, not the
+    ``ValueError`` the protocol asks for: the arena must still blame the agent.
+    """
+
+    def __init__(self, pile: int) -> None:
+        self.pile, self.to_move, self.taken = pile, 0, [0, 0]
+        self.last: int | None = None
+
+    def legal_moves(self) -> list[int]:
+        return list(range(1, min(3, self.pile) + 1))
+
+    def view(self, player: int) -> dict:
+        return {"pile": self.pile, "player": player}
+
+    def play(self, move) -> None:
+        if not 1 <= move <= min(3, self.pile):
+            raise ValueError(f"take 1 to {min(3, self.pile)} counters, not {move!r}")
+        self.pile -= move
+        self.taken[self.to_move] += move
+        self.last, self.to_move = self.to_move, 1 - self.to_move
+
+    def is_over(self) -> bool:
+        return self.pile == 0
+
+    def result(self):
+        import types
+
+        winner = self.last
+        scores = [1 if s == winner else 0 for s in (0, 1)]
+        return types.SimpleNamespace(scores=scores, winner=winner, to_dict=lambda: {"scores": scores})
+
+
+class TakeAway:
+    """The take-away game "module" (``--game arena_agents:TakeAway``): a pile of 10 to 29 counters."""
+
+    ENGINE_VERSION = "takeaway-1"
+
+    @staticmethod
+    def new_game(seed, ruleset=None):
+        return _TakeAwayState(10 + seed % 20)
+
+
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")
@@ -186,3 +272,5 @@ def register() -> None:
     agents.register("illegal", Illegal, "plays an illegal move")
     agents.register("dawdler", Dawdler, "thinks `seconds` over move `at`")
     agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")
+    agents.register("answer", Answerer, "answers as move, text, none or number from move `at`")
+    agents.register("nester", Nester, "runs a game loop of its own in which an agent fails")

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import mulle_env as me
 from arena import SPRT, Plan, ProcessBackend, report, run
 from arena.results import comparable, load
 from arena.schedule import deal_seed
@@ -50,12 +51,15 @@ def test_deal_seeds_are_the_arenas_own_and_below_2_53():
     assert deal_seed(3, 0) == int.from_bytes(digest[:8], "little") >> 11
     seeds = [deal_seed(s, d) for s in (0, 1, 2**40) for d in range(200)]
     assert len(set(seeds)) == len(seeds) and all(0 <= x < 2**53 for x in seeds)
-    # The arena knows a game only through its play interface, never the engine's internals.
+    # The arena knows a game only through its play interface, never the engine's internals: of
+    # mulle_env it uses only the game-agnostic parts every tool shares (the one game loop and its
+    # errors, the path checks).
+    shared = {"mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.files"}
     for path in Path(__file__).resolve().parents[1].joinpath("arena").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            assert not any(n.startswith("mulle_env") for n in names), (path.name, names)
+            assert not any(n.startswith("mulle_env") and n not in shared for n in names), (path.name, names)
 
 
 def test_plan_validation():
@@ -250,6 +254,7 @@ def test_game_deadline_kills_a_stuck_worker(tmp_path):
     o, out = play(tmp_path, ["hanger:at=2", "random"], 2, backend=backend, move_timeout=None)
     rows = lines_of(out)
     assert len(rows) == 2 and all(r["status"] == "aborted" and "game time limit" in r["error"] for r in rows)
+    assert {r["engine_backend"] for r in rows} == {me.BACKEND}  # the parent's, as its worker is gone
     assert backend.replaced == 2 and o.lines == []  # aborted games count for nobody...
     again, _ = play(tmp_path, ["hanger:at=2", "random"], 2, move_timeout=0.2)
     assert again.played == 2  # ...and are played again on the next run
@@ -383,11 +388,55 @@ def test_lines_breaking_the_schema_are_reported_skipped_and_replayed(tmp_path, c
     report.text(report.build(again))  # no traceback on the way
 
 
+def _cheat(line):
+    # Consistent within the line (sheet, total, score, winner), but more mulle points than a set holds.
+    line["sheets"][0][0]["mulle"] += 500
+    line["sheets"][0][0]["total"] += 500
+    line["scores"][0] += 500
+    line["winner"] = 0
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda ln: ln.update(scores=[1000000, -5], winner=0),
+     "scores [1000000, -5] are not the sums of the set totals in sheets"),
+    (lambda ln: ln.update(scores=[1e308, 1e308], winner=None), "scores[0] must be a whole number, not 1e+308"),
+    (lambda ln: ln["sheets"][1][0].update(total=ln["sheets"][1][0]["total"] + 7), "sheets[1][0].total"),
+    (lambda ln: ln["sheets"][0][0].update(bonus=ln["sheets"][0][0]["bonus"] + 2), "sheets[0][0].bonus"),
+    (lambda ln: ln.update(sheets=None), "sheets must hold the score sheets of the two seats"),
+    (_cheat, "set 1: the seats' mulle points add up to"),
+])
+def test_a_line_whose_result_cannot_be_is_reported_and_replayed(tmp_path, change, why):
+    done, out = play(tmp_path, ["random", "heuristic"], 2)
+    rows = lines_of(out)
+    first = rows[0]["game_id"]
+    change(rows[0])
+    with open(out, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    again, _ = play(tmp_path, ["random", "heuristic"], 2)
+    assert again.played == 1 and len(again.lines) == 2
+    assert any(f"line 1: its result is not one the game can end with: {why}" in n for n in again.notes), again.notes
+    replayed = next(ln for ln in again.lines if ln["game_id"] == first)
+    assert comparable(replayed) == comparable(done.lines[0])  # the true result, not the edited one
+    diff = report.build(again)["pairings"][0]["score_diff"]["value"]
+    assert abs(diff) < 200
+
+
+def test_a_game_without_a_result_check_keeps_the_schema_check(tmp_path):
+    # take-away has no check_result: its lines are judged by the schema alone (and still resume).
+    first, _ = play(tmp_path, ["random", "heuristic"], 2, game="arena_agents:TakeAway")
+    again, _ = play(tmp_path, ["random", "heuristic"], 2, game="arena_agents:TakeAway")
+    assert first.played == 2 and again.played == 0 and not again.notes
+
+
 def test_every_line_the_arena_writes_passes_the_schema(tmp_path):
+    import mulle_env as me
     from arena.results import check_line
 
     _, out = play(tmp_path, ["crasher:at=2", "random", "heuristic"], 2)
     assert all(check_line(r) is None for r in lines_of(out))
+    for r in lines_of(out):
+        if r["status"] == "ok":
+            me.check_result(r, r["ruleset"])
 
 
 @pytest.mark.parametrize("legacy", [False, True])

@@ -61,8 +61,8 @@ def test_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_pa
     assert message in capsys.readouterr().err
 
 
-def test_rule_flags_are_parsed_by_the_game():
-    args, _ = cli.parse_args(["random", "heuristic", "--out", os.devnull, "--rule", "sets=1",
+def test_rule_flags_are_parsed_by_the_game(tmp_path):
+    args, _ = cli.parse_args(["random", "heuristic", "--out", str(tmp_path / "r.jsonl"), "--rule", "sets=1",
                               "--rule", "forced_capture=off", "--rule", "lock_every_build = YES"])
     assert args.ruleset["sets"] == 1 and args.ruleset["forced_capture"] is False
     assert args.ruleset["lock_every_build"] is True and args.ruleset["discard_only_if_no_capture"] is True
@@ -164,6 +164,72 @@ def test_ctrl_c_at_start_up_and_during_the_report_exits_130_cleanly(tmp_path, ca
     assert cli.main(_fast(tmp_path, "--quiet")) == 0 and (tmp_path / "r.report.md").exists()
 
 
+def test_sigterm_at_start_up_and_during_the_report_exits_143_cleanly(tmp_path, capsys, monkeypatch):
+    def terminate(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler interrupts this at once
+        raise AssertionError("SIGTERM did not interrupt")
+
+    before = signal.getsignal(signal.SIGTERM)
+    with monkeypatch.context() as m:
+        m.setattr("agents.make", terminate)  # while the agents load
+        assert cli.main(_fast(tmp_path)) == 143
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    with monkeypatch.context() as m:
+        m.setattr("arena.report.markdown", terminate)  # while the report is written
+        assert cli.main(_fast(tmp_path)) == 143
+    err = capsys.readouterr().err
+    assert "interrupted by SIGTERM" in err and "Traceback" not in err
+    assert len(_lines(tmp_path / "r.jsonl")) == 2  # the games are saved
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back when the command ends
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` still running (zombies, already ended, do not count)."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in "ZX":
+                alive.append(int(entry))
+    return alive
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the run's processes")
+def test_kill_term_mid_run_finishes_writing_reports_and_exits_143(tmp_path):
+    games = 120
+    out = tmp_path / "term.jsonl"
+    proc = subprocess.Popen(_cmd(out, games), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 8):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)  # the parent only, as `kill -TERM <pid>` does
+        stdout, stderr = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while _alive_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        leftover = _alive_in_group(proc.pid)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything left of the run (there should be nothing)
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 143, stderr
+    assert "interrupted by SIGTERM" in stderr and "leaked semaphore" not in stderr and "Traceback" not in stderr
+    partial = _lines(out)  # every line whole: the writer finished
+    assert 8 <= len(partial) < games
+    rep = json.loads((tmp_path / "term.report.json").read_text())
+    assert rep["run"]["interrupted"] is True and rep["games"]["counted"] == len(partial)
+    assert "Elo (vs random)" in stdout  # the tables of what was played
+    assert not leftover  # no worker outlived the run
+
+
 def test_a_second_run_on_the_same_out_is_refused_with_exit_2(tmp_path, capsys):
     from arena.results import lock
 
@@ -190,7 +256,7 @@ def test_workers_above_the_cores_get_a_note(tmp_path, capsys, monkeypatch):
     assert args.workers == 3 and "more than the 1 core(s)" in capsys.readouterr().err
 
 
-def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
+def test_a_game_module_is_checked_against_the_arenas_protocol(capsys, tmp_path):
     import types
 
     import mulle_env
@@ -203,5 +269,5 @@ def test_a_game_module_is_checked_against_the_arenas_protocol(capsys):
         check_game(types.SimpleNamespace(new_game=lambda seed, ruleset=None: types.SimpleNamespace(
             to_move=0, is_over=lambda: False, result=lambda: None)))
     with pytest.raises(SystemExit) as exc:
-        cli.parse_args(["random", "heuristic", "--game", "json", "--out", os.devnull])
+        cli.parse_args(["random", "heuristic", "--game", "json", "--out", str(tmp_path / "r.jsonl")])
     assert exc.value.code == 2 and "--game 'json' is not a game for the arena" in capsys.readouterr().err

@@ -52,6 +52,7 @@ load while today's layout is that one and are refused (saying what changed) afte
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import zipfile
 from collections.abc import Sequence
@@ -417,21 +418,57 @@ _REQUIRED = ("format, format_version, head (version 3), activation, obs_size, ob
              "obs_fingerprint (versions 2 and 3), num_actions, num_layers, layer{i}.weight/bias, metadata")
 
 
+#: The largest policy file read (the shipped ones hold about 4 MB; this bounds what a wrong path can cost).
+MAX_POLICY_BYTES = 256 * 1024 * 1024
+
+#: What a policy file is, for messages about a file that is not one.
+WHAT_A_POLICY_FILE_IS = (
+    "A policy file is a .npz archive (a zip of numpy arrays, read without pickle) as mulle-train and "
+    "agents.learned.save_policy write it: the tag format='mulle-learned-policy', its format version, the "
+    "observation layout it was trained on, the network's layer{i}.weight/bias arrays and metadata"
+)
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
+
+
 def load_policy(path: str | Path) -> MLPPolicy:
-    """Read and check a policy file; raise :class:`PolicyFileError` saying what is wrong."""
+    """Read and check a policy file; raise :class:`PolicyFileError` saying what is wrong.
+
+    The path must be a regular file of at most :data:`MAX_POLICY_BYTES`
+    (:func:`mulle_env.files.read_bytes`: no directory, device or FIFO); a file that is no
+    ``.npz`` archive, or one whose arrays need pickle, is "not a policy file", with what
+    a policy file is. Nothing is ever loaded with pickle.
+    """
+    from mulle_env.files import PathError, read_bytes
+
     path = Path(path)
     where = f"policy file {str(path)!r}"
-    if path.is_dir():
-        raise PolicyFileError(f"{where} is a directory, not a file (pass learned:path=<file.npz>)")
-    if not path.is_file():
-        raise PolicyFileError(f"{where} does not exist (pass learned:path=<file.npz> or train one with mulle-train)")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return _from_arrays(data, where)
+        data = read_bytes(path, "policy file", limit=MAX_POLICY_BYTES)
+    except PathError as exc:
+        raise PolicyFileError(f"{exc} (pass learned:path=<file.npz> or train one with mulle-train)") from None
+
+    def not_a_policy(why: str) -> PolicyFileError:
+        return PolicyFileError(f"{where} is not a policy file (not a readable .npz policy file: {why}). "
+                               f"{WHAT_A_POLICY_FILE_IS}")
+
+    if not data.startswith(_ZIP_MAGIC):
+        raise not_a_policy("it does not begin like a zip archive")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > MAX_POLICY_BYTES:
+            raise not_a_policy(f"its arrays would unpack to {unpacked:,} bytes, more than the "
+                               f"{MAX_POLICY_BYTES:,} a policy may hold")
+        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+            return _from_arrays(arrays, where)
     except PolicyFileError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, zipfile.LargeZipFile) as exc:
-        raise PolicyFileError(f"{where} is not a readable .npz policy file ({type(exc).__name__}: {exc})") from None
+    except ValueError as exc:
+        if "pickle" in str(exc):  # numpy's text would suggest an unsafe load: never pass it on
+            raise not_a_policy("it holds Python objects (pickled data), which a policy file never does") from None
+        raise not_a_policy(f"{type(exc).__name__}: {exc}") from None
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, zipfile.LargeZipFile) as exc:
+        raise not_a_policy(f"{type(exc).__name__}: {exc}") from None
 
 
 def _json_object(data, key: str, where: str) -> dict:

@@ -191,9 +191,12 @@ class GameLoop:
 
         ``answer`` may be a legal move or its text. Anything the game's checked ``play``
         refuses (``None``, a number, an illegal move) raises :class:`IllegalMoveError` naming
-        the agent, the seat and why; the game is left untouched. ``tell=False`` plays without
-        telling the agents (:meth:`Match.step <mulle_env.engine.match.Match.step>`, whose
-        caller decides who hears the move).
+        the agent, the seat and why; the game is left untouched. So does an answer that is
+        none of ``legal`` when ``play`` fails on it with another exception; an exception
+        ``play`` raises on a legal move (other than ``ValueError``) is the game's own and
+        passes through. ``tell=False`` plays without telling the agents
+        (:meth:`Match.step <mulle_env.engine.match.Match.step>`, whose caller decides who
+        hears the move).
         """
         game = self.game
         if game.to_move != seat:
@@ -208,6 +211,13 @@ class GameLoop:
             result = game.play(move)
         except ValueError as exc:  # the engine's checked play: an IllegalMoveError or InvalidMoveError
             self._illegal(seat, str(exc))
+        except Exception as exc:
+            if legal is None or _one_of(move, legal):
+                raise  # the game failed on a legal move: its own error, no agent's
+            # A game whose play is not ready for any object (a number where it compares moves)
+            # must not turn an agent's bad answer into an error of the game.
+            self._illegal(seat, f"it answered {answer!r}, which is none of the legal moves "
+                                f"(the game's play raised {_describe(exc)})")
         return self._after(seat, move, result) if tell else result
 
     def play(self, move: Any) -> Any:
@@ -290,6 +300,13 @@ class GameLoop:
     def __repr__(self) -> str:
         names = [None if a is None else self.name(s) for s, a in enumerate(self.agents)]
         return f"<GameLoop seats {names}, {self.count} moves>"
+
+
+def _one_of(move: Any, legal: Sequence) -> bool:
+    try:
+        return any(m is move or m == move for m in legal)
+    except Exception:  # an answer whose == fails is no legal move
+        return False
 
 
 def _describe(exc: BaseException) -> str:

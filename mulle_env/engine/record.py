@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .cards import CARD_NAMES, CARDS, parse_card
+from .cards import CARD_NAMES, CARDS, COPIES, INTAKE_POINTS, parse_card
 from .errors import InvalidCardError, InvalidMoveError, InvalidRulesetError, MulleError
 from .moves import Move
+from .rules import DEALS_PER_SET, HAND_SIZE
 from .ruleset import Ruleset
+from .state import intake_bonus
 
 __all__ = [
-    "RECORD_VERSION", "VIEW_VERSION", "GameRecord", "InvalidRecordError", "view_from_dict", "view_to_dict",
+    "RECORD_VERSION", "VIEW_VERSION", "GameRecord", "InvalidRecordError", "check_result", "view_from_dict",
+    "view_to_dict",
 ]
 
 #: Version of the game-record JSON form written by :meth:`GameRecord.to_dict`.
@@ -169,6 +172,94 @@ class GameRecord:
             _fail(f"the recorded result {self.result.get('scores')} differs from the replayed game's "
                   f"{list(m.result().scores)}: the record was changed or made by another engine version")
         return m
+
+
+# ----- results ------------------------------------------------------------------------
+
+#: Tabbes one seat can score in a set: one per card it plays (RULES.md 1.2: 6 deals of 8 cards).
+MAX_TABBE_PER_SET = DEALS_PER_SET * HAND_SIZE
+#: Intake points of a set's cards, both seats together (RULES.md 6.3: 20 per deck).
+INTAKE_PER_SET = COPIES * sum(INTAKE_POINTS)
+
+
+def check_result(result, ruleset=None) -> None:
+    """Raise :class:`InvalidRecordError` unless ``result`` is how a finished game of ``ruleset`` can end.
+
+    ``result`` is :meth:`GameResult.to_dict`'s form (an arena results line has the same
+    keys): ``scores`` (the two game totals by seat), ``winner`` (0, 1 or ``None`` for a
+    draw), ``sheets`` (per seat, one score sheet per set) and optionally ``totals``.
+    Checked, with RULES.md 6: ``ruleset.sets`` sheets per seat, whole numbers; in each
+    sheet ``bonus`` is ``2 x (intake - 20)`` above 20 and ``total`` is ``mulle + tabbe +
+    bonus``; in each set no more than the cards can give (both seats' mulle points at
+    most one card of each face, their intake points at most 40, at most
+    :data:`MAX_TABBE_PER_SET` tabbes each); the scores are the sums of the set totals (and
+    ``totals`` the sums of the sheets); the winner is the seat with the higher score.
+    This is the engine's own check of a result, without replaying the game (a
+    :class:`GameRecord` with its moves is checked by :meth:`GameRecord.replay`).
+
+    >>> import mulle_env as me
+    >>> st = me.new_game(seed=3, ruleset=me.Ruleset(sets=1))
+    >>> while not st.is_over():
+    ...     st = st.play(st.legal_moves()[0])
+    >>> check_result(st.result().to_dict(), st.ruleset)
+    >>> check_result({**st.result().to_dict(), "scores": [1000000, -5], "winner": 0}, st.ruleset)
+    Traceback (most recent call last):
+    ...
+    mulle_env.engine.record.InvalidRecordError: scores [1000000, -5] are not the sums of the set totals in sheets ...
+    """
+    rules = _ruleset(ruleset, "ruleset")
+    if not isinstance(result, dict):
+        _fail(f"a result is a JSON object with scores, winner and sheets, not {type(result).__name__}")
+    missing = [k for k in ("scores", "winner", "sheets") if k not in result]
+    if missing:
+        _fail(f"a result needs scores, winner and sheets; missing: {', '.join(missing)}")
+    scores, winner, sheets = result["scores"], result["winner"], result["sheets"]
+    if not isinstance(scores, (list, tuple)) or len(scores) != 2:
+        _fail(f"scores must be the two game totals by seat, not {scores!r}")
+    scores = [_int(x, f"scores[{p}]") for p, x in enumerate(scores)]
+    _seat(winner, "winner", allow_none=True)
+    if not isinstance(sheets, (list, tuple)) or len(sheets) != 2:
+        _fail(f"sheets must hold the score sheets of the two seats, not {sheets!r:.80}")
+    for p, per_set in enumerate(sheets):
+        if not isinstance(per_set, (list, tuple)) or len(per_set) != rules.sets:
+            _fail(f"sheets[{p}] must hold one score sheet per set ({rules.sets} under these rules), "
+                  f"not {per_set!r:.80}")
+    read = [[_set_sheet(s, f"sheets[{p}][{k}]") for k, s in enumerate(per_set)] for p, per_set in enumerate(sheets)]
+    most_mulle = sum(rules.mulle_values)  # a mulle banks one card of a pair: one of each face at most
+    for k in range(rules.sets):
+        both = (read[0][k], read[1][k])
+        for key, most in (("mulle", most_mulle), ("intake", INTAKE_PER_SET)):
+            if both[0][key] + both[1][key] > most:
+                _fail(f"set {k + 1}: the seats' {key} points add up to {both[0][key] + both[1][key]}, more than "
+                      f"the {most} a set's cards can give")
+    sums = [sum(s["total"] for s in read[p]) for p in (0, 1)]
+    if scores != sums:
+        _fail(f"scores {scores} are not the sums of the set totals in sheets ({sums})")
+    totals = result.get("totals")
+    if totals is not None:
+        added = [{key: sum(s[key] for s in read[p]) for key in _SHEET_KEYS} for p in (0, 1)]
+        if not isinstance(totals, (list, tuple)) or [dict(t) if isinstance(t, dict) else t for t in totals] != added:
+            _fail(f"totals {totals!r:.120} are not the sums of the sheets ({added})")
+    expected = 0 if scores[0] > scores[1] else 1 if scores[1] > scores[0] else None
+    if winner != expected:
+        _fail(f"winner {winner!r} contradicts the scores {scores} (expected {expected!r})")
+
+
+def _set_sheet(value, where: str) -> dict:
+    """A set's score sheet, whole numbers that agree with each other and fit in one set."""
+    s = _sheet(value, where)
+    for key in _SHEET_KEYS:
+        if s[key] < 0:
+            _fail(f"{where}.{key} must be at least 0, not {s[key]}")
+    if s["tabbe"] > MAX_TABBE_PER_SET:
+        _fail(f"{where}.tabbe {s['tabbe']} is more than a seat can score in a set (one per card it plays: "
+              f"{MAX_TABBE_PER_SET})")
+    if s["bonus"] != intake_bonus(s["intake"]):
+        _fail(f"{where}.bonus {s['bonus']} is not 2 x (intake - 20) above 20 ({intake_bonus(s['intake'])} "
+              f"for intake {s['intake']})")
+    if s["total"] != s["mulle"] + s["tabbe"] + s["bonus"]:
+        _fail(f"{where}.total {s['total']} is not mulle + tabbe + bonus ({s['mulle'] + s['tabbe'] + s['bonus']})")
+    return s
 
 
 # ----- views --------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""SIGTERM handled like Ctrl-C: a clean shutdown that finishes writing, then exit code 143.
+
+``kill -TERM`` (a job scheduler, ``systemctl stop``, a container runtime ending a run) by
+default ends a process at once: no last results line, no report, and the
+``multiprocessing`` semaphores the run holds are left for the resource tracker to
+complain about. Inside :class:`TerminateAsInterrupt` a SIGTERM raises
+``KeyboardInterrupt`` in the main thread instead, so the same code that handles Ctrl-C
+stops the workers, closes the results file and writes the report; the command then
+exits with :attr:`TerminateAsInterrupt.exit_code` (130 after Ctrl-C, 143 after SIGTERM:
+128 + the signal's number, as a shell reports a process the signal ended).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+__all__ = ["TerminateAsInterrupt"]
+
+
+class TerminateAsInterrupt:
+    """Context manager: SIGTERM raises ``KeyboardInterrupt`` inside the block (main thread only).
+
+    Only the first SIGTERM interrupts: one that arrives while the shutdown it started is
+    under way is ignored, so the shutdown can finish (SIGKILL still ends the process).
+    The previous handler comes back when the block ends.
+
+    >>> with TerminateAsInterrupt() as stop:
+    ...     stop.exit_code
+    130
+    """
+
+    def __init__(self) -> None:
+        #: The signal that interrupted the block: SIGINT unless a SIGTERM came.
+        self.signum = signal.SIGINT
+        self._previous = None
+        self._installed = False
+
+    @property
+    def terminated(self) -> bool:
+        """True once a SIGTERM arrived."""
+        return self.signum == signal.SIGTERM
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the interrupting signal: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
+        return 128 + int(self.signum)
+
+    def _handle(self, signum, frame) -> None:
+        if self.terminated:
+            return  # already shutting down because of the first one
+        self.signum = signal.SIGTERM
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> TerminateAsInterrupt:
+        if hasattr(signal, "SIGTERM") and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed:
+            signal.signal(signal.SIGTERM, self._previous)
+            self._installed = False
