@@ -457,7 +457,7 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     try:
         text = read_text(path, "replay file", limit=REPLAY_READ_LIMIT)
     except PathError as exc:
-        raise ReplayFileError(f"cannot read {exc}") from None
+        raise ReplayFileError(str(exc)) from None
     # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
     # asked for must be valid: the arena leaves a torn last line when a run is cut off
     # (and skips it when it reads the file), which must not hide the games before it.

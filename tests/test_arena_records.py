@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import mulle_env as me
-from terminal.cli import main as play_main
 from arena import Plan, ProcessBackend, run
 from arena.results import comparable
+from terminal.cli import main as play_main
 
 DATA = Path(__file__).parent / "data"
 

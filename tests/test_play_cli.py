@@ -389,7 +389,7 @@ def test_malformed_replay_files(tmp_path, content, words):
 
 def test_missing_replay_file(tmp_path):
     code, text, _ = run(["--replay", str(tmp_path / "nope.json")])
-    assert code == 2 and "cannot read replay file" in text
+    assert code == 2 and "replay file" in text and "does not exist" in text
 
 
 def test_unfinished_record_is_shown():
