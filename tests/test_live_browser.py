@@ -67,7 +67,7 @@ def server():
     from live.hub import LiveConfig
     from live.server import ServerThread
 
-    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1)) as srv:
+    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True)) as srv:
         yield srv
 
 

@@ -86,7 +86,8 @@ def config(**kw) -> LiveConfig:
 
 
 
-CONFIG = config(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
+# Every test client comes from 127.0.0.1: the per-address limits are tested on servers of their own.
+CONFIG = config(opponent="random", grace=0.6, close_after=0.3, move_time=2.0, trust_loopback=True)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,11 @@ def test_full_game_against_random_ends_with_game_over_and_a_replayable_record(se
         assert [m["move"] for m in moved] == list(record.moves)
         # Every capture says what it took, exactly as the engine recorded it.
         for got, event in zip(moved, match.history):
+            extra = {k: got.pop(k) for k in ("by", "sweep") if k in got}
             assert got == {**event.to_dict(), "text": event.describe()}
+            assert extra["by"] == ({"name": "Anna", "kind": "person"} if event.player == 0
+                                   else {"name": "random", "kind": "agent"})
+            assert ("sweep" in extra) == event.set_over
         assert any(m["taken"] for m in moved)
         # game_over is the game's last event; set_over came with each set's sheets.
         game_events = [m for m in c.log if m["type"] in ("notification", "request")]
@@ -239,27 +244,36 @@ def test_a_seed_deals_one_persons_games_and_says_so(server):
     run(go())
 
 
-def test_a_second_person_switches_a_seeded_table_to_fresh_seeds(server):
+def test_nobody_may_sit_in_a_running_game_whose_seed_another_person_chose(server):
+    """Issue 24, defect 2: Anna chose seed 42; with it and the public moves Bert's hand is computable."""
     async def go():
         name = table_name()
         a, b = await Client.open(server.url), await Client.open(server.url)
-        await a.join(name, "Anna", seed=100, sets=1)
+        await a.join(name, "Anna", seed=42, sets=1)
         await a.send("lobby_action", {"action": "start_game"})
-        await a.play_first(await a.expect("request"))
-        # Bert takes the agent's seat during a seeded game: he is told the deal came from a chosen seed...
+        for _ in range(3):
+            await a.play_first(await a.expect("request"))
+        await b.send("join", {"table_name": name, "player_name": "Bert"})
+        err = await b.error()
+        assert err["code"] == ErrorCode.TABLE_FULL and err["details"]["reason"] == "seeded game running"
+        assert "seed" in err["message"] and "watch" in err["message"]
+        assert server.call(lambda: server.hub.tables[name].seats[1].person) is None
+        # Watching is fine: a spectator of a people's table sees no hand.
+        await b.send("watch", {"table_name": name})
+        assert (await b.expect("watch_confirmation"))["payload"]["view"]["hands"] is None
+        over = await play_to_end(a)
+        assert over["payload"]["data"]["record"]["seed"] == 42
+        # After the game Bert may sit; the next game's deal follows from nothing either person has seen.
+        await b.send("leave")
         conf = await b.join(name, "Bert")
-        assert conf["table"]["seeded"] is True and conf["table"]["phase"] == "playing"
-        over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
-        record = over_b["payload"]["data"]["record"]
-        assert record["seed"] == 100
-        # ...and the next game's deal follows from nothing either person has seen.
-        assert over_b["payload"]["data"]["table"]["seeded"] is False
+        assert conf["table"]["seeded"] is False
         await a.send("lobby_action", {"action": "start_game"})
         started = await b.expect("notification", "game_started")
-        hands = [Match(s, record_ruleset(record)).view(1).to_dict()["hand"] for s in (100, 101, 102)]
+        ruleset = record_ruleset(over["payload"]["data"]["record"])
+        hands = [Match(s, ruleset).view(1).to_dict()["hand"] for s in (42, 43, 44)]
         assert started["payload"]["view"]["hand"] not in hands
         over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
-        assert over_a["payload"]["data"]["record"]["seed"] not in (100, 101, 102)
+        assert over_a["payload"]["data"]["record"]["seed"] not in (42, 43, 44)
         for x in (a, b):
             await x.close()
     run(go())
@@ -326,7 +340,7 @@ def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server
     async def go():
         name = table_name()
         a, b = await Client.open(server.url), await Client.open(server.url)
-        await a.join(name, "Anna", seed=8)
+        await a.join(name, "Anna")  # unseeded: a seeded game takes nobody mid-game (issue 24, defect 2)
         await a.send("lobby_action", {"action": "start_game"})
         req = await a.expect("request")
         first = await a.play_first(req)  # the agent in seat 1 answers, then Anna is asked again
@@ -335,10 +349,20 @@ def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server
         assert conf["seat"] == 1 and conf["view"]["player"] == 1 and conf["table"]["phase"] == "playing"
         assert conf["view"]["hand"] and len(conf["history"]) == 2
         assert conf["history"][0]["move"] == first and conf["history"][1]["player"] == 1
+        # Issue 24, defect 6: the agent's move in seat 1 stays the agent's, though Bert holds the seat now.
+        assert conf["history"][1]["by"] == {"name": "random", "kind": "agent"}
         # Bert now plays seat 1: after Anna's move, Bert is asked.
         await a.play_first(req)
         breq = await b.expect("request")
         assert breq["payload"]["view"]["player"] == 1
+        await b.play_first(breq)
+        moved = await a.expect("notification", "moved", timeout=5)
+        while moved["payload"]["data"]["player"] != 1:
+            moved = await a.expect("notification", "moved")
+        assert moved["payload"]["data"]["by"] == {"name": "Bert", "kind": "person"}
+        req = await a.expect("request")
+        await a.play_first(req)
+        breq = await b.expect("request")
         # Bert leaves on his turn: the agent takes the seat at once and plays, Anna is asked again.
         await b.send("leave")
         left = await a.expect("notification", "player_left")
