@@ -48,7 +48,7 @@ from mulle_env.engine.ruleset import Ruleset
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 from .store import FinishedGame, GameStore
-from .views import seat_view, spectator_view
+from .views import seat_view, spectator_view, swept
 
 __all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
 
@@ -642,21 +642,13 @@ class Table:
         return data
 
     def _sweep(self, event: MoveEvent) -> dict | None:
-        """The cards a set's last move left on the table and the seat they went to (the last to capture), or
-        ``None`` when none were left. The table before the move is rebuilt from the history (once a set)."""
+        """The cards a set's last move left on the table and the seat they went to, or ``None`` (see
+        :func:`~live.views.swept`). The table before the move is rebuilt from the history (once a set)."""
         prior = Match(self.match.seed, self.ruleset)
         for e in self.match.history[:-1]:
             prior.play(e.move)
-        view = prior.state.view(event.player)
-        left = [*view.loose, *(f for b in view.builds for f in b.cards)]
-        if event.move.kind != "capture":
-            left.append(int(event.move.card))
-        for f in event.taken:
-            left.remove(f)
-        taker = event.player if event.move.kind == "capture" else view.last_capturer
-        if not left or taker is None:
-            return None
-        return {"cards": [CARD_NAMES[f] for f in sorted(left)], "to": taker}
+        cards, taker = swept(prior.state.view(event.player), event)
+        return {"cards": [CARD_NAMES[f] for f in cards], "to": taker} if cards else None
 
     def _game_over(self) -> None:
         result = self.match.result()

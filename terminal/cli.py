@@ -49,6 +49,7 @@ from typing import TextIO
 
 import mulle_env as me
 from agents.registry import AgentSpecError, make
+from live.views import swept
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
 from mulle_env.engine.errors import AgentError, IllegalMoveError
@@ -283,13 +284,8 @@ def render_transition(match: me.Match, event, labels: Sequence[str], before=None
     if event.set_over:
         a, b = st.sheets[-1]
         if before is not None:
-            left = [*before.loose, *(f for bld in before.builds for f in bld.cards)]
-            if event.move.kind != "capture":
-                left.append(int(event.move.card))
-            for f in event.taken:
-                left.remove(f)
-            taker = event.player if event.move.kind == "capture" else before.last_capturer
-            if left and taker is not None:
+            left, taker = swept(before, event)
+            if left:
                 lines.append(f"The cards left on the table ({_cards(sorted(left))}) go to {labels[taker]}, "
                              f"the last to capture.")
         lines.append(f"--- Set {event.set_no} over: {labels[0]} {a['total']}, {labels[1]} {b['total']} "
