@@ -48,7 +48,7 @@ from mulle_env.engine.ruleset import Ruleset
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 from .store import FinishedGame, GameStore
-from .views import seat_view, spectator_view, swept
+from .views import move_previews, seat_view, spectator_view, swept
 
 __all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
 
@@ -319,9 +319,10 @@ class Table:
 
     def _send_request(self, person: Person) -> None:
         request_id, seat = self.request
+        legal = self.match.legal_moves()
         person.conn.send(message("request", {
             "request_id": request_id, "action": "play", "view": self._view_for_seat(seat),
-            "context": {"legal_moves": [str(m) for m in self.match.legal_moves()]},
+            "context": {"legal_moves": [str(m) for m in legal], "previews": move_previews(self.match.state, legal)},
         }))
 
     # ----- joining and leaving ---------------------------------------------------------
