@@ -31,6 +31,7 @@ from pathlib import Path
 
 import agents
 from mulle_env.engine import fallback_notice
+from mulle_env.engine.ruleset import Ruleset
 from mulle_env.files import PathError, check_input_path, check_output_path
 
 from .hub import LiveConfig
@@ -118,7 +119,9 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         parser.error(f"argument --port: must be 0 to 65535, not {args.port}")
     try:
         opponent = agents.canonical(args.opponent)
-        agents.make(opponent)
+        check = getattr(agents.make(opponent), "check_ruleset", None)
+        if check is not None:
+            check(Ruleset())  # a live table plays the default rules (only its number of sets varies)
     except ValueError as exc:
         parser.error(f"argument --opponent: {exc}")
     limits = tuple(args.allow_agent) if args.allow_agent else DEFAULT_AGENT_LIMITS

@@ -90,7 +90,7 @@ def move_previews(state: GameState, legal) -> dict[str, dict]:
             involved = _minus(made.cards, [int(move.card)]) if made is not None else []
         else:
             involved = []
-        taken_builds = [v for v, cards in builds.items() if _contains(involved, cards)]
+        taken_builds = [v for v, cards in builds.items() if _contains(involved, cards)] if builds and involved else []
         loose = _minus(involved, [f for v in taken_builds for f in builds[v]])
         out[str(move)] = {"loose": [CARD_NAMES[f] for f in loose], "builds": taken_builds, "mulles": event.mulles,
                           "tabbe": event.tabbe, "value": value}
