@@ -92,7 +92,7 @@ def check_output_path(path: str | os.PathLike, what: str = "the output file", *,
 
 def check_input_path(path: str | os.PathLike, what: str = "the input file", *,
                      limit: int | None = DEFAULT_READ_LIMIT) -> Path:
-    """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes; a :class:`PathError` otherwise."""
+    """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes; else a :class:`PathError`."""
     p = Path(path)
     shown = f"{what} {str(p)!r}"
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
