@@ -215,7 +215,7 @@ function onNotification(event, data, view) {
       if (ui.request) ui.request = null;
       const mine = data.player === ui.seat;
       const text = eventText(data);
-      log(text, mine, "", data.move);
+      log(text, mine, "", data.move, data.number);
       showMove(data, text);
       if (mine) clearError(); else announce(text);
       if (data.sweep) {
@@ -378,15 +378,16 @@ function useText(move, pv) {
   }
   if (w[0] === "build" || w[0] === "trotta") {
     const v = w[0] === "build" ? Number(w[w.length - 1]) : pv.value;
-    const target = w[0] === "build" ? ` on ${w.slice(4, w.length - 2).join(" ")}` : "";
+    const target = w[0] === "build" ? ` on ${w.slice(4, w.length - 2).join(" ").replace(/^\[(\d+)\]$/, "build $1")}` : "";
     const hand = (ui.view && ui.view.hand ? ui.view.hand : []).slice();
     hand.splice(hand.indexOf(card), 1);
     const keep = [...new Set(hand.filter((c) => handValue(c) === v))];
-    const gathers = took.filter((c) => w[0] === "trotta" || c !== w.slice(4, w.length - 2).join(" "));
+    const on = w.slice(4, w.length - 2).join(" ").replace(/^\[(\d+)\]$/, "build $1");
+    const gathers = took.filter((c) => w[0] === "trotta" || c !== on);
     let t = w[0] === "build" ? `build ${v}${target}` : `trotta: a locked build of ${v}`;
     if (w[0] === "build" && gathers.length) t += `, gathering ${listCards(gathers)} (locked)`;
     else if (w[0] === "trotta" && gathers.length) t += ` with ${listCards(gathers)}`;
-    if (keep.length) t += `: you must later capture it with a ${v}, which is your ${keep.join(" or ")}`;
+    if (keep.length) t += `: you must later capture it with ${v === 8 || v === 11 ? "an" : "a"} ${v}, which is your ${keep.join(" or ")}`;
     return t;
   }
   return "lay it on the table";
@@ -394,12 +395,13 @@ function useText(move, pv) {
 
 function restoreLog(history) {
   fill($("log"), []);
-  for (const e of history || []) log(eventText(e), e.player === ui.seat, "", e.move);
+  for (const e of history || []) log(eventText(e), e.player === ui.seat, "", e.move, e.number);
 }
 
-function log(text, mine = false, kind = "", move = null) {
-  // A move's line keeps the move in the notation (data-move, and a tooltip) beside the plain words.
-  $("log").append(el("li", { class: `${mine ? "me" : ""} ${kind}`, text, "data-move": move, title: move }));
+function log(text, mine = false, kind = "", move = null, number = null) {
+  // A move's line keeps the move in the notation (data-move, and a tooltip) beside the plain words, and is
+  // numbered by its move number (notes between moves are not numbered).
+  $("log").append(el("li", { class: `${mine ? "me" : ""} ${kind}`, text, "data-move": move, title: move, value: number }));
   $("log-box").scrollTop = $("log-box").scrollHeight;
 }
 
@@ -658,7 +660,8 @@ function showFrame(i) {
   const f = ui.frames[ui.frame];
   $("rp-pos").textContent = `move ${ui.frame} / ${ui.frames.length - 1}`;
   if (f.event) showMove(f.event, eventText(f.event)); else fill($("last-move"), []);
-  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event), "data-move": fr.event.move })));
+  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event), "data-move": fr.event.move,
+    value: fr.event.number })));
   $("log-box").scrollTop = $("log-box").scrollHeight;
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
