@@ -1094,3 +1094,31 @@ def test_an_agents_illegal_answer_is_the_loops_error_and_replaces_it(server, mon
         await c.expect("request")
         await c.close()
     run(go())
+
+
+def test_cli_prints_the_fallback_notice_when_the_core_is_missing(monkeypatch, tmp_path, capsys):
+    """Issue 23, item 15: a server running on the Python engine because the core did not build says so."""
+    import live.cli
+    from live.store import GameStore
+
+    GameStore(tmp_path / "g.db").close()
+    argv = ["--db", str(tmp_path / "g.db"), "--export", str(tmp_path / "out.jsonl")]
+    monkeypatch.setattr(live.cli, "fallback_notice", lambda: "warning: running on the pure-Python engine (test)")
+    assert live.cli.main(argv) == 0
+    assert capsys.readouterr().err.startswith("warning: running on the pure-Python engine (test)")
+    monkeypatch.setattr(live.cli, "fallback_notice", lambda: None)
+    assert live.cli.main(argv) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_cli_refuses_an_opponent_that_cannot_play_the_live_rules(monkeypatch, capsys):
+    from agents.random_agent import RandomAgent
+    from live.cli import parse_config
+
+    def check(self, ruleset):
+        raise ValueError("plays no Mulle at all")
+
+    monkeypatch.setattr(RandomAgent, "check_ruleset", check, raising=False)
+    with pytest.raises(SystemExit) as exc:
+        parse_config(["--opponent", "random", "--no-db"])
+    assert exc.value.code == 2 and "plays no Mulle at all" in capsys.readouterr().err
