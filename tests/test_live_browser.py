@@ -627,3 +627,26 @@ def test_before_joining_the_page_does_not_say_offline_and_an_expired_seat_keeps_
     page.wait_for_selector("#start:not([hidden])")
     assert page.input_value("#table-name") == "browser-expired" and page.input_value("#player-name") == "Ulla"
     assert "Sit down" in page.inner_text("#error")
+
+
+def test_the_start_page_lists_stored_games_and_replays_one(server, page):
+    import time as _time
+
+    from live.store import FinishedGame
+
+    m = Match(31, {"sets": 1}, ["person:Vera", "random"])
+    m.play_out([agents.make("random"), agents.make("random")], [random.Random(4), random.Random(5)])
+    game = FinishedGame("browser-history", m.record(), (((1, "Vera", "person"),), ((1, "random", "agent"),)),
+                        _time.time())
+    gid = server.call(lambda: server.hub.store.add(game))
+    page.goto(server.url + "/")
+    page.fill("#games-player", "vera")
+    page.press("#games-player", "Enter")
+    page.wait_for_selector(f'#games-list li[data-game="{gid}"]')
+    assert page.locator("#games-list li").count() == 1
+    row = page.inner_text(f'#games-list li[data-game="{gid}"]')
+    assert "browser-history" in row and "Vera" in row and str(m.result().scores[0]) in row
+    page.click(f'#games-list li[data-game="{gid}"] button')
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    page.click("#rp-last")
+    assert moves_logged(page) == m.moves
