@@ -78,6 +78,9 @@ def move_previews(state: GameState, legal) -> dict[str, dict]:
     builds = {b.value: list(b.cards) for b in before.builds}
     out = {}
     for move in legal:
+        if move.kind == "discard":  # lays the card down: it takes and builds on nothing (no copy needed)
+            out[str(move)] = {"loose": [], "builds": [], "mulles": 0, "tabbe": False, "value": None}
+            continue
         after = state.copy()
         event = move_event(after, move)
         value = None
