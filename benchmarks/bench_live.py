@@ -1,16 +1,22 @@
 """Live server load: many concurrent tables of scripted WebSocket players against ``random`` on loopback.
 
-    python benchmarks/bench_live.py                              # 200 tables, 0.5 s think time, 20 s
+    python benchmarks/bench_live.py                              # 200 tables, 0.5 s think time, 60 s, store on
     python benchmarks/bench_live.py --tables 400 --think 0.25 --seconds 30
     python benchmarks/bench_live.py --think 0 --tables 50        # saturation: players answer at once
+    python benchmarks/bench_live.py --no-store                   # the same without the game history
 
-The server runs as ``mulle-serve`` in its own process (``python -m live.cli --port 0``); this
-process runs every player on one event loop. Each player opens a table, starts games one after
+The server runs as ``mulle-serve`` in its own process (``python -m live.cli --port 0``), with its
+game store (``--db``, a fresh SQLite file in a temporary directory) unless ``--no-store``; this
+process runs every player on one event loop (all from 127.0.0.1, so the server runs with
+``--trust-loopback``). Each player opens a table, starts one-set games (``--sets``) one after
 another and answers each request with a random legal move after a think time drawn uniformly
-from [0.5, 1.5] x ``--think`` seconds (people do not answer in microseconds). Measured after a
-warm-up: tables, moves per second (both seats), and the latency from sending a person's move to
-receiving the notification of the opponent's reply (the agent's move), p50/p90/p99/max. The aim
-is 200 concurrent tables with p99 under 50 ms on 2 cores (server and players share them).
+from [0.5, 1.5] x ``--think`` seconds (people do not answer in microseconds); at 0.5 s a game
+lasts 25 to 50 s, so in the default 60 s window every table finishes a game and the store
+commits one row per game (``synchronous=FULL``: on disk before ``game_over`` is sent). Measured
+after a warm-up: tables, moves per second (both seats), games finished, and the latency from
+sending a person's move to the reply: the opponent's move, or ``game_over`` when the person's
+move ended the game (that reply waits for the store's commit), p50/p90/p99/max. The aim is 200
+concurrent tables with p99 under 50 ms on 2 cores (server and players share them), store on.
 Prints and writes JSON to benchmarks/results/live.json.
 """
 
@@ -27,6 +33,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import aiohttp
@@ -34,11 +41,12 @@ import aiohttp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start_server(max_tables: int, workers: int) -> tuple[subprocess.Popen, str]:
-    """Start ``mulle-serve`` on a free port in a child process; return it and its URL."""
+def start_server(max_tables: int, workers: int, db: str | None) -> tuple[subprocess.Popen, str]:
+    """Start ``mulle-serve`` on a free port in a child process (its store at ``db``, or none); return it and its URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random", "--max-tables", str(max_tables),
-         "--workers", str(workers), "--log-level", "ERROR"],
+         "--workers", str(workers), "--log-level", "ERROR", "--trust-loopback",
+         *(["--db", db] if db else ["--no-db"])],
         stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline()
     if "open http" not in line:
@@ -54,17 +62,20 @@ class Stats:
     def __init__(self) -> None:
         self.recording = False
         self.latencies: list[float] = []
+        #: Latencies of the replies that were a game_over (the person's move ended the game: a store commit).
+        self.over_latencies: list[float] = []
         self.moves = 0
         self.games = 0
         self.errors = 0
 
 
-async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio.Event, seed: int) -> None:
+async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio.Event, seed: int,
+                 sets: int) -> None:
     """One person at their own table: start games and answer every request until ``stop``."""
     rng = random.Random(seed)
     async with aiohttp.ClientSession() as session, session.ws_connect(url + "/ws", max_msg_size=1 << 22) as ws:
         await ws.send_json({"type": "join", "payload": {"table_name": f"bench-{index}", "player_name": "p",
-                                                         "opponent": "random", "agent_delay_ms": 0}})
+                                                         "opponent": "random", "agent_delay_ms": 0, "sets": sets}})
         sent_at: float | None = None
         seat = 0
         async for msg in ws:
@@ -94,6 +105,10 @@ async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio
                 elif event == "game_over":
                     if stats.recording:
                         stats.games += 1
+                        if sent_at is not None:
+                            wait = time.perf_counter() - sent_at
+                            stats.latencies.append(wait)
+                            stats.over_latencies.append(wait)
                     sent_at = None
                     if stop.is_set():
                         break
@@ -122,12 +137,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def run(url: str, tables: int, think: float, warmup: float, seconds: float, seed: int,
-              server_pid: int | None = None) -> dict:
+              server_pid: int | None = None, sets: int = 1) -> dict:
     """Run the players, measure for ``seconds`` after ``warmup``; return the figures."""
     stats, stop = Stats(), asyncio.Event()
     tasks = []
     for i in range(tables):
-        tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i)))
+        tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i, sets)))
         await asyncio.sleep(0.005)  # a ramp, not a thundering herd of joins
     await asyncio.sleep(warmup)
     gc.collect()
@@ -151,6 +166,9 @@ async def run(url: str, tables: int, think: float, warmup: float, seconds: float
         "latency_ms": {"p50": round(pct(lat, 0.5), 2), "p90": round(pct(lat, 0.9), 2),
                        "p99": round(pct(lat, 0.99), 2), "max": round(1000 * max(lat), 2) if lat else None,
                        "mean": round(1000 * statistics.fmean(lat), 2) if lat else None},
+        "game_over_replies": len(stats.over_latencies),
+        "game_over_latency_ms": {"p50": round(pct(stats.over_latencies, 0.5), 2),
+                                 "max": round(1000 * max(stats.over_latencies), 2) if stats.over_latencies else None},
         "players_cpu_s": round((cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime), 2),
         "server_cpu_s": round(server1 - server0, 2) if server0 is not None and server1 is not None else None,
         # CPU per move depends far less on the neighbours than latency does: the capacity figure.
@@ -165,24 +183,38 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tables", type=int, nargs="+", default=[200], help="concurrent tables (several: one run each)")
     p.add_argument("--think", type=float, default=0.5, help="mean think time of a person in seconds (default 0.5)")
-    p.add_argument("--seconds", type=float, default=20, help="measuring window per run (default 20)")
-    p.add_argument("--warmup", type=float, default=5, help="seconds before measuring (default 5)")
+    p.add_argument("--seconds", type=float, default=60, help="measuring window per run (default 60)")
+    p.add_argument("--warmup", type=float, default=10, help="seconds before measuring (default 10)")
+    p.add_argument("--sets", type=int, default=1, help="sets per game (default 1, so games end inside the window)")
+    p.add_argument("--no-store", action="store_true", help="run the server without its game history (--no-db)")
     p.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "live.json"))
     args = p.parse_args(argv)
     runs = []
     for tables in args.tables:
-        proc, url = start_server(max(1000, 2 * tables), args.workers)
-        try:
-            figures = asyncio.run(run(url, tables, args.think, args.warmup, args.seconds, args.seed, proc.pid))
-        finally:
-            proc.terminate()
-            proc.wait(10)
+        with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
+            db = None if args.no_store else os.path.join(tmp, "games.db")
+            proc, url = start_server(max(1000, 2 * tables), args.workers, db)
+            try:
+                figures = asyncio.run(run(url, tables, args.think, args.warmup, args.seconds, args.seed, proc.pid,
+                                          args.sets))
+            finally:
+                proc.terminate()
+                proc.wait(10)
+            figures["store"] = db is not None
+            figures["sets"] = args.sets
+            if db is not None:
+                import sqlite3
+
+                con = sqlite3.connect(db)
+                figures["games_stored"] = con.execute("SELECT count(*) FROM games").fetchone()[0]
+                con.close()
         runs.append(figures)
         lat = figures["latency_ms"]
         print(f"{tables:4d} tables  think {args.think:g} s  {figures['moves_per_s']:8.1f} moves/s  "
               f"reply latency p50 {lat['p50']:.2f} ms  p99 {lat['p99']:.2f} ms  max {lat['max']} ms  "
+              f"games {figures['games_finished']} (stored {figures.get('games_stored', '-')})  "
               f"errors {figures['errors']}  server CPU {figures['server_cpu_ms_per_move']} ms/move  "
               f"load {figures['loadavg_1min']}",
               flush=True)

@@ -5,8 +5,13 @@ Examples::
     mulle-serve                                   # http://127.0.0.1:8000/, heuristic opponents
     mulle-serve --opponent pimc:samples=20 --grace 30
     mulle-serve --host 0.0.0.0 --port 8080 --max-tables 200
+    mulle-serve --db games.db                     # keep the game history there (default: see --db)
+    mulle-serve --db games.db --export games.jsonl --player Anna   # game records for replay and training
 
 Needs the ``web`` extra: ``pip install -e ".[web]"``. See docs/live.md.
+
+Exit status: 0 stopped by Ctrl-C (or after ``--export``), 143 stopped by SIGTERM (after the same
+clean shutdown: every finished game written), 1 could not serve, 2 bad flags or an unusable path.
 """
 
 from __future__ import annotations
@@ -15,15 +20,26 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import math
+import os
 import signal
 import sys
+import tempfile
+from pathlib import Path
 
 import agents
+from mulle_env.engine import fallback_notice
+from mulle_env.engine.ruleset import Ruleset
+from mulle_env.files import PathError, check_input_path, check_output_path
 
 from .hub import LiveConfig
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
+from .store import GameStore, StoreError, default_db_path
+
+#: Exit status after SIGTERM (128 + 15, as shells report a process ended by it).
+EXIT_TERMINATED = 143
 
 
 def _positive(kind):
@@ -54,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent spec for empty seats (default heuristic; each table's host may choose another)")
     p.add_argument("--grace", type=_positive(float), default=20.0, metavar="SECONDS",
                    help="seconds a dropped person keeps the seat before an agent takes it (default 20)")
-    p.add_argument("--close-after", type=_positive(float), default=30.0, metavar="SECONDS",
-                   help="seconds a table without people stays open before it closes (default 30)")
+    p.add_argument("--close-after", type=_positive(float), default=2.0, metavar="SECONDS",
+                   help="seconds a table without people or watchers stays open before it closes (default 2)")
     p.add_argument("--move-time", type=_positive(float), default=10.0, metavar="SECONDS",
                    help="time limit of an agent's move; a slower or crashing agent is replaced (default 10)")
     p.add_argument("--agent-delay", type=_positive(float), default=0.0, metavar="SECONDS",
@@ -72,6 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an agent spec people may choose, numbers as upper bounds and a|b as choices, e.g. "
                    "'pimc:samples=100,rollout=heuristic|random' (repeat the flag; given once, it replaces the "
                    "default list; see docs/live.md); --opponent is always allowed")
+    p.add_argument("--max-tables-per-address", type=_positive(int), default=4, metavar="N",
+                   help="tables one client address may have open at once (default 4)")
+    p.add_argument("--max-connections-per-address", type=_positive(int), default=16, metavar="N",
+                   help="connections one client address may hold at once (default 16)")
+    p.add_argument("--trust-loopback", action="store_true",
+                   help="exempt loopback addresses (127.0.0.0/8, ::1) from the per-address limits, e.g. behind a "
+                   "reverse proxy on this machine (by default a local client is limited like any other)")
+    store = p.add_argument_group("the game history")
+    store.add_argument("--db", metavar="PATH", default=None,
+                       help=f"SQLite file every finished game is stored in (default {default_db_path()}, "
+                       "$XDG_DATA_HOME/mulle/live.db when XDG_DATA_HOME is set)")
+    store.add_argument("--no-db", action="store_true", help="keep no game history")
+    store.add_argument("--export", metavar="FILE", default=None,
+                       help="write the stored games to FILE as game records, one JSON line each (what mulle-play "
+                       "--replay and the training readers take), and exit")
+    store.add_argument("--table", metavar="NAME", default=None, help="with --export: only the games of this table")
+    store.add_argument("--player", metavar="NAME", default=None,
+                       help="with --export: only the games this person or agent played (any case)")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="logging level (default WARNING)")
     return p
@@ -85,7 +119,9 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         parser.error(f"argument --port: must be 0 to 65535, not {args.port}")
     try:
         opponent = agents.canonical(args.opponent)
-        agents.make(opponent)
+        check = getattr(agents.make(opponent), "check_ruleset", None)
+        if check is not None:
+            check(Ruleset())  # a live table plays the default rules (only its number of sets varies)
     except ValueError as exc:
         parser.error(f"argument --opponent: {exc}")
     limits = tuple(args.allow_agent) if args.allow_agent else DEFAULT_AGENT_LIMITS
@@ -93,11 +129,66 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         AgentLimits(limits)
     except ValueError as exc:
         parser.error(f"argument --allow-agent: {exc}")
+    if args.no_db and (args.db is not None or args.export is not None):
+        parser.error("--no-db keeps no history: it cannot go with --db or --export")
+    if args.export is None and (args.table is not None or args.player is not None):
+        parser.error("--table and --player choose the games of --export; give --export FILE")
+    db = None if args.no_db else _db_path(parser, args)
     config = LiveConfig(agent_limits=limits, opponent=opponent, grace=args.grace,
                         close_after=args.close_after, move_time=args.move_time,
                         agent_delay=args.agent_delay, max_tables=args.max_tables, max_watchers=args.max_watchers,
-                        max_message=args.max_message, workers=args.workers)
+                        max_message=args.max_message, workers=args.workers, db=db,
+                        max_tables_per_address=args.max_tables_per_address,
+                        max_connections_per_address=args.max_connections_per_address,
+                        trust_loopback=args.trust_loopback)
     return args, config
+
+
+def _db_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """The database path, checked up front: an existing regular file, or a new one in an existing directory."""
+    if args.db is None:
+        path = default_db_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # the default's own directory; a --db one is never made
+        except OSError as exc:
+            parser.error(f"cannot create the default database directory {str(path.parent)!r} ({exc.strerror}); "
+                         "give --db PATH or --no-db")
+    else:
+        path = Path(args.db)
+    try:
+        if args.export is not None:
+            check_input_path(path, "--db", limit=None)  # an export reads a store; it never makes an empty one
+        else:
+            check_output_path(path, "--db")
+    except PathError as exc:
+        parser.error(str(exc))
+    return str(path)
+
+
+def export(db: str, out: str, table: str | None = None, player: str | None = None) -> int:
+    """Write the games of the store ``db`` to ``out`` (JSON lines of game records); return how many.
+
+    The file appears whole or not at all (written beside it, then renamed).
+    """
+    target = check_output_path(out, "--export")
+    store = GameStore(db)
+    n = 0
+    fd, tmp = tempfile.mkstemp(dir=target.absolute().parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for record in store.export(table, player):
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        store.close()
+    return n
 
 
 async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
@@ -108,21 +199,38 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
     # the collector's full passes, which otherwise pause every table for tens of milliseconds.
     gc.collect()
     gc.freeze()
-    print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops)", file=out, flush=True)
+    where = f"; games are stored in {config.db}" if config.db else "; no game history is kept (--no-db)"
+    print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops){where}", file=out, flush=True)
+    stopped_by: list[int] = []
     stop = asyncio.Event()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows or off the main thread
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # Both stop the same way: the tables close, the agents' threads stop, every finished game is written.
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no handlers on Windows or off the main thread
+            loop.add_signal_handler(sig, lambda s=sig: (stopped_by.append(s), stop.set()))
     try:
         await stop.wait()
     finally:
         await runner.cleanup()
+    return EXIT_TERMINATED if stopped_by and stopped_by[0] == signal.SIGTERM else 0
 
 
 def main(argv: list[str] | None = None, out=None) -> int:
-    """Entry point of ``mulle-serve``; returns the exit code (0 stopped by Ctrl-C or SIGTERM, 1 could not serve,
-    2 bad flags)."""
+    """Entry point of ``mulle-serve``; returns the exit code (0 stopped by Ctrl-C or after ``--export``, 143 stopped
+    by SIGTERM, 1 could not serve, 2 bad flags or an unusable path)."""
     args, config = parse_config(argv)
     out = out or sys.stdout
+    notice = fallback_notice()
+    if notice is not None:
+        print(notice, file=sys.stderr)
+    if args.export is not None:
+        try:
+            n = export(config.db, args.export, args.table, args.player)
+        except (PathError, StoreError) as exc:
+            print(f"mulle-serve: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"mulle-serve: exported {n} game{'s' if n != 1 else ''} to {args.export}", file=out)
+        return 0
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     try:
         import aiohttp  # noqa: F401
@@ -130,13 +238,15 @@ def main(argv: list[str] | None = None, out=None) -> int:
         print("mulle-serve needs aiohttp: pip install -e \".[web]\"", file=sys.stderr)
         return 1
     try:
-        asyncio.run(_serve(config, args.host, args.port, out))
+        return asyncio.run(_serve(config, args.host, args.port, out))
     except KeyboardInterrupt:
         return 0
+    except StoreError as exc:
+        print(f"mulle-serve: error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"mulle-serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

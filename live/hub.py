@@ -6,16 +6,24 @@ message with :meth:`Hub.handle` and tells it when a connection closes with
 :meth:`Hub.disconnect`; the hub answers through :class:`Connection` objects, whose
 ``send`` never blocks (each connection has its own writer task).
 
-A table runs one :class:`~mulle_env.engine.match.Match` at a time. Seats are held by a
-person or by an agent (built by spec with ``agents.make``); agents think in a thread pool
-with a time limit so no table ever waits on another, and a crashed or slow agent is
-replaced by the fallback agent for the rest of the game. Everything on the event loop is
-cheap: building views and sending JSON.
+A table runs one :class:`~mulle_env.engine.match.Match` at a time, advanced by the engine's one
+game loop (:class:`~mulle_env.engine.loop.GameLoop`). Seats are held by a person or by an agent
+(built by spec with ``agents.make``). For an agent's move the table asks the loop
+(:meth:`GameLoop.ask <mulle_env.engine.loop.GameLoop.ask>`), runs ``act`` in a thread pool with
+a time limit so no table ever waits on another, and hands the answer to
+:meth:`GameLoop.commit <mulle_env.engine.loop.GameLoop.commit>`; an agent that crashes, overruns,
+or that the loop refuses (``IllegalMoveError``, ``AgentError``) is replaced by the fallback agent
+for the rest of the game. A person's move goes through the loop's ``play``. Everything on the
+event loop is cheap: building views and sending JSON.
+
+A finished game is written to the :class:`~live.store.GameStore` (when the server has one) in a
+thread of its own, and ``game_over`` is sent only once it is committed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import itertools
 import json
 import logging
@@ -31,14 +39,16 @@ from dataclasses import dataclass
 
 import agents
 from mulle_env.engine.cards import CARD_NAMES
-from mulle_env.engine.errors import MulleError
+from mulle_env.engine.errors import AgentError, IllegalMoveError, MulleError
+from mulle_env.engine.loop import GameLoop
 from mulle_env.engine.match import Match, MoveEvent
 from mulle_env.engine.moves import Move
 from mulle_env.engine.ruleset import Ruleset
 
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
-from .views import seat_view, spectator_view
+from .store import FinishedGame, GameStore
+from .views import move_previews, seat_view, spectator_view, swept
 
 __all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
 
@@ -69,11 +79,16 @@ class LiveConfig:
         workers: Threads agents think in.
         agent_limits: The agent specs people may choose (see :mod:`live.limits`); ``opponent`` is always allowed.
             Checked when the config is made; ``limits`` holds them as an :class:`~live.limits.AgentLimits`.
+        db: Path of the game store (:class:`~live.store.GameStore`); ``None`` keeps no history.
+        max_tables_per_address: Tables (people's and agents') one client address may have open at once.
+        max_connections_per_address: WebSocket connections one client address may hold at once.
+        trust_loopback: Exempt loopback addresses (127.0.0.0/8, ::1) from the per-address limits (a reverse
+            proxy on the same machine, a benchmark); off by default, so a local client is limited like any other.
     """
 
     opponent: str = "heuristic"
     grace: float = 20.0
-    close_after: float = 30.0
+    close_after: float = 2.0
     max_tables: int = 1000
     max_watchers: int = 8
     max_message: int = 4096
@@ -82,6 +97,10 @@ class LiveConfig:
     fallback: str = "random"
     workers: int = 4
     agent_limits: tuple[str, ...] = DEFAULT_AGENT_LIMITS
+    db: str | None = None
+    max_tables_per_address: int = 4
+    max_connections_per_address: int = 16
+    trust_loopback: bool = False
 
     def __post_init__(self) -> None:
         for name in ("grace", "close_after", "move_time", "agent_delay"):
@@ -90,7 +109,8 @@ class LiveConfig:
             # loop.call_later turns into "never" or "at once".
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number of seconds, at least 0, not {value!r}")
-        for name in ("max_tables", "max_watchers", "max_message", "workers"):
+        for name in ("max_tables", "max_watchers", "max_message", "workers", "max_tables_per_address",
+                     "max_connections_per_address"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
         # make, not just canonical: a spec the agent refuses (pimc:samples=0) must fail here, not at a game's start.
@@ -110,10 +130,12 @@ class Connection:
 
     Args:
         send_text: Coroutine function that sends one text frame (e.g. ``ws.send_str``).
+        address: The client's address (the per-address limits count by it).
     """
 
-    def __init__(self, send_text: Callable[[str], Awaitable]) -> None:
+    def __init__(self, send_text: Callable[[str], Awaitable], address: str = "") -> None:
         self._send_text = send_text
+        self.address = address
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.person: Person | None = None
         self.watching: Table | None = None
@@ -182,9 +204,11 @@ class Table:
     """A named table: two seats, a lobby, and at most one running game (see the module docstring)."""
 
     def __init__(self, hub: Hub, name: str, opponent: str, seed: int | None, sets: int | None,
-                 agent_delay: float, watch: bool = False, specs: list[str] | None = None) -> None:
+                 agent_delay: float, watch: bool = False, specs: list[str] | None = None, address: str = "") -> None:
         self.hub = hub
         self.name = name
+        #: The client address that opened the table (the per-address table limit counts by it).
+        self.address = address
         self.watch = watch
         self.opponent = opponent
         self.seats = [_Seat(i, specs[i] if specs else opponent) for i in (0, 1)]
@@ -202,6 +226,13 @@ class Table:
         self._overrun = None
         self.agent_delay = agent_delay
         self.match: Match | None = None
+        #: The one game loop advancing :attr:`match` (a person's seat holds ``None`` there).
+        self.loop: GameLoop | None = None
+        #: Per seat, who held it from which move on in the running game: ``[(from_move, name, kind), ...]``.
+        self.holders: list[list[tuple[int, str, str]]] = [[], []]
+        #: The last game's ``game_over`` data, sent again to a page that (re)joins in the lobby after it.
+        self.last_over: dict | None = None
+        #: "lobby", "playing", or "saving" (the finished game is being committed to the store).
         self.phase = "lobby"
         self.games = 0
         self.request: tuple[str, int] | None = None
@@ -255,14 +286,43 @@ class Table:
                 w.send(msg)
 
     def _history(self) -> list[dict]:
-        # Every move so far is public: a (re)joining page rebuilds its move list from it.
-        return [e.to_dict() for e in self.match.history] if self.match is not None else []
+        # Every move so far is public: a (re)joining page rebuilds its move list from it, each move
+        # credited to whoever held the seat then (not to whoever holds it now).
+        return [self._event_dict(e) for e in self.match.history] if self.match is not None else []
+
+    def _event_dict(self, event: MoveEvent) -> dict:
+        data = event.to_dict()
+        data["by"] = self.played_by(event.player, event.number)
+        return data
+
+    def played_by(self, seat: int, number: int) -> dict | None:
+        """Who held ``seat`` when move ``number`` was played: ``{"name", "kind"}`` (``None`` before any game)."""
+        held = None
+        for frm, name, kind in self.holders[seat]:
+            if frm > number:
+                break
+            held = {"name": name, "kind": kind}
+        return held
+
+    def _holder_changed(self, seat: int) -> None:
+        # Called after a seat changes hands: from the next move on it is played by its new holder.
+        if self.match is None or self.phase != "playing":
+            return
+        s = self.seats[seat]
+        who = (s.person.name, "person") if s.person is not None else (s.spec, "agent")
+        nxt = len(self.match.history) + 1
+        entries = self.holders[seat]
+        if entries and entries[-1][0] == nxt:
+            entries.pop()  # nobody moved in between: only the last holder counts
+        if not entries or entries[-1][1:] != who:
+            entries.append((nxt, *who))
 
     def _send_request(self, person: Person) -> None:
         request_id, seat = self.request
+        legal = self.match.legal_moves()
         person.conn.send(message("request", {
             "request_id": request_id, "action": "play", "view": self._view_for_seat(seat),
-            "context": {"legal_moves": [str(m) for m in self.match.legal_moves()]},
+            "context": {"legal_moves": [str(m) for m in legal], "previews": move_previews(self.match.state, legal)},
         }))
 
     # ----- joining and leaving ---------------------------------------------------------
@@ -276,6 +336,13 @@ class Table:
             raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} has two people already; "
                                 "pick another table name", {"table_name": self.name})
         seat = free[0]
+        if self._seated_before and self.seeded and self.phase != "lobby":
+            # Issue 24, defect 2: the opener chose (so knows) this game's seed; with it and the public moves
+            # every hand can be computed. Nobody else may sit in it; watching shows no hand, so it is fine.
+            raise ProtocolError(ErrorCode.TABLE_FULL, f"table {self.name!r} is playing a game dealt from a seed its "
+                                "opener chose, so its cards are known to them: you may watch it, or sit down when "
+                                "this game ends (the next one is dealt from a fresh seed)",
+                                {"table_name": self.name, "reason": "seeded game running"})
         if self._seated_before and self._seeds is not None:
             # Anyone after the opener (even one who sits down after the opener left) must not be dealt
             # from a seed the opener chose: the next game's deal comes from a fresh seed.
@@ -286,6 +353,9 @@ class Table:
         person = Person(name, self, seat.index)
         seat.person = person
         seat.agent = None
+        if self.loop is not None:
+            self.loop.seat(seat.index, None)
+        self._holder_changed(seat.index)
         if self.host is None:
             self.host = person
         self.hub.sessions[person.session_id] = person
@@ -303,7 +373,7 @@ class Table:
             "protocol_version": PROTOCOL_VERSION, "session_id": person.session_id, "player_name": person.name,
             "seat": person.seat, "host": self.host is person, "rejoined": rejoin, "table": self.info(),
             "view": self._view_for_seat(person.seat),
-            "history": self._history(),
+            "history": self._history(), "last_game": self._last_game(),
         }))
 
     def rejoin(self, person: Person, conn: Connection) -> None:
@@ -314,8 +384,10 @@ class Table:
         old = person.conn
         if old is not None and old is not conn:
             old.person = None
-            old.send(ProtocolError(ErrorCode.ALREADY_ON_TABLE, "this session continued on another connection",
-                                   {"player_index": person.seat}).to_message())
+            old.send(ProtocolError(ErrorCode.ALREADY_ON_TABLE, "this session continued on another connection "
+                                   "(another tab or window); take it back from there or here",
+                                   {"player_index": person.seat, "reason": "continued elsewhere",
+                                    "table_name": self.name}).to_message())
         self._cancel_close()
         self._attach(person, conn, rejoin=True)
         self.notify("player_reconnected", {"player_index": person.seat, "player_name": person.name,
@@ -363,6 +435,7 @@ class Table:
         self._token += 1
         if self.match is not None and self.phase == "playing":
             self._new_agent(seat)
+            self._holder_changed(seat.index)
         self.notify("player_left", {"player_index": seat.index, "player_name": person.name, "reason": reason,
                                     "replaced_by_name": seat.spec, "table": self.info()}, with_view=False)
         self._maybe_close()
@@ -378,7 +451,7 @@ class Table:
         self._cancel_close()
         conn.send(message("watch_confirmation", {
             "protocol_version": PROTOCOL_VERSION, "table": self.info(), "view": self._spectator(),
-            "history": self._history(),
+            "history": self._history(), "last_game": self._last_game(),
         }))
         self._advance()
 
@@ -423,11 +496,12 @@ class Table:
         self.watchers.clear()
         if self.hub.tables.get(self.name) is self:
             del self.hub.tables[self.name]
+            self.hub.table_closed(self)
 
     # ----- the lobby ---------------------------------------------------------------------
     def lobby_action(self, person: Person, action: str, opponent: str | None) -> None:
         """``start_game`` or ``set_opponent`` by the host (4001 otherwise; 4000 while a game runs)."""
-        if self.phase == "playing":
+        if self.phase != "lobby":
             raise ProtocolError(ErrorCode.GAME_ALREADY_STARTED,
                                 f"the game at table {self.name!r} has started; lobby actions wait for its end",
                                 {"action": action})
@@ -435,7 +509,7 @@ class Table:
             raise ProtocolError(ErrorCode.NOT_LOBBY_HOST, f"only the host ({self.host.name if self.host else '-'}) "
                                 f"may {action.replace('_', ' ')}", {"action": action})
         if action == "set_opponent":
-            spec = self.hub.checked_spec(opponent, {"action": action, "opponent": opponent})
+            spec = self.hub.checked_spec(opponent, {"action": action, "opponent": opponent}, self.ruleset)
             self.opponent = spec
             for s in self.seats:
                 if s.person is None:
@@ -450,13 +524,17 @@ class Table:
         seed = next(self._seeds) if self._seeds is not None else secrets.randbits(63)
         specs = [f"person:{s.person.name}" if s.person else s.spec for s in self.seats]
         self.match = Match(seed, self.ruleset, specs)
+        self.loop = GameLoop(self.match, [None, None])
         self.phase = "playing"
         self.games += 1
+        self.last_over = None
         self.request = None
         self._token += 1
+        self.holders = [[], []]
         for s in self.seats:
             if s.person is None:
                 self._new_agent(s)
+            self._holder_changed(s.index)
         self.notify("lobby_update", {"action": "start_game", "table": self.info()}, with_view=False)
         self.notify("game_started", {"game": self.games, "seats": self.seats_public()})
         self.notify("deal", self._deal_data())
@@ -476,14 +554,16 @@ class Table:
             seat.inline = True
         seat.spec = spec
         seat.rng = random.Random(f"{self.match.seed}:{seat.index}:{spec}:{len(self.match.history)}")
+        # An agent taking over mid-game is reset and hears the moves so far (agents that track history need
+        # them); the loop tells it every move from here on.
         reset = getattr(seat.agent, "reset", None)
         if reset is not None:
             reset()
-        # An agent taking over mid-game hears the moves so far (agents that track history need them).
         observe = getattr(seat.agent, "observe", None)
         if observe is not None:
             for e in self.match.history:
                 observe((e.player, e.move))
+        self.loop.seat(seat.index, seat.agent, seat.rng, spec)
 
     def _deal_data(self) -> dict:
         st = self.match.state
@@ -514,24 +594,31 @@ class Table:
                                 f"{', '.join(CARD_NAMES[f] for f in hand)}",
                                 {"card": CARD_NAMES[move.card], "move": text[:200]}, request_id)
         try:
-            event = self.match.play(move, player=person.seat)
+            event, failed = self._through_loop(lambda: self.loop.play(move))
         except MulleError as exc:
             raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc),
                                 {"move": text[:200], "legal_moves": [str(m) for m in self.match.legal_moves()]},
                                 request_id) from None
         person.old_requests.append(request_id)
         self.request = None
-        self._after_move(event)
+        self._after_move(event, failed)
 
-    def _after_move(self, event: MoveEvent) -> None:
+    def _through_loop(self, play: Callable[[], MoveEvent]) -> tuple[MoveEvent, AgentError | None]:
+        """Run one of the loop's moves; an agent failing in ``observe`` after the move was played does not lose it.
+
+        Returns the move's event and the :class:`AgentError` of an agent that failed to hear it (or ``None``).
+        """
+        played = len(self.match.history)
+        try:
+            return play(), None
+        except AgentError as exc:
+            if len(self.match.history) == played:
+                raise
+            return self.match.history[-1], exc
+
+    def _after_move(self, event: MoveEvent, failed: AgentError | None = None) -> None:
         self._token += 1
-        for s in self.seats:
-            observe = getattr(s.agent, "observe", None) if s.person is None and s.agent is not None else None
-            if observe is not None:
-                observe((event.player, event.move))
-        data = event.to_dict()
-        data["text"] = event.describe()
-        self.notify("moved", data)
+        self.notify("moved", self._moved_data(event))
         st = self.match.state
         if event.set_over:
             a, b = st.sheets[-1]
@@ -542,19 +629,73 @@ class Table:
         if event.deal_over:
             self.notify("deal", self._deal_data())
         self.notify("player_turn_changed", {"current_turn_index": st.to_move}, with_view=False)
+        if failed is not None and failed.seat is not None and self.seats[failed.seat].person is None:
+            self._replace(self.seats[failed.seat], str(failed), 0.0)
+            return
         self._advance()
+
+    def _moved_data(self, event: MoveEvent) -> dict:
+        data = self._event_dict(event)
+        data["text"] = event.describe()
+        if event.set_over:
+            # The end of a set sweeps the cards left on the table to the last capturer: say so, with the cards.
+            data["sweep"] = self._sweep(event)
+        return data
+
+    def _sweep(self, event: MoveEvent) -> dict | None:
+        """The cards a set's last move left on the table and the seat they went to, or ``None`` (see
+        :func:`~live.views.swept`). The table before the move is rebuilt from the history (once a set)."""
+        prior = Match(self.match.seed, self.ruleset)
+        for e in self.match.history[:-1]:
+            prior.play(e.move)
+        cards, taker = swept(prior.state.view(event.player), event)
+        return {"cards": [CARD_NAMES[f] for f in cards], "to": taker} if cards else None
 
     def _game_over(self) -> None:
         result = self.match.result()
-        self.phase = "lobby"
+        self.phase = "saving"
         self.seeded = self._seeds is not None
         self.request = None
-        self.notify("game_over", {
+        record = self.match.record()
+        data = {
             "scores": list(result.scores), "winner": result.winner,
             "sheets": [[a, b] for a, b in self.match.state.sheets], "totals": list(result.totals),
-            "record": self.match.record().to_dict(), "table": self.info(),
-        })
-        self._maybe_close()
+            "record": record.to_dict(),
+            # The record's exact JSON and its seed as text: a 63-bit seed does not survive a JavaScript number.
+            "record_text": json.dumps(record.to_dict(), separators=(",", ":")), "seed": str(record.seed),
+            "players": [[{"from_move": f, "name": n, "kind": k} for f, n, k in seat] for seat in self.holders],
+            "game_id": None,
+        }
+        store = self.hub.store
+        if store is None:
+            self._send_game_over(data)
+            return
+        game = FinishedGame(self.name, record, (tuple(self.holders[0]), tuple(self.holders[1])), time.time())
+        future = asyncio.get_running_loop().run_in_executor(self.hub.store_pool, store.add, game)
+        # The game is on disk before anyone is told it ended (issue 24): a crash after game_over loses nothing.
+        future.add_done_callback(lambda f: self._stored(f, data))
+
+    def _stored(self, future: asyncio.Future, data: dict) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            log.error("table %r: the finished game could not be stored: %s", self.name, exc)
+            data["store_error"] = f"the game could not be stored: {exc}"
+        else:
+            data["game_id"] = future.result()
+        self._send_game_over(data)
+
+    def _send_game_over(self, data: dict) -> None:
+        self.phase = "lobby"
+        data["table"] = self.info()
+        self.last_over = data
+        if not self.closed:
+            self.notify("game_over", data)
+            self._maybe_close()
+
+    def _last_game(self) -> dict | None:
+        return self.last_over if self.phase == "lobby" else None
 
     def _turn_changed_for_seat(self, seat: int) -> None:
         # A person took an agent's seat: any move the agent is thinking about no longer counts.
@@ -588,33 +729,36 @@ class Table:
             await asyncio.sleep(self.agent_delay)
         if token != self._token or self.closed:
             return
-        st = self.match.state
-        view, legal = st.view(seat.index), st.legal_moves()
         if seat.inline:
             # The fallback plays on the loop: it takes microseconds, and a table whose agent failed must not
             # wait for a worker that other tables' (or its own overrunning) moves may be holding.
-            self._after_move(self.match.play(self._inline_move(seat, view, legal), player=seat.index))
-            return
+            return self._inline_move(seat)
         limit = self.hub.config.move_time
         if self._overrun is not None and not self._overrun.done():
             return self._replace(seat, "could not think: this table's previous agent move still runs past the "
                                  f"time limit of {limit:g} s", 0.0)
+        index, view, legal = self.loop.ask()
         move, failure, seconds = await self._think(seat, view, legal, limit)
         if token != self._token or self.closed:
             return  # a person took the seat, or the table closed, while the agent thought
-        if failure is None and move is None:
+        if failure is not None:
+            return self._replace(seat, failure, seconds)
+        if move is None:
             # Every worker was busy for a whole move time (not this agent's fault): the fallback plays this move.
             log.warning("table %r: no agent thread free for %g s; %r plays seat %d's move", self.name, limit,
                         self.hub.config.fallback, seat.index)
-            move = self._inline_move(seat, view, legal, agents.make(self.hub.config.fallback))
-        if failure is not None:
-            return self._replace(seat, failure, seconds)
-        self._after_move(self.match.play(move, player=seat.index))
+            move = agents.make(self.hub.config.fallback).act(view, legal, seat.rng)
+        try:
+            event, failed = self._through_loop(lambda: self.loop.commit(index, move, legal))
+        except (IllegalMoveError, AgentError) as exc:
+            return self._replace(seat, _failure_text(exc, seat.spec), seconds)
+        self._after_move(event, failed)
 
     async def _think(self, seat: _Seat, view, legal: list[Move], limit: float
                      ) -> tuple[Move | None, str | None, float]:
-        """Ask the seat's agent in the pool: ``(move, None, s)``, ``(None, failure, s)``, or ``(None, None, 0)``
-        when no worker started it within ``limit``. The clock runs from the moment a thread starts the move."""
+        """Run the seat's ``act`` in the pool: ``(answer, None, s)``, ``(None, failure, s)``, or ``(None, None, 0)``
+        when no worker started it within ``limit``. The clock runs from the moment a thread starts the move.
+        The answer is not checked here: :meth:`GameLoop.commit` does that."""
         loop = asyncio.get_running_loop()
         started = asyncio.Event()
         start_time = [0.0]
@@ -646,18 +790,19 @@ class Table:
             raise
         except Exception as exc:  # noqa: BLE001 - an agent's bug must not stop the table
             return None, f"crashed: {type(exc).__name__}: {exc}", time.perf_counter() - start_time[0]
-        if move not in legal:
-            return None, f"chose an illegal move: {move!s:.80}", time.perf_counter() - start_time[0]
+        if move is None:
+            return None, "chose an illegal move: it returned no move (None)", time.perf_counter() - start_time[0]
         return move, None, time.perf_counter() - start_time[0]
 
-    def _inline_move(self, seat: _Seat, view, legal: list[Move], agent=None) -> Move:
+    def _inline_move(self, seat: _Seat) -> None:
+        """The fallback's move, on the event loop through the game loop; a random legal move if even it fails."""
         try:
-            move = (agent or seat.agent).act(view, legal, seat.rng)
-        except Exception:  # noqa: BLE001 - the fallback too must never stop the table
+            event, failed = self._through_loop(self.loop.step)
+        except (IllegalMoveError, AgentError):
             log.exception("table %r: the fallback agent failed; seat %d plays a random legal move", self.name,
                           seat.index)
-            move = None
-        return move if move in legal else seat.rng.choice(legal)
+            event, failed = self._through_loop(lambda: self.loop.play(seat.rng.choice(self.match.legal_moves())))
+        self._after_move(event, None if failed is not None and failed.seat == seat.index else failed)
 
     def _replace(self, seat: _Seat, failure: str, seconds: float) -> None:
         """The seat's agent failed: the fallback (on the loop) plays for it for the rest of the game."""
@@ -665,11 +810,19 @@ class Table:
                     self.hub.config.fallback)
         old = seat.spec
         self._new_agent(seat, self.hub.config.fallback, inline=True)
+        self._holder_changed(seat.index)
         self.notify("agent_replaced", {"player_index": seat.index, "agent": old, "replaced_by_name": seat.spec,
                                        "reason": failure, "seconds": round(seconds, 3),
                                        "table": self.info()}, with_view=False)
         self._token += 1
         self._advance()
+
+
+def _failure_text(exc: Exception, spec: str) -> str:
+    """What the loop's refusal says about the agent, without repeating its name (the notification names it)."""
+    text = str(exc)
+    prefix = f"agent {spec!r} "
+    return text.split(") ", 1)[1] if text.startswith(prefix) and ") " in text else text
 
 
 class _RecentSet:
@@ -707,49 +860,100 @@ class Hub:
         self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
         self.limits: AgentLimits = self.config.limits
         self._watch_ids = itertools.count(1)
-        #: Canonical spec -> why agents.make refused it (None: it builds); bounded, see :meth:`checked_spec`.
-        self._builds: dict[str, str | None] = {}
+        #: (canonical spec, ruleset) -> why the agent refuses (None: it builds and plays those rules); bounded.
+        self._builds: dict[tuple[str, Ruleset], str | None] = {}
+        #: The game history (``config.db``), written in a thread of its own; ``None`` keeps no history.
+        self.store: GameStore | None = GameStore(self.config.db) if self.config.db else None
+        self.store_pool = ThreadPoolExecutor(1, thread_name_prefix="live-store")
+        #: Open tables and connections per client address (the per-address limits).
+        self.tables_by_address: dict[str, int] = {}
+        self.connections_by_address: dict[str, int] = {}
 
-    def checked_spec(self, spec: str, details: dict) -> str:
+    def checked_spec(self, spec: str, details: dict, ruleset: Ruleset | None = None) -> str:
         """The canonical form of a spec a person chose, or ProtocolError 3000 saying why it is refused.
 
         Refused: bad syntax, a spec outside the server's :class:`~live.limits.AgentLimits` (the server's
-        own ``opponent`` is always allowed), and a spec the agent itself refuses when built
-        (``pimc:samples=0``), so nothing chosen is silently replaced by the fallback at a game's start.
+        own ``opponent`` is always allowed), a spec the agent itself refuses when built
+        (``pimc:samples=0``), and an agent that cannot play the table's ``ruleset`` (its
+        ``check_ruleset``), so nothing chosen is silently replaced by the fallback at a game's start.
         """
+        ruleset = ruleset or Ruleset()
         try:
             canon = agents.canonical(spec)
             if canon != self.config.opponent:
                 self.limits.check(canon)
-            if canon not in self._builds:
+            key = (canon, ruleset)
+            if key not in self._builds:
                 if len(self._builds) >= 4096:
                     self._builds.clear()
-                try:
-                    agents.make(canon)
-                    self._builds[canon] = None
-                except ValueError as exc:
-                    self._builds[canon] = str(exc)
-            if self._builds[canon] is not None:
-                raise ValueError(self._builds[canon])
+                self._builds[key] = _refusal(canon, ruleset)
+            if self._builds[key] is not None:
+                raise ValueError(self._builds[key])
         except ValueError as exc:
             raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), details) from None
         return canon
 
     def shutdown(self) -> None:
-        """Close every table and stop the agents' threads (a thinking agent finishes its move first)."""
+        """Close every table, stop the agents' threads (a thinking agent finishes its move first), and finish
+        writing the games that ended (the store's thread runs to the end of its queue)."""
         for t in list(self.tables.values()):
             for p in t.people():
                 p.conn = None
             t.watchers.clear()
             t.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.store_pool.shutdown(wait=True)
+        if self.store is not None:
+            self.store.close()
 
-    def _new_table(self, name: str, **kw) -> Table:
+    # ----- limits per client address ---------------------------------------------------
+    def _limited(self, address: str) -> bool:
+        if not self.config.trust_loopback:
+            return True
+        try:
+            return not ipaddress.ip_address(address).is_loopback
+        except ValueError:
+            return True
+
+    def admit(self, conn: Connection) -> None:
+        """Count a new connection against its address; ProtocolError 1003 when the address holds its limit."""
+        n = self.connections_by_address.get(conn.address, 0)
+        limit = self.config.max_connections_per_address
+        if n >= limit and self._limited(conn.address):
+            raise ProtocolError(ErrorCode.SERVER_BUSY, f"your address holds {limit} connections to this server "
+                                "already, its limit; close some tabs and try again",
+                                {"max_connections_per_address": limit})
+        self.connections_by_address[conn.address] = n + 1
+
+    def release(self, conn: Connection) -> None:
+        """Forget an admitted connection (see :meth:`admit`)."""
+        n = self.connections_by_address.get(conn.address, 0) - 1
+        if n > 0:
+            self.connections_by_address[conn.address] = n
+        else:
+            self.connections_by_address.pop(conn.address, None)
+
+    def table_closed(self, table: Table) -> None:
+        """A table left the hub: it no longer counts against its opener's address."""
+        n = self.tables_by_address.get(table.address, 0) - 1
+        if n > 0:
+            self.tables_by_address[table.address] = n
+        else:
+            self.tables_by_address.pop(table.address, None)
+
+    def _new_table(self, name: str, address: str = "", **kw) -> Table:
         if len(self.tables) >= self.config.max_tables:
             raise ProtocolError(ErrorCode.SERVER_BUSY, f"the server holds its limit of {self.config.max_tables} "
                                 "tables; try again later", {"max_tables": self.config.max_tables})
-        table = Table(self, name, **kw)
+        mine = self.tables_by_address.get(address, 0)
+        limit = self.config.max_tables_per_address
+        if mine >= limit and self._limited(address):
+            raise ProtocolError(ErrorCode.SERVER_BUSY, f"your address has {limit} tables open, its limit; leave one "
+                                "(it closes when nobody is there) or join an existing table",
+                                {"max_tables_per_address": limit})
+        table = Table(self, name, address=address, **kw)
         self.tables[name] = table
+        self.tables_by_address[address] = mine + 1
         return table
 
     def handle(self, conn: Connection, type_: str, p: dict) -> None:
@@ -810,9 +1014,10 @@ class Hub:
         table = self.tables.get(name)
         if table is None:
             opponent = p.get("opponent") or self.config.opponent
-            opponent = self.checked_spec(opponent, {"opponent": opponent[:200]})
+            sets = p.get("sets")
+            opponent = self.checked_spec(opponent, {"opponent": opponent[:200]}, Ruleset(sets=sets) if sets else None)
             delay = p.get("agent_delay_ms")
-            table = self._new_table(name, opponent=opponent, seed=p.get("seed"), sets=p.get("sets"),
+            table = self._new_table(name, conn.address, opponent=opponent, seed=p.get("seed"), sets=sets,
                                     agent_delay=self.config.agent_delay if delay is None else delay / 1000)
             try:
                 table.seat_person(p["player_name"], conn)
@@ -848,11 +1053,12 @@ class Hub:
     def _on_watch(self, conn: Connection, p: dict) -> None:
         self._busy(conn)
         if "agents" in p:
-            specs = [self.checked_spec(spec, {"agents": p["agents"]}) for spec in p["agents"]]
+            rules = Ruleset(sets=p["sets"]) if p["sets"] else None
+            specs = [self.checked_spec(spec, {"agents": p["agents"]}, rules) for spec in p["agents"]]
             delay = p["delay_ms"] / 1000 if p["delay_ms"] is not None else 0.5
             name = f"{WATCH_PREFIX}{next(self._watch_ids)}-{secrets.token_hex(3)}"
-            table = self._new_table(name, opponent=specs[1], seed=p["seed"], sets=p["sets"], agent_delay=delay,
-                                    watch=True, specs=specs)
+            table = self._new_table(name, conn.address, opponent=specs[1], seed=p["seed"], sets=p["sets"],
+                                    agent_delay=delay, watch=True, specs=specs)
             table.start_game()  # nobody watches yet, so the agents wait for the watcher's confirmation
             table.add_watcher(conn)
             return
@@ -869,3 +1075,19 @@ class Hub:
                                 {"action": "set_speed"})
         table.agent_delay = p["delay_ms"] / 1000
         table.notify("lobby_update", {"action": "set_speed", "table": table.info()}, with_view=False)
+
+
+def _refusal(spec: str, ruleset: Ruleset) -> str | None:
+    """Why the agent ``spec`` cannot sit at a table with ``ruleset`` (it does not build, or its ``check_ruleset``
+    refuses the rules), or ``None``."""
+    try:
+        agent = agents.make(spec)
+    except ValueError as exc:
+        return str(exc)
+    check = getattr(agent, "check_ruleset", None)
+    if check is not None:
+        try:
+            check(ruleset)
+        except ValueError as exc:
+            return f"agent {spec!r} cannot play with this table's rules: {exc}"
+    return None

@@ -206,6 +206,11 @@ def parse(text: str | bytes, max_bytes: int) -> tuple[str, dict]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"not valid JSON: {exc}",
                             {"received_message": str(text)[:200]}) from None
+    except RecursionError:
+        # A few kB of [[[[...]]]] nest deeper than the parser goes: a bad message, not a dropped connection.
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "the JSON is nested too deeply; a message is a flat "
+                            "object {\"type\": \"...\", \"payload\": {...}}",
+                            {"received_message": str(text)[:200]}) from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE,
                             "a message is a JSON object {\"type\": \"...\", \"payload\": {...}}",

@@ -6,7 +6,11 @@ Routes:
 * ``GET /ws`` the WebSocket endpoint speaking :mod:`live.protocol`;
 * ``GET /api/agents`` the agent names the server can seat, with the default opponent;
 * ``POST /api/replay`` a game record or one arena results line (JSON) in, every position out
-  (:func:`live.views.replay_frames`).
+  (:func:`live.views.replay_frames`);
+* ``GET /api/games`` the stored games, newest first, paged (``limit``, ``offset``) and filtered
+  (``table``, ``player``); ``GET /api/games/{id}`` one game with its record;
+  ``GET /api/games/{id}/record`` the bare game record, byte for byte as stored (a download, or a
+  body for ``/api/replay``). 404 when the server keeps no history (:class:`~live.store.GameStore`).
 
 Needs the ``web`` extra (``pip install -e ".[web]"``); the rest of the package does not.
 """
@@ -30,6 +34,7 @@ from mulle_env.engine.record import GameRecord
 
 from .hub import Connection, Hub, LiveConfig
 from .protocol import MAX_SETS, ProtocolError, parse
+from .store import MAX_PAGE, GameStore
 from .views import replay_frames
 
 __all__ = ["ServerThread", "make_app", "start"]
@@ -101,8 +106,15 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
     # compressing them cost a quarter of the server's CPU per move in bench_live.py.
     ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30, compress=False)
     await ws.prepare(request)
+    conn = Connection(ws.send_str, request.remote or "")
+    try:
+        hub.admit(conn)
+    except ProtocolError as exc:
+        conn.send(exc.to_message())
+        await conn.close()
+        await ws.close(code=1008, message=b"too many connections from your address")
+        return ws
     request.app[_SOCKETS].add(ws)
-    conn = Connection(ws.send_str)
     try:
         async for msg in ws:
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
@@ -116,8 +128,70 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
                 break
     finally:
         hub.disconnect(conn)
+        hub.release(conn)
         await conn.close()
     return ws
+
+
+def _page_arg(request: web.Request, key: str, default: int, low: int, high: int) -> int:
+    text = request.query.get(key)
+    if text is None:
+        return default
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise web.HTTPBadRequest(text=json.dumps({"error": f"'{key}' must be a whole number from {low} to {high}, "
+                                                  f"not {text[:40]!r}"}), content_type="application/json")
+    return int(text)
+
+
+def _store(request: web.Request) -> GameStore:
+    store = request.app[_HUB].store
+    if store is None:
+        raise web.HTTPNotFound(text=json.dumps({"error": "this server keeps no game history (started without a "
+                                                "database)"}), content_type="application/json")
+    return store
+
+
+def _game_id(request: web.Request) -> int:
+    text = request.match_info["id"]
+    if not text.isdigit() or len(text) > 18:
+        raise web.HTTPNotFound(text=json.dumps({"error": f"no game {text[:40]!r}: a game id is a whole number"}),
+                               content_type="application/json")
+    return int(text)
+
+
+async def _in_pool(request: web.Request, fn, *args):
+    # SQLite reads are off the event loop, in the replay pool (not the agents' threads).
+    return await asyncio.get_running_loop().run_in_executor(request.app[_REPLAY_POOL], fn, *args)
+
+
+async def _games(request: web.Request) -> web.Response:
+    store = _store(request)
+    limit = _page_arg(request, "limit", 20, 1, MAX_PAGE)
+    offset = _page_arg(request, "offset", 0, 0, 10**9)
+    table = request.query.get("table") or None
+    player = request.query.get("player") or None
+
+    def read():
+        return {"games": store.games(table, player, limit, offset), "total": store.count(table, player),
+                "limit": limit, "offset": offset}
+    return web.json_response(await _in_pool(request, read))
+
+
+async def _game(request: web.Request) -> web.Response:
+    gid = _game_id(request)
+    game = await _in_pool(request, _store(request).game, gid)
+    if game is None:
+        return web.json_response({"error": f"no game {gid}"}, status=404)
+    return web.json_response(game)
+
+
+async def _game_record(request: web.Request) -> web.Response:
+    gid = _game_id(request)
+    text = await _in_pool(request, _store(request).record_text, gid)
+    if text is None:
+        return web.json_response({"error": f"no game {gid}"}, status=404)
+    return web.Response(text=text, content_type="application/json",
+                        headers={"Content-Disposition": f'attachment; filename="mulle-game-{gid}.json"'})
 
 
 async def _on_shutdown(app: web.Application) -> None:
@@ -137,6 +211,9 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     app.router.add_get("/ws", _ws)
     app.router.add_get("/api/agents", _agents)
     app.router.add_post("/api/replay", _replay)
+    app.router.add_get("/api/games", _games)
+    app.router.add_get("/api/games/{id}", _game)
+    app.router.add_get("/api/games/{id}/record", _game_record)
     app.router.add_static("/static/", str(_static_dir()))
     app.on_shutdown.append(_on_shutdown)
     return app

@@ -9,11 +9,11 @@ both hands, since nobody there is hiding anything.
 from __future__ import annotations
 
 from mulle_env.engine.cards import CARD_NAMES
-from mulle_env.engine.match import Match
+from mulle_env.engine.match import Match, move_event
 from mulle_env.engine.record import GameRecord, view_to_dict
 from mulle_env.engine.state import GameState
 
-__all__ = ["replay_frames", "seat_view", "spectator_view"]
+__all__ = ["move_previews", "replay_frames", "seat_view", "spectator_view", "swept"]
 
 
 def seat_view(state: GameState, seat: int) -> dict:
@@ -34,6 +34,78 @@ def spectator_view(state: GameState, show_hands: bool) -> dict:
     view["hand_sizes"] = [len(v0.hand), len(v1.hand)]
     view["hands"] = [[CARD_NAMES[f] for f in v.hand] for v in (v0, v1)] if show_hands else None
     return view
+
+
+def swept(before, event) -> tuple[list[int], int | None]:
+    """What the end of a set swept: the cards the set's last move left on the table, and the seat they went to.
+
+    ``before`` is the mover's view before that move, ``event`` its
+    :class:`~mulle_env.engine.match.MoveEvent`. The cards (faces, sorted) go to the last seat to
+    capture (RULES.md); ``([], None)`` when nothing was left or nobody captured all set. Both
+    front ends say it: ``mulle-play`` in a line, the page in its move list and on the table.
+    """
+    left = [*before.loose, *(f for b in before.builds for f in b.cards)]
+    if event.move.kind != "capture":
+        left.append(int(event.move.card))
+    for f in event.taken:
+        left.remove(f)
+    taker = event.player if event.move.kind == "capture" else before.last_capturer
+    if not left or taker is None:
+        return [], None
+    return sorted(left), taker
+
+
+def _minus(cards: list[int], remove) -> list[int]:
+    left = list(cards)
+    for f in remove:
+        left.remove(f)
+    return left
+
+
+def move_previews(state: GameState, legal) -> dict[str, dict]:
+    """What each legal move would do to the table, for the page to show before the person plays it.
+
+    Per move text: ``loose`` (the loose cards it takes or builds on, by name), ``builds`` (the
+    values of the builds it takes or builds on), ``mulles``, ``tabbe``, and ``value`` (the value
+    of the build it makes or feeds; ``None`` for a capture or discard). Each move is played on a
+    copy (:func:`~mulle_env.engine.match.move_event`): a build or trotta gathers piles by the
+    rules (RULES.md 4.2.5), and a forced capture's notation does not list what it takes, so only
+    the engine can say. Nothing here is hidden from the mover: it depends on the table and the
+    mover's own card.
+    """
+    p = state.to_move
+    before = state.view(p)
+    builds = {b.value: list(b.cards) for b in before.builds}
+    out = {}
+    for move in legal:
+        if move.kind == "discard":  # lays the card down: it takes and builds on nothing (no copy needed)
+            out[str(move)] = {"loose": [], "builds": [], "mulles": 0, "tabbe": False, "value": None}
+            continue
+        after = state.copy()
+        event = move_event(after, move)
+        value = None
+        if move.kind == "capture":
+            involved = list(event.taken)
+        elif move.kind in ("build", "trotta"):
+            value = move.to if move.kind == "build" else next(
+                (b.value for b in after.view(p).builds if int(move.card) in b.cards and b.owner == p), None)
+            made = next((b for b in after.view(p).builds if b.value == value), None)
+            involved = _minus(made.cards, [int(move.card)]) if made is not None else []
+        else:
+            involved = []
+        taken_builds = [v for v, cards in builds.items() if _contains(involved, cards)] if builds and involved else []
+        loose = _minus(involved, [f for v in taken_builds for f in builds[v]])
+        out[str(move)] = {"loose": [CARD_NAMES[f] for f in loose], "builds": taken_builds, "mulles": event.mulles,
+                          "tabbe": event.tabbe, "value": value}
+    return out
+
+
+def _contains(cards: list[int], part: list[int]) -> bool:
+    try:
+        _minus(cards, part)
+    except ValueError:
+        return False
+    return True
 
 
 def replay_frames(record: GameRecord) -> list[dict]:

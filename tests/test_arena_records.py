@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import mulle_env as me
-from agents.play import main as play_main
 from arena import Plan, ProcessBackend, run
 from arena.results import comparable
+from terminal.cli import main as play_main
 
 DATA = Path(__file__).parent / "data"
 
@@ -86,11 +86,11 @@ def test_mulle_play_replays_an_arena_results_file():
 
 def test_the_game_loops_have_distinct_names_and_keep_the_old_ones():
     import agents.match
-    import agents.play
+    import terminal.cli
     from arena import worker
 
     assert worker.play_game is worker.play_task
-    assert agents.play.play_game is agents.play.play_interactive
+    assert terminal.cli.play_game is terminal.cli.play_interactive
     assert agents.match.play_game is not agents.match.play_agents  # the old one returns the state
 
 

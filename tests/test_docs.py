@@ -61,7 +61,7 @@ def _parser(tool: str):
     elif tool == "mulle-serve":
         from live.cli import build_parser
     else:
-        from agents.play import build_parser
+        from terminal.cli import build_parser
     return build_parser()
 
 

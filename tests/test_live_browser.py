@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -59,7 +58,7 @@ def test_ci_has_a_browser():
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     if MISSING:
         if os.environ.get("CI"):
             pytest.fail(MISSING)
@@ -67,7 +66,8 @@ def server():
     from live.hub import LiveConfig
     from live.server import ServerThread
 
-    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1)) as srv:
+    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True,
+                                 db=str(tmp_path_factory.mktemp("store") / "games.db"))) as srv:
         yield srv
 
 
@@ -145,7 +145,8 @@ def test_a_whole_game_against_random_by_clicking(server, page):
     # The lobby offers a new game.
     assert page.is_visible("#start-btn") and page.inner_text("#start-btn") == "New game"
     # The record can be saved, or replayed at once.
-    assert page.get_attribute("#save-record", "download") == f"mulle-{table.match.seed}.json"
+    game_id = server.call(lambda: table.last_over["game_id"])  # the server keeps a history: named by its id
+    assert page.get_attribute("#save-record", "download") == f"mulle-game-{game_id}.json"
     page.click("#replay-record")
     page.wait_for_selector("#replay-controls:not([hidden])")
     n = len(table.match.history)
@@ -155,7 +156,11 @@ def test_a_whole_game_against_random_by_clicking(server, page):
     assert f"{result.scores[0]}" in page.inner_text("#game-over")
 
 
-def test_one_use_plays_at_once_several_uses_are_offered(server, page):
+def moves_logged(page) -> list[str]:
+    return page.locator("#log li[data-move]").evaluate_all("ls => ls.map(l => l.dataset.move)")
+
+
+def test_the_first_click_shows_the_uses_and_one_click_is_a_choice(server, page):
     # A deal where some card of seat 0 has several uses and another has exactly one.
     for seed in range(200):
         uses = uses_by_card(Match(seed))
@@ -170,31 +175,33 @@ def test_one_use_plays_at_once_several_uses_are_offered(server, page):
     page.wait_for_selector("#choices:not([hidden])")
     offered = page.locator("#choices button[data-move]")
     assert sorted(offered.evaluate_all("bs => bs.map(b => b.dataset.move)")) == sorted(uses[card])
-    # Hovering a build shows its target on the table.
-    build = next((m for m in uses[card] if m.startswith("build") and " on [" not in m), None)
+    # Hovering a build shows on the table exactly what it builds on and gathers (the engine's preview).
+    from live.views import move_previews
+
+    previews = move_previews(Match(seed).state, Match(seed).legal_moves())
+    build = next((m for m in uses[card] if m.startswith("build")), None)
     if build is not None:
         page.hover(f'#choices button[data-move="{build}"]')
-        target = build.split(" on ")[1].rsplit(" to ", 1)[0]
-        assert page.locator("#loose .card.target").evaluate_all("cs => cs.map(c => c.dataset.card)") == [target]
-    labels = offered.all_inner_texts()
-    assert all(re.fullmatch(r"capture( taking .+)?|build to \d+ on .+|trotta|discard", x) for x in labels), labels
-    # Cancel, then play the one-use card: it goes at once, with no choice shown.
+        marked = page.locator("#loose .card.target").evaluate_all("cs => cs.map(c => c.dataset.card)")
+        assert sorted(marked) == sorted(previews[build]["loose"])
+        assert page.locator(f'#choices button[data-move="{build}"]').inner_text().startswith(
+            f"build {build.rsplit(' ', 1)[1]} on ")
+    # Cancel; a card with one use is not played on the first click either: its use is offered.
     page.click("#choices button.cancel")
     assert page.is_hidden("#choices")
     page.locator(f'#hand .card[data-card="{single[0]}"]').first.click()
-    page.wait_for_function("t => document.querySelector('#log').innerText.includes(t)",
+    page.wait_for_selector("#choices:not([hidden])")
+    assert page.locator("#choices button[data-move]").count() == 1
+    assert server.call(lambda: len(server.hub.tables["browser-choice"].match.history)) == 0
+    # With "one click plays" chosen, it goes at once.
+    page.click("#choices button.cancel")
+    page.check("#one-click")
+    page.locator(f'#hand .card[data-card="{single[0]}"]').first.click()
+    page.wait_for_function("m => [...document.querySelectorAll('#log li')].some(l => l.dataset.move === m)",
                            arg=uses[single[0]][0])
     first = server.call(lambda: str(server.hub.tables["browser-choice"].match.history[0].move))
     assert first == uses[single[0]][0]
-    # Next turn: choose a use that is not the first on offer.
-    page.wait_for_selector("#hand.active .card")
-    match = server.call(lambda: server.hub.tables["browser-choice"].match)
-    now = server.call(lambda: uses_by_card(match))
-    card = next((c for c, u in now.items() if len(u) >= 2), None)
-    if card is not None:
-        page.locator(f'#hand .card[data-card="{card}"]').first.click()
-        page.locator(f'#choices button[data-move="{now[card][-1]}"]').click()
-        page.wait_for_function("t => document.querySelector('#log').innerText.includes(t)", arg=now[card][-1])
+    page.uncheck("#one-click")
 
 
 def test_replay_steps_forward_and_back_with_both_hands(server, page, tmp_path):
@@ -231,7 +238,7 @@ def test_replay_steps_forward_and_back_with_both_hands(server, page, tmp_path):
         page.click("#rp-fwd")
         replay.play(moves[n - 1])
         check(n)
-    assert moves[2] in page.inner_text("#last-move")
+    assert page.get_attribute("#last-move .line", "data-move") == moves[2]
     page.click("#rp-back")
     replay = Match.from_record({"seed": 17, "moves": moves[:2]})
     check(2)
@@ -281,11 +288,12 @@ def test_screenshot_and_its_key_elements(server, page, tmp_path):
     assert page.inner_text("#bottom-intake") == str(len(view["intake"][0]))
     assert page.inner_text("#top-tabbe") == str(view["tabbe"][1])
     # Suit colours: hearts and diamonds red, clubs and spades black.
-    colours = page.locator("#hand .card").evaluate_all(
+    colours = page.locator("#hand .card:not(.unusable)").evaluate_all(
         "cs => cs.map(c => [c.dataset.card, getComputedStyle(c).color])")
     for card, colour in colours:
         assert (colour == "rgb(192, 24, 43)") == card.startswith(("HJ", "RU")), (card, colour)
     assert "Last:" in page.inner_text("#last-move")
+    assert page.inner_text("#status") == "connected" or page.inner_text("#status").startswith("connected ·")
 
 
 def test_watch_two_agents_to_the_end(server, page):
@@ -348,3 +356,297 @@ def test_a_refused_move_is_shown_and_the_turn_goes_on(server, page):
         page.locator("#choices button[data-move]").first.click()
     page.wait_for_function("() => document.querySelectorAll('#log li').length >= 4")
     assert server.call(lambda: len(server.hub.tables["browser-refused"].match.history)) >= 1
+
+
+# ----- issue 24: a game people enjoy and can trust ------------------------------------------------------
+
+
+def play_by_keyboard(page, limit: int = 400) -> int:
+    """Play the person's moves with the keyboard only until the game ends; return how many were played."""
+    played = 0
+    while True:
+        page.wait_for_selector("#hand.active .card, #game-over:not([hidden])")
+        if page.is_visible("#game-over"):
+            return played
+        # It is our turn: the focus is on our hand. Move with the arrows to a card that has a use.
+        for _ in range(12):
+            if page.evaluate("() => document.activeElement.matches('#hand .card:not(.unusable)')"):
+                break
+            page.keyboard.press("ArrowRight")
+        assert page.evaluate("() => document.activeElement.matches('#hand .card:not(.unusable)')")
+        before = page.evaluate("() => document.querySelectorAll('#log li[data-move]').length")
+        page.keyboard.press("Enter")
+        if page.evaluate("() => document.activeElement.matches('#choices button[data-move]')"):
+            page.keyboard.press("Enter")
+        page.wait_for_function("n => document.querySelectorAll('#log li[data-move]').length > n", arg=before)
+        played += 1
+        assert played < limit, "the game does not end"
+
+
+def test_a_whole_unseeded_game_by_keyboard_then_reload_then_replay_it(server, page):
+    """Keyboard only: the name field joins on Enter, the host lands on Start, the hand takes arrows and Enter.
+
+    Then defect 8 (a reload after the game keeps the result) and defect 1 (an unseeded game's 63-bit seed
+    survives the page: "Replay it" replays the same game, the file is named by its exact seed or id)."""
+    page.goto(server.url + "/?delay=0&table=browser-keys")
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.select_option("#sets", "1")
+    for _ in range(10):
+        if page.evaluate("() => document.activeElement.id") == "player-name":
+            break
+        page.keyboard.press("Tab")
+    page.keyboard.type("Kim")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#game:not([hidden])")
+    page.wait_for_function("() => document.activeElement.id === 'start-btn'")
+    page.keyboard.press("Enter")
+    played = play_by_keyboard(page)
+    table = server.call(lambda: server.hub.tables["browser-keys"])
+    match = server.call(lambda: table.match)
+    result = server.call(lambda: match.result())
+    assert played == sum(1 for e in match.history if e.player == 0) and match.seed >= 2**53  # unseeded: 63 bits
+    over = page.inner_text("#game-over")
+    assert f"{result.scores[0]}" in over and f"{result.scores[1]}" in over
+    assert axe_violations(page) == []  # the game-over screen passes the accessibility scan
+    # The opponent's moves and the turn were announced for screen readers.
+    assert page.get_attribute("#announce", "aria-live") == "polite"
+    # Defect 8: a reload after the game keeps the result and the record links.
+    page.reload()
+    page.wait_for_selector("#game-over:not([hidden])")
+    assert page.inner_text("#game-over").split("\n")[0] == over.split("\n")[0]
+    game_id = server.call(lambda: table.last_over["game_id"])
+    assert page.get_attribute("#save-record", "download") == f"mulle-game-{game_id}.json"
+    saved = page.evaluate("async () => await (await fetch(document.querySelector('#save-record').href)).text()")
+    assert json.loads(saved)["seed"] == match.seed  # exact: the text never became a JavaScript number
+    # Defect 1: "Replay it" replays the same game.
+    page.click("#replay-record")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    n = len(match.history)
+    assert page.inner_text("#rp-pos") == f"move 0 / {n}"
+    page.click("#rp-last")
+    assert page.inner_text("#rp-pos") == f"move {n} / {n}"
+    assert moves_logged(page) == [str(e.move) for e in match.history]
+    assert f"{result.scores[0]}" in page.inner_text("#game-over")
+
+
+def test_the_preview_marks_what_a_capture_takes(server, page):
+    """A card with several uses, one of them a capture of two or more cards: focusing the capture marks exactly them."""
+    from live.views import move_previews
+
+    for seed in range(500):
+        m = Match(seed, {"sets": 1})
+        previews = move_previews(m.state, m.legal_moves())
+        uses = uses_by_card(m)
+        hit = next(((c, mv) for c, u in uses.items() if len(u) >= 2 for mv in u
+                    if mv.startswith("capture") and len(previews[mv]["loose"]) >= 2), None)
+        if hit:
+            break
+    card, capture = hit
+    sit_down(page, server, "browser-preview", seed=seed, sets=1)
+    start(page)
+    page.locator(f'#hand .card[data-card="{card}"]').first.focus()  # focusing shows the uses
+    page.wait_for_selector("#choices:not([hidden])")
+    page.locator(f'#choices button[data-move="{capture}"]').focus()
+    marked = page.locator("#loose .card.target").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    assert sorted(marked) == sorted(previews[capture]["loose"])
+    label = page.locator(f'#choices button[data-move="{capture}"]').inner_text()
+    assert label.startswith("take ") and all(c in label for c in previews[capture]["loose"])
+    assert ("mulle" in label) == bool(previews[capture]["mulles"])
+    page.keyboard.press("Escape")  # cancels: the marks go, the focus is back on the card
+    assert page.locator(".target").count() == 0 and page.is_hidden("#choices")
+    assert page.evaluate("() => document.activeElement.dataset.card") == card
+    assert server.call(lambda: len(server.hub.tables["browser-preview"].match.history)) == 0
+
+
+def test_the_rules_panel_opens_and_closes_at_any_time(server, page):
+    page.goto(server.url + "/")
+    assert page.is_hidden("#rules")
+    page.click("#rules-btn")
+    assert page.is_visible("#rules") and page.get_attribute("#rules-btn", "aria-expanded") == "true"
+    text = page.inner_text("#rules")
+    for words in ("A = 14", "SP 2 = 15", "RU 10 = 16", "Capture", "Build", "locked", "Trotta", "Mulle", "Tabbe",
+                  "bonus"):
+        assert words in text, words
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#rules") and page.get_attribute("#rules-btn", "aria-expanded") == "false"
+    sit_down(page, server, "browser-rules")
+    page.click("#rules-btn")
+    assert page.is_visible("#rules")
+    page.click("#rules-close")
+    assert page.is_hidden("#rules")
+
+
+def test_a_duplicated_tab_leaves_no_zombie(server, browser, page):
+    """Defect 5: the old tab kept its hand lit and every click answered 3002."""
+    sit_down(page, server, "browser-zombie", seed=None)
+    start(page)
+    session = page.evaluate("() => sessionStorage.getItem('mulle-session')")
+    dup = page.context.new_page()
+    try:
+        dup.add_init_script(f"sessionStorage.setItem('mulle-session', {json.dumps(session)})")
+        dup.goto(server.url + "/?delay=0")
+        dup.wait_for_selector("#hand.active .card")
+        page.wait_for_selector("#elsewhere:not([hidden])")
+        assert "continues in another tab" in page.inner_text("#elsewhere")
+        assert page.locator("#hand.active").count() == 0 and page.inner_text("#bottom-turn") != ""
+        page.click("#take-back")
+        page.wait_for_selector("#hand.active .card")
+        assert page.is_hidden("#elsewhere")
+        dup.wait_for_selector("#elsewhere:not([hidden])")
+        assert dup.locator("#hand.active").count() == 0
+    finally:
+        dup.close()
+
+
+@pytest.fixture()
+def phone(browser):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    pg = ctx.new_page()
+    pg.set_default_timeout(10_000)
+    yield pg
+    ctx.close()
+
+
+def no_sideways_scroll(page) -> None:
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+
+
+def test_a_phone_never_scrolls_sideways_and_reaches_every_choice(server, phone):
+    """Defect 11: a 64-character table name widened the phone page to 609 px."""
+    phone.goto(server.url + "/")
+    no_sideways_scroll(phone)
+    name = "x" * 64
+    sit_down(phone, server, name, seed=5, sets=1)
+    no_sideways_scroll(phone)
+    start(phone)
+    no_sideways_scroll(phone)
+    card = phone.locator("#hand.active .card:not(.unusable)").first
+    card.tap()
+    phone.wait_for_selector("#choices:not([hidden])")
+    box = phone.locator("#choices button[data-move]").first.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box  # brought into view, not below the fold
+    no_sideways_scroll(phone)
+    phone.click("#rules-btn")
+    no_sideways_scroll(phone)
+
+
+def axe_violations(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def test_accessibility_scan_of_the_lobby_and_a_game(server, page):
+    """The game-over screen is scanned at the end of the keyboard game above."""
+    page.goto(server.url + "/")
+    page.wait_for_selector("#agent-names option", state="attached")
+    assert axe_violations(page) == []
+    sit_down(page, server, "browser-axe", seed=3, sets=1)
+    assert axe_violations(page) == []  # the table's lobby
+    start(page)
+    page.locator("#hand.active .card:not(.unusable)").first.click()
+    page.wait_for_selector("#choices:not([hidden])")
+    assert axe_violations(page) == []  # a game, a card's uses on offer
+    page.click("#choices button.cancel")
+    page.click("#rules-btn")
+    assert axe_violations(page) == []
+
+
+def test_the_replay_picker_gives_way_to_pasted_text(server, page, tmp_path):
+    """Defect 7: after replaying game 3 of a results file, pasting another line (or hello) replayed game 3."""
+    games = []
+    for seed in (21, 22):
+        m = Match(seed, {"sets": 1})
+        m.play_out([agents.make("random"), agents.make("random")], [random.Random(1), random.Random(2)])
+        games.append(m)
+    lines = [{"game_id": f"g{i}", "seed": m.seed, "ruleset": {"sets": 1}, "move_list": m.moves, "moves": len(m.moves),
+              "specs": ["random", "random"]} for i, m in enumerate(games)]
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    page.goto(server.url + "/")
+    page.set_input_files("#replay-file", str(results))
+    page.wait_for_selector("#replay-games option", state="attached")
+    page.select_option("#replay-games", "1")
+    page.click("#replay-btn")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    page.click("#rp-last")
+    assert moves_logged(page) == games[1].moves
+    page.click("#leave-btn")
+    page.fill("#replay-text", "hello")
+    page.click("#replay-btn")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "not a game record" in page.inner_text("#error") and page.is_visible("#start")
+    page.fill("#replay-text", json.dumps(games[0].record().to_dict()))
+    page.click("#replay-btn")
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    page.click("#rp-last")
+    assert moves_logged(page) == games[0].moves
+
+
+def test_a_refused_opponent_leaves_the_lobby_field(server, page):
+    """Defect 9: pimc:samples=5000 was refused, but the field kept showing it while the table kept the old one."""
+    sit_down(page, server, "browser-refuse", opponent="random")
+    page.fill("#lobby-opponent", "pimc:samples=5000")
+    page.press("#lobby-opponent", "Enter")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "samples may be at most" in page.inner_text("#error")
+    page.wait_for_function("() => document.querySelector('#lobby-opponent').value === 'random'")
+
+
+def test_the_error_banner_moves_nothing_and_gives_way_to_success(server, page):
+    """Defect 10: the banner pushed the page down ~53 px, jumped back 8 s later, and outlived later successes."""
+    sit_down(page, server, "browser-banner", opponent="random")
+    top = page.locator("#game").bounding_box()["y"]
+    page.fill("#lobby-opponent", "nobody-at-all")
+    page.press("#lobby-opponent", "Enter")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.locator("#game").bounding_box()["y"] == top
+    page.wait_for_timeout(300)
+    assert page.is_visible("#error")  # no timer pulls it away under the pointer
+    page.fill("#lobby-opponent", "heuristic")
+    page.press("#lobby-opponent", "Enter")
+    page.wait_for_selector("#error", state="hidden")  # the next success clears it
+
+
+def test_before_joining_the_page_does_not_say_offline_and_an_expired_seat_keeps_the_form(server, page):
+    """Defect 11: 'offline' read as if the server were down; after the grace period the form forgot the table and
+    name it asked the person to rejoin with."""
+    page.goto(server.url + "/")
+    page.wait_for_selector("#agent-names option", state="attached")
+    assert "offline" not in page.inner_text("#status")
+    sit_down(page, server, "browser-expired", name="Ulla")
+    session = page.evaluate("() => sessionStorage.getItem('mulle-session')")
+    page.evaluate("() => { ui.leaving = true; ui.ws.close(); }")  # dropped, and not coming back in time
+    table = server.call(lambda: server.hub.tables["browser-expired"])
+    server.call(lambda: table._grace_over(table.seats[0].person))
+    page.evaluate("s => { ui.leaving = false; ui.mode = 'play'; connect(() => send('join', {session_id: s})); }",
+                  session)
+    page.wait_for_selector("#start:not([hidden])")
+    assert page.input_value("#table-name") == "browser-expired" and page.input_value("#player-name") == "Ulla"
+    assert "Sit down" in page.inner_text("#error")
+
+
+def test_the_start_page_lists_stored_games_and_replays_one(server, page):
+    import time as _time
+
+    from live.store import FinishedGame
+
+    m = Match(31, {"sets": 1}, ["person:Vera", "random"])
+    m.play_out([agents.make("random"), agents.make("random")], [random.Random(4), random.Random(5)])
+    game = FinishedGame("browser-history", m.record(), (((1, "Vera", "person"),), ((1, "random", "agent"),)),
+                        _time.time())
+    gid = server.call(lambda: server.hub.store.add(game))
+    page.goto(server.url + "/")
+    page.fill("#games-player", "vera")
+    page.press("#games-player", "Enter")
+    page.wait_for_selector(f'#games-list li[data-game="{gid}"]')
+    assert page.locator("#games-list li").count() == 1
+    row = page.inner_text(f'#games-list li[data-game="{gid}"]')
+    assert "browser-history" in row and "Vera" in row and str(m.result().scores[0]) in row
+    page.click(f'#games-list li[data-game="{gid}"] button')
+    page.wait_for_selector("#replay-controls:not([hidden])")
+    page.click("#rp-last")
+    assert moves_logged(page) == m.moves

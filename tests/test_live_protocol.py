@@ -86,7 +86,8 @@ def config(**kw) -> LiveConfig:
 
 
 
-CONFIG = config(opponent="random", grace=0.6, close_after=0.3, move_time=2.0)
+# Every test client comes from 127.0.0.1: the per-address limits are tested on servers of their own.
+CONFIG = config(opponent="random", grace=0.6, close_after=0.3, move_time=2.0, trust_loopback=True)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,11 @@ def test_full_game_against_random_ends_with_game_over_and_a_replayable_record(se
         assert [m["move"] for m in moved] == list(record.moves)
         # Every capture says what it took, exactly as the engine recorded it.
         for got, event in zip(moved, match.history):
+            extra = {k: got.pop(k) for k in ("by", "sweep") if k in got}
             assert got == {**event.to_dict(), "text": event.describe()}
+            assert extra["by"] == ({"name": "Anna", "kind": "person"} if event.player == 0
+                                   else {"name": "random", "kind": "agent"})
+            assert ("sweep" in extra) == event.set_over
         assert any(m["taken"] for m in moved)
         # game_over is the game's last event; set_over came with each set's sheets.
         game_events = [m for m in c.log if m["type"] in ("notification", "request")]
@@ -239,27 +244,36 @@ def test_a_seed_deals_one_persons_games_and_says_so(server):
     run(go())
 
 
-def test_a_second_person_switches_a_seeded_table_to_fresh_seeds(server):
+def test_nobody_may_sit_in_a_running_game_whose_seed_another_person_chose(server):
+    """Issue 24, defect 2: Anna chose seed 42; with it and the public moves Bert's hand is computable."""
     async def go():
         name = table_name()
         a, b = await Client.open(server.url), await Client.open(server.url)
-        await a.join(name, "Anna", seed=100, sets=1)
+        await a.join(name, "Anna", seed=42, sets=1)
         await a.send("lobby_action", {"action": "start_game"})
-        await a.play_first(await a.expect("request"))
-        # Bert takes the agent's seat during a seeded game: he is told the deal came from a chosen seed...
+        for _ in range(3):
+            await a.play_first(await a.expect("request"))
+        await b.send("join", {"table_name": name, "player_name": "Bert"})
+        err = await b.error()
+        assert err["code"] == ErrorCode.TABLE_FULL and err["details"]["reason"] == "seeded game running"
+        assert "seed" in err["message"] and "watch" in err["message"]
+        assert server.call(lambda: server.hub.tables[name].seats[1].person) is None
+        # Watching is fine: a spectator of a people's table sees no hand.
+        await b.send("watch", {"table_name": name})
+        assert (await b.expect("watch_confirmation"))["payload"]["view"]["hands"] is None
+        over = await play_to_end(a)
+        assert over["payload"]["data"]["record"]["seed"] == 42
+        # After the game Bert may sit; the next game's deal follows from nothing either person has seen.
+        await b.send("leave")
         conf = await b.join(name, "Bert")
-        assert conf["table"]["seeded"] is True and conf["table"]["phase"] == "playing"
-        over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
-        record = over_b["payload"]["data"]["record"]
-        assert record["seed"] == 100
-        # ...and the next game's deal follows from nothing either person has seen.
-        assert over_b["payload"]["data"]["table"]["seeded"] is False
+        assert conf["table"]["seeded"] is False
         await a.send("lobby_action", {"action": "start_game"})
         started = await b.expect("notification", "game_started")
-        hands = [Match(s, record_ruleset(record)).view(1).to_dict()["hand"] for s in (100, 101, 102)]
+        ruleset = record_ruleset(over["payload"]["data"]["record"])
+        hands = [Match(s, ruleset).view(1).to_dict()["hand"] for s in (42, 43, 44)]
         assert started["payload"]["view"]["hand"] not in hands
         over_a, over_b = await asyncio.gather(play_to_end(a), play_to_end(b))
-        assert over_a["payload"]["data"]["record"]["seed"] not in (100, 101, 102)
+        assert over_a["payload"]["data"]["record"]["seed"] not in (42, 43, 44)
         for x in (a, b):
             await x.close()
     run(go())
@@ -326,7 +340,7 @@ def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server
     async def go():
         name = table_name()
         a, b = await Client.open(server.url), await Client.open(server.url)
-        await a.join(name, "Anna", seed=8)
+        await a.join(name, "Anna")  # unseeded: a seeded game takes nobody mid-game (issue 24, defect 2)
         await a.send("lobby_action", {"action": "start_game"})
         req = await a.expect("request")
         first = await a.play_first(req)  # the agent in seat 1 answers, then Anna is asked again
@@ -335,10 +349,20 @@ def test_a_person_takes_an_agents_seat_mid_game_and_leaving_gives_it_back(server
         assert conf["seat"] == 1 and conf["view"]["player"] == 1 and conf["table"]["phase"] == "playing"
         assert conf["view"]["hand"] and len(conf["history"]) == 2
         assert conf["history"][0]["move"] == first and conf["history"][1]["player"] == 1
+        # Issue 24, defect 6: the agent's move in seat 1 stays the agent's, though Bert holds the seat now.
+        assert conf["history"][1]["by"] == {"name": "random", "kind": "agent"}
         # Bert now plays seat 1: after Anna's move, Bert is asked.
         await a.play_first(req)
         breq = await b.expect("request")
         assert breq["payload"]["view"]["player"] == 1
+        await b.play_first(breq)
+        moved = await a.expect("notification", "moved", timeout=5)
+        while moved["payload"]["data"]["player"] != 1:
+            moved = await a.expect("notification", "moved")
+        assert moved["payload"]["data"]["by"] == {"name": "Bert", "kind": "person"}
+        req = await a.expect("request")
+        await a.play_first(req)
+        breq = await b.expect("request")
         # Bert leaves on his turn: the agent takes the seat at once and plays, Anna is asked again.
         await b.send("leave")
         left = await a.expect("notification", "player_left")
@@ -801,8 +825,10 @@ def test_cli_bad_arguments_exit_2_naming_the_flag(argv, flag, capsys):
     assert flag in capsys.readouterr().err
 
 
-def test_cli_flags_reach_the_config():
+def test_cli_flags_reach_the_config(monkeypatch, tmp_path):
     from live.cli import parse_config
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
 
     args, config = parse_config(["--opponent", "pimc:samples=5", "--grace", "3", "--max-message", "1000"])
     assert config.opponent == agents.canonical("pimc:samples=5") and config.grace == 3 and config.max_message == 1000
@@ -817,21 +843,56 @@ def test_cli_flags_reach_the_config():
         config.limits.check("heuristic")
 
 
-def test_cli_serves_the_page_and_stops_cleanly_on_sigterm():
+def test_cli_serves_the_page_and_stops_cleanly_on_sigterm(tmp_path):
+    """Issue 23, item 14: SIGTERM shuts down as Ctrl-C does (every finished game written) and exits 143."""
     import signal
     import subprocess
     import sys
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random"],
-                            stdout=subprocess.PIPE, text=True)
+    db = tmp_path / "games.db"
+    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random", "--db", str(db),
+                             "--trust-loopback"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        url = re.search(r"open (http://127\.0\.0\.1:\d+/)", line).group(1)
-        page = urllib.request.urlopen(url, timeout=10).read().decode()
-        assert "<title>Mulle live</title>" in page
+        url = re.search(r"open (http://127\.0\.0\.1:\d+)/", line).group(1)
+        page = urllib.request.urlopen(url + "/", timeout=10).read().decode()
+        assert "<title>Mulle live</title>" in page and str(db) in line
+
+        async def one_game():
+            c = await Client.open(url)
+            await c.join(table_name(), "Anna", sets=1)
+            await c.send("lobby_action", {"action": "start_game"})
+            over = await play_to_end(c)
+            await c.close()
+            return over["payload"]["data"]["game_id"]
+        gid = run(one_game())
         proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 143
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    from live.store import GameStore
+
+    store = GameStore(db)
+    assert [g["id"] for g in store.games()] == [gid]
+    store.close()
+
+
+def test_cli_ctrl_c_still_exits_0(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--no-db"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "no game history is kept" in proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0
+        assert "Traceback" not in proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -848,3 +909,216 @@ def test_the_package_imports_without_aiohttp():
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "heuristic"
+
+
+# ----- issue 24: defects found playing as people would ---------------------------------------------
+
+
+def test_deeply_nested_json_is_error_1001_and_the_table_goes_on(server):
+    """Defect 3: [ x1100 + ] x1100 (2.2 kB) closed the socket with 1006 and logged a RecursionError."""
+    async def go():
+        name = table_name()
+        a, b = await Client.open(server.url), await Client.open(server.url)
+        await a.join(name, "Anna")
+        await b.join(name, "Bert")
+        await b.send_raw("[" * 1100 + "]" * 1100)
+        err = await b.error()
+        assert err["code"] == ErrorCode.INVALID_MESSAGE and "nested" in err["message"]
+        await b.send_raw('{"type": "ping", "payload": ' * 600 + "{}" + "}" * 600)
+        assert (await b.error())["code"] == ErrorCode.INVALID_MESSAGE
+        await b.send("ping", {"timestamp": "still here"})
+        assert (await b.expect("pong"))["payload"]["timestamp"] == "still here"
+        assert server.call(lambda: server.hub.tables[name].seats[1].person.conn is not None)
+        assert not any(m["payload"].get("event") == "player_dropped" for m in a.log)
+        for x in (a, b):
+            await x.close()
+    run(go())
+
+
+async def _open_from(url: str, local: str) -> Client:
+    import aiohttp
+
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(local, 0)))
+    return Client(session, await session.ws_connect(url + "/ws"))
+
+
+def test_one_address_cannot_lock_everybody_out():
+    """Defect 4: 1,010 connections each opening a table filled --max-tables; the empty tables stayed 30 s."""
+    async def go(url, srv):
+        mine = [await _open_from(url, "127.0.0.1") for _ in range(3)]
+        for i, c in enumerate(mine[:2]):
+            await c.join(f"flood-{i}", "Anna")
+        await mine[2].send("join", {"table_name": "flood-2", "player_name": "Anna"})
+        err = await mine[2].error()
+        assert err["code"] == ErrorCode.SERVER_BUSY and err["details"] == {"max_tables_per_address": 2}
+        await mine[2].send("watch", {"agents": ["random", "random"]})
+        assert (await mine[2].error())["code"] == ErrorCode.SERVER_BUSY
+        # A fourth connection from the same address is refused; another address is not held back.
+        extra = await _open_from(url, "127.0.0.1")
+        assert (await extra.error())["details"] == {"max_connections_per_address": 3}
+        await extra.close()
+        other = await _open_from(url, "127.0.0.2")
+        await other.join("someone-else", "Bert")
+        await other.send("join", {"table_name": "flood-0", "player_name": "Cleo"})
+        await other.error()  # Bert's connection holds a seat already; the join itself is not refused for load
+        # The flood's tables close promptly once nobody sits there.
+        for c in mine:
+            await c.close()
+        await asyncio.sleep(srv.config.grace + srv.config.close_after + 0.5)
+        assert srv.call(lambda: sorted(srv.hub.tables)) == ["someone-else"]
+        again = await _open_from(url, "127.0.0.1")
+        await again.join("flood-3", "Anna")
+        for c in (other, again):
+            await c.close()
+    cfg = LiveConfig(opponent="random", max_tables_per_address=2, max_connections_per_address=3, grace=0.3,
+                     close_after=0.2)
+    with ServerThread(cfg) as srv:
+        run(go(srv.url, srv))
+
+
+def test_loopback_is_limited_unless_the_flag_trusts_it():
+    async def go(url):
+        first = await Client.open(url)
+        await first.join("a", "Anna")
+        second = await Client.open(url)
+        await second.join("b", "Anna")  # trusted: over the limit of one table
+        for c in (first, second):
+            await c.close()
+    with ServerThread(LiveConfig(opponent="random", max_tables_per_address=1, trust_loopback=True)) as srv:
+        run(go(srv.url))
+
+
+def test_a_reload_after_game_over_gets_the_result_back(server):
+    """Defect 8: the winner line and the record links were lost on a reload after the game."""
+    async def go():
+        c = await Client.open(server.url)
+        conf = await c.join(table_name(), "Anna", sets=1)
+        assert conf["last_game"] is None
+        await c.send("lobby_action", {"action": "start_game"})
+        over = (await play_to_end(c))["payload"]["data"]
+        await c.ws.close()  # a reload: the connection drops, the page comes back with its session
+        d = await Client.open(server.url)
+        await d.send("join", {"session_id": conf["session_id"]})
+        back = (await d.expect("joined_confirmation"))["payload"]
+        assert back["rejoined"] and back["last_game"]["scores"] == over["scores"]
+        assert back["last_game"]["record_text"] == over["record_text"]
+        await d.close()
+        await c.session.close()
+    run(go())
+
+
+def test_the_record_and_seed_survive_a_javascript_page_exactly(server):
+    """Defect 1: a 63-bit seed became a JavaScript number (4120793319716435830 -> ...436000)."""
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", sets=1)
+        await c.send("lobby_action", {"action": "start_game"})
+        data = (await play_to_end(c))["payload"]["data"]
+        seed = data["record"]["seed"]
+        assert data["seed"] == str(seed)
+        assert json.loads(data["record_text"]) == data["record"]
+        assert f'"seed":{seed},' in data["record_text"]  # the exact digits, for the page to pass on untouched
+        await c.close()
+    run(go())
+
+
+def test_the_old_tab_is_told_the_table_continues_elsewhere(server):
+    """Defect 5: the old tab of a duplicated one got a bare 2005 and went on showing its hand as active."""
+    async def go():
+        old, new = await Client.open(server.url), await Client.open(server.url)
+        name = table_name()
+        conf = await old.join(name, "Anna")
+        await new.send("join", {"session_id": conf["session_id"]})
+        await new.expect("joined_confirmation")
+        err = await old.error()
+        assert err["code"] == ErrorCode.ALREADY_ON_TABLE and err["details"]["reason"] == "continued elsewhere"
+        # The old tab takes it back: now the new one is told.
+        await old.send("join", {"session_id": conf["session_id"]})
+        assert (await old.expect("joined_confirmation"))["payload"]["rejoined"]
+        assert (await new.error())["details"]["reason"] == "continued elsewhere"
+        for x in (old, new):
+            await x.close()
+    run(go())
+
+
+def test_an_agent_that_cannot_play_the_tables_rules_is_refused(server, monkeypatch):
+    """Issue 23, item 10: refused up front with the agent's reason, never replaced at the game's start."""
+    from agents.random_agent import RandomAgent
+
+    def check(self, ruleset):
+        if ruleset.sets == 1:
+            raise ValueError("this agent plays two-set games only")
+
+    monkeypatch.setattr(RandomAgent, "check_ruleset", check, raising=False)
+    server.call(lambda: server.hub._builds.clear())
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("join", {"table_name": table_name(), "player_name": "Anna", "opponent": "random", "sets": 1})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and "cannot play with this table's rules" in err["message"]
+        assert "two-set games only" in err["message"]
+        await c.send("watch", {"agents": ["random", "heuristic"], "sets": 1})
+        assert "two-set games only" in (await c.error())["message"]
+        conf = await c.join(table_name(), "Anna", opponent="random", sets=2)
+        assert conf["table"]["opponent"] == "random"
+        await c.close()
+    try:
+        run(go())
+    finally:
+        server.call(lambda: server.hub._builds.clear())
+
+
+def test_an_agents_illegal_answer_is_the_loops_error_and_replaces_it(server, monkeypatch):
+    """The live server hands an agent's answer to GameLoop.commit; its IllegalMoveError replaces the agent."""
+    from mulle_env.engine.loop import GameLoop
+
+    commits = []
+    real = GameLoop.commit
+
+    def commit(self, seat, answer, legal=None):
+        commits.append(answer)
+        if len(commits) == 1:
+            answer = "discard KL 2" if "discard KL 2" not in map(str, legal) else "discard SP 3"
+        return real(self, seat, answer, legal)
+
+    monkeypatch.setattr(GameLoop, "commit", commit)
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", sets=1)
+        await c.send("lobby_action", {"action": "start_game"})
+        await c.play_first(await c.expect("request"))
+        replaced = (await c.expect("notification", "agent_replaced"))["payload"]["data"]
+        assert replaced["agent"] == "random" and "illegal move" in replaced["reason"]
+        await c.expect("request")
+        await c.close()
+    run(go())
+
+
+def test_cli_prints_the_fallback_notice_when_the_core_is_missing(monkeypatch, tmp_path, capsys):
+    """Issue 23, item 15: a server running on the Python engine because the core did not build says so."""
+    import live.cli
+    from live.store import GameStore
+
+    GameStore(tmp_path / "g.db").close()
+    argv = ["--db", str(tmp_path / "g.db"), "--export", str(tmp_path / "out.jsonl")]
+    monkeypatch.setattr(live.cli, "fallback_notice", lambda: "warning: running on the pure-Python engine (test)")
+    assert live.cli.main(argv) == 0
+    assert capsys.readouterr().err.startswith("warning: running on the pure-Python engine (test)")
+    monkeypatch.setattr(live.cli, "fallback_notice", lambda: None)
+    assert live.cli.main(argv) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_cli_refuses_an_opponent_that_cannot_play_the_live_rules(monkeypatch, capsys):
+    from agents.random_agent import RandomAgent
+    from live.cli import parse_config
+
+    def check(self, ruleset):
+        raise ValueError("plays no Mulle at all")
+
+    monkeypatch.setattr(RandomAgent, "check_ruleset", check, raising=False)
+    with pytest.raises(SystemExit) as exc:
+        parse_config(["--opponent", "random", "--no-db"])
+    assert exc.value.code == 2 and "plays no Mulle at all" in capsys.readouterr().err

@@ -137,3 +137,65 @@ def test_replay_upload_nested_too_deep_is_a_clear_400():
 
     status, body = _replay_body("[" * 100_000 + "]" * 100_000)
     assert status == 400 and "not valid JSON" in json.loads(body)["error"]
+
+
+def test_move_previews_say_what_each_move_takes_and_builds_on():
+    import random
+
+    from live.views import move_previews
+    from mulle_env.engine.match import Match
+
+    rng = random.Random(5)
+    seen = set()
+    for seed in range(40):
+        m = Match(seed, {"sets": 1})
+        for _ in range(rng.randrange(40)):
+            m.play(rng.choice(m.legal_moves()))
+        legal = m.legal_moves()
+        previews = move_previews(m.state, legal)
+        assert list(previews) == [str(x) for x in legal]
+        view = m.view(m.to_move)
+        table = [*view.loose, *(f for b in view.builds for f in b.cards)]
+        for move in legal:
+            pv = previews[str(move)]
+            event = m.preview(move)
+            cards = [*pv["loose"], *(c for b in view.builds if b.value in pv["builds"] for c in b.cards)]
+            if move.kind == "capture":
+                # Exactly what the engine's capture takes, loose cards and whole builds.
+                assert sorted(map(str, cards)) == sorted(map(_name, event.taken))
+                assert pv["mulles"] == event.mulles and pv["tabbe"] == event.tabbe and pv["value"] is None
+                seen.add("capture-build" if pv["builds"] else "capture")
+            elif move.kind == "build":
+                assert pv["value"] == move.to and (_name(move.on) in pv["loose"] if move.on is not None
+                                                   else move.on_build in pv["builds"])
+                seen.add("gathers" if len(cards) > 1 else "build")
+            elif move.kind == "discard":
+                assert pv == {"loose": [], "builds": [], "mulles": 0, "tabbe": False, "value": None}
+            assert all(c in map(_name, table) for c in pv["loose"])
+    assert {"capture", "capture-build", "build", "gathers"} <= seen
+
+
+def _name(face):
+    from mulle_env.engine.cards import CARD_NAMES
+
+    return str(CARD_NAMES[face])
+
+
+def test_swept_names_what_the_end_of_a_set_left_and_who_got_it():
+    import random
+
+    import agents
+    from live.views import swept
+    from mulle_env.engine.match import Match
+
+    m = Match(1, {"sets": 1})
+    rng = random.Random(3)
+    bot = agents.make("random")
+    while not m.over:
+        before = m.view(m.to_move)
+        event = m.step(bot, rng)
+    cards, taker = swept(before, event)
+    # This game ends on a discard: everything on the table, and the discarded card, goes to the last capturer.
+    assert event.move.kind == "discard" and taker == before.last_capturer
+    table = [*before.loose, *(f for b in before.builds for f in b.cards), int(event.move.card)]
+    assert cards == sorted(table)

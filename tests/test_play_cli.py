@@ -15,7 +15,7 @@ from engine_helpers import position
 
 import agents
 import mulle_env as me
-from agents.play import describe, main
+from terminal.cli import describe, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,7 +92,7 @@ def test_full_game_at_seat_one_against_pimc_typing_moves():
 def test_every_turn_fits_an_80_by_24_terminal():
     # The screen at a person's turn (position, hand, numbered moves, prompt) must fit 80x24
     # even with 30+ legal moves, or the table and scores scroll away.
-    from agents.play import ordered_moves, render_turn, seat_labels
+    from terminal.cli import ordered_moves, render_turn, seat_labels
 
     labels = seat_labels(["person", "pimc:samples=30,rollout=greedy"], person=0)
     most = 0
@@ -164,7 +164,7 @@ def test_ctrl_c_at_the_prompt_leaves_with_status_130():
 
 def test_ctrl_c_while_the_agent_thinks(monkeypatch, tmp_path):
     # Bug: Ctrl-C during the agent's move raised a raw KeyboardInterrupt out of main().
-    import agents.play as play
+    import terminal.cli as play
 
     class Slow(agents.Agent):
         spec = "slow"
@@ -389,7 +389,7 @@ def test_malformed_replay_files(tmp_path, content, words):
 
 def test_missing_replay_file(tmp_path):
     code, text, _ = run(["--replay", str(tmp_path / "nope.json")])
-    assert code == 2 and "cannot read replay file" in text
+    assert code == 2 and "replay file" in text and "does not exist" in text
 
 
 def test_unfinished_record_is_shown():
@@ -441,3 +441,87 @@ def test_ctrl_c_in_a_replay_exits_130(tmp_path):
 
     assert main(["--replay", str(path), "--step"], input_fn=stop, out=out) == 130
     assert out.getvalue().rstrip().endswith("mulle-play: interrupted")
+
+
+# ----- issue 23: paths, rulesets the agent cannot play, the fallback notice; issue 22: the one game loop --------
+
+
+def test_save_to_an_existing_directory_is_refused_up_front(tmp_path, capsys):
+    # Bug: the whole game was played, then lost with an IsADirectoryError traceback.
+    prompts = []
+    with pytest.raises(SystemExit) as exc:
+        main(["--seed", "1", "--save", str(tmp_path)], input_fn=lambda p: prompts.append(p) or "quit",
+             out=io.StringIO())
+    assert exc.value.code == 2 and not prompts
+    err = capsys.readouterr().err
+    assert "--save" in err and "is a directory" in err
+
+
+@pytest.mark.parametrize("flag", ["--save", "--replay"])
+def test_paths_that_are_not_regular_files_are_refused(flag, capsys):
+    # Bug: --replay /dev/zero hung (or ran out of memory); --save /dev/null played a game for nothing.
+    argv = [flag, "/dev/zero" if flag == "--replay" else "/dev/null"]
+    out = io.StringIO()
+    try:
+        code = main(argv, input_fn=lambda p: "quit", out=out)
+    except SystemExit as exc:
+        code = exc.code
+    text = out.getvalue() + capsys.readouterr().err
+    assert code == 2 and "character device" in text and "not a regular file" in text
+
+
+def test_a_replay_file_too_large_is_refused_without_reading_it(tmp_path, monkeypatch):
+    import mulle_env.files
+
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(recorded_game()[0]))
+    monkeypatch.setattr(mulle_env.files, "DEFAULT_READ_LIMIT", 10)
+    import terminal.cli as play
+
+    monkeypatch.setattr(play, "REPLAY_READ_LIMIT", 10)
+    code, text, _ = run(["--replay", str(path)])
+    assert code == 2 and "at most 10 bytes" in text
+
+
+def test_an_agent_that_cannot_play_the_rules_is_refused_up_front():
+    # Bug: the game started, then crashed with a traceback at the learned agent's first move.
+    code, text, script = run(["--rule", "forced_capture=false", "--opponent", "learned", "--seat", "1"])
+    assert code == 2 and script.prompts == 0
+    assert "'learned' cannot play with these rules" in text and "forced_capture" in text
+
+
+def test_the_fallback_notice_is_printed_when_the_core_is_missing(monkeypatch):
+    import terminal.cli as play
+
+    monkeypatch.setattr(play, "fallback_notice", lambda: "warning: running on the pure-Python engine (test)")
+    code, text, _ = run(["--seed", "1"], ["quit"])
+    assert code == 0 and text.startswith("warning: running on the pure-Python engine (test)")
+    monkeypatch.setattr(play, "fallback_notice", lambda: None)
+    code, text, _ = run(["--seed", "1"], ["quit"])
+    assert "warning" not in text
+
+
+def test_agent_moves_go_through_the_one_game_loop(monkeypatch):
+    """An agent's illegal answer is the loop's IllegalMoveError: a clear message, the game kept, exit 1."""
+    import terminal.cli as play
+
+    asked = []
+    real_commit = me.GameLoop.commit
+
+    def commit(self, seat, answer, legal=None):
+        asked.append(seat)
+        return real_commit(self, seat, answer, legal)
+
+    monkeypatch.setattr(me.GameLoop, "commit", commit)
+    code, text, _ = run(["--seed", "3", "--seat", "1", "--rule", "sets=1"])
+    assert code == 0 and asked and set(asked) == {0}
+
+    class Cheat(agents.Agent):
+        spec = "cheat"
+
+        def act(self, view, legal_moves, rng):
+            return "discard KL 2" if "discard KL 2" not in map(str, legal_moves) else "discard SP 3"
+
+    monkeypatch.setattr(play, "make", lambda spec: Cheat())
+    code, text, _ = run(["--seed", "3", "--seat", "1"])
+    assert code == 1 and "agent 'cheat' (seat 0) chose an illegal move" in text and "Traceback" not in text

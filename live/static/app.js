@@ -3,28 +3,35 @@
 
 const $ = (id) => document.getElementById(id);
 const SYM = { KL: "♣", SP: "♠", HJ: "♥", RU: "♦" };
+const SUIT_NAME = { KL: "clubs", SP: "spades", HJ: "hearts", RU: "diamonds" };
+const RANK_NAME = { A: "ace", J: "jack", Q: "queen", K: "king" };
 const params = new URLSearchParams(location.search);
 
 const ui = {
   ws: null,
   mode: null,          // "play" | "watch" | "replay"
   session: sessionStorage.getItem("mulle-session"),
+  // What the person last joined with: the form gets it back when the seat is gone (issue 24, defect 11).
+  lastJoin: JSON.parse(sessionStorage.getItem("mulle-last-join") || "null"),
   seat: null,
   table: null,
   view: null,
-  request: null,       // {request_id, legal_moves}
-  selected: null,      // hand card text with several uses on offer
+  request: null,       // {id, moves, previews, sent}
+  selected: null,      // the hand card whose uses are on offer
+  elsewhere: false,    // this session continues in another tab
   frames: null,
   frame: 0,
-  pendingJoin: null,
   leaving: false,
   retry: null,
+  oneClick: localStorage.getItem("mulle-one-click") === "1",
+  games: { offset: 0, limit: 10, total: 0 },
 };
 
 // ----- small DOM helpers -------------------------------------------------------------------
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
     if (k === "class") node.className = v;
     else if (k === "text") node.textContent = v;
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
@@ -34,23 +41,42 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function cardEl(text, extra = "") {
+function cardName(text) {
   const [suit, rank] = text.split(" ");
-  const red = suit === "HJ" || suit === "RU";
-  return el("span", { class: `card ${red ? "red" : ""} ${extra}`, "data-card": text, title: text },
-    el("span", { class: "sym", text: SYM[suit] || "?" }), el("span", { class: "txt", text }));
+  return `${RANK_NAME[rank] || rank} of ${SUIT_NAME[suit] || suit}`;
 }
 
-function backEl(extra = "") { return el("span", { class: `card back ${extra}` }); }
+function cardEl(text, extra = "", tag = "span") {
+  const [suit] = text.split(" ");
+  const red = suit === "HJ" || suit === "RU";
+  const attrs = { class: `card ${red ? "red" : ""} ${extra}`, "data-card": text, title: text };
+  if (tag === "button") { attrs.type = "button"; attrs["aria-label"] = `${text}, ${cardName(text)}`; } else {
+    attrs.role = "img";
+    attrs["aria-label"] = `${text}`;
+  }
+  return el(tag, attrs, el("span", { class: "sym", text: SYM[suit] || "?", "aria-hidden": "true" }),
+    el("span", { class: "txt", text, "aria-hidden": "true" }));
+}
+
+function backEl(extra = "") { return el("span", { class: `card back ${extra}`, role: "img", "aria-label": "hidden card" }); }
 
 function fill(node, children) { node.replaceChildren(...children); }
 
-function showError(text) {
-  const box = $("error");
-  box.textContent = text;
-  box.hidden = false;
-  clearTimeout(showError.timer);
-  showError.timer = setTimeout(() => { box.hidden = true; }, 8000);
+// ----- messages: errors float over the page and give way to the next success -------------------
+function showError(text, kind = "error") {
+  $("error-text").textContent = text;
+  $("error").className = `toast ${kind === "info" ? "info" : ""}`;
+  $("error").setAttribute("role", kind === "info" ? "status" : "alert");
+  $("error").hidden = false;
+}
+
+function clearError() { $("error").hidden = true; }
+
+function announce(text) {
+  // A screen reader reads the live region's new text: the opponent's moves, whose turn it is, results.
+  const box = $("announce");
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 30);
 }
 
 function setStatus(text) { $("status").textContent = text; }
@@ -66,6 +92,7 @@ function send(type, payload = {}) {
 function connect(first) {
   const ws = new WebSocket(wsUrl());
   ui.ws = ws;
+  setStatus("connecting…");
   ws.onopen = () => {
     setStatus("connected");
     clearTimeout(ui.retry);
@@ -74,12 +101,12 @@ function connect(first) {
   };
   ws.onmessage = (ev) => onMessage(JSON.parse(ev.data));
   ws.onclose = () => {
-    setStatus("offline");
     if (ui.ws !== ws) return;
     ui.ws = null;
+    setStatus(ui.mode ? "connection lost" : "");
     // A dropped player retries every second and gets the seat back (inside the grace period).
     if (ui.mode === "play" && ui.session && !ui.leaving) {
-      setStatus("reconnecting…");
+      setStatus("connection lost: reconnecting…");
       ui.retry = setTimeout(() => connect(null), 1000);
     }
   };
@@ -99,29 +126,40 @@ function onMessage(msg) {
   const p = msg.payload || {};
   switch (msg.type) {
     case "joined_confirmation":
+      clearError();
       ui.mode = "play";
       ui.session = p.session_id;
+      ui.elsewhere = false;
       sessionStorage.setItem("mulle-session", p.session_id);
+      ui.lastJoin = { table: p.table.table_name, name: p.player_name };
+      sessionStorage.setItem("mulle-last-join", JSON.stringify(ui.lastJoin));
       ui.seat = p.seat;
       ui.table = p.table;
       ui.request = null;
       enterGame();
       restoreLog(p.history);
+      showLastGame(p.last_game);
       setView(p.view);
-      if (p.rejoined) log(`you are back at seat ${p.seat}`);
+      if (p.rejoined) log(`you are back at seat ${p.seat}`, false, "note");
+      focusForTurn();
       break;
     case "watch_confirmation":
+      clearError();
       ui.mode = "watch";
       ui.seat = null;
       ui.table = p.table;
       enterGame();
       restoreLog(p.history);
+      showLastGame(p.last_game);
       setView(p.view);
       break;
     case "request":
-      ui.request = { id: p.request_id, moves: p.context.legal_moves };
+      clearError();
+      ui.request = { id: p.request_id, moves: p.context.legal_moves, previews: p.context.previews || {} };
       ui.selected = null;
       setView(p.view);
+      announce("Your turn.");
+      focusForTurn();
       break;
     case "notification":
       onNotification(p.event, p.data || {}, p.view);
@@ -136,14 +174,31 @@ function onMessage(msg) {
 }
 
 function onError(p) {
+  const d = p.details || {};
   if (p.code === 2000 || p.code === 2001) {
-    // The session is gone (grace period over or server restarted): back to the start page.
+    // The session is gone (grace period over, or the server restarted): back to the start page, with the
+    // table and name filled in so one click sits down again.
     sessionStorage.removeItem("mulle-session");
     ui.session = null;
     ui.mode = null;
+    ui.request = null;
     $("game").hidden = true;
     $("start").hidden = false;
+    restoreForm();
+    const where = ui.lastJoin ? ` Press "Sit down" to join table ${ui.lastJoin.table} again as ${ui.lastJoin.name}.` : "";
+    showError(`${p.message}.${where}`, "info");
+    return;
   }
+  if (p.code === 2005 && d.reason === "continued elsewhere") {
+    // Another tab took this session over: this one stops offering moves until the person takes it back.
+    ui.elsewhere = true;
+    ui.request = null;
+    ui.selected = null;
+    render();
+    announce("This table continues in another tab.");
+    return;
+  }
+  if (d.action === "set_opponent" && ui.table) $("lobby-opponent").value = ui.table.opponent;
   // The server refused our answer: its request still stands, so the hand is active again.
   if (p.original_request_id && ui.request && p.original_request_id === ui.request.id) {
     ui.selected = null;
@@ -156,55 +211,78 @@ function onError(p) {
 function onNotification(event, data, view) {
   if (data.table) ui.table = data.table;
   switch (event) {
-    case "moved":
+    case "moved": {
       if (ui.request) ui.request = null;
-      log(eventText(data), data.player === ui.seat);
+      const mine = data.player === ui.seat;
+      const text = eventText(data);
+      log(text, mine, "", data.move, data.number);
+      showMove(data, text);
+      if (mine) clearError(); else announce(text);
+      if (data.sweep) {
+        const sweep = sweepText(data.sweep);
+        log(sweep, false, "note");
+        announce(`${text}. ${sweep}`);
+      }
       break;
+    }
     case "set_over":
-      log(`set ${data.set} over: ${seatName(0)} ${data.sheets[0].total}, ${seatName(1)} ${data.sheets[1].total}`);
+      log(`set ${data.set} over: ${seatName(0)} ${data.sheets[0].total}, ${seatName(1)} ${data.sheets[1].total}`, false, "note");
       break;
     case "game_over": {
       ui.request = null;
-      const w = data.winner;
-      const text = `Game over: ${seatName(0)} ${data.scores[0]} – ${seatName(1)} ${data.scores[1]}. ` +
-        (w === null || w === undefined ? "A draw." : `${seatName(w)} wins.`);
-      fill($("game-over"), [el("div", { text }), recordLinks(data.record)]);
-      $("game-over").hidden = false;
-      log(text);
+      const text = showLastGame(data);
+      log(text, false, "note");
+      announce(text);
       break;
     }
     case "game_started":
+      clearError();
       $("game-over").hidden = true;
       fill($("log"), []);
-      $("last-move").textContent = "";
-      log(`game ${data.game} starts`);
+      fill($("last-move"), []);
+      log(`game ${data.game} starts`, false, "note");
       break;
     case "deal":
-      log(`set ${data.set}, deal ${data.deal}: ${data.deck_size} cards left in the deck`);
+      log(`set ${data.set}, deal ${data.deal}: ${data.deck_size} cards left in the deck`, false, "note");
       break;
-    case "player_joined": log(`${data.player_name} sits down in seat ${data.player_index}`); break;
-    case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.player_index}`); break;
-    case "player_dropped": log(`${data.player_name} lost the connection (seat kept ${data.grace} s)`); break;
-    case "player_reconnected": if (data.player_index !== ui.seat) log(`${data.player_name} is back`); break;
-    case "agent_replaced": log(`agent ${data.agent} ${data.reason}; ${data.replaced_by_name} plays on`); break;
+    case "lobby_update": clearError(); break;
+    case "player_joined": log(`${data.player_name} sits down in seat ${data.player_index}`, false, "note"); break;
+    case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.player_index}`, false, "note"); break;
+    case "player_dropped": log(`${data.player_name} lost the connection (seat kept ${data.grace} s)`, false, "note"); break;
+    case "player_reconnected": if (data.player_index !== ui.seat) log(`${data.player_name} is back`, false, "note"); break;
+    case "agent_replaced": log(`agent ${data.agent} ${data.reason}; ${data.replaced_by_name} plays on`, false, "note"); break;
   }
   if (view !== undefined && view !== null) setView(view); else render();
 }
 
-function recordLinks(record) {
-  // The finished game's record: download it, or step through it at once.
-  const blob = new Blob([JSON.stringify(record)], { type: "application/json" });
-  const save = el("a", { id: "save-record", href: URL.createObjectURL(blob), download: `mulle-${record.seed}.json`,
+function showLastGame(data) {
+  // The result of the table's last game: from game_over, or from a (re)join after it (defect 8).
+  if (!data) { $("game-over").hidden = true; return ""; }
+  const w = data.winner;
+  const text = `Game over: ${seatName(0)} ${data.scores[0]} – ${seatName(1)} ${data.scores[1]}. ` +
+    (w === null || w === undefined ? "A draw." : `${seatName(w)} wins.`);
+  const parts = [el("div", { text })];
+  if (data.store_error) parts.push(el("div", { class: "note", text: data.store_error }));
+  parts.push(recordLinks(data));
+  fill($("game-over"), parts);
+  $("game-over").hidden = false;
+  return text;
+}
+
+function recordLinks(data) {
+  // The record's exact text from the server: a 63-bit seed must never pass through a JavaScript number.
+  const text = data.record_text;
+  const blob = new Blob([text], { type: "application/json" });
+  const name = data.game_id ? `mulle-game-${data.game_id}` : `mulle-${data.seed}`;
+  const save = el("a", { id: "save-record", href: URL.createObjectURL(blob), download: `${name}.json`,
     text: "Save the game record" });
-  const replay = el("button", { id: "replay-record", text: "Replay it", onclick: () => {
+  const replay = el("button", { id: "replay-record", type: "button", text: "Replay it", onclick: () => {
     if (ui.mode === "play") send("leave");
     sessionStorage.removeItem("mulle-session");
     ui.session = null;
-    $("replay-text").value = JSON.stringify(record);
-    $("replay-games").hidden = true;
-    startReplay();
+    replayText(text);
   } });
-  return el("div", { class: "record-links" }, save, " ", replay);
+  return el("div", { class: "record-links" }, save, replay);
 }
 
 // ----- entering and leaving ----------------------------------------------------------------------
@@ -213,6 +291,7 @@ function enterGame() {
   $("game").hidden = false;
   $("replay-controls").hidden = ui.mode !== "replay";
   $("watch-controls").hidden = ui.mode !== "watch";
+  $("one-click-label").hidden = ui.mode !== "play";
   $("leave-btn").textContent = ui.mode === "play" ? "Leave" : "Close";
 }
 
@@ -220,31 +299,126 @@ function leave() {
   ui.leaving = true;
   if (ui.mode === "play" || ui.mode === "watch") send("leave");
   sessionStorage.removeItem("mulle-session");
-  Object.assign(ui, { mode: null, session: null, seat: null, table: null, view: null, request: null, frames: null });
+  Object.assign(ui, { mode: null, session: null, seat: null, table: null, view: null, request: null, frames: null,
+    elsewhere: false });
   fill($("log"), []);
   $("game-over").hidden = true;
   $("game").hidden = true;
   $("start").hidden = false;
+  restoreForm();
+  loadGames(ui.games.offset);
   setTimeout(() => { ui.leaving = false; }, 100);
 }
 
+function restoreForm() {
+  if (!ui.lastJoin) return;
+  $("table-name").value = ui.lastJoin.table;
+  $("player-name").value = ui.lastJoin.name;
+}
+
+// ----- words for people ------------------------------------------------------------------------
+function handValue(card) {
+  const [suit, rank] = card.split(" ");
+  if (rank === "A") return 14;
+  if (card === "SP 2") return 15;
+  if (card === "RU 10") return 16;
+  return { J: 11, Q: 12, K: 13 }[rank] || Number(rank);
+}
+
+function listCards(cards) {
+  if (cards.length <= 1) return cards.join("");
+  return `${cards.slice(0, -1).join(", ")} and ${cards[cards.length - 1]}`;
+}
+
+function whoDid(e) {
+  if (e.by) return e.by.kind === "person" ? (e.player === ui.seat && e.by.name === mySeatName() ? "You" : e.by.name) : `${e.by.name} (agent)`;
+  return seatName(e.player);
+}
+
+function mySeatName() {
+  const s = ui.table && ui.table.seats && ui.seat !== null ? ui.table.seats[ui.seat] : null;
+  return s ? s.name : null;
+}
+
 function eventText(e) {
-  // One move for people, with the seat's name and what a capture took.
-  let text = `${seatName(e.player)}: ${e.move}`;
-  if (e.taken && e.taken.length) text += `, taking ${e.taken.join(", ")}`;
-  if (e.mulles) text += ` (${e.mulles} mulle${e.mulles > 1 ? "s" : ""}!)`;
-  if (e.tabbe) text += " – tabbe!";
+  // One move for people: who actually played it (defect 6), in plain words, with what a capture took.
+  const who = whoDid(e);
+  const w = e.move.split(" ");
+  const card = w.slice(1, 3).join(" ");
+  let text;
+  if (w[0] === "capture") {
+    text = `${who} captured with ${card}` + (e.taken && e.taken.length ? `, taking ${listCards(e.taken)}` : "");
+    if (e.mulles) text += ` (${e.mulles} mulle${e.mulles > 1 ? "s" : ""}!)`;
+    if (e.tabbe) text += " – tabbe, the table is empty!";
+  } else if (w[0] === "build") {
+    text = `${who} built ${w[w.length - 1]}: ${card} on ${w.slice(4, w.length - 2).join(" ")}`;
+  } else if (w[0] === "trotta") {
+    text = `${who} played trotta with ${card}: a locked build of ${handValue(card)}`;
+  } else {
+    text = `${who} laid ${card} on the table`;
+  }
   return text;
+}
+
+function sweepText(s) {
+  return `The cards left on the table (${listCards(s.cards)}) go to ${seatName(s.to)}, the last to capture.`;
+}
+
+function useText(move, pv) {
+  // What a use of one's own card does, said plainly (the preview comes from the server's engine).
+  const w = move.split(" ");
+  const card = w.slice(1, 3).join(" ");
+  pv = pv || {};
+  const took = [...(pv.loose || []), ...(pv.builds || []).map((v) => `build ${v}`)];
+  if (w[0] === "capture") {
+    let t = `take ${took.length ? listCards(took) : "nothing"}`;
+    if (pv.mulles) t += ` – ${pv.mulles} mulle${pv.mulles > 1 ? "s" : ""}`;
+    if (pv.tabbe) t += " – tabbe";
+    return t;
+  }
+  if (w[0] === "build" || w[0] === "trotta") {
+    const v = w[0] === "build" ? Number(w[w.length - 1]) : pv.value;
+    const target = w[0] === "build" ? ` on ${w.slice(4, w.length - 2).join(" ").replace(/^\[(\d+)\]$/, "build $1")}` : "";
+    const hand = (ui.view && ui.view.hand ? ui.view.hand : []).slice();
+    hand.splice(hand.indexOf(card), 1);
+    const keep = [...new Set(hand.filter((c) => handValue(c) === v))];
+    const on = w.slice(4, w.length - 2).join(" ").replace(/^\[(\d+)\]$/, "build $1");
+    const gathers = took.filter((c) => w[0] === "trotta" || c !== on);
+    let t = w[0] === "build" ? `build ${v}${target}` : `trotta: a locked build of ${v}`;
+    if (w[0] === "build" && gathers.length) t += `, gathering ${listCards(gathers)} (locked)`;
+    else if (w[0] === "trotta" && gathers.length) t += ` with ${listCards(gathers)}`;
+    if (keep.length) t += `: you must later capture it with ${v === 8 || v === 11 ? "an" : "a"} ${v}, which is your ${keep.join(" or ")}`;
+    return t;
+  }
+  return "lay it on the table";
 }
 
 function restoreLog(history) {
   fill($("log"), []);
-  for (const e of history || []) log(eventText(e), e.player === ui.seat);
+  for (const e of history || []) log(eventText(e), e.player === ui.seat, "", e.move, e.number);
 }
 
-function log(text, mine = false) {
-  $("log").append(el("li", { class: mine ? "me" : "", text }));
+function log(text, mine = false, kind = "", move = null, number = null) {
+  // A move's line keeps the move in the notation (data-move, and a tooltip) beside the plain words, and is
+  // numbered by its move number (notes between moves are not numbered).
+  $("log").append(el("li", { class: `${mine ? "me" : ""} ${kind}`, text, "data-move": move, title: move, value: number }));
   $("log-box").scrollTop = $("log-box").scrollHeight;
+}
+
+function showMove(e, text) {
+  // The last move on the table, with the cards a capture took (and a set's sweep) shown as cards.
+  const line = el("div", { class: "line", "data-move": e.move, title: e.move }, el("span", { text: `Last: ${text}` }));
+  if (e.taken && e.taken.length) line.append(el("span", { class: "taken" }, ...e.taken.map((c) => cardEl(c, "mini"))));
+  const parts = [line];
+  if (e.sweep) {
+    parts.push(el("div", { class: "line sweep" }, el("span", { text: sweepText(e.sweep) }),
+      el("span", { class: "taken" }, ...e.sweep.cards.map((c) => cardEl(c, "mini")))));
+  }
+  fill($("last-move"), parts);
+  const box = $("last-move");
+  box.classList.remove("flash");
+  void box.offsetWidth;  // restart the animation
+  if (e.taken && e.taken.length || e.sweep) box.classList.add("flash");
 }
 
 // ----- drawing -----------------------------------------------------------------------------------
@@ -263,6 +437,11 @@ function setView(view) {
   render();
 }
 
+function myTurn() {
+  const v = ui.view;
+  return ui.mode === "play" && !ui.elsewhere && ui.request && !ui.request.sent && v && !v.over && v.to_move === ui.seat;
+}
+
 function render() {
   const v = ui.view;
   const t = ui.table;
@@ -271,26 +450,28 @@ function render() {
   $("table-label").textContent = ui.mode === "replay" ? "Replay" : (t ? `Table ${t.table_name}` : "");
   $("top-name").textContent = seatName(opp);
   $("bottom-name").textContent = seatName(me);
+  $("elsewhere").hidden = !ui.elsewhere;
 
   // The lobby: the host starts the (next) game; nothing to play yet.
-  const lobby = ui.mode === "play" && t && t.phase === "lobby";
+  const lobby = ui.mode === "play" && t && t.phase === "lobby" && !ui.elsewhere;
   $("lobby").hidden = !lobby;
   if (lobby) {
     const host = t.host && t.seats[ui.seat] && t.seats[ui.seat].name === t.host;
     $("start-btn").disabled = !host;
     $("start-btn").textContent = t.games ? "New game" : "Start game";
     $("lobby-opponent").disabled = !host;
-    if ($("lobby-opponent").value !== t.opponent && !$("lobby-opponent").matches(":focus")) $("lobby-opponent").value = t.opponent;
+    if ($("lobby-opponent").value !== t.opponent && document.activeElement !== $("lobby-opponent")) $("lobby-opponent").value = t.opponent;
   }
   if (!v) {
     $("set-deal").textContent = lobby ? "Lobby: waiting for the host to start" : "";
+    $("turn").textContent = "";
     for (const id of ["hand", "top-hand", "loose", "builds", "top-mulle", "bottom-mulle", "choices"]) fill($(id), []);
+    $("choices").hidden = true;
     return;
   }
   $("set-deal").textContent = `Set ${v.set} of ${v.ruleset.sets} · deal ${v.deal}`;
   $("deck-size").textContent = v.deck_size;
-  const turnText = v.over ? "Game over" : `${seatName(v.to_move)} to move`;
-  $("turn").textContent = turnText;
+  $("turn").textContent = v.over ? "Game over" : `${seatName(v.to_move)} to move`;
   $("top-turn").textContent = !v.over && v.to_move === opp ? "◀ to move" : "";
   $("bottom-turn").textContent = !v.over && v.to_move === me ? "◀ to move" : "";
 
@@ -299,23 +480,14 @@ function render() {
   const oppSize = v.hand_sizes ? v.hand_sizes[opp] : v.opponent_hand_size;
   $("opp-hand-size").textContent = oppSize;
   fill($("top-hand"), hands ? hands[opp].map((c) => cardEl(c)) : Array.from({ length: oppSize }, () => backEl()));
-  const myHand = hands ? hands[me] : v.hand;
-  const active = ui.mode === "play" && ui.request && !ui.request.sent && !v.over && v.to_move === me;
-  const hand = $("hand");
-  hand.classList.toggle("active", !!active);
-  fill(hand, myHand.map((c) => {
-    const uses = active ? usesOf(c) : [];
-    const node = cardEl(c, active && !uses.length ? "unusable" : (ui.selected === c ? "selected" : ""));
-    if (active && uses.length) node.addEventListener("click", () => clickCard(c));
-    return node;
-  }));
-  renderChoices(active);
+  renderHand(hands ? hands[me] : v.hand);
 
   // The table: loose cards and builds with value, owner and lock.
-  fill($("loose"), v.loose.map((c) => cardEl(c)));
-  fill($("builds"), v.builds.map((b, i) => el("div", { class: `build ${b.locked ? "locked" : ""}`, "data-value": b.value },
-    el("div", { class: "label", text: `[${b.value}] ${b.owner === null ? "no owner" : seatName(b.owner)}${b.locked ? " · locked" : ""}` }),
-    el("div", { class: "cards" }, ...b.cards.map((c) => cardEl(c, "mini"))))));
+  fill($("loose"), v.loose.map((c) => { const n = cardEl(c); n.setAttribute("role", "listitem"); return n; }));
+  fill($("builds"), v.builds.map((b) => el("div", { class: `build ${b.locked ? "locked" : ""}`, "data-value": b.value, role: "listitem",
+    "aria-label": `build ${b.value}, ${b.owner === null ? "no owner" : seatName(b.owner)}${b.locked ? ", locked" : ""}: ${b.cards.join(", ")}` },
+    el("div", { class: "label", text: `[${b.value}] ${b.owner === null ? "no owner" : seatName(b.owner)}${b.locked ? " · locked" : ""}`, "aria-hidden": "true" }),
+    el("div", { class: "cards", "aria-hidden": "true" }, ...b.cards.map((c) => cardEl(c, "mini"))))));
 
   // Captured piles: mulle pairs face up, intake as a count, tabbes and running score.
   for (const [side, seat] of [["top", opp], ["bottom", me]]) {
@@ -324,11 +496,41 @@ function render() {
     $(`${side}-tabbe`).textContent = v.tabbe[seat];
     $(`${side}-score`).textContent = v.scores[seat].total;
   }
-  if (v.last_move && ui.mode !== "replay") {
-    const taken = v.last_taken && v.last_taken.length ? `, taking ${v.last_taken.join(", ")}` : "";
-    $("last-move").textContent = `Last: ${seatName(v.last_move[0])}: ${v.last_move[1]}${taken}`;
-  } else if (!v.last_move) $("last-move").textContent = "";
+  if (!v.last_move && ui.mode !== "replay") fill($("last-move"), []);
   renderSheets(v);
+}
+
+function renderHand(cards) {
+  // Hand cards are buttons in one tab stop (roving tabindex): arrow keys move, Enter chooses, Escape cancels.
+  const active = myTurn();
+  const hand = $("hand");
+  const focused = hand.contains(document.activeElement) ? [...hand.children].indexOf(document.activeElement) : -1;
+  hand.classList.toggle("active", !!active);
+  if (ui.selected && !cards.includes(ui.selected)) ui.selected = null;
+  let tabStop = active ? Math.max(0, cards.indexOf(ui.selected)) : -1;
+  if (focused >= 0) tabStop = Math.min(focused, cards.length - 1);
+  fill(hand, cards.map((c, i) => {
+    const uses = active ? usesOf(c) : [];
+    const cls = active && !uses.length ? "unusable" : (ui.selected === c ? "selected" : "");
+    if (ui.mode !== "play") return cardEl(c);
+    const node = cardEl(c, cls, "button");
+    node.tabIndex = i === tabStop ? 0 : -1;
+    if (active) {
+      node.setAttribute("aria-label", `${c}, ${cardName(c)}: ${uses.length ? `${uses.length} use${uses.length > 1 ? "s" : ""}` : "no move now"}`);
+      node.setAttribute("aria-pressed", ui.selected === c ? "true" : "false");
+      node.addEventListener("click", () => clickCard(c));
+      node.addEventListener("focus", () => {
+        if (ui.cancelled === c) { ui.cancelled = null; return; }  // back from Escape: the uses stay closed
+        if (ui.selected !== c && usesOf(c).length) selectCard(c, false);
+      });
+    } else {
+      node.setAttribute("aria-disabled", "true");
+    }
+    node.addEventListener("keydown", (e) => handKey(e, i));
+    return node;
+  }));
+  if (focused >= 0 && hand.children.length) hand.children[Math.min(focused, hand.children.length - 1)].focus({ preventScroll: true });
+  renderChoices(active);
 }
 
 function renderSheets(v) {
@@ -337,57 +539,94 @@ function renderSheets(v) {
   if (!v.sheets.length) { fill(box, []); return; }
   // One small table per finished set: the score sheet's lines down, the two seats across.
   const tables = v.sheets.map((pair, i) => el("table", { class: "sheet", "data-set": i + 1 },
-    el("tr", {}, el("th", { text: `Set ${i + 1}` }), el("th", { text: seatName(0) }), el("th", { text: seatName(1) })),
+    el("tr", {}, el("th", { text: `Set ${i + 1}`, scope: "col" }), el("th", { text: seatName(0), scope: "col" }), el("th", { text: seatName(1), scope: "col" })),
     ...["mulle", "tabbe", "intake", "bonus", "total"].map((k) => el("tr", { class: k },
       el("td", { text: k }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
-  fill(box, [el("h3", { text: "Score sheets" }), ...tables]);
+  fill(box, [el("h2", { text: "Score sheets" }), ...tables]);
 }
 
-// ----- playing: a click on a hand card ----------------------------------------------------------
+// ----- playing: choose a card, see its uses, then play one ------------------------------------------
 function cardOf(moveText) { return moveText.split(" ").slice(1, 3).join(" "); }
 
 function usesOf(card) { return ui.request ? ui.request.moves.filter((m) => cardOf(m) === card) : []; }
 
-function describeUse(move) {
-  const w = move.split(" ");
-  if (w[0] === "capture") return w.length > 3 ? `capture taking ${w.slice(4).join(" ")}` : "capture";
-  if (w[0] === "build") return `build to ${w[w.length - 1]} on ${w.slice(4, w.length - 2).join(" ")}`;
-  return w[0];
-}
-
 function clickCard(card) {
   const uses = usesOf(card);
-  if (uses.length === 1) { play(uses[0]); return; }
-  ui.selected = ui.selected === card ? null : card;
+  if (!uses.length) return;
+  // Nothing is played on the first click, unless the person chose "one click plays a card that has one use".
+  if (ui.oneClick && uses.length === 1) { play(uses[0]); return; }
+  if (ui.selected === card && document.activeElement !== $("hand").querySelector(`[data-card="${card}"]`)) {
+    ui.selected = null;
+    render();
+    return;
+  }
+  selectCard(card, false);
+}
+
+function selectCard(card, focusUse) {
+  ui.selected = card;
+  for (const n of $("hand").children) {
+    n.classList.toggle("selected", n.dataset.card === card);
+    n.setAttribute("aria-pressed", n.dataset.card === card ? "true" : "false");
+  }
+  renderChoices(myTurn());
+  if (focusUse) { const b = $("choices").querySelector("button[data-move]"); if (b) b.focus(); }
+}
+
+function handKey(e, i) {
+  const cards = [...$("hand").children];
+  const go = (j) => { e.preventDefault(); const n = cards[(j + cards.length) % cards.length]; n.tabIndex = 0; cards[i].tabIndex = -1; n.focus(); };
+  if (e.key === "ArrowRight" || e.key === "ArrowDown") go(i + 1);
+  else if (e.key === "ArrowLeft" || e.key === "ArrowUp") go(i - 1);
+  else if (e.key === "Home") go(0);
+  else if (e.key === "End") go(cards.length - 1);
+  else if (e.key === "Enter" || e.key === " ") {
+    e.preventDefault();
+    const card = cards[i].dataset.card;
+    const uses = usesOf(card);
+    if (!myTurn() || !uses.length) return;
+    if (uses.length === 1 && ui.selected === card) { play(uses[0]); return; }  // its one use was shown on focus
+    selectCard(card, true);
+  } else if (e.key === "Escape") { e.preventDefault(); cancelChoice(); }
+}
+
+function cancelChoice() {
+  const card = ui.selected;
+  ui.selected = null;
+  markTargets(null);
   render();
+  const n = card && $("hand").querySelector(`[data-card="${card}"]`);
+  if (n && document.activeElement !== n) { ui.cancelled = card; n.focus(); }
 }
 
 function renderChoices(active) {
   const box = $("choices");
-  if (!active || !ui.selected) { box.hidden = true; fill(box, []); return; }
+  if (!active || !ui.selected) { box.hidden = true; fill(box, []); markTargets(null); return; }
   box.hidden = false;
+  const previews = ui.request.previews || {};
   fill(box, [el("span", { text: `${ui.selected}: ` }),
-    ...usesOf(ui.selected).map((m) => el("button", { "data-move": m, onclick: () => play(m), text: describeUse(m),
-      onmouseenter: () => markTargets(m), onmouseleave: () => markTargets(null) })),
-    el("button", { class: "cancel", onclick: () => { ui.selected = null; render(); }, text: "cancel" })]);
+    ...usesOf(ui.selected).map((m) => el("button", { type: "button", "data-move": m, onclick: () => play(m), text: useText(m, previews[m]),
+      onmouseenter: () => markTargets(m), onmouseleave: () => markTargets(null), onfocus: () => markTargets(m),
+      onblur: () => markTargets(null), onkeydown: (e) => { if (e.key === "Escape") { e.preventDefault(); cancelChoice(); } } })),
+    el("button", { type: "button", class: "cancel", onclick: cancelChoice, text: "cancel" })]);
+  // On a phone the uses may lie below the fold: bring them into view.
+  if (box.scrollIntoView) box.scrollIntoView({ block: "nearest" });
 }
 
 function markTargets(move) {
-  // Show on the table what a build goes onto, or what a capture with a choice takes.
+  // Show on the table exactly what the move would take or build on (the server's engine says which cards).
   document.querySelectorAll(".target").forEach((n) => n.classList.remove("target"));
-  if (!move) return;
-  const w = move.split(" ");
-  if (w[0] === "build") {
-    const on = w.slice(4, w.length - 2).join(" ");
-    const sel = on.startsWith("[") ? `#builds .build[data-value="${on.slice(1, -1)}"]` : `#loose .card[data-card="${on}"]`;
-    const node = document.querySelector(sel);
+  if (!move || !ui.request) return;
+  const pv = (ui.request.previews || {})[move];
+  if (!pv) return;
+  const left = [...pv.loose];
+  document.querySelectorAll("#loose .card").forEach((n) => {
+    const i = left.indexOf(n.dataset.card);
+    if (i >= 0) { n.classList.add("target"); left.splice(i, 1); }
+  });
+  for (const value of pv.builds) {
+    const node = document.querySelector(`#builds .build[data-value="${value}"]`);
     if (node) node.classList.add("target");
-  } else if (w[0] === "capture" && w[3] === "taking") {
-    const left = w.slice(4).join(" ").split(", ");
-    document.querySelectorAll("#loose .card").forEach((n) => {
-      const i = left.indexOf(n.dataset.card);
-      if (i >= 0) { n.classList.add("target"); left.splice(i, 1); }
-    });
   }
 }
 
@@ -397,8 +636,22 @@ function play(move) {
   send("response", { request_id: ui.request.id, data: { move } });
   ui.request.sent = true;  // one answer per request: no double clicks
   ui.selected = null;
+  markTargets(null);
   $("hand").classList.remove("active");
   $("choices").hidden = true;
+}
+
+function focusForTurn() {
+  // Keyboard and screen-reader players land on their hand when it is their turn (unless they are typing).
+  let a = document.activeElement;
+  if (a && a.closest("[hidden]")) a = null;  // the form just left the screen: the focus is nowhere
+  if (!myTurn() || (a && a.matches("input, textarea, select, #rules *"))) {
+    if (ui.mode === "play" && ui.table && ui.table.phase === "lobby" && !$("start-btn").disabled && (!a || a === document.body)) $("start-btn").focus();
+    return;
+  }
+  if (a && a !== document.body && !$("bottom-seat").contains(a) && !$("lobby").contains(a)) return;
+  const first = $("hand").querySelector("button.card:not(.unusable)") || $("hand").querySelector("button.card");
+  if (first) { for (const n of $("hand").children) n.tabIndex = n === first ? 0 : -1; first.focus(); }
 }
 
 // ----- replay --------------------------------------------------------------------------------------
@@ -406,8 +659,9 @@ function showFrame(i) {
   ui.frame = Math.max(0, Math.min(i, ui.frames.length - 1));
   const f = ui.frames[ui.frame];
   $("rp-pos").textContent = `move ${ui.frame} / ${ui.frames.length - 1}`;
-  $("last-move").textContent = f.event ? `Last: ${eventText(f.event)}` : "";
-  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event) })));
+  if (f.event) showMove(f.event, eventText(f.event)); else fill($("last-move"), []);
+  fill($("log"), ui.frames.slice(1, ui.frame + 1).map((fr) => el("li", { text: eventText(fr.event), "data-move": fr.event.move,
+    value: fr.event.number })));
   $("log-box").scrollTop = $("log-box").scrollHeight;
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
@@ -419,24 +673,40 @@ function showFrame(i) {
   setView(f.view);
 }
 
-async function startReplay() {
-  let text = $("replay-text").value.trim();
-  const pick = $("replay-games");
-  if (!pick.hidden && pick.value !== "") text = ui.replayLines[Number(pick.value)];
-  if (!text) { showError("choose a file or paste a record first"); return; }
-  const lines = text.split("\n").filter((l) => l.trim());
-  if (lines.length > 1) { offerGames(lines); return; }
-  const res = await fetch("/api/replay", { method: "POST", body: lines[0], headers: { "Content-Type": "application/json" } });
+async function replayText(text) {
+  // The text goes to the server as it is: a seed of 63 bits must not pass through a JavaScript number.
+  let res;
+  try {
+    res = await fetch("/api/replay", { method: "POST", body: text, headers: { "Content-Type": "application/json" } });
+  } catch (e) { showError(`cannot reach the server: ${e}`); return; }
   const body = await res.json();
   if (!res.ok) { showError(`cannot replay: ${body.error}`); return; }
+  clearError();
   ui.mode = "replay";
   ui.seat = 0;
   ui.table = null;
+  ui.elsewhere = false;
   ui.record = body.record;
   ui.frames = body.frames;
   enterGame();
   $("lobby").hidden = true;
   showFrame(0);
+  $("rp-fwd").focus();
+}
+
+function startReplay() {
+  // What the person gave last wins: a game picked from a file, or the text in the box (defect 7).
+  const pick = $("replay-games");
+  if (!$("replay-games-label").hidden && pick.value !== "") { replayText(ui.replayLines[Number(pick.value)]); return; }
+  const text = $("replay-text").value.trim();
+  if (!text) { showError("choose a file or paste a record first"); return; }
+  const lines = text.split("\n").filter((l) => l.trim());
+  if (lines.length > 1) { offerGames(lines); return; }
+  try { JSON.parse(lines[0]); } catch (e) {
+    showError(`cannot replay: the pasted text is not a game record (not JSON: ${e.message})`);
+    return;
+  }
+  replayText(lines[0]);
 }
 
 function offerGames(lines) {
@@ -454,9 +724,39 @@ function offerGames(lines) {
     } catch (e) { /* not a JSON line: skip it */ }
   });
   fill(pick, options);
-  pick.hidden = false;
+  $("replay-games-label").hidden = false;
   $("replay-text").value = "";
-  showError(`${options.length} games in the file: pick one and press Replay`);
+  showError(`${options.length} games in the file: pick one and press Replay`, "info");
+}
+
+// ----- the game history --------------------------------------------------------------------------
+async function loadGames(offset = 0) {
+  const q = new URLSearchParams({ limit: ui.games.limit, offset });
+  if ($("games-table").value.trim()) q.set("table", $("games-table").value.trim());
+  if ($("games-player").value.trim()) q.set("player", $("games-player").value.trim());
+  let res;
+  try { res = await fetch(`/api/games?${q}`); } catch (e) { return; }
+  if (res.status === 404) { $("games-note").textContent = "This server keeps no game history."; fill($("games-list"), []); return; }
+  const body = await res.json();
+  if (!res.ok) { $("games-note").textContent = body.error; return; }
+  Object.assign(ui.games, { offset: body.offset, total: body.total });
+  $("games-note").textContent = body.total ? "" : "No finished games yet.";
+  fill($("games-list"), body.games.map((g) => {
+    const names = g.players.map((seat) => seat.map((h) => h.name).join(" → "));
+    const text = `#${g.id} ${g.table}: ${names[0]} ${g.scores[0]} – ${names[1]} ${g.scores[1]} (${g.finished_at.replace("T", " ").replace("Z", " UTC")})`;
+    return el("li", { "data-game": g.id }, el("span", { text }),
+      el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }));
+  }));
+  const end = Math.min(body.offset + body.games.length, body.total);
+  $("games-pos").textContent = body.total ? `${body.offset + 1}–${end} of ${body.total}` : "";
+  $("games-prev").disabled = body.offset === 0;
+  $("games-next").disabled = end >= body.total;
+}
+
+async function replayStored(id) {
+  const res = await fetch(`/api/games/${id}/record`);
+  if (!res.ok) { showError(`cannot load game ${id}`); return; }
+  replayText(await res.text());
 }
 
 // ----- wiring ------------------------------------------------------------------------------------
@@ -477,26 +777,48 @@ function joinTable() {
   if (!table || !name) { showError("a table name and your name, please"); return; }
   const payload = { table_name: table, player_name: name, opponent: $("opponent").value.trim() || undefined, sets: Number($("sets").value),
     agent_delay_ms: Number(params.get("delay") ?? 500) };
-  if (params.get("seed")) payload.seed = Number(params.get("seed"));
+  // The seed stays text until JSON is written: digits past 2^53 must survive (defect 1).
+  const seed = params.get("seed");
   ui.mode = "play";
-  ensureConnected(() => send("join", payload));
+  ensureConnected(() => {
+    let text = JSON.stringify({ type: "join", payload });
+    if (seed && /^\d{1,19}$/.test(seed)) text = text.replace(/}}$/, `,"seed":${seed}}}`);
+    if (ui.ws && ui.ws.readyState === WebSocket.OPEN) ui.ws.send(text);
+  });
 }
 
 function watchAgents() {
   const payload = { agents: [$("watch-a").value.trim(), $("watch-b").value.trim()], delay_ms: Number($("watch-speed").value) };
-  if (params.get("seed")) payload.seed = Number(params.get("seed"));
+  if (params.get("seed") && /^\d{1,15}$/.test(params.get("seed"))) payload.seed = Number(params.get("seed"));
   if (params.get("sets")) payload.sets = Number(params.get("sets"));
   $("speed").value = $("watch-speed").value;
   $("speed-out").textContent = `${$("speed").value} ms`;
   ensureConnected(() => send("watch", payload));
 }
 
-$("join-btn").addEventListener("click", joinTable);
-$("watch-btn").addEventListener("click", watchAgents);
+function toggleRules(open) {
+  const panel = $("rules");
+  const show = open === undefined ? panel.hidden : open;
+  panel.hidden = !show;
+  $("rules-btn").setAttribute("aria-expanded", show ? "true" : "false");
+  if (show) panel.focus(); else $("rules-btn").focus();
+}
+
+$("play-form").addEventListener("submit", (e) => { e.preventDefault(); joinTable(); });
+$("watch-form").addEventListener("submit", (e) => { e.preventDefault(); watchAgents(); });
+$("games-form").addEventListener("submit", (e) => { e.preventDefault(); loadGames(0); });
+$("games-prev").addEventListener("click", () => loadGames(Math.max(0, ui.games.offset - ui.games.limit)));
+$("games-next").addEventListener("click", () => loadGames(ui.games.offset + ui.games.limit));
 $("replay-btn").addEventListener("click", startReplay);
 $("leave-btn").addEventListener("click", leave);
+$("error-close").addEventListener("click", clearError);
+$("rules-btn").addEventListener("click", () => toggleRules());
+$("rules-close").addEventListener("click", () => toggleRules(false));
+$("take-back").addEventListener("click", () => ensureConnected(() => send("join", { session_id: ui.session })));
 $("start-btn").addEventListener("click", () => send("lobby_action", { action: "start_game" }));
 $("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value.trim() } }));
+$("one-click").checked = ui.oneClick;
+$("one-click").addEventListener("change", (e) => { ui.oneClick = e.target.checked; localStorage.setItem("mulle-one-click", ui.oneClick ? "1" : "0"); });
 $("watch-speed").addEventListener("input", (e) => { $("watch-speed-out").textContent = `${e.target.value} ms`; });
 $("speed").addEventListener("change", (e) => { $("speed-out").textContent = `${e.target.value} ms`; send("set_speed", { delay_ms: Number(e.target.value) }); });
 $("rp-first").addEventListener("click", () => showFrame(0));
@@ -504,21 +826,26 @@ $("rp-back").addEventListener("click", () => showFrame(ui.frame - 1));
 $("rp-fwd").addEventListener("click", () => showFrame(ui.frame + 1));
 $("rp-last").addEventListener("click", () => showFrame(ui.frames.length - 1));
 document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
   if (ui.mode !== "replay" || e.target.matches("input, textarea, select")) return;
   if (e.key === "ArrowLeft") showFrame(ui.frame - 1);
   if (e.key === "ArrowRight") showFrame(ui.frame + 1);
 });
+// Typing or pasting in the box makes the text the thing to replay (a game picked from a file before no longer is).
+$("replay-text").addEventListener("input", () => { $("replay-games-label").hidden = true; });
 $("replay-file").addEventListener("change", async (e) => {
   const file = e.target.files[0];
   if (!file) return;
   $("replay-text").value = (await file.text()).trim();
-  $("replay-games").hidden = true;
+  $("replay-games-label").hidden = true;
   const lines = $("replay-text").value.split("\n").filter((l) => l.trim());
   if (lines.length > 1) offerGames(lines);
 });
 if (params.get("table")) $("table-name").value = params.get("table");
 if (params.get("name")) $("player-name").value = params.get("name");
+if (!params.get("table") && !params.get("name")) restoreForm();
 loadAgents().catch((e) => showError(`cannot load the agent list: ${e}`));
+loadGames(0);
 
 // Back after a reload inside the grace period: the stored session takes the seat again.
 if (ui.session) { ui.mode = "play"; connect(() => send("join", { session_id: ui.session })); }

@@ -18,12 +18,20 @@ named by their specs. With ``--step`` it waits after each move: Enter goes on, `
 goes back a move, ``q`` stops.
 
 Exit status: 0 when the game or replay ends or is left with ``quit`` / end of input;
+1 when the agent failed (it raised, or chose an illegal move);
 2 for bad arguments or an unreadable replay file; 130 when interrupted with Ctrl-C (at
 the prompt or while the agent thinks), after a one-line note and no traceback.
 
+Paths are checked before anything is played (:mod:`mulle_env.files`): ``--save`` must name a
+file in an existing directory (not a directory, a device or a FIFO), ``--replay`` a regular
+file of at most :data:`REPLAY_READ_LIMIT` bytes. An agent that cannot play the chosen rules
+(``--rule forced_capture=false --opponent learned``) is refused up front, exit 2.
+
 Input and output are injectable (:func:`main` takes ``input_fn`` and ``out``), so the
-tests drive whole games with scripted input. Every move goes through the engine's
-:class:`~mulle_env.engine.Match`; replays read the engine's :class:`~mulle_env.engine.GameRecord`.
+tests drive whole games with scripted input. The agent's moves go through the engine's one
+game loop (:class:`~mulle_env.engine.GameLoop`), the person's through its ``play``; an agent
+that fails or answers an illegal move ends the game with a message naming it (exit 1, the
+record still saved). Replays read the engine's :class:`~mulle_env.engine.GameRecord`.
 """
 
 from __future__ import annotations
@@ -40,14 +48,22 @@ from pathlib import Path
 from typing import TextIO
 
 import mulle_env as me
+from agents.registry import AgentSpecError, make
+from live.views import swept
+from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
+from mulle_env.engine.errors import AgentError, IllegalMoveError
+from mulle_env.engine.loop import GameLoop
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
-
-from .registry import AgentSpecError, make
+from mulle_env.files import PathError, check_output_path, read_text
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
+#: Exit status when the agent failed mid-game (it raised, or answered an illegal move).
+EXIT_AGENT_FAILED = 1
+#: The largest replay file read (an arena results file of many thousand games with their moves).
+REPLAY_READ_LIMIT = 256 * 1024 * 1024
 #: The width the screen is laid out for (an 80-column terminal, one column spare).
 WIDTH = 79
 #: The prompt at a person's turn.
@@ -63,6 +79,10 @@ SCORE_HELP = (
 
 class ReplayFileError(ValueError):
     """A replay file that cannot be read as a game record."""
+
+
+class RulesetRefusedError(ValueError):
+    """The chosen agent cannot play under the chosen rules (its ``check_ruleset`` said why)."""
 
 
 class _Quit(Exception):
@@ -264,13 +284,8 @@ def render_transition(match: me.Match, event, labels: Sequence[str], before=None
     if event.set_over:
         a, b = st.sheets[-1]
         if before is not None:
-            left = [*before.loose, *(f for bld in before.builds for f in bld.cards)]
-            if event.move.kind != "capture":
-                left.append(int(event.move.card))
-            for f in event.taken:
-                left.remove(f)
-            taker = event.player if event.move.kind == "capture" else before.last_capturer
-            if left and taker is not None:
+            left, taker = swept(before, event)
+            if left:
                 lines.append(f"The cards left on the table ({_cards(sorted(left))}) go to {labels[taker]}, "
                              f"the last to capture.")
         lines.append(f"--- Set {event.set_no} over: {labels[0]} {a['total']}, {labels[1]} {b['total']} "
@@ -357,26 +372,36 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
                      save: Path | None = None) -> int:
     """A full game: the person at ``seat``, the agent ``opponent`` at the other; return the exit status.
 
-    With ``save``, the game record (finished or not) is written there as JSON at the end.
+    The agent's moves go through :class:`~mulle_env.engine.GameLoop` (asked, checked, every
+    agent told); the person's through the loop's ``play``. With ``save``, the game record
+    (finished or not) is written there as JSON at the end.
+
+    Raises:
+        AgentSpecError: ``opponent`` is no agent spec.
+        RulesetRefusedError: The agent cannot play ``ruleset``.
     """
     bot = make(opponent)
-    bot.reset()
-    rng = random.Random(seed)
+    check_agent_ruleset(bot, ruleset)
     specs = ["person", bot.spec] if seat == 0 else [bot.spec, "person"]
     match = me.Match(seed, ruleset, specs)
+    seats: list = [None, None]
+    seats[1 - seat] = bot
+    rngs: list = [None, None]
+    rngs[1 - seat] = random.Random(seed)
+    loop = GameLoop(match, seats, rngs)
     labels = seat_labels(specs, person=seat)
     print(_prose(f"Mulle, seed {seed}: you are P{seat}, your opponent P{1 - seat} is {bot.spec}. "
                  f"{ruleset.sets} set{'s' if ruleset.sets > 1 else ''} of {DEALS_PER_SET} deals."), file=out)
     print(_prose(SCORE_HELP), file=out)
     status, left = 0, None
     try:
+        loop.start()
         while not match.over:
             before = match.view(match.to_move)
             if match.to_move == seat:
-                event = match.play(human_turn(match, labels, input_fn, out), player=seat)
+                event = loop.play(human_turn(match, labels, input_fn, out))
             else:
-                event = match.step(bot, rng)
-            bot.observe((event.player, event.move))
+                event = loop.step()
             print(_prose(event.describe(labels)), file=out)
             for line in render_transition(match, event, labels, before):
                 print(line, file=out)
@@ -384,6 +409,9 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
         left = ""
     except KeyboardInterrupt:
         left, status = " (interrupted)", EXIT_INTERRUPTED
+    except (AgentError, IllegalMoveError) as exc:
+        print("\n" + _prose(f"The game cannot go on: {exc}"), file=out)
+        left, status = " (the agent failed)", EXIT_AGENT_FAILED
     if left is not None:
         a, b = match.state.scores()
         print("\n" + _prose(f"Game left{left} at set {match.state.set_no}, deal {match.state.deal_no}, after "
@@ -395,6 +423,18 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
         save.write_text(json.dumps(match.record().to_dict()) + "\n")
         print(_prose(f"Game record saved to {save} (replay it with: mulle-play --replay {save})."), file=out)
     return status
+
+
+def check_agent_ruleset(agent, ruleset: me.Ruleset) -> None:
+    """Raise :class:`RulesetRefusedError` if ``agent`` says it cannot play under ``ruleset`` (its ``check_ruleset``)."""
+    check = getattr(agent, "check_ruleset", None)
+    if check is None:
+        return
+    try:
+        check(ruleset)
+    except ValueError as exc:
+        raise RulesetRefusedError(f"agent {getattr(agent, 'spec', agent)!r} cannot play with these rules (--rule): "
+                             f"{exc}") from None
 
 
 #: The old name of :func:`play_interactive`.
@@ -411,10 +451,9 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     (an arena line also says how the game ended: ``status``, ``error``).
     """
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise ReplayFileError(f"cannot read replay file {str(path)!r}: {why}") from None
+        text = read_text(path, "replay file", limit=REPLAY_READ_LIMIT)
+    except PathError as exc:
+        raise ReplayFileError(str(exc)) from None
     # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
     # asked for must be valid: the arena leaves a torn last line when a run is cut off
     # (and skips it when it reads the file), which must not hide the games before it.
@@ -546,8 +585,11 @@ def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for dest, flag in _PLAY_ONLY:
             if getattr(args, dest) is not None:
                 ap.error(f"{flag} only applies to a new game, not with --replay (the record fixes the game)")
-    if args.save is not None and not args.save.parent.is_dir():
-        ap.error(f"--save {str(args.save)!r}: the directory {str(args.save.parent)!r} does not exist")
+    if args.save is not None:
+        try:
+            check_output_path(args.save, "--save")
+        except PathError as exc:
+            ap.error(str(exc))
 
 
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, out: TextIO | None = None) -> int:
@@ -557,6 +599,9 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
     ap = build_parser()
     args = ap.parse_args(argv)
     _check_flags(ap, args)
+    notice = fallback_notice()
+    if notice is not None:
+        print(notice, file=out)
     try:
         if args.replay is not None:
             record, raw = load_record(args.replay, args.game)
@@ -564,7 +609,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
         ruleset = me.Ruleset.from_strings(args.rule or [])  # the engine's parser, shared by every command line
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
         return play_interactive(args.opponent or "heuristic", seed, args.seat or 0, ruleset, input_fn, out, args.save)
-    except (AgentSpecError, ReplayFileError, me.MulleError) as exc:
+    except (AgentSpecError, RulesetRefusedError, ReplayFileError, me.MulleError) as exc:
         print(f"mulle-play: error: {exc}", file=err)
         return 2
     except KeyboardInterrupt:  # outside a game (building the agent, a replay): the game loop handles its own

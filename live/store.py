@@ -1,0 +1,305 @@
+"""The live server's game history: every finished game in an embedded SQLite database.
+
+Standard library only (:mod:`sqlite3`). One file, in WAL mode with ``synchronous=FULL``:
+a game is on disk when :meth:`GameStore.add` returns, which the hub waits for before it
+sends ``game_over``, so a game a person saw end is never lost, even to ``kill -9`` or a
+power cut; a crash mid-write leaves the last committed state (SQLite's journal), never a
+damaged file. Readers (``GET /api/games``, the export) use connections of their own and
+never wait for the writer (WAL).
+
+The schema is versioned with ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`). Opening a
+file made by a newer version, or a file that is not a Mulle game store, is refused with a
+:class:`StoreError` saying so; an older version is upgraded in place (one transaction per
+step of :data:`_MIGRATIONS`).
+
+Each game keeps its :class:`~mulle_env.engine.record.GameRecord` (the format
+``mulle-play --replay`` and the training readers take) as JSON text, so a seed of 63 bits
+and every move survive exactly, beside the facts the lists search by: the table, when it
+ended, the scores and who held each seat from which move on (``players``).
+
+>>> import tempfile, os
+>>> from mulle_env.engine.match import Match
+>>> m = Match(3, {"sets": 1}, ["person:Anna", "random"])
+>>> store = GameStore(os.path.join(tempfile.mkdtemp(), "games.db"))
+>>> store.schema_version() == SCHEMA_VERSION, store.count()
+(True, 0)
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from mulle_env.engine.record import GameRecord
+from mulle_env.files import PathError, check_output_path
+
+__all__ = ["SCHEMA_VERSION", "FinishedGame", "GameStore", "StoreError", "default_db_path"]
+
+#: The schema this code writes (``PRAGMA user_version``).
+SCHEMA_VERSION = 1
+#: Written into the file (``PRAGMA application_id``) so a Mulle store is told from any other SQLite file.
+APPLICATION_ID = 0x4D554C4C  # "MULL"
+
+#: The steps from one schema version to the next: ``_MIGRATIONS[v]`` takes version ``v`` to ``v + 1``.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE games (
+               id INTEGER PRIMARY KEY,
+               table_name TEXT NOT NULL,
+               finished_at REAL NOT NULL,
+               seed TEXT NOT NULL,
+               sets INTEGER NOT NULL,
+               moves INTEGER NOT NULL,
+               score0 INTEGER NOT NULL,
+               score1 INTEGER NOT NULL,
+               winner INTEGER,
+               record TEXT NOT NULL
+           )""",
+        "CREATE INDEX games_by_table ON games (table_name, id)",
+        """CREATE TABLE players (
+               game_id INTEGER NOT NULL REFERENCES games (id),
+               seat INTEGER NOT NULL,
+               from_move INTEGER NOT NULL,
+               name TEXT NOT NULL,
+               kind TEXT NOT NULL,
+               PRIMARY KEY (game_id, seat, from_move)
+           )""",
+        "CREATE INDEX players_by_name ON players (name COLLATE NOCASE, game_id)",
+    ),
+)
+assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+#: Most games one page of :meth:`GameStore.games` returns.
+MAX_PAGE = 100
+
+
+class StoreError(ValueError):
+    """The database cannot be used: not a Mulle game store, made by a newer version, or not writable."""
+
+
+def default_db_path() -> Path:
+    """Where ``mulle-serve`` keeps its games unless ``--db`` says otherwise: ``$XDG_DATA_HOME/mulle/live.db``
+    (``~/.local/share/mulle/live.db`` when ``XDG_DATA_HOME`` is not set)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "mulle" / "live.db"
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """A finished game as the store keeps it.
+
+    Attributes:
+        table: The table's name.
+        record: The game record (seed, ruleset, specs, moves, result).
+        players: Per seat, who held it from which move on: ``[(from_move, name, kind), ...]`` with
+            ``kind`` ``"person"`` or ``"agent"`` (``from_move`` 1 for whoever held it from the start).
+        finished_at: Unix time the game ended.
+    """
+
+    table: str
+    record: GameRecord
+    players: tuple[tuple[tuple[int, str, str], ...], tuple[tuple[int, str, str], ...]]
+    finished_at: float
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    con = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    con.execute("PRAGMA busy_timeout = 30000")
+    return con
+
+
+class GameStore:
+    """The games of one server in the SQLite file ``path`` (created when missing; see the module docstring).
+
+    Writes (:meth:`add`) go through one connection guarded by a lock; every read opens its own
+    short connection, so the API and the export never wait for a write.
+
+    Raises:
+        StoreError: ``path`` is not a file SQLite can use as a Mulle game store (see the module docstring).
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        try:
+            self.path = check_output_path(path, "the database (--db)")
+        except PathError as exc:
+            raise StoreError(str(exc)) from None
+        self._lock = threading.Lock()
+        try:
+            self._con = _connect(str(self.path))
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the database (--db) {str(self.path)!r} is not a Mulle game store: {exc}") from None
+
+    def _setup(self) -> None:
+        con = self._con
+        app_id = con.execute("PRAGMA application_id").fetchone()[0]
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise StoreError(f"the database (--db) {str(self.path)!r} is another program's SQLite file, not a Mulle "
+                             "game store; give a new file name")
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the database (--db) {str(self.path)!r} has schema version {version}, newer than this "
+                             f"mulle-serve reads ({SCHEMA_VERSION}); upgrade mulle-env or give another file")
+        # WAL: readers never block the writer; FULL: a commit is on disk when it returns (power cuts included).
+        if con.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+            raise StoreError(f"the database (--db) {str(self.path)!r} cannot use write-ahead logging (WAL); "
+                             "give a file on a local disk")
+        con.execute("PRAGMA synchronous = FULL")
+        con.execute("PRAGMA foreign_keys = ON")
+        for step in range(version, SCHEMA_VERSION):
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                for sql in _MIGRATIONS[step]:
+                    con.execute(sql)
+                con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                con.execute(f"PRAGMA user_version = {step + 1}")
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        """The schema version of the file (:data:`SCHEMA_VERSION` once opened)."""
+        with self._lock:
+            return self._con.execute("PRAGMA user_version").fetchone()[0]
+
+    def close(self) -> None:
+        """Close the writer's connection (after the write in progress, if any)."""
+        with self._lock:
+            self._con.close()
+
+    # ----- writing ---------------------------------------------------------------------
+    def add(self, game: FinishedGame) -> int:
+        """Store a finished game in one transaction, on disk when this returns; return its id."""
+        rec = game.record
+        result = rec.result or {}
+        scores = result.get("scores") or [0, 0]
+        text = json.dumps(rec.to_dict(), separators=(",", ":"))
+        with self._lock:
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                cur = con.execute(
+                    "INSERT INTO games (table_name, finished_at, seed, sets, moves, score0, score1, winner, record) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (game.table, game.finished_at, str(rec.seed), rec.ruleset.sets, len(rec.moves), scores[0],
+                     scores[1], result.get("winner"), text))
+                gid = cur.lastrowid
+                con.executemany("INSERT INTO players (game_id, seat, from_move, name, kind) VALUES (?, ?, ?, ?, ?)",
+                                [(gid, seat, frm, name, kind) for seat in (0, 1)
+                                 for frm, name, kind in game.players[seat]])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return gid
+
+    # ----- reading ---------------------------------------------------------------------
+    def _read(self) -> sqlite3.Connection:
+        return _connect(str(self.path))
+
+    def count(self, table: str | None = None, player: str | None = None) -> int:
+        """How many stored games match the filters (see :meth:`games`)."""
+        where, args = _filters(table, player)
+        con = self._read()
+        try:
+            return con.execute(f"SELECT count(*) FROM games g {where}", args).fetchone()[0]
+        finally:
+            con.close()
+
+    def games(self, table: str | None = None, player: str | None = None, limit: int = 20,
+              offset: int = 0) -> list[dict]:
+        """One page of game summaries, newest first: ``table`` exact, ``player`` any seat's name (any case)."""
+        limit = max(1, min(int(limit), MAX_PAGE))
+        where, args = _filters(table, player)
+        con = self._read()
+        try:
+            rows = con.execute(f"SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner "
+                               f"FROM games g {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+                               (*args, limit, max(0, int(offset)))).fetchall()
+            return [self._summary(con, row) for row in rows]
+        finally:
+            con.close()
+
+    def game(self, game_id: int) -> dict | None:
+        """The summary of game ``game_id`` with its ``record`` (a GameRecord dict), or ``None``."""
+        con = self._read()
+        try:
+            row = con.execute("SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner, record "
+                              "FROM games WHERE id = ?", (game_id,)).fetchone()
+            if row is None:
+                return None
+            out = self._summary(con, row[:9])
+            out["record"] = json.loads(row[9])
+            return out
+        finally:
+            con.close()
+
+    def record_text(self, game_id: int) -> str | None:
+        """The stored record of game ``game_id`` as JSON text, exactly as written (``None``: no such game)."""
+        con = self._read()
+        try:
+            row = con.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
+            return row[0] if row else None
+        finally:
+            con.close()
+
+    def export(self, table: str | None = None, player: str | None = None) -> Iterator[dict]:
+        """Every matching game, oldest first, as a GameRecord dict with ``game_id``, ``table``, ``players`` and
+        ``finished_at`` beside it (``GameRecord.from_dict`` and ``mulle-play --replay`` read each one)."""
+        where, args = _filters(table, player)
+        con = self._read()
+        try:
+            last = 0
+            while True:  # in pages, so a large store never sits in memory at once
+                clause = f"{where} {'AND' if where else 'WHERE'} g.id > ?"
+                rows = con.execute(f"SELECT id, table_name, finished_at, record FROM games g {clause} "
+                                   "ORDER BY id LIMIT 500", (*args, last)).fetchall()
+                if not rows:
+                    return
+                for gid, table_name, finished_at, record in rows:
+                    out = json.loads(record)
+                    out.update(game_id=gid, table=table_name, players=_players(con, gid),
+                               finished_at=_iso(finished_at))
+                    yield out
+                    last = gid
+        finally:
+            con.close()
+
+    @staticmethod
+    def _summary(con: sqlite3.Connection, row) -> dict:
+        gid, table_name, finished_at, seed, sets, moves, s0, s1, winner = row
+        # The seed is text: a 63-bit number does not survive a JavaScript number (issue 24, defect 1).
+        return {"id": gid, "table": table_name, "finished_at": _iso(finished_at), "seed": seed, "sets": sets,
+                "moves": moves, "scores": [s0, s1], "winner": winner, "players": _players(con, gid)}
+
+
+def _filters(table: str | None, player: str | None) -> tuple[str, tuple]:
+    clauses, args = [], []
+    if table:
+        clauses.append("g.table_name = ?")
+        args.append(table)
+    if player:
+        clauses.append("g.id IN (SELECT game_id FROM players WHERE name = ? COLLATE NOCASE)")
+        args.append(player)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
+
+
+def _players(con: sqlite3.Connection, gid: int) -> list[list[dict]]:
+    seats: list[list[dict]] = [[], []]
+    for seat, frm, name, kind in con.execute("SELECT seat, from_move, name, kind FROM players WHERE game_id = ? "
+                                             "ORDER BY seat, from_move", (gid,)):
+        seats[seat].append({"from_move": frm, "name": name, "kind": kind})
+    return seats
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
