@@ -16,6 +16,7 @@ import mulle_env as me
 from mulle_env import codec
 from mulle_env.gym_env import MulleEnv
 from mulle_env.observation import OBS_SIZE
+from mulle_env.vector_env import MulleVectorEnv
 
 
 def play_episode(env, seed, policy_seed=0):
@@ -267,3 +268,87 @@ def test_mulle_v0_is_registered_in_either_import_order(code):
     code += "\nprint(type(gym.make('Mulle-v0', opponent='random').unwrapped).__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "MulleEnv"
+
+
+# ----- opponents through the one game loop, option checks, the extra-input observation option
+
+
+class TextAnswers:
+    """Answers with the move's text, as Match accepts it (issue 23.11)."""
+
+    spec = "text-answers"
+
+    def act(self, view, legal_moves, rng):
+        return str(legal_moves[-1])
+
+
+class NoAnswer:
+    spec = "no-answer"
+
+    def act(self, view, legal_moves, rng):
+        return None
+
+
+def test_an_opponent_may_answer_with_move_text():
+    env = MulleEnv(opponent=TextAnswers(), seat=1, ruleset={"sets": 1})
+    obs, info = env.reset(seed=3)
+    done = False
+    while not done:
+        obs, r, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert env.state.over
+
+
+@pytest.mark.parametrize("make", [lambda a: MulleEnv(opponent=a, seat=1),
+                                  lambda a: MulleVectorEnv(2, opponent=[a, a], seat=1)])
+def test_an_opponent_that_answers_nothing_is_named_in_an_illegal_move_error(make):
+    """Issue 23.11: None got "AttributeError: 'str' object has no attribute 'id'"; now the loop's error."""
+    with pytest.raises(me.IllegalMoveError, match=r"agent 'no-answer' \(seat 0\) chose an illegal move") as info:
+        make(NoAnswer()).reset(seed=0)
+    assert info.value.agent == "no-answer" and info.value.seat == 0
+
+
+@pytest.mark.parametrize("bad", [1.0, True, "1", 2, None])
+def test_seat_options_are_checked_clearly(bad):
+    """Issue 23.12: seat=1.0 gave a bare TypeError."""
+    with pytest.raises(ValueError, match="seat must be one of"):
+        MulleEnv(opponent="random", seat=bad)
+    env = MulleEnv(opponent="random")
+    with pytest.raises(ValueError, match=r"options\['seat'\] must be one of"):
+        env.reset(options={"seat": bad})
+    assert MulleEnv(opponent="random", seat=np.int64(1)).reset(seed=1)[0].shape == (524,)
+
+
+@pytest.mark.parametrize("bad", [1.5, -1, "7", True, [1.5, 2]])
+def test_seeds_are_checked_clearly(bad):
+    """Issue 23.12: the vector env's reset(seed=1.5) gave "'float' object is not iterable"."""
+    envs = MulleVectorEnv(2, opponent="random")
+    with pytest.raises(ValueError, match="seed"):
+        envs.reset(seed=bad)
+    if not isinstance(bad, list):
+        with pytest.raises(ValueError, match="seed"):
+            MulleEnv(opponent="random").reset(seed=bad)
+
+
+@pytest.mark.parametrize("name", ["capture-v1", "capture-v3"])
+def test_the_extra_inputs_are_an_observation_option_of_every_env(name):
+    """Issue 25.6: the learned agent's extra-input blocks, off by default, the same code in every env."""
+    from mulle_env.extras import afterstate_extras, extras_size
+    from mulle_env.pettingzoo import env as aec_env
+
+    size = OBS_SIZE + extras_size(name)
+    single = MulleEnv(opponent="random", extras=name, ruleset={"sets": 1})
+    obs, info = single.reset(seed=4)
+    assert obs.shape == (size,) and single.observation_space.contains(obs)
+    assert np.array_equal(obs[OBS_SIZE:], afterstate_extras(obs[None, :OBS_SIZE], name=name)[0])
+    assert np.array_equal(obs[:OBS_SIZE], MulleEnv(opponent="random", ruleset={"sets": 1}).reset(seed=4)[0])
+    envs = MulleVectorEnv(3, opponent="random", extras=name, ruleset={"sets": 1})
+    vobs, _ = envs.reset(seed=4)
+    # The blocks' float sums may differ by an ulp between batch sizes (numpy's summation order).
+    assert vobs.shape == (3, size) and np.array_equal(vobs[0, :OBS_SIZE], obs[:OBS_SIZE])
+    assert np.allclose(vobs[0], obs, rtol=0, atol=2e-6)
+    aec = aec_env(extras=name)
+    aec.reset(seed=4)
+    assert aec.observe("player_0")["observation"].shape == (size,)
+    assert aec.observation_space("player_0")["observation"].shape == (size,)
+    with pytest.raises(ValueError, match="extras must be None or one of"):
+        MulleEnv(opponent="random", extras="capture-v9")
