@@ -1,0 +1,121 @@
+"""The house rules of docs/architecture.md, read off every module's imports (ast, no import run).
+
+* The engine (``mulle_env/engine``) imports the standard library and itself, nothing else.
+* The environments (``mulle_env``) know the engine; never agents, the arena, training or a front end.
+* Agents know the engine's public view and the environments' encoders; never the arena, training,
+  a front end, or a training framework (torch, stable-baselines3).
+* The arena knows agents only through the ``agents`` package's registry (``agents.make`` and
+  friends, never an agent module) and a game only through its protocol; of ``mulle_env`` it
+  uses only the game loop, its errors and the file checks.
+* The front ends (``live``, ``terminal``) never import training.
+* Nothing imports ``training`` but training itself (and tests, benchmarks and scripts).
+* No import cycle between the top-level packages.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("mulle_env", "agents", "arena", "training", "live", "terminal")
+STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module ``path`` imports (relative imports resolved), at any depth of the file."""
+    tree = ast.parse(path.read_text(), str(path))
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out.add(target)
+            out.update(f"{target}.{alias.name}" for alias in node.names)
+    return out
+
+
+def files(package: str) -> list[Path]:
+    return sorted(p for p in (ROOT / package.replace(".", "/")).rglob("*.py") if "csrc" not in p.parts)
+
+
+def top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def offenders(package: str, allowed) -> list[str]:
+    return [f"{module_name(p)} imports {name}" for p in files(package) for name in sorted(imports(p))
+            if not allowed(name)]
+
+
+def test_the_engine_imports_only_the_standard_library_and_itself():
+    def ok(name: str) -> bool:
+        return top(name) in STDLIB or name.startswith("mulle_env.engine")
+
+    assert not offenders("mulle_env/engine", ok)
+
+
+def test_the_environments_know_the_engine_and_nothing_above_it():
+    def ok(name: str) -> bool:
+        return top(name) not in PACKAGES[1:]
+
+    assert not offenders("mulle_env", ok)
+
+
+def test_agents_never_import_the_arena_training_a_front_end_or_a_training_framework():
+    banned = {"arena", "training", "live", "terminal", "torch", "stable_baselines3", "sb3_contrib"}
+    assert not offenders("agents", lambda name: top(name) not in banned)
+
+
+def test_the_arena_knows_agents_by_spec_and_mulle_env_only_by_its_loop_errors_and_file_checks():
+    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.files")
+
+    def ok(name: str) -> bool:
+        if top(name) == "agents":
+            return name == "agents" or name in {f"agents.{n}" for n in ("make", "canonical", "available",
+                                                                          "parse_spec", "AgentSpecError", "Agent")}
+        if top(name) == "mulle_env":
+            return name == "mulle_env" or name.startswith(mulle_ok)
+        return top(name) not in {"training", "live", "terminal"}
+
+    assert not offenders("arena", ok)
+
+
+@pytest.mark.parametrize("package", ["live", "terminal"])
+def test_front_ends_never_import_training(package):
+    assert not offenders(package, lambda name: top(name) != "training")
+
+
+def test_nothing_imports_training():
+    found = [line for package in PACKAGES if package != "training"
+             for line in offenders(package, lambda name: top(name) != "training")]
+    assert not found
+
+
+def test_no_import_cycle_between_the_top_level_packages():
+    edges = {package: {top(n) for p in files(package) for n in imports(p) if top(n) in PACKAGES} - {package}
+             for package in PACKAGES}
+
+    def reaches(a: str, b: str, seen: frozenset = frozenset()) -> bool:
+        return b in edges[a] or any(reaches(c, b, seen | {a}) for c in edges[a] if c not in seen)
+
+    cycles = [f"{a} <-> {b}" for a in PACKAGES for b in edges[a] if reaches(b, a)]
+    assert not cycles, edges
