@@ -305,7 +305,7 @@ class GameStateBase:
 
     # ----- views and the canonical form --------------------------------------------
     def _public_part(self) -> tuple:
-        """(mulle, intake, tabbe, scores) as views show them; cached until a capture or a set's end."""
+        """(mulle, intake, tabbe, scores, sheets) as views show them; cached until a capture or a set's end."""
         public = self._public
         if public is None:
             card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
@@ -315,6 +315,7 @@ class GameStateBase:
                 (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
                 (tabbe[0], tabbe[1]),
                 (self.score(0), self.score(1)),
+                tuple(self.sheets),
             )
         return public
 
@@ -634,7 +635,7 @@ class GameState(GameStateBase):
             intake=public[1],
             tabbe=public[2],
             scores=public[3],
-            sheets=tuple((dict(a), dict(b)) for a, b in self._sheets),
+            sheets=public[4],
             set_no=self._set_no,
             deal_no=self._deal_no,
             last_capturer=self._last_capturer,
