@@ -33,69 +33,38 @@ import time
 from pathlib import Path
 
 #: Each workload: code that defines ``run(seconds) -> (operations, cpu_seconds)``.
+_ENGINE = """
+import random, time
+from mulle_env.engine import backends
+def run(seconds):
+    mod = backends()[{backend!r}]; rr = random.Random(0).randrange; n = 0; g = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        st = mod.new_game(g); g += 1
+        while not st.over:
+            {move}; n += 1
+    return n, time.process_time() - t0
+"""
+_IDS = "ids = st.legal_move_ids(); st.play_id(ids[rr(len(ids))])"
+_CHECKED = "ms = st.legal_moves(); st.play(ms[rr(len(ms))])"
+_GYM = """
+import time, numpy as np, gymnasium as gym, mulle_env
+def run(seconds):
+    env = gym.make("Mulle-v0", opponent={opponent!r}); obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0); n = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        legal = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))])); n += 1
+        if term: obs, info = env.reset()
+    return n, time.process_time() - t0
+"""
 WORKLOADS: dict[str, str] = {
-    "engine_ids_c": """
-import random, time
-from mulle_env.engine import backends
-def run(seconds):
-    mod = backends()["c"]; rr = random.Random(0).randrange; n = 0; g = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        st = mod.new_game(g); g += 1
-        legal, play = st.legal_move_ids, st.play_id
-        while not st.over:
-            ids = legal(); play(ids[rr(len(ids))]); n += 1
-    return n, time.process_time() - t0
-""",
-    "engine_ids_python": """
-import random, time
-from mulle_env.engine import backends
-def run(seconds):
-    mod = backends()["python"]; rr = random.Random(0).randrange; n = 0; g = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        st = mod.new_game(g); g += 1
-        legal, play = st.legal_move_ids, st.play_id
-        while not st.over:
-            ids = legal(); play(ids[rr(len(ids))]); n += 1
-    return n, time.process_time() - t0
-""",
-    "engine_checked_c": """
-import random, time
-from mulle_env.engine import backends
-def run(seconds):
-    mod = backends()["c"]; rr = random.Random(0).randrange; n = 0; g = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        st = mod.new_game(g); g += 1
-        while not st.over:
-            ms = st.legal_moves(); st.play(ms[rr(len(ms))]); n += 1
-    return n, time.process_time() - t0
-""",
-    "gym_random": """
-import time, numpy as np, gymnasium as gym, mulle_env
-def run(seconds):
-    env = gym.make("Mulle-v0", opponent="random"); obs, info = env.reset(seed=0)
-    rng = np.random.default_rng(0); n = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        legal = np.flatnonzero(info["action_mask"])
-        obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))])); n += 1
-        if term: obs, info = env.reset()
-    return n, time.process_time() - t0
-""",
-    "gym_heuristic": """
-import time, numpy as np, gymnasium as gym, mulle_env
-def run(seconds):
-    env = gym.make("Mulle-v0", opponent="heuristic"); obs, info = env.reset(seed=0)
-    rng = np.random.default_rng(0); n = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        legal = np.flatnonzero(info["action_mask"])
-        obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))])); n += 1
-        if term: obs, info = env.reset()
-    return n, time.process_time() - t0
-""",
+    "engine_ids_c": _ENGINE.format(backend="c", move=_IDS),
+    "engine_ids_python": _ENGINE.format(backend="python", move=_IDS),
+    "engine_checked_c": _ENGINE.format(backend="c", move=_CHECKED),
+    "gym_random": _GYM.format(opponent="random"),
+    "gym_heuristic": _GYM.format(opponent="heuristic"),
     "aec": """
 import time, numpy as np
 from mulle_env.pettingzoo import env as make
@@ -124,29 +93,6 @@ def run(seconds):
     return n, time.process_time() - t0
 """,
 }
-
-_DECIDE = """
-import random, time
-import agents, mulle_env as me
-def positions():
-    out = []
-    for seed in range(6):
-        st = me.new_game(seed, me.Ruleset(sets=1)); rng = random.Random(seed)
-        while not st.over:
-            if len(st.legal_moves()) > 1 and rng.random() < 0.25:
-                out.append(st.copy())
-            ms = st.legal_moves(); st.play(ms[rng.randrange(len(ms))])
-    return out
-def run(seconds):
-    bot = agents.make({spec!r}); states = positions(); n = 0; i = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        st = states[i % len(states)]; i += 1
-        bot.reset(); bot.act(st.view(st.to_move), st.legal_moves(), random.Random(i)); n += 1
-    return n, time.process_time() - t0
-"""
-for _spec in ("pimc", "learned", "netsearch", "greedy", "heuristic"):
-    WORKLOADS[f"decide_{_spec}"] = _DECIDE.replace("{spec!r}", repr(_spec))
 
 _RUNNER = """
 import json, sys
