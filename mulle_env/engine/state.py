@@ -650,7 +650,7 @@ class GameState(GameStateBase):
               sheets, over, last_move=None, last_taken=()) -> None:
         """The whole position at once (from_dict, from_view); the same bounds as the compiled core's ``_load``."""
         check_load_bounds(self._ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no,
-                          deal_no, last_capturer, sheets, over)
+                          deal_no, last_capturer, sheets, over, last_move, last_taken)
         self._hands = [sorted(map(int, hands[0])), sorted(map(int, hands[1]))]
         self._loose = sorted(map(int, loose))
         self._builds = {int(v): (tuple(sorted(map(int, b[0]))), b[1], bool(b[2])) for v, b in builds.items()}
@@ -696,7 +696,7 @@ def _move_id(move_id) -> int:
 
 
 def check_load_bounds(ruleset: Ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no,
-                      last_capturer, sheets, over) -> None:
+                      last_capturer, sheets, over, last_move=None, last_taken=()) -> None:
     """The bounds every loaded position keeps on both backends (what memory safety needs in C).
 
     Faces 0..51; at most :data:`~mulle_env.engine.rules.MAX_STATE_CARDS` cards; build values
@@ -720,9 +720,13 @@ def check_load_bounds(ruleset: Ruleset, hands, loose, builds, deck, mulle, intak
             piles.append(list(b[0]))
         counts = _two(tabbe, "tabbe")
         finished = [(_two(pair, "a finished set")) for pair in sheets]
+        taken = list(last_taken)
     except TypeError as exc:
         raise ValueError(f"a position's parts are sequences of faces: {exc}") from None
-    for pile in piles:
+    if last_move is not None and not (isinstance(last_move, tuple) and len(last_move) == 2
+                                      and last_move[0] in (0, 1) and not isinstance(last_move[0], bool)):
+        raise ValueError(f"last_move is None or (player, Move), not {last_move!r}")
+    for pile in (*piles, taken):
         for f in pile:
             if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < NUM_FACES:
                 raise ValueError(f"cards are faces 0..{NUM_FACES - 1}, not {f!r}")
