@@ -184,8 +184,8 @@ class MulleGame(pyspiel.Game):
         """The state before the deal: the chance player chooses the seed."""
         return MulleState(self)
 
-    def state_from_engine(self, engine_state: GameState) -> MulleState:
-        """A state at ``engine_state`` (copied), past the chance nodes, with an empty ``history()``.
+    def state_from_engine(self, engine_state: GameState, copy: bool = True) -> MulleState:
+        """A state at ``engine_state`` (copied unless ``copy=False``), past the chance nodes, with an empty ``history()``.
 
         Search agents build their determinizations this way (``GameState.from_view`` with
         sampled hidden cards). Its information-state history starts at this position.
@@ -193,7 +193,7 @@ class MulleGame(pyspiel.Game):
         if engine_state.ruleset != self.ruleset:
             raise ValueError(f"the engine state's ruleset {engine_state.ruleset} is not this game's {self.ruleset}")
         state = MulleState(self)
-        state._attach(engine_state.copy(), reached=False)
+        state._attach(engine_state.copy() if copy else engine_state, reached=False)
         return state
 
     def make_py_observer(self, iig_obs_type=None, params=None) -> MulleObserver:
