@@ -39,7 +39,7 @@ from mulle_env import openspiel as mos
 from mulle_env.codec import check_ruleset
 from mulle_env.engine import GameState
 
-from .evaluation import fast_policy_id, set_value
+from .evaluation import fast_policy_id
 from .inference import HistorySearchAgent, sample_hidden
 from .pimc import rollout_value
 

@@ -185,7 +185,7 @@ class MulleGame(pyspiel.Game):
         return MulleState(self)
 
     def state_from_engine(self, engine_state: GameState, copy: bool = True) -> MulleState:
-        """A state at ``engine_state`` (copied unless ``copy=False``), past the chance nodes, with an empty ``history()``.
+        """A state at ``engine_state`` (copied unless ``copy=False``), past the chance nodes; ``history()`` is empty.
 
         Search agents build their determinizations this way (``GameState.from_view`` with
         sampled hidden cards). Its information-state history starts at this position.
