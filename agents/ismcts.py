@@ -103,16 +103,13 @@ class ISMCTSAgent(HistorySearchAgent):
 
     def __init__(self, simulations: int = 200, uct_c: float = 20.0, evaluator: str = "rollout", rollouts: int = 1,
                  horizon: int = 4, history: bool = True) -> None:
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1, not {simulations!r}")
+        for name, value in (("simulations", simulations), ("rollouts", rollouts), ("horizon", horizon)):
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, not {value!r}")
         if not uct_c >= 0:
             raise ValueError(f"uct_c must be >= 0, not {uct_c!r}")
         if evaluator not in EVALUATORS:
             raise ValueError(f"evaluator must be one of {', '.join(EVALUATORS)}, not {evaluator!r}")
-        if rollouts < 1:
-            raise ValueError(f"rollouts must be >= 1, not {rollouts!r}")
-        if horizon < 1:
-            raise ValueError(f"horizon must be >= 1 ply, not {horizon!r}")
         self.simulations = simulations
         self.uct_c = uct_c
         self.evaluator = evaluator
