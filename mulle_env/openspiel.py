@@ -74,16 +74,8 @@ MAX_POINTS_PER_SET = 600
 #: Chance nodes and outcomes of the default seed choice: the eight bytes of a 64-bit seed.
 SEED_BYTES = 8
 
-_DEFAULTS = Ruleset()
-#: Game parameters: the Ruleset flags with the engine's defaults, plus ``seeds`` (see the module docstring).
-PARAMETERS = {
-    "sets": _DEFAULTS.sets,
-    "forced_capture": _DEFAULTS.forced_capture,
-    "lock_every_build": _DEFAULTS.lock_every_build,
-    "discard_only_if_no_capture": _DEFAULTS.discard_only_if_no_capture,
-    "mulle_hand_values": _DEFAULTS.mulle_hand_values,
-    "seeds": 0,
-}
+#: Game parameters: every Ruleset flag with the engine's default, plus ``seeds`` (see the module docstring).
+PARAMETERS = {**Ruleset().to_dict(), "seeds": 0}
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
