@@ -80,16 +80,18 @@ def test_a_tiny_training_run_masks_and_exports_exactly(local_ray, tmp_path):
 
 @pytest.mark.slow
 def test_a_short_training_run_learns_to_beat_random(tmp_path):
-    # About 15 minutes on 2 cores: 12 iterations of 4,000 moves, measured in the arena at the end.
+    # 15 iterations of 4,000 moves (5-15 minutes on 2 cores), measured in the arena at the end. The full
+    # run of docs/rllib.md scored 65 % against random after 10 iterations and 85 % after 20; a policy no
+    # better than random passes 100 duplicate games above 60 % about 2 % of the time.
     out = tmp_path / "run"
-    argv = ["--iterations", "12", "--batch", "4000", "--minibatch", "500", "--epochs", "4", "--hidden", "128,128",
-            "--eval-every", "12", "--eval-games", "40", "--out", str(out)]
+    argv = ["--iterations", "15", "--batch", "4000", "--minibatch", "500", "--epochs", "4", "--hidden", "128,128",
+            "--eval-every", "15", "--eval-games", "100", "--out", str(out)]
     assert rs.main(argv) == 0
     curve = json.loads((out / "curve.json").read_text())
     last = curve["points"][-1]
-    assert last["iteration"] == 12 and last["env_steps"] >= 48_000
-    assert last["random"]["games"] == 40 and last["random"]["score"] > 0.6
+    assert last["iteration"] == 15 and last["env_steps"] >= 60_000
+    assert last["random"]["games"] == 100 and last["random"]["score"] > 0.6
     # Running the command again resumes from the checkpoint instead of starting over.
-    assert rs.main([*argv[:1], "13", *argv[2:]]) == 0
+    assert rs.main([*argv[:1], "16", *argv[2:]]) == 0
     points = json.loads((out / "curve.json").read_text())["points"]
-    assert [p["iteration"] for p in points] == [12, 13]
+    assert [p["iteration"] for p in points] == [15, 16]
