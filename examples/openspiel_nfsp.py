@@ -128,6 +128,10 @@ def main(argv=None) -> int:
         print("openspiel_nfsp: --hidden takes positive sizes (256 or 256,128); --episodes and --eval-every must be "
               "at least 1 and --eval-games at least 0", file=sys.stderr)
         return 2
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"openspiel_nfsp: --out {args.out!r} is a file; give a directory (it is created if missing)",
+              file=sys.stderr)
+        return 2
     train(args)
     return 0
 

@@ -186,6 +186,8 @@ def _check(args) -> str | None:
         hidden = []
     if not hidden or min(hidden) < 1:
         return f"--hidden must be comma-separated positive sizes such as 256,256, not {args.hidden!r}"
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        return f"--out {args.out!r} is a file; give a directory (it is created if missing)"
     return None
 
 

@@ -20,10 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import openspiel_nfsp as nf  # noqa: E402
 
 
-def test_bad_arguments_exit_2(capsys):
+def test_bad_arguments_exit_2(capsys, tmp_path):
     assert nf.main(["--episodes", "0"]) == 2
     assert nf.main(["--hidden", "x"]) == 2
     assert "--hidden takes positive sizes" in capsys.readouterr().err
+    (tmp_path / "f").write_text("x")
+    assert nf.main(["--out", str(tmp_path / "f")]) == 2
+    assert "is a file" in capsys.readouterr().err
 
 
 def test_self_play_exports_the_average_policy_exactly(tmp_path):

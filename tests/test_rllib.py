@@ -34,8 +34,10 @@ def local_ray():
     ray.shutdown()
 
 
-def test_bad_arguments_exit_2_with_a_message(capsys):
+def test_bad_arguments_exit_2_with_a_message(capsys, tmp_path):
+    (tmp_path / "f").write_text("x")
     for argv, words in ((["--iterations", "0"], "--iterations must be at least 1"),
+                        (["--out", str(tmp_path / "f")], "is a file; give a directory"),
                         (["--hidden", "a,b"], "--hidden must be comma-separated positive sizes"),
                         (["--batch", "100", "--minibatch", "200"], "may not exceed --batch")):
         assert rs.main(argv) == 2
