@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, default=1000, help="export and measure every N episodes")
     p.add_argument("--eval-games", type=int, default=100, help="arena games against each of random and heuristic")
     p.add_argument("--anticipatory", type=float, default=0.1, help="share of games played by the best response")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate of both networks")
+    p.add_argument("--reward-scale", type=float, default=100.0,
+                   help="the networks learn the returns (points) divided by this")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -60,7 +63,7 @@ def make_agents(env: rl_environment.Environment, hidden: list[int], args) -> lis
     return [
         nfsp.NFSP(player, size, actions, hidden, reservoir_buffer_capacity=200_000,
                   anticipatory_param=args.anticipatory, replay_buffer_capacity=100_000, batch_size=128,
-                  rl_learning_rate=0.01, sl_learning_rate=0.01, min_buffer_size_to_learn=1000, learn_every=64,
+                  rl_learning_rate=args.lr, sl_learning_rate=args.lr, min_buffer_size_to_learn=1000, learn_every=64,
                   optimizer_str="adam", update_target_network_every=4800, epsilon_start=0.2, epsilon_end=0.02,
                   epsilon_decay_duration=max(1, args.episodes * 48), seed=args.seed + player)
         for player in (0, 1)
@@ -72,14 +75,22 @@ def average_policy_layers(agent: nfsp.NFSP) -> list[torch.nn.Linear]:
     return [m for m in agent._avg_network.modules() if isinstance(m, torch.nn.Linear)]
 
 
-def play_episode(env: rl_environment.Environment, agents: list[nfsp.NFSP]) -> None:
-    """One self-play game; both agents learn from it."""
+def _scaled(time_step, scale: float):
+    # Returns are points (tens a game): a DQN regressing on them with its default step sizes
+    # diverged (losses near 20 in a first run), so the networks see points / scale.
+    if time_step.rewards is None:
+        return time_step
+    return time_step._replace(rewards=[r / scale for r in time_step.rewards])
+
+
+def play_episode(env: rl_environment.Environment, agents: list[nfsp.NFSP], scale: float = 1.0) -> None:
+    """One self-play game; both agents learn from it (rewards divided by ``scale``)."""
     time_step = env.reset()
     while not time_step.last():
         player = time_step.observations["current_player"]
-        time_step = env.step([agents[player].step(time_step).action])
+        time_step = env.step([agents[player].step(_scaled(time_step, scale)).action])
     for agent in agents:
-        agent.step(time_step)
+        agent.step(_scaled(time_step, scale))
 
 
 def train(args) -> dict:
@@ -96,7 +107,7 @@ def train(args) -> dict:
     curve = {"command": " ".join(["python", "examples/openspiel_nfsp.py", *sys.argv[1:]]), "points": []}
     t0 = time.perf_counter()
     for episode in range(1, args.episodes + 1):
-        play_episode(env, agents)
+        play_episode(env, agents, args.reward_scale)
         if episode % args.eval_every == 0 or episode == args.episodes:
             point = {"episodes": episode, "seconds": round(time.perf_counter() - t0, 1),
                      "losses": [[None if v is None else float(v) for v in a.loss] for a in agents]}
@@ -124,9 +135,10 @@ def main(argv=None) -> int:
         hidden = [int(h) for h in args.hidden.split(",") if h]
     except ValueError:
         hidden = []
-    if not hidden or min(hidden) < 1 or args.episodes < 1 or args.eval_every < 1 or args.eval_games < 0:
+    if (not hidden or min(hidden) < 1 or args.episodes < 1 or args.eval_every < 1 or args.eval_games < 0
+            or not args.lr > 0 or not args.reward_scale > 0):
         print("openspiel_nfsp: --hidden takes positive sizes (256 or 256,128); --episodes and --eval-every must be "
-              "at least 1 and --eval-games at least 0", file=sys.stderr)
+              "at least 1, --eval-games at least 0, --lr and --reward-scale above 0", file=sys.stderr)
         return 2
     if Path(args.out).exists() and not Path(args.out).is_dir():
         print(f"openspiel_nfsp: --out {args.out!r} is a file; give a directory (it is created if missing)",
