@@ -36,6 +36,11 @@ def test_open_spiel_random_simulation(params):
     pyspiel.random_sim_test(game, num_sims=8 if not params else 5, serialize=True, verbose=False)
 
 
+@pytest.mark.slow
+def test_open_spiel_random_simulation_over_many_games():
+    pyspiel.random_sim_test(pyspiel.load_game("python_mulle"), num_sims=200, serialize=True, verbose=False)
+
+
 def test_game_parameters_are_the_ruleset_flags():
     game = pyspiel.load_game("python_mulle(sets=1,mulle_hand_values=True,lock_every_build=True)")
     assert game.ruleset == me.Ruleset(sets=1, mulle_hand_values=True, lock_every_build=True)
