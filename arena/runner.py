@@ -12,7 +12,9 @@ always knows which game each worker is playing:
   is played again on a fresh worker, up to ``max_attempts`` times in all, then recorded
   as ``aborted`` (a crash of the process is not the agent's fault, so it is no forfeit);
 * a game that runs past ``game_timeout`` seconds (the per-move SIGALRM limit could not
-  interrupt it) has its worker killed and replaced and is recorded as ``aborted``;
+  interrupt it) has its worker killed and replaced and is recorded as ``aborted``; the
+  clock starts when the worker takes the game (it says so), so a fresh worker's start-up
+  (imports, on a loaded machine) is no game's time;
 * aborted games count for nobody and are played again when the command is re-run.
 
 Start method: ``forkserver`` where available (Linux, macOS), else ``spawn``; never plain
@@ -38,12 +40,18 @@ from .worker import aborted, play_game
 log = logging.getLogger("arena.runner")
 
 #: Modules every worker needs; the forkserver imports them once for all workers.
-PRELOAD = ["mulle_env", "agents", "arena.worker"]
+PRELOAD = ["mulle_env", "agents", "agents.builtin", "arena.worker"]
 
 
 def default_start_method() -> str:
     """``forkserver`` if this platform has it, else ``spawn``."""
     return "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+
+
+#: What a worker sends when it takes a task, before the game's result.
+BEGUN = "begun"
+#: Seconds a worker may take to start and set a game up (its agents built) before it counts as hung.
+STARTUP_LIMIT = 120.0
 
 
 def _worker_main(conn, log_queue, level: int) -> None:
@@ -62,7 +70,9 @@ def _worker_main(conn, log_queue, level: int) -> None:
         if task is None:
             return
         try:
-            line = play_game(task)
+            # The game's clock starts once it is set up, not at the send: a fresh worker's
+            # start-up (imports, agents built, on a loaded machine) is no game's time.
+            line = play_game(task, on_begin=lambda: conn.send(BEGUN))
         except Exception as exc:  # the game or arena failed, not an agent: nobody forfeits
             log.exception("game %s failed outside the agents", task.get("game_id"))
             line = aborted(task, f"arena error: {type(exc).__name__}: {exc}")
@@ -114,13 +124,18 @@ class _Pending:
 
 
 class _Slot:
-    __slots__ = ("proc", "conn", "task", "started")
+    __slots__ = ("proc", "conn", "task", "started", "begun")
 
     def __init__(self, proc, conn) -> None:
         self.proc = proc
         self.conn = conn
         self.task: dict | None = None
-        self.started = 0.0
+        self.started = 0.0  # when the task was sent, then when the worker began it
+        self.begun = False
+
+    def deadline(self, game_timeout: float) -> float:
+        """When this slot's task counts as hung: the game limit once begun, the startup limit before."""
+        return self.started + (game_timeout if self.begun else max(STARTUP_LIMIT, game_timeout))
 
 
 class ProcessBackend:
@@ -206,6 +221,9 @@ class ProcessBackend:
                             line = s.conn.recv()
                         except (EOFError, OSError):
                             line = None
+                        if line == BEGUN:
+                            s.started, s.begun = now, True
+                            continue
                         if line is not None:
                             s.task = None
                             fresh_deaths = 0
@@ -227,10 +245,18 @@ class ProcessBackend:
                                 stopping = True
                         fresh_deaths = self._count_death(fresh_deaths, code)
                         slots[i] = self._replace(s, ctx, log_queue)
-                    elif self.game_timeout and now - s.started > self.game_timeout:
-                        log.warning("game %s exceeded %g s; its worker %s is replaced",
-                                    task["game_id"], self.game_timeout, s.proc.pid)
-                        on_result(aborted(task, f"game exceeded the game time limit of {self.game_timeout:g} s"))
+                    elif self.game_timeout and now > s.deadline(self.game_timeout):
+                        if s.begun:
+                            log.warning("game %s exceeded %g s; its worker %s is replaced",
+                                        task["game_id"], self.game_timeout, s.proc.pid)
+                            why = f"game exceeded the game time limit of {self.game_timeout:g} s"
+                        else:
+                            limit = max(STARTUP_LIMIT, self.game_timeout)
+                            log.warning("worker %s did not begin game %s within %g s; it is replaced",
+                                        s.proc.pid, task["game_id"], limit)
+                            why = (f"the game did not begin within {limit:g} s (worker start-up, the game's set-up "
+                                   "or building its agents hung)")
+                        on_result(aborted(task, why))
                         if not stopping and stop():
                             stopping = True
                         slots[i] = self._replace(s, ctx, log_queue)
@@ -277,7 +303,7 @@ class ProcessBackend:
             pending.appendleft(task)
             fresh_deaths = self._count_death(fresh_deaths, slot.proc.exitcode)
             return self._replace(slot, ctx, log_queue), fresh_deaths
-        slot.task, slot.started = task, time.monotonic()
+        slot.task, slot.started, slot.begun = task, time.monotonic(), False
         return slot, fresh_deaths
 
     def _count_death(self, fresh_deaths: int, code) -> int:
@@ -293,7 +319,7 @@ class ProcessBackend:
         if not self.game_timeout:
             return 1.0
         now = time.monotonic()
-        left = min(s.started + self.game_timeout - now for s in busy)
+        left = min(s.deadline(self.game_timeout) - now for s in busy)
         return max(0.01, min(1.0, left))
 
     def _replace(self, slot: _Slot, ctx, log_queue) -> _Slot:

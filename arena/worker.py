@@ -27,6 +27,7 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager, nullcontext
+from typing import Callable
 
 import agents
 
@@ -277,8 +278,12 @@ def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int,
     return None  # anything else comes from the game itself: nobody forfeits
 
 
-def play_task(task: dict) -> dict:
+def play_task(task: dict, on_begin: Callable[[], None] | None = None) -> dict:
     """Play the game ``task`` describes and return its result line (see docs/arena.md).
+
+    ``on_begin`` is called once the game is set up (the worker hook run, the game
+    module loaded, both agents built), right before the first move: the process
+    backend starts the game's clock there.
 
     The game runs on the one game loop, :class:`mulle_env.engine.GameLoop`, which needs
     of the game only the protocol of :mod:`arena.game`. Its ``guard`` carries the
@@ -330,6 +335,8 @@ def play_task(task: dict) -> dict:
     # The agents that play say which version they are (the task's are the parent's, which
     # may differ if, say, the policy file changed in between: the line then tells the truth).
     line["agent_versions"] = [version_of(seats[0]), version_of(seats[1])]
+    if on_begin is not None:
+        on_begin()
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
     guard = TimeGuard(timeout, list(specs))
     loop = None

@@ -260,6 +260,23 @@ def test_game_deadline_kills_a_stuck_worker(tmp_path):
     assert again.played == 2  # ...and are played again on the next run
 
 
+def test_a_slow_starting_worker_costs_no_game_its_time(tmp_path, monkeypatch):
+    # Workers that take 1.5 s to start (imports on a loaded machine) against a 0.5 s game limit:
+    # the clock runs from when the worker takes the game, so every game finishes.
+    import arena.runner as runner
+
+    real = runner._worker_main
+
+    def slow_start(*args):
+        time.sleep(1.5)
+        real(*args)
+
+    monkeypatch.setattr(runner, "_worker_main", slow_start)  # fork: the child runs the patched one
+    backend = ProcessBackend(1, start_method="fork", game_timeout=0.5)
+    o, out = play(tmp_path, ["random", "heuristic"], 2, backend=backend)
+    assert [r["status"] for r in lines_of(out)] == ["ok", "ok"] and backend.replaced == 0
+
+
 def test_sprt_stops_on_a_clear_difference(tmp_path):
     sprt = SPRT(0, 100, 0.05, 0.05)
     o, out = play(tmp_path, ["heuristic", "random"], 200, workers=2, sprt=sprt)
