@@ -1075,21 +1075,25 @@ def test_an_agents_illegal_answer_is_the_loops_error_and_replaces_it(server, mon
 
     commits = []
     real = GameLoop.commit
+    human = []
 
     def commit(self, seat, answer, legal=None):
-        commits.append(answer)
-        if len(commits) == 1:
-            answer = "discard KL 2" if "discard KL 2" not in map(str, legal) else "discard SP 3"
+        # The agent's first answer (whoever moves first) becomes a move its hand cannot make.
+        if seat not in human and not commits:
+            commits.append(answer)
+            answer = next(t for t in ("discard KL 2", "discard SP 3", "discard HJ 4") if t not in map(str, legal))
         return real(self, seat, answer, legal)
 
     monkeypatch.setattr(GameLoop, "commit", commit)
 
     async def go():
         c = await Client.open(server.url)
-        await c.join(table_name(), "Anna", sets=1)
+        human.append((await c.join(table_name(), "Anna", sets=1))["seat"])
         await c.send("lobby_action", {"action": "start_game"})
         await c.play_first(await c.expect("request"))
-        replaced = (await c.expect("notification", "agent_replaced"))["payload"]["data"]
+        # If the agent moved first, the notice came before Anna's request.
+        seen = [m for m in c.log if m["type"] == "notification" and m["payload"].get("event") == "agent_replaced"]
+        replaced = (seen[0] if seen else await c.expect("notification", "agent_replaced"))["payload"]["data"]
         assert replaced["agent"] == "random" and "illegal move" in replaced["reason"]
         await c.expect("request")
         await c.close()
