@@ -759,6 +759,10 @@ class GameState(GameStateBase):
         """The whole position at once (from_dict, from_view); the same bounds as the compiled core's ``_load``."""
         check_load_bounds(self._ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no,
                           deal_no, last_capturer, sheets, over)
+        taken = [int(f) for f in last_taken]
+        for f in taken:  # checked before anything is loaded, with the core's words
+            if not 0 <= f < NUM_FACES:
+                raise ValueError(f"last_taken: cards are faces 0..{NUM_FACES - 1}, not {f}")
         self._hands = [sorted(map(int, hands[0])), sorted(map(int, hands[1]))]
         self._loose = sorted(map(int, loose))
         self._builds = {int(v): (tuple(sorted(map(int, b[0]))), b[1], bool(b[2])) for v, b in builds.items()}
@@ -773,7 +777,7 @@ class GameState(GameStateBase):
         self._sheets = [(dict(a), dict(b)) for a, b in sheets]
         self._over = bool(over)
         self._last_move = last_move
-        self._last_taken = tuple(CARDS[int(f)] for f in last_taken)
+        self._last_taken = tuple(CARDS[f] for f in taken)
         mv = self._ruleset.mulle_values
         self._mpts = [sum(mv[f] for f in self._mulle[p]) for p in (0, 1)]
         self._ipts = [sum(INTAKE_POINTS[f] for f in self._mulle[p] + self._intake[p]) for p in (0, 1)]
