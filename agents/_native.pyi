@@ -20,7 +20,7 @@ ABI: Final[int]
 
 def rollout_values(
     root: GameStateBase,  # a state of the compiled core (others: TypeError)
-    candidates: Sequence[int | tuple[int, Sequence[int]]],
+    candidates: Sequence[int | tuple[int, Sequence[int]] | None],
     player: int,
     policy: int,
     plies: int,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .learned import DEFAULT_POLICY_PATH
@@ -23,3 +25,11 @@ _register_learned()
 # path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
 same_as_default("netsearch", policy=DEFAULT_NET_PATH)
+
+# OpenSpiel's ISMCTS joins the registry only when the openspiel extra is installed; an error
+# inside agents.ismcts itself still surfaces (find_spec checks for OpenSpiel, not for the import).
+if find_spec("pyspiel") is not None:
+    from .ismcts import ISMCTSAgent
+
+    register("ismcts", ISMCTSAgent,
+             "OpenSpiel's information-set MCTS on determinizations of the view (needs the openspiel extra)")

@@ -26,7 +26,7 @@ __all__ = ["NATIVE", "NativeModule"]
 class NativeModule(Protocol):
     """What the agents call in ``agents._native``; mypy checks the module (agents/_native.pyi) against it."""
 
-    def rollout_values(self, root: GameState, candidates: Sequence[int | tuple[int, Sequence[int]]], player: int,
+    def rollout_values(self, root: GameState, candidates: Sequence[int | tuple[int, Sequence[int]] | None], player: int,
                        policy: int, plies: int, stop: int, root_set: int, root_deal: int, seed: int, /
                        ) -> list[float]:
         """Per candidate, the root with it played and rolled out (:func:`agents.rollout.rollout_values`)."""

@@ -163,25 +163,28 @@ def rollout_value(st: GameState, me: int, policy: str, plies: int, stop: str, ro
     return set_value(st, me)
 
 
-def reference_rollout_values(root: GameState, candidates: Sequence[Move], me: int, policy: str, plies: int,
+def reference_rollout_values(root: GameState, candidates: Sequence[Move | None], me: int, policy: str, plies: int,
                              stop: str, root_set: int, root_deal: int, seed: int) -> list[float]:
     """:func:`rollout_values` in Python: the reference of the compiled loop."""
-    return [rollout_value(root.copy().play_unchecked(m), me, policy, plies, stop, root_set, root_deal, seed)
+    return [rollout_value(root.copy() if m is None else root.copy().play_unchecked(m), me, policy, plies, stop,
+                          root_set, root_deal, seed)
             for m in candidates]
 
 
-def rollout_values(root: GameState, candidates: Sequence[Move], me: int, policy: str, plies: int, stop: str,
+def rollout_values(root: GameState, candidates: Sequence[Move | None], me: int, policy: str, plies: int, stop: str,
                    root_set: int, root_deal: int, seed: int) -> list[float]:
     """Per candidate, ``root`` with it played and rolled out (:func:`rollout_value`), all from ``seed``.
 
     Every candidate draws the same random numbers (common random numbers), so their
     difference is measured with far less noise than their values. ``root`` is not changed.
+    A candidate ``None`` rolls out ``root`` itself (a leaf's value, as ISMCTS asks for it);
+    ``plies`` still counts one ply as played.
     On the compiled core the whole loop runs in ``agents._native``.
     """
     if NATIVE is None:
         return reference_rollout_values(root, candidates, me, policy, plies, stop, root_set, root_deal, seed)
     # A move without an id is a capture that names what it takes.
-    cands = [m.id if m.id is not None else (int(CAPTURE_ID[m.card]), [int(f) for f in m.taking])  # type: ignore[union-attr]
+    cands = [None if m is None else m.id if m.id is not None else (int(CAPTURE_ID[m.card]), [int(f) for f in m.taking])  # type: ignore[union-attr]
              for m in candidates]
     return NATIVE.rollout_values(root, cands, me, _POLICY_CODES[policy], plies, HORIZON_STOPS.get(stop, 0),
                                  root_set, root_deal, seed)

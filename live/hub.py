@@ -48,7 +48,7 @@ from mulle_env.engine.ruleset import Ruleset
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 from .store import FinishedGame, GameStore
-from .views import move_previews, seat_view, spectator_view, swept
+from .views import move_previews, seat_view, spectator_view
 
 __all__ = ["Connection", "Hub", "LiveConfig", "Person", "Table"]
 
@@ -642,14 +642,10 @@ class Table:
             data["sweep"] = self._sweep(event)
         return data
 
-    def _sweep(self, event: MoveEvent) -> dict | None:
-        """The cards a set's last move left on the table and the seat they went to, or ``None`` (see
-        :func:`~live.views.swept`). The table before the move is rebuilt from the history (once a set)."""
-        prior = Match(self.match.seed, self.ruleset)
-        for e in self.match.history[:-1]:
-            prior.play(e.move)
-        cards, taker = swept(prior.state.view(event.player), event)
-        return {"cards": [CARD_NAMES[f] for f in cards], "to": taker} if cards else None
+    @staticmethod
+    def _sweep(event: MoveEvent) -> dict | None:
+        """The cards a set's last move left on the table and the seat they went to, or ``None`` (the engine's event)."""
+        return {"cards": [CARD_NAMES[f] for f in event.swept], "to": event.swept_to} if event.swept else None
 
     def _game_over(self) -> None:
         result = self.match.result()

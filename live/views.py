@@ -13,7 +13,7 @@ from mulle_env.engine.match import Match, move_event
 from mulle_env.engine.record import GameRecord, view_to_dict
 from mulle_env.engine.state import GameState
 
-__all__ = ["move_previews", "replay_frames", "seat_view", "spectator_view", "swept"]
+__all__ = ["move_previews", "replay_frames", "seat_view", "spectator_view"]
 
 
 def seat_view(state: GameState, seat: int) -> dict:
@@ -34,25 +34,6 @@ def spectator_view(state: GameState, show_hands: bool) -> dict:
     view["hand_sizes"] = [len(v0.hand), len(v1.hand)]
     view["hands"] = [[CARD_NAMES[f] for f in v.hand] for v in (v0, v1)] if show_hands else None
     return view
-
-
-def swept(before, event) -> tuple[list[int], int | None]:
-    """What the end of a set swept: the cards the set's last move left on the table, and the seat they went to.
-
-    ``before`` is the mover's view before that move, ``event`` its
-    :class:`~mulle_env.engine.match.MoveEvent`. The cards (faces, sorted) go to the last seat to
-    capture (RULES.md); ``([], None)`` when nothing was left or nobody captured all set. Both
-    front ends say it: ``mulle-play`` in a line, the page in its move list and on the table.
-    """
-    left = [*before.loose, *(f for b in before.builds for f in b.cards)]
-    if event.move.kind != "capture":
-        left.append(int(event.move.card))
-    for f in event.taken:
-        left.remove(f)
-    taker = event.player if event.move.kind == "capture" else before.last_capturer
-    if not left or taker is None:
-        return [], None
-    return sorted(left), taker
 
 
 def _minus(cards: list[int], remove) -> list[int]:

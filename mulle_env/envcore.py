@@ -168,11 +168,11 @@ class _SteppedGame:
 
     @property
     def to_move(self) -> int:
-        return int(self.stepper.to_move[self.i])
+        return self.stepper.state(self.i).to_move
 
     @property
     def over(self) -> bool:
-        return bool(self.stepper.over[self.i])
+        return self.stepper.state(self.i).over
 
     @property
     def last_move(self) -> tuple[int, Move] | None:

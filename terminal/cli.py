@@ -49,7 +49,6 @@ from typing import TextIO
 
 import mulle_env as me
 from agents.registry import AgentSpecError, make
-from live.views import swept
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
 from mulle_env.engine.errors import AgentError, IllegalMoveError
@@ -283,11 +282,9 @@ def render_transition(match: me.Match, event, labels: Sequence[str], before=None
     st = match.state
     if event.set_over:
         a, b = st.sheets[-1]
-        if before is not None:
-            left, taker = swept(before, event)
-            if left:
-                lines.append(f"The cards left on the table ({_cards(sorted(left))}) go to {labels[taker]}, "
-                             f"the last to capture.")
+        if event.swept:
+            lines.append(f"The cards left on the table ({_cards(event.swept)}) go to {labels[event.swept_to]}, "
+                         f"the last to capture.")
         lines.append(f"--- Set {event.set_no} over: {labels[0]} {a['total']}, {labels[1]} {b['total']} "
                      f"(P0/P1: mulle pts {a['mulle']}/{b['mulle']}, tabbes {a['tabbe']}/{b['tabbe']}, "
                      f"intake pts {a['intake']}/{b['intake']}, bonus {a['bonus']}/{b['bonus']}) ---")

@@ -181,11 +181,10 @@ def _name(face):
     return str(CARD_NAMES[face])
 
 
-def test_swept_names_what_the_end_of_a_set_left_and_who_got_it():
+def test_the_engine_event_names_what_the_end_of_a_set_left_and_who_got_it():
     import random
 
     import agents
-    from live.views import swept
     from mulle_env.engine.match import Match
 
     m = Match(1, {"sets": 1})
@@ -194,7 +193,7 @@ def test_swept_names_what_the_end_of_a_set_left_and_who_got_it():
     while not m.over:
         before = m.view(m.to_move)
         event = m.step(bot, rng)
-    cards, taker = swept(before, event)
+    cards, taker = list(event.swept), event.swept_to
     # This game ends on a discard: everything on the table, and the discarded card, goes to the last capturer.
     assert event.move.kind == "discard" and taker == before.last_capturer
     table = [*before.loose, *(f for b in before.builds for f in b.cards), int(event.move.card)]

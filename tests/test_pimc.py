@@ -109,7 +109,7 @@ def test_compiled_rollouts_equal_the_python_loop(rules):
     rng = random.Random(4)
     checked = 0
     for st in _mid_game_states(30, 11, rules):
-        cands = st.legal_moves()
+        cands = st.legal_moves() + [None]  # None: the root itself (a leaf value, as ismcts asks)
         for policy in rollout.POLICIES:
             for stop, plies in (("4", 4), ("deal", 10**6), ("set", 10**6), ("game", 10**6)):
                 seed = rng.getrandbits(63)

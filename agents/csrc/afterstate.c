@@ -9,19 +9,6 @@
  */
 #include "native.h"
 
-static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const char *fmt, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
-    const char *f = view->format ? view->format : "B";
-    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
-    if (strcmp(f, fmt) != 0 || view->len < need || view->readonly) {
-        PyErr_Format(PyExc_ValueError, "%s must be a writable contiguous buffer of %zd items of format '%s'", what,
-                     need / (view->itemsize ? view->itemsize : 1), fmt);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 PyObject *native_write_afterstates(PyObject *mod, PyObject *args) {
     PyObject *state, *ids_obj, *obs, *banked;
     int player;

@@ -6,7 +6,7 @@ const MulleCoreAPI *CORE = NULL;
 static PyMethodDef methods[] = {
     {"rollout_values", native_rollout_values, METH_VARARGS,
      "rollout_values(root, candidates, player, policy, plies, stop, root_set, root_deal, seed): per candidate "
-     "(a move id, or (id, taking faces)), the root with it played, rolled out by the playout policy (0 heuristic, "
+     "(a move id, (id, taking faces), or None for no move), the root with it played, rolled out by the playout policy (0 heuristic, "
      "1 random) up to the horizon (stop 0 plies, 1 deal, 2 set), scored by set_value for player."},
     {"write_afterstates", native_write_afterstates, METH_VARARGS,
      "write_afterstates(state, player, ids, obs, banked): each legal move's afterstate encoding and banked points."},

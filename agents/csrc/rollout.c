@@ -105,9 +105,14 @@ static int rollout(G *g, int policy, long long plies, int stop, int root_set, in
     return 0;
 }
 
-/* A candidate: an id, or (id, taking faces) for a `taking` capture. */
+/* A candidate: an id, (id, taking faces) for a `taking` capture, or None for no move (the root itself). */
 static int read_candidate(PyObject *item, int *id, uint8_t *taking, int *n_taking) {
     PyObject *idobj = item, *tk = NULL;
+    if (item == Py_None) {
+        *id = -1;
+        *n_taking = -1;
+        return 0;
+    }
     if (PyTuple_Check(item)) {
         if (PyTuple_GET_SIZE(item) != 2) goto bad;
         idobj = PyTuple_GET_ITEM(item, 0);
@@ -139,7 +144,7 @@ static int read_candidate(PyObject *item, int *id, uint8_t *taking, int *n_takin
     }
     return 0;
 bad:
-    PyErr_SetString(PyExc_ValueError, "a candidate is a move id, or (id, taking faces) for a taking capture");
+    PyErr_SetString(PyExc_ValueError, "a candidate is a move id, (id, taking faces) for a taking capture, or None");
     return -1;
 }
 
@@ -172,7 +177,7 @@ PyObject *native_rollout_values(PyObject *mod, PyObject *args) {
         int id, n_taking;
         if (read_candidate(PySequence_Fast_GET_ITEM(fast, i), &id, taking, &n_taking) < 0) goto fail;
         memcpy(g, base, G_USED(base));
-        if (CORE->apply_move(g, id, n_taking >= 0 ? taking : NULL, n_taking) < 0) goto fail;
+        if (id >= 0 && CORE->apply_move(g, id, n_taking >= 0 ? taking : NULL, n_taking) < 0) goto fail;
         if (rollout(g, policy, plies, stop, root_set, root_deal, seed) < 0) goto fail;
         PyObject *v = native_failpoint() ? NULL : PyFloat_FromDouble(set_value(g, player));
         if (!v) goto fail;

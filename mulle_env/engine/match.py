@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import CARD_NAMES, Card
+from .cards import CARD_NAMES, CARDS, Card
 from .errors import IllegalMoveError
 from .loop import GameLoop
 from .moves import Move
@@ -59,6 +59,9 @@ class MoveEvent:
         deal_over: The move ended its deal (new cards were dealt, or the set ended).
         set_over: The move ended its set (its score sheets are ``state.sheets[-1]``).
         game_over: The move ended the game.
+        swept: When the move ended a set: the cards it left on the table, which went to the
+            last seat to capture (RULES.md 5.2), sorted; empty otherwise.
+        swept_to: The seat those cards went to (``None`` when nothing was swept).
     """
 
     number: int
@@ -72,6 +75,8 @@ class MoveEvent:
     deal_over: bool = False
     set_over: bool = False
     game_over: bool = False
+    swept: tuple[Card, ...] = ()
+    swept_to: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the move as text, cards in the notation."""
@@ -87,6 +92,8 @@ class MoveEvent:
             "deal_over": self.deal_over,
             "set_over": self.set_over,
             "game_over": self.game_over,
+            "swept": [CARD_NAMES[f] for f in self.swept],
+            "swept_to": self.swept_to,
         }
 
     def describe(self, names: Sequence[str] | None = None) -> str:
@@ -132,8 +139,11 @@ def move_event(st: GameStateBase, move: Move | str, number: int = 1) -> MoveEven
     p = st.to_move
     set_no, deal_no, sets_done = st.set_no, st.deal_no, len(st.sheets)
     tabbe_before = st.tabbe[p]
+    table = [*st.loose, *(f for cards, _, _ in st.builds.values() for f in cards)]
+    last_capturer = st.last_capturer
     st.play(move)
     set_over = len(st.sheets) > sets_done
+    swept, swept_to = _swept(table, move, p, st.last_taken, last_capturer) if set_over else ((), None)
     taken = st.last_taken if move.kind == "capture" else ()
     if move.kind == "capture":
         # The set's last move scores the set and resets the counters: its tabbe is on the sheet.
@@ -145,8 +155,25 @@ def move_event(st: GameStateBase, move: Move | str, number: int = 1) -> MoveEven
     return MoveEvent(
         number=number, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,  # type: ignore[index]
         set_no=set_no, deal_no=deal_no, deal_over=set_over or st.deal_no != deal_no,
-        set_over=set_over, game_over=st.over,
+        set_over=set_over, game_over=st.over, swept=swept, swept_to=swept_to,
     )
+
+
+def _swept(table: list[int], move: Move, player: int, taken: Iterable[int], last_capturer: int | None
+           ) -> tuple[tuple[Card, ...], int | None]:
+    """What a set's last move left on the table (``table`` before it) and the seat that got it (RULES.md 5.2)."""
+    left = list(table)
+    taker: int | None
+    if move.kind == "capture":
+        for f in taken:
+            left.remove(f)
+        taker = player
+    else:
+        left.append(int(move.card))  # a build or discard lays the card down: it is swept too
+        taker = last_capturer
+    if not left or taker is None:
+        return (), None
+    return tuple(CARDS[f] for f in sorted(left)), taker
 
 
 class Match:

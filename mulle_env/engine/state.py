@@ -56,8 +56,8 @@ _FRESH_SEEDS = random.SystemRandom()
 StoredBuild = tuple[tuple[int, ...], int | None, bool]
 #: Cards of the two seats, seat 0 first (mulle and intake piles in a view).
 CardPair = tuple[tuple[Card, ...], tuple[Card, ...]]
-#: What views share until a capture or a set's end: (mulle, intake, tabbe, scores), as views show them.
-PublicPart = tuple[CardPair, CardPair, tuple[int, int], tuple[Sheet, Sheet]]
+#: What views share until a capture or a set's end: (mulle, intake, tabbe, scores, sheets), as views show them.
+PublicPart = tuple[CardPair, CardPair, tuple[int, int], tuple[Sheet, Sheet], tuple[tuple[Sheet, Sheet], ...]]
 
 _State = TypeVar("_State", bound="GameStateBase")
 
@@ -407,7 +407,7 @@ class GameStateBase:
 
     # ----- views and the canonical form --------------------------------------------
     def _public_part(self) -> PublicPart:
-        """(mulle, intake, tabbe, scores) as views show them; cached until a capture or a set's end."""
+        """(mulle, intake, tabbe, scores, sheets) as views show them; cached until a capture or a set's end."""
         public = self._public
         if public is None:
             card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
@@ -417,6 +417,7 @@ class GameStateBase:
                 (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
                 (tabbe[0], tabbe[1]),
                 (self.score(0), self.score(1)),
+                tuple(self.sheets),
             )
         return public
 
@@ -740,7 +741,7 @@ class GameState(GameStateBase):
             intake=public[1],
             tabbe=public[2],
             scores=public[3],
-            sheets=tuple((dict(a), dict(b)) for a, b in self._sheets),
+            sheets=public[4],
             set_no=self._set_no,
             deal_no=self._deal_no,
             last_capturer=self._last_capturer,
@@ -758,11 +759,7 @@ class GameState(GameStateBase):
               last_taken: Iterable[int] = ()) -> None:
         """The whole position at once (from_dict, from_view); the same bounds as the compiled core's ``_load``."""
         check_load_bounds(self._ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no,
-                          deal_no, last_capturer, sheets, over)
-        taken = [int(f) for f in last_taken]
-        for f in taken:  # checked before anything is loaded, with the core's words
-            if not 0 <= f < NUM_FACES:
-                raise ValueError(f"last_taken: cards are faces 0..{NUM_FACES - 1}, not {f}")
+                          deal_no, last_capturer, sheets, over, last_move, last_taken)
         self._hands = [sorted(map(int, hands[0])), sorted(map(int, hands[1]))]
         self._loose = sorted(map(int, loose))
         self._builds = {int(v): (tuple(sorted(map(int, b[0]))), b[1], bool(b[2])) for v, b in builds.items()}
@@ -777,7 +774,7 @@ class GameState(GameStateBase):
         self._sheets = [(dict(a), dict(b)) for a, b in sheets]
         self._over = bool(over)
         self._last_move = last_move
-        self._last_taken = tuple(CARDS[f] for f in taken)
+        self._last_taken = tuple(CARDS[int(f)] for f in last_taken)
         mv = self._ruleset.mulle_values
         self._mpts = [sum(mv[f] for f in self._mulle[p]) for p in (0, 1)]
         self._ipts = [sum(INTAKE_POINTS[f] for f in self._mulle[p] + self._intake[p]) for p in (0, 1)]
@@ -809,7 +806,7 @@ def _move_id(move_id: Any) -> int:
 
 def check_load_bounds(ruleset: Ruleset, hands: Any, loose: Any, builds: Any, deck: Any, mulle: Any, intake: Any,
                       tabbe: Any, to_move: Any, set_no: Any, deal_no: Any, last_capturer: Any, sheets: Any,
-                      over: Any) -> None:
+                      over: Any, last_move: Any = None, last_taken: Any = ()) -> None:
     """The bounds every loaded position keeps on both backends (what memory safety needs in C).
 
     Faces 0..51; at most :data:`~mulle_env.engine.rules.MAX_STATE_CARDS` cards; build values
@@ -833,9 +830,13 @@ def check_load_bounds(ruleset: Ruleset, hands: Any, loose: Any, builds: Any, dec
             piles.append(list(b[0]))
         counts = _two(tabbe, "tabbe")
         finished = [(_two(pair, "a finished set")) for pair in sheets]
+        taken = list(last_taken)
     except TypeError as exc:
         raise ValueError(f"a position's parts are sequences of faces: {exc}") from None
-    for pile in piles:
+    if last_move is not None and not (isinstance(last_move, tuple) and len(last_move) == 2
+                                      and last_move[0] in (0, 1) and not isinstance(last_move[0], bool)):
+        raise ValueError(f"last_move is None or (player, Move), not {last_move!r}")
+    for pile in (*piles, taken):
         for f in pile:
             if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < NUM_FACES:
                 raise ValueError(f"cards are faces 0..{NUM_FACES - 1}, not {f!r}")

@@ -147,6 +147,20 @@ static inline void pile_sort(Pile *p) {
     }
 }
 
+/* A writable C-contiguous buffer of `need` bytes and item format `fmt`, or a ValueError naming `what`. */
+static inline int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const char *fmt, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    if (strcmp(f, fmt) != 0 || view->len < need || view->readonly) {
+        PyErr_Format(PyExc_ValueError, "%s must be a writable contiguous buffer of %zd items of format '%s'", what,
+                     need / (view->itemsize ? view->itemsize : 1), fmt);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 /* Python's random.Random state (rng.c). */
 typedef struct {
     uint32_t mt[624];

@@ -84,7 +84,6 @@ static inline int core_play(Core *self, int id, const uint8_t *taking, int n_tak
 }
 
 int read_ruleset(G *g, PyObject *rs);
-int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const char *fmt, const char *what);
 
 /* ----- stepper.c */
 extern PyTypeObject StepperType;

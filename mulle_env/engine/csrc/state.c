@@ -13,6 +13,9 @@
 /* Counted Python object creation for the allocation-failure test (module.c). */
 #define FAILING(expr) (core_failpoint() ? NULL : (expr))
 
+/* Attribute and key names, interned once (core_type_init): a string made per read costs more than the read. */
+static PyObject *S_ID, *S_CARD, *S_TAKING, *S_KIND, *S_ON, *S_ON_BUILD, *S_TO, *S_FLAGS[5], *S_SHEET[5];
+
 static PyObject *pile_list(const Pile *p) {
     PyObject *l = FAILING(PyList_New(p->n));
     if (!l) return NULL;
@@ -55,29 +58,35 @@ void core_changed(Core *self) {
     Py_CLEAR(self->public_);
 }
 
+/* The flags of a Ruleset into g. Rulesets are frozen, so the last one read is remembered by identity:
+ * searches make thousands of states a decision, all under the same ruleset object. */
 int read_ruleset(G *g, PyObject *rs) {
-    PyObject *v;
-    int flags[4];
-    static const char *names[4] = {"forced_capture", "lock_every_build", "discard_only_if_no_capture",
-                                   "mulle_hand_values"};
-    for (int i = 0; i < 4; i++) {
-        v = PyObject_GetAttrString(rs, names[i]);
-        if (!v) return -1;
-        flags[i] = PyObject_IsTrue(v);
-        Py_DECREF(v);
-        if (flags[i] < 0) return -1;
+    static PyObject *last = NULL;
+    static int32_t last_flags[5];
+    if (rs != last) {
+        int32_t flags[5];
+        for (int i = 0; i < 5; i++) {
+            PyObject *v = PyObject_GetAttr(rs, S_FLAGS[i]);
+            if (!v) return -1;
+            if (i < 4) {
+                flags[i] = PyObject_IsTrue(v);
+            } else {
+                long n = PyLong_AsLong(v);
+                flags[i] = n == -1 && PyErr_Occurred() ? -1 : (n < 1 || n > MAX_SETS ? -2 : (int32_t)n);
+            }
+            Py_DECREF(v);
+            if (flags[i] == -1) return -1;
+            if (flags[i] == -2) {
+                PyErr_Format(PyExc_ValueError, "Ruleset.sets must be 1..%d", MAX_SETS);
+                return -1;
+            }
+        }
+        Py_INCREF(rs);
+        Py_XSETREF(last, rs);
+        memcpy(last_flags, flags, sizeof flags);
     }
-    v = PyObject_GetAttrString(rs, "sets");
-    if (!v) return -1;
-    long s = PyLong_AsLong(v);
-    Py_DECREF(v);
-    if (s == -1 && PyErr_Occurred()) return -1;
-    if (s < 1 || s > MAX_SETS) {
-        PyErr_Format(PyExc_ValueError, "Ruleset.sets must be 1..%d, not %ld", MAX_SETS, s);
-        return -1;
-    }
-    g->forced = flags[0], g->lock_every = flags[1], g->discard_only = flags[2], g->mulle_hand = flags[3];
-    g->sets = (int32_t)s;
+    g->forced = last_flags[0], g->lock_every = last_flags[1], g->discard_only = last_flags[2];
+    g->mulle_hand = last_flags[3], g->sets = last_flags[4];
     return 0;
 }
 
@@ -176,14 +185,29 @@ static int need_init(Core *self) {
     return -1;
 }
 
+/* A new state of proto's type with its ruleset and seed. Not zero-filled: the position is
+ * copied in by the caller, and a state is mostly its unused score-sheet rows (a copy writes only
+ * the rows in use, G_USED); the object's own fields are set here, then it joins the GC. */
 Core *core_new_like(Core *proto) {
     PyTypeObject *tp = Py_TYPE(proto);
-    Core *o = (Core *)FAILING(tp->tp_alloc(tp, 0));
+    if (tp->tp_basicsize != (Py_ssize_t)sizeof(Core) || core_failpoint()) { /* a subclass with slots: the slow way */
+        Core *o = PyErr_Occurred() ? NULL : (Core *)tp->tp_alloc(tp, 0);
+        if (!o) return NULL;
+        Py_XINCREF(proto->ruleset);
+        o->ruleset = proto->ruleset;
+        Py_XINCREF(proto->seed);
+        o->seed = proto->seed;
+        return o;
+    }
+    Core *o = PyObject_GC_New(Core, tp);
     if (!o) return NULL;
+    o->legal = o->public_ = o->last_move_obj = NULL;
+    o->g.nsheets = 0;
     Py_XINCREF(proto->ruleset);
     o->ruleset = proto->ruleset;
     Py_XINCREF(proto->seed);
     o->seed = proto->seed;
+    PyObject_GC_Track(o);
     return o;
 }
 
@@ -259,7 +283,7 @@ static PyObject *Core_play_id(Core *self, PyObject *arg) {
 
 /* The id of a Move made by hand (its `id` left None): from kind, card and target. -1: none; -2: error. */
 static int move_id_from_fields(PyObject *move, int c) {
-    PyObject *kind = PyObject_GetAttrString(move, "kind");
+    PyObject *kind = PyObject_GetAttr(move, S_KIND);
     if (!kind) return -2;
     const char *k = PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
     int id = -1;
@@ -270,9 +294,9 @@ static int move_id_from_fields(PyObject *move, int c) {
     else if (k && !strcmp(k, "discard"))
         id = T.discard_id[c];
     else if (k && !strcmp(k, "build")) {
-        PyObject *on = PyObject_GetAttrString(move, "on");
-        PyObject *onb = on ? PyObject_GetAttrString(move, "on_build") : NULL;
-        PyObject *to = onb ? PyObject_GetAttrString(move, "to") : NULL;
+        PyObject *on = PyObject_GetAttr(move, S_ON);
+        PyObject *onb = on ? PyObject_GetAttr(move, S_ON_BUILD) : NULL;
+        PyObject *to = onb ? PyObject_GetAttr(move, S_TO) : NULL;
         if (to) {
             long f = on == Py_None ? -1 : PyLong_AsLong(on);
             long v = onb == Py_None ? -1 : PyLong_AsLong(onb);
@@ -296,6 +320,11 @@ static int move_id_from_fields(PyObject *move, int c) {
 }
 
 static int read_face(PyObject *x, const char *what) {
+    if (PyLong_Check(x) && !PyBool_Check(x)) { /* ints and Cards: the common case, fast */
+        long f = PyLong_AsLong(x);
+        if (f >= 0 && f < NF) return (int)f;
+        PyErr_Clear();
+    }
     if (PyBool_Check(x) || !PyIndex_Check(x)) {
         PyErr_Format(PyExc_ValueError, "%s: cards are faces 0..%d, not %R", what, NF - 1, x);
         return -1;
@@ -338,7 +367,7 @@ static int read_pile(PyObject *seq, Pile *dst, int sort, const char *what) {
 /* Apply a Move object (trusted legal): by id, or a `taking` capture. */
 static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
     if (need_init(self) < 0) return NULL;
-    PyObject *idobj = PyObject_GetAttrString(move, "id");
+    PyObject *idobj = PyObject_GetAttr(move, S_ID);
     if (!idobj) return NULL;
     int rc;
     if (idobj != Py_None) {
@@ -351,12 +380,12 @@ static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
         return (PyObject *)self;
     }
     Py_DECREF(idobj);
-    PyObject *card = PyObject_GetAttrString(move, "card");
+    PyObject *card = PyObject_GetAttr(move, S_CARD);
     if (!card) return NULL;
     int c = read_face(card, "the move's card");
     Py_DECREF(card);
     if (c < 0) return NULL;
-    PyObject *taking = PyObject_GetAttrString(move, "taking");
+    PyObject *taking = PyObject_GetAttr(move, S_TAKING);
     if (!taking) return NULL;
     if (taking == Py_None) { /* a Move made by hand: find its id */
         Py_DECREF(taking);
@@ -734,9 +763,18 @@ fail:
 }
 
 static PyObject *sheet_dict(const SetScore *s) {
-    int32_t bonus = bonus_of(s->intake);
-    return FAILING(Py_BuildValue("{sisisisisL}", "mulle", (int)s->mulle, "tabbe", (int)s->tabbe, "intake",
-                                 (int)s->intake, "bonus", (int)bonus, "total", (long long)sheet_total(s)));
+    long long values[5] = {s->mulle, s->tabbe, s->intake, bonus_of(s->intake), (long long)sheet_total(s)};
+    PyObject *d = FAILING(PyDict_New());
+    for (int i = 0; d && i < 5; i++) {
+        PyObject *v = FAILING(PyLong_FromLongLong(values[i]));
+        if (!v || PyDict_SetItem(d, S_SHEET[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return d;
 }
 
 static PyObject *get_sheets(Core *self, void *c) {
@@ -830,8 +868,8 @@ static PyObject *Core_view_tuple(Core *self, PyObject *args) {
     int player;
     PyObject *public_;
     if (need_init(self) < 0 || !PyArg_ParseTuple(args, "iO!", &player, &PyTuple_Type, &public_)) return NULL;
-    if ((player != 0 && player != 1) || PyTuple_GET_SIZE(public_) != 4) {
-        PyErr_SetString(PyExc_ValueError, "_view_tuple(player 0/1, public of 4)");
+    if ((player != 0 && player != 1) || PyTuple_GET_SIZE(public_) != 5) {
+        PyErr_SetString(PyExc_ValueError, "_view_tuple(player 0/1, public of 5)");
         return NULL;
     }
     G *g = &self->g;
@@ -853,10 +891,9 @@ static PyObject *Core_view_tuple(Core *self, PyObject *args) {
         }
         PyTuple_SET_ITEM(builds, k++, b);
     }
-    PyObject *sheets_list = get_sheets(self, NULL);
-    PyObject *sheets = sheets_list ? PyList_AsTuple(sheets_list) : NULL;
-    Py_XDECREF(sheets_list);
-    PyObject *last_move = sheets ? get_last_move(self, NULL) : NULL;
+    PyObject *sheets = PyTuple_GET_ITEM(public_, 4); /* cached with the public part: it changes with it */
+    Py_INCREF(sheets);
+    PyObject *last_move = get_last_move(self, NULL);
     PyObject *hand = last_move ? pile_cards(&g->hand[player]) : NULL;
     PyObject *loose = hand ? pile_cards(&g->loose) : NULL;
     PyObject *taken = loose ? pile_cards(&g->taken) : NULL;
@@ -882,19 +919,6 @@ static PyObject *Core_view_tuple(Core *self, PyObject *args) {
     Py_DECREF(last_move);
     Py_DECREF(taken);
     return out;
-}
-
-int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, const char *fmt, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
-    const char *f = view->format ? view->format : "B";
-    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
-    if (strcmp(f, fmt) != 0 || view->len < need || view->readonly) {
-        PyErr_Format(PyExc_ValueError, "%s must be a writable contiguous buffer of %zd items of format '%s'", what,
-                     need / (view->itemsize ? view->itemsize : 1), fmt);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
 }
 
 static PyObject *Core_write_observation(Core *self, PyObject *args) {
@@ -966,6 +990,16 @@ PyTypeObject CoreType = {
 };
 
 int core_type_init(PyObject *module) {
+    static const char *flags[5] = {"forced_capture", "lock_every_build", "discard_only_if_no_capture",
+                                   "mulle_hand_values", "sets"};
+    static const char *keys[5] = {"mulle", "tabbe", "intake", "bonus", "total"};
+    PyObject **names[7] = {&S_ID, &S_CARD, &S_TAKING, &S_KIND, &S_ON, &S_ON_BUILD, &S_TO};
+    const char *texts[7] = {"id", "card", "taking", "kind", "on", "on_build", "to"};
+    for (int i = 0; i < 7; i++)
+        if (!(*names[i] = PyUnicode_InternFromString(texts[i]))) return -1;
+    for (int i = 0; i < 5; i++)
+        if (!(S_FLAGS[i] = PyUnicode_InternFromString(flags[i])) || !(S_SHEET[i] = PyUnicode_InternFromString(keys[i])))
+            return -1;
     if (PyType_Ready(&CoreType) < 0) return -1;
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(module, "Core", (PyObject *)&CoreType) < 0) {
