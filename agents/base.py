@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: importing agents stays cheap
-    from mulle_env.engine import Move, PlayerView
+    from mulle_env.engine import Move, PlayerView, Ruleset
 
 
 class Agent:
@@ -41,7 +42,7 @@ class Agent:
         """Return one of ``legal_moves`` for the position ``view``."""
         raise NotImplementedError
 
-    def check_ruleset(self, ruleset) -> None:
+    def check_ruleset(self, ruleset: Ruleset) -> None:
         """Raise ``ValueError`` saying why if this agent cannot play under ``ruleset``.
 
         The arena asks before a tournament, so an agent that cannot play the rules is

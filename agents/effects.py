@@ -9,7 +9,9 @@ hand), so these helpers never re-implement a rule. The state-level helpers of se
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from mulle_env.engine import GameState, Move, PlayerView, Ruleset, build_cards, set_points
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, NUM_FACES, TABLE_VALUE
@@ -84,7 +86,7 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
             tabbe=after.tabbe > before.tabbe,
         )
     if move.kind in ("build", "trotta"):
-        value = move.to if move.kind == "build" else HAND_VALUE[move.card]
+        value = cast(int, move.to) if move.kind == "build" else HAND_VALUE[move.card]  # a build has its value
         cards = build_cards(st, value)
         return MoveEffect(
             move=move,
@@ -95,7 +97,7 @@ def move_effect(view: PlayerView, move: Move, base: GameState | None = None) -> 
     return MoveEffect(move=move)
 
 
-def pile_points(cards, mulle_value=None) -> int:
+def pile_points(cards: Iterable[int], mulle_value: Sequence[int] | None = None) -> int:
     """Intake points of ``cards`` plus the mulle points of identical pairs among them.
 
     ``mulle_value`` is the ruleset's table, ``Ruleset.mulle_values`` (default: the default ruleset's).
@@ -120,7 +122,8 @@ def twin_counts(view: PlayerView) -> list[int]:
     return counts
 
 
-def discard_cost(card: int, hand, unseen_counts, mulle_value=None) -> float:
+def discard_cost(card: int, hand: Iterable[int], unseen_counts: Sequence[int],
+                 mulle_value: Sequence[int] | None = None) -> float:
     """How much laying ``card`` loose on the table may give away (lower = safer discard).
 
     A loose card can be mulled by whoever holds its twin, and any loose card can be

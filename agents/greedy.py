@@ -20,7 +20,10 @@ Ties go to the heuristic's order (:func:`agents.heuristic.rank_moves`).
 
 from __future__ import annotations
 
-from mulle_env.engine import build_cards, set_points
+import random
+from collections.abc import Sequence
+
+from mulle_env.engine import GameState, Move, PlayerView, build_cards, set_points
 from mulle_env.engine.cards import INTAKE_POINTS
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
@@ -39,7 +42,7 @@ def hold_probability(copies: int, hand_size: int, unseen: int) -> float:
     return 1.0 - miss
 
 
-def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen: int) -> float:
+def reply_exposure(st: GameState, opponent: int, counts: list[int], hand_size: int, unseen: int) -> float:
     """Largest ``P(hold c) * points(capture with c)`` for the opponent to move in ``st``."""
     worst = 0.0
     saved = st.hands[opponent]
@@ -70,7 +73,7 @@ def reply_exposure(st, opponent: int, counts: list[int], hand_size: int, unseen:
     return worst
 
 
-def _capture_move(face: int):
+def _capture_move(face: int) -> Move:
     return MOVES[CAPTURE_ID[face]]
 
 
@@ -88,7 +91,7 @@ class GreedyAgent(Agent):
             raise ValueError(f"risk must be >= 0, not {risk!r}")
         self.risk = risk
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The move with the best one-ply value (module docstring)."""
         if len(legal_moves) == 1:
             return legal_moves[0]
@@ -97,14 +100,16 @@ class GreedyAgent(Agent):
         counts = twin_counts(view)
         unseen = sum(counts)
         base = view_state(view)
-        best, best_value = None, None
+        best: Move | None = None
+        best_value: float | None = None
         for key, eff in rank_moves(view, legal_moves):
             st = base.copy()
             st.play_unchecked(eff.move)
-            value = eff.points + eff.build_points
+            value: float = eff.points + eff.build_points
             if self.risk:
                 hand = view.opponent_hand_size or min(8, unseen)
                 value -= self.risk * reply_exposure(st, opp, counts, hand, unseen)
             if best_value is None or value > best_value + 1e-9:
                 best, best_value = eff.move, value
+        assert best is not None  # legal_moves is not empty
         return best

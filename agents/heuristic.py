@@ -17,6 +17,11 @@ order, so the agent never needs its rng.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+
+from mulle_env.engine import Move, PlayerView
+
 from .base import Agent
 from .effects import MoveEffect, discard_cost, move_effect, twin_counts, view_state
 
@@ -50,16 +55,17 @@ def classify(effect: MoveEffect) -> int:
     return 6
 
 
-def rank_moves(view, legal_moves) -> list[tuple[tuple, MoveEffect]]:
+def rank_moves(view: PlayerView, legal_moves: Sequence[Move]) -> list[tuple[tuple[float, ...], MoveEffect]]:
     """Every legal move with its heuristic sort key, best first."""
     base = view_state(view)
     unseen = twin_counts(view)
     mv = view.ruleset.mulle_values
     hand = [int(f) for f in view.hand]
-    ranked = []
+    ranked: list[tuple[tuple[float, ...], MoveEffect]] = []
     for order, move in enumerate(legal_moves):
         eff = move_effect(view, move, base)
         cls = classify(eff)
+        key: tuple[float, ...]
         if cls <= 1:
             key = (cls, -eff.mulles, -len(eff.taken), -eff.mulle_points, -eff.intake_points, -eff.tabbe)
         elif cls <= 3:
@@ -78,7 +84,7 @@ class HeuristicAgent(Agent):
 
     name = spec = "heuristic"
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The first move of :func:`rank_moves`."""
         if len(legal_moves) == 1:
             return legal_moves[0]

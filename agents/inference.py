@@ -21,9 +21,11 @@ that joins a game late.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from math import comb
+from typing import cast
 
-from mulle_env.engine import PlayerView
+from mulle_env.engine import Move, PlayerView
 from mulle_env.engine.cards import HAND_VALUE
 
 from .base import Agent
@@ -45,7 +47,7 @@ def moves_played(view: PlayerView) -> int:
     return done + (_HAND - len(view.hand)) + (_HAND - view.opponent_hand_size)
 
 
-def reserved_values(events, seat: int) -> set[int]:
+def reserved_values(events: Iterable[tuple[int, Move]], seat: int) -> set[int]:
     """Hand values ``seat`` is proven to hold after ``events`` (the moves of one deal, in order).
 
     A build to ``V`` or a trotta of value ``V`` proves a card of hand value ``V`` stays
@@ -57,7 +59,7 @@ def reserved_values(events, seat: int) -> set[int]:
             continue
         held.discard(HAND_VALUE[move.card])
         if move.kind == "build":
-            held.add(move.to)
+            held.add(cast(int, move.to))  # a build has its new value
         elif move.kind == "trotta":
             held.add(HAND_VALUE[move.card])
     return held
@@ -74,17 +76,17 @@ class PublicHistory:
     __slots__ = ("events",)
 
     def __init__(self) -> None:
-        self.events: list[tuple[int, object]] = []
+        self.events: list[tuple[int, Move]] = []
 
     def reset(self) -> None:
         """A new game: forget every move."""
         self.events.clear()
 
-    def observe(self, event) -> None:
+    def observe(self, event: tuple[int, Move]) -> None:
         """Hear ``(player, move)``."""
         self.events.append(event)
 
-    def current_deal(self, view: PlayerView) -> list:
+    def current_deal(self, view: PlayerView) -> list[tuple[int, Move]]:
         """The heard moves that belong to the deal in play at ``view``."""
         played = moves_played(view)
         start = played - played % MOVES_PER_DEAL  # index of the deal's first move
@@ -118,27 +120,28 @@ class HistorySearchAgent(Agent):
         """A new game: forget the moves heard."""
         self.history.reset()
 
-    def observe(self, event) -> None:
+    def observe(self, event: tuple[int, Move]) -> None:
         """Hear a move (the public history the determinizations respect)."""
         self.history.observe(event)
 
-    def known_values(self, view: PlayerView) -> set[int] | tuple:
+    def known_values(self, view: PlayerView) -> set[int] | tuple[()]:
         """Hand values the opponent is known to hold (``()`` with ``history=False``)."""
         return self.history.reserved(view, 1 - view.player) if self.use_history else ()
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The move with the best value; :func:`agents.rollout.best_index` breaks near-ties by order."""
         if len(legal_moves) == 1:
             return legal_moves[0]
         values = self.move_values(view, legal_moves, rng)
         return values[best_index([v for _, v in values])][0]
 
-    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+    def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                    ) -> list[tuple[Move, float]]:
         """``(move, value)`` for every searched move, in tie-break order."""
         raise NotImplementedError
 
 
-def _ways(sizes: list[int], rest: int, m: int, memo: dict) -> int:
+def _ways(sizes: list[int], rest: int, m: int, memo: dict[tuple[int, int], int]) -> int:
     """Hands of ``m`` cards with at least one card from each group of ``sizes`` (others from ``rest``)."""
     key = (len(sizes), m)
     got = memo.get(key)
@@ -151,7 +154,8 @@ def _ways(sizes: list[int], rest: int, m: int, memo: dict) -> int:
     return got
 
 
-def sample_hidden(view: PlayerView, rng: random.Random, required=()) -> tuple[list[int], list[int]]:
+def sample_hidden(view: PlayerView, rng: random.Random, required: Iterable[int] = ()
+                  ) -> tuple[list[int], list[int]]:
     """An (opponent hand, deck) uniformly drawn among those consistent with ``view`` and ``required``.
 
     ``required`` are hand values the opponent is known to hold (from
@@ -172,7 +176,7 @@ def sample_hidden(view: PlayerView, rng: random.Random, required=()) -> tuple[li
     rest = [c for c in unseen if c not in in_groups] if groups else unseen[:]
     hand: list[int] = []
     left = h
-    memo: dict = {}
+    memo: dict[tuple[int, int], int] = {}
     sizes = [len(g) for g in groups]
     for i, g in enumerate(groups):
         # P(k cards of this group) is proportional to C(|g|, k) x the completions of the rest.
@@ -186,7 +190,7 @@ def sample_hidden(view: PlayerView, rng: random.Random, required=()) -> tuple[li
     counts: dict[int, int] = {}
     for c in hand:
         counts[c] = counts.get(c, 0) + 1
-    deck = []
+    deck: list[int] = []
     for c in unseen:
         if counts.get(c, 0):
             counts[c] -= 1

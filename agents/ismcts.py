@@ -31,22 +31,26 @@ seeded random state, itself seeded from the ``rng`` the arena passes).
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+from typing import Any, cast
+
 import numpy as np
 from open_spiel.python.algorithms import ismcts as _ismcts
 from open_spiel.python.algorithms import mcts as _mcts
 
 from mulle_env import openspiel as mos
 from mulle_env.codec import check_ruleset
-from mulle_env.engine import GameState
+from mulle_env.engine import GameState, Move, PlayerView, Ruleset
 
 from .inference import HistorySearchAgent, sample_hidden
 from .rollout import rollout_values
 
 EVALUATORS = ("rollout", "random")
-_GAMES: dict = {}
+_GAMES: dict[Ruleset, mos.MulleGame] = {}
 
 
-def game_for(ruleset) -> mos.MulleGame:
+def game_for(ruleset: Ruleset) -> mos.MulleGame:
     """The ``python_mulle`` game of ``ruleset`` (one per ruleset and process)."""
     game = _GAMES.get(ruleset)
     if game is None:
@@ -68,7 +72,9 @@ class RolloutEvaluator(_mcts.Evaluator):
         for _ in range(self.rollouts):
             seed = int(self._random_state.randint(1 << 31))
             # The leaf itself (candidate None); the plies count a first ply as played: ask one more.
-            total += rollout_values(state.engine, [None], 0, "heuristic", self.horizon + 1, "", 0, 0, seed)[0]
+            # Searches start from dealt determinizations, so every leaf has its engine state.
+            leaf = cast(GameState, state.engine)
+            total += rollout_values(leaf, [None], 0, "heuristic", self.horizon + 1, "", 0, 0, seed)[0]
         v = total / self.rollouts
         return np.array([v, -v])
 
@@ -110,7 +116,7 @@ class ISMCTSAgent(HistorySearchAgent):
         self.horizon = horizon
         super().__init__(history)
 
-    def check_ruleset(self, ruleset) -> None:
+    def check_ruleset(self, ruleset: Ruleset) -> None:
         """The OpenSpiel game's fixed action ids need ``forced_capture=True``."""
         check_ruleset(ruleset)
 
@@ -119,12 +125,13 @@ class ISMCTSAgent(HistorySearchAgent):
             return _mcts.RandomRolloutEvaluator(self.rollouts, random_state)
         return RolloutEvaluator(self.rollouts, self.horizon, random_state)
 
-    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+    def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                    ) -> list[tuple[Move, float]]:
         """``(move, visit share)`` for every legal move, from one ISMCTS search of ``simulations``."""
         game = game_for(view.ruleset)
         required = self.known_values(view)
 
-        def resample(_state, _player) -> mos.MulleState:
+        def resample(_state: Any, _player: int) -> mos.MulleState:
             hand, deck = sample_hidden(view, rng, required)
             return game.state_from_engine(GameState.from_view(view, hand, deck, seed=rng.getrandbits(31)), copy=False)
 

@@ -15,14 +15,27 @@ golden playthroughs check it against.
 
 from __future__ import annotations
 
-from types import ModuleType
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from mulle_env.engine import BACKEND
+from mulle_env.engine import BACKEND, GameState
 
-__all__ = ["NATIVE"]
+__all__ = ["NATIVE", "NativeModule"]
 
 
-def _load() -> ModuleType | None:
+class NativeModule(Protocol):
+    """What the agents call in ``agents._native``; mypy checks the module (agents/_native.pyi) against it."""
+
+    def rollout_values(self, root: GameState, candidates: Sequence[int | tuple[int, Sequence[int]] | None], player: int,
+                       policy: int, plies: int, stop: int, root_set: int, root_deal: int, seed: int, /
+                       ) -> list[float]:
+        """Per candidate, the root with it played and rolled out (:func:`agents.rollout.rollout_values`)."""
+    def write_afterstates(self, state: GameState, player: int, ids: Sequence[int], obs: Any, banked: Any, /
+                          ) -> None:
+        """Each legal move's afterstate encoding and banked points (:mod:`agents.learned.afterstate`)."""
+
+
+def _load() -> NativeModule | None:
     if BACKEND != "c":
         return None
     try:
@@ -37,4 +50,4 @@ def _load() -> ModuleType | None:
 
 
 #: ``agents._native`` when the engine runs on its compiled core, else ``None``.
-NATIVE: ModuleType | None = _load()
+NATIVE: NativeModule | None = _load()

@@ -41,11 +41,15 @@ process.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
-from mulle_env.engine import GameState
+from mulle_env.engine import GameState, Move, PlayerView
 from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
 
@@ -141,12 +145,12 @@ class NetSearchAgent(HistorySearchAgent):
         super().__init__(history)
         limit_blas_threads()
 
-    def _candidates(self, view, legal_moves) -> tuple[list, np.ndarray]:
+    def _candidates(self, view: PlayerView, legal_moves: Sequence[Move]) -> tuple[list[Move], NDArray[np.float64]]:
         ids = [m.id for m in legal_moves]
         if None in ids:
             raise ValueError("netsearch's fixed action space needs forced_capture=True; "
                              f"this game's ruleset is {view.ruleset.changes()}")
-        z = self.net.legal_logits(encode_view(view), ids).astype(np.float64)
+        z = self.net.legal_logits(encode_view(view), cast("list[int]", ids)).astype(np.float64)  # no None here
         logp = z - z.max()
         logp -= np.log(np.exp(logp).sum())
         order = np.argsort(-z, kind="stable")
@@ -154,7 +158,7 @@ class NetSearchAgent(HistorySearchAgent):
             order = order[: self.width]
         return [legal_moves[i] for i in order], logp[order]
 
-    def _played(self, view, rng, cands) -> list[GameState]:
+    def _played(self, view: PlayerView, rng: random.Random, cands: Sequence[Move]) -> list[GameState]:
         """Per determinization (``samples``, dealt from what the player knows), each candidate played on a copy."""
         required = self.known_values(view)
         states: list[GameState] = []
@@ -164,7 +168,8 @@ class NetSearchAgent(HistorySearchAgent):
             states.extend(root.copy().play_unchecked(m) for m in cands)
         return states
 
-    def _afterstate_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+    def _afterstate_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                           ) -> list[tuple[Move, float]]:
         scores = afterstate_scores(self.net, view, legal_moves)
         order = np.argsort(-scores, kind="stable")
         if self.width:
@@ -180,7 +185,7 @@ class NetSearchAgent(HistorySearchAgent):
         totals = values.reshape(self.samples, len(cands)).mean(axis=0)
         return [(m, float(v)) for m, v in zip(cands, totals)]
 
-    def _advance_afterstate(self, states: list[GameState], values: np.ndarray, me: int) -> None:
+    def _advance_afterstate(self, states: list[GameState], values: NDArray[np.float64], me: int) -> None:
         """One ply of every unfinished rollout: each mover's best-scored move, one batched forward pass.
 
         ``values[i]`` becomes the score of the move played in rollout ``i`` from ``me``'s
@@ -208,7 +213,8 @@ class NetSearchAgent(HistorySearchAgent):
             states[i].play_unchecked(legal[k])
             values[i] = s[k] if mover == me else -s[k]
 
-    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+    def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                    ) -> list[tuple[Move, float]]:
         """``(move, value)`` for each searched move, best policy logit first; values in points, mover's seat."""
         if self.afterstate:
             return self._afterstate_values(view, legal_moves, rng)
@@ -243,7 +249,7 @@ class NetSearchAgent(HistorySearchAgent):
             a, b = bounds[j], bounds[j + 1]
             st.play_unchecked(MOVES[ids[a + int(np.argmax(z[a:b]))]])
 
-    def _leaf_values(self, states: list[GameState], me: int) -> np.ndarray:
+    def _leaf_values(self, states: list[GameState], me: int) -> NDArray[np.float64]:
         exact = np.array([set_value(st, me) for st in states], dtype=np.float64)
         if self.leaf == "score":
             return exact
@@ -255,6 +261,6 @@ class NetSearchAgent(HistorySearchAgent):
             exact[live] += self.net.value(obs).astype(np.float64) * VALUE_SCALE
         return exact
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # The weights travel with the agent (arena workers need not read the file again).
         return self.__dict__.copy()

@@ -23,8 +23,9 @@ their values. Ties go to the heuristic's order.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 
-from mulle_env.engine import GameState
+from mulle_env.engine import GameState, Move, PlayerView
 
 from .heuristic import rank_moves
 from .inference import HistorySearchAgent, sample_hidden
@@ -34,7 +35,7 @@ ROLLOUTS = tuple(POLICIES)
 HORIZONS = ("deal", "set", "game")
 
 
-def determinize(view, rng: random.Random, required=()) -> tuple[list[int], list[int]]:
+def determinize(view: PlayerView, rng: random.Random, required: Iterable[int] = ()) -> tuple[list[int], list[int]]:
     """A random (opponent hand, deck) consistent with ``view`` and the hand values in ``required``.
 
     Uniform over the deals of the unseen cards in which the opponent holds a card of the
@@ -88,7 +89,8 @@ class PIMCAgent(HistorySearchAgent):
         self.width = width
         super().__init__(history)
 
-    def move_values(self, view, legal_moves, rng) -> list[tuple[object, float]]:
+    def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                    ) -> list[tuple[Move, float]]:
         """``(move, value)`` for every searched move, in the heuristic's order (the tie-break order).
 
         The value is the mean over the determinizations of the rollout's

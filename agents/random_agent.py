@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from .base import Agent
+
+if TYPE_CHECKING:
+    from mulle_env.engine import Move, PlayerView
 
 
 class RandomAgent(Agent):
@@ -11,10 +18,10 @@ class RandomAgent(Agent):
     name = spec = "random"
 
     @property
-    def needs_view(self) -> bool:
+    def needs_view(self) -> bool:  # type: ignore[override]  # read-only here: it follows act
         """``False``: :meth:`act` reads only ``legal_moves`` and ``rng`` (a subclass that overrides it gets views)."""
         return type(self).act is not RandomAgent.act
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView | None, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """A uniformly random legal move."""
         return legal_moves[rng.randrange(len(legal_moves))]

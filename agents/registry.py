@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from .base import Agent
 
@@ -31,7 +32,7 @@ class AgentSpecError(ValueError):
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 _HELP: dict[str, str] = {}
 # Per agent and parameter, values other than the default that build the same agent.
-_SAME_AS_DEFAULT: dict[str, dict[str, set]] = {}
+_SAME_AS_DEFAULT: dict[str, dict[str, set[Any]]] = {}
 
 
 def register(name: str, factory: Callable[..., Agent], help: str = "") -> None:
@@ -42,7 +43,7 @@ def register(name: str, factory: Callable[..., Agent], help: str = "") -> None:
     _HELP[name] = help or (inspect.getdoc(factory) or "").split("\n")[0]
 
 
-def same_as_default(name: str, **values) -> None:
+def same_as_default(name: str, **values: Any) -> None:
     """Declare values that mean the same agent as a parameter's default, for :func:`canonical_spec`.
 
     E.g. ``same_as_default("learned", path=DEFAULT_POLICY_PATH)``: the default ``path=""``
@@ -63,7 +64,7 @@ def available() -> dict[str, str]:
     return out
 
 
-def _params(factory) -> dict[str, inspect.Parameter]:
+def _params(factory: Callable[..., Agent]) -> dict[str, inspect.Parameter]:
     return {
         k: p
         for k, p in inspect.signature(factory).parameters.items()
@@ -71,7 +72,7 @@ def _params(factory) -> dict[str, inspect.Parameter]:
     }
 
 
-def _convert(spec: str, key: str, text: str, default):
+def _convert(spec: str, key: str, text: str, default: object) -> Any:
     try:
         if isinstance(default, bool):
             low = text.lower()
@@ -111,7 +112,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), params
 
 
-def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Parameter], dict]:
+def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Parameter], dict[str, Any]]:
     """The name, factory, factory parameters and converted keyword arguments of a spec."""
     _load_builtins()
     name, raw = parse_spec(spec)
@@ -122,7 +123,7 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Pa
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise AgentSpecError(spec, f"unknown agent {name!r}{hint}; available agents: {known}")
     params = _params(factory)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for key, text in raw.items():
         if key not in params:
             allowed = ", ".join(params) or "none"
@@ -157,7 +158,7 @@ def canonical(spec: str) -> str:
     return canonical_spec(name, kwargs, params)
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -167,7 +168,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def canonical_spec(name: str, kwargs: dict, params: dict[str, inspect.Parameter] | None = None) -> str:
+def canonical_spec(name: str, kwargs: dict[str, Any], params: dict[str, inspect.Parameter] | None = None) -> str:
     """The spec text of an agent from its converted parameters, so equal agents get equal text.
 
     Parameters are written from their converted values (``samples=040`` reads ``samples=40``),
@@ -175,7 +176,7 @@ def canonical_spec(name: str, kwargs: dict, params: dict[str, inspect.Parameter]
     ``pimc`` when 40 is the default). Arena game ids, seeds and duplicate checks key on it.
     """
     params = params or {}
-    kept = {}
+    kept: dict[str, Any] = {}
     for key, value in kwargs.items():
         p = params.get(key)
         default = inspect.Parameter.empty if p is None else p.default

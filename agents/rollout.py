@@ -44,7 +44,7 @@ def set_value(st: GameState, player: int) -> float:
     docstring), which equals that set's score difference once it is over.
     """
     o = 1 - player
-    v = 0
+    v: float = 0
     for sheets in st.sheets:
         v += sheets[player]["total"] - sheets[o]["total"]
     if not st.over:
@@ -63,9 +63,10 @@ def quick_capture_gain(st: GameState, card: int) -> float:
     mulle_value = st.ruleset.mulle_values
     if is_mulle_capture(st, card):
         return 2.0 * mulle_value[card] + 2 * INTAKE_POINTS[card] + 1.0
-    gain = INTAKE_POINTS[card]
+    gain: float = INTAKE_POINTS[card]
     n = 0
     built = build_cards(st, hv)
+    f: int
     for f in built:
         gain += INTAKE_POINTS[f]
         if f == card:
@@ -98,7 +99,7 @@ def best_index(values: Sequence[float], tie: float = TIE) -> int:
     return best
 
 
-def fast_policy_id(st: GameState, ids: list[int], rng) -> int:
+def fast_policy_id(st: GameState, ids: list[int], rng: random.Random) -> int:
     """The rollout policy ``heuristic``: best quick capture, else the cheapest discard, else random.
 
     Works on move ids and a full state (a determinization), costs a few microseconds.
@@ -128,7 +129,7 @@ def fast_policy_id(st: GameState, ids: list[int], rng) -> int:
     return ids[rng.randrange(len(ids))]
 
 
-def random_policy_id(st: GameState, ids: list[int], rng) -> int:
+def random_policy_id(st: GameState, ids: list[int], rng: random.Random) -> int:
     """The rollout policy ``random``: a uniformly random legal id."""
     return ids[rng.randrange(len(ids))]
 
@@ -182,7 +183,8 @@ def rollout_values(root: GameState, candidates: Sequence[Move | None], me: int, 
     """
     if NATIVE is None:
         return reference_rollout_values(root, candidates, me, policy, plies, stop, root_set, root_deal, seed)
-    cands = [None if m is None else m.id if m.id is not None else (int(CAPTURE_ID[m.card]), [int(f) for f in m.taking])
+    # A move without an id is a capture that names what it takes.
+    cands = [None if m is None else m.id if m.id is not None else (int(CAPTURE_ID[m.card]), [int(f) for f in m.taking])  # type: ignore[union-attr]
              for m in candidates]
     return NATIVE.rollout_values(root, cands, me, _POLICY_CODES[policy], plies, HORIZON_STOPS.get(stop, 0),
                                  root_set, root_deal, seed)

@@ -15,7 +15,17 @@ the protocol of :mod:`arena.game` (``new_game``; a state's ``legal_moves``, ``pl
 ``view``, ``is_over``, ``result`` and ``to_move``), checked when a game module is loaded.
 """
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # to a type checker the lazy exports below are these imports
+    from .game import Game, GameProtocolError, check_game
+    from .runner import ProcessBackend
+    from .schedule import Plan
+    from .stats import SPRT
+    from .tournament import Outcome, run
 
 __all__ = ["Game", "GameProtocolError", "Outcome", "Plan", "ProcessBackend", "SPRT", "check_game", "run"]
 
@@ -27,13 +37,15 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'arena' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'arena' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

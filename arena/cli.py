@@ -18,6 +18,11 @@ import logging
 import math
 import os
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runner import Backend
+    from .shutdown import TerminateAsInterrupt
 
 # Only the standard library at module level: the agents, the games and the statistics
 # (numpy, scipy) are imported inside main(), so a Ctrl-C while they load (a second or more
@@ -140,7 +145,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     except Exception as exc:
         parser.error(f"--game {args.game!r} cannot be imported: {exc}")
     # The game parses its own rules (types, names, messages): the arena only passes the texts on.
-    from_strings = getattr(getattr(game, "Ruleset", None), "from_strings", None)
+    from_strings: Any = getattr(getattr(game, "Ruleset", None), "from_strings", None)
     if args.rule and from_strings is None:
         parser.error(f"--rule needs a game whose Ruleset has from_strings(); --game {args.game!r} has none")
     try:
@@ -207,7 +212,7 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
               "games will wait for each other (and tight --move-timeout limits may forfeit)", file=sys.stderr)
 
 
-def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset) -> None:
+def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset: Any) -> None:
     """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
     import agents
 
@@ -241,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             return stop.exit_code
 
 
-def _write_reports(args: argparse.Namespace, rep: dict) -> bool:
+def _write_reports(args: argparse.Namespace, rep: dict[str, Any]) -> bool:
     """Write the JSON and Markdown reports and the plot; True if the plot was drawn (matplotlib is there)."""
     from mulle_env.files import check_output_path
 
@@ -258,7 +263,7 @@ def _write_reports(args: argparse.Namespace, rep: dict) -> bool:
     return report_mod.plot(rep, args.plot)
 
 
-def _main(argv: list[str] | None, stop) -> int:
+def _main(argv: list[str] | None, stop: TerminateAsInterrupt) -> int:
     args, parser = parse_args(argv)
     from mulle_env.files import PathError
 
@@ -283,6 +288,7 @@ def _main(argv: list[str] | None, stop) -> int:
         duplicate=not args.single, game=args.game, move_timeout=move_timeout,
         save_games=args.save_games, worker_init=args.worker_init,
     )
+    backend: Backend
     if args.backend == "ray":
         from .ray_backend import RayBackend
 

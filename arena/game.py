@@ -21,7 +21,7 @@ class GameResult(Protocol):
     scores: Sequence[float]
     winner: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form; its ``"sheets"`` entry, if any, is recorded in the result line."""
 
 
@@ -89,7 +89,7 @@ def check_game(game: Any, name: str = "the game") -> None:
         )
 
 
-def result_check(game: Any, name: str) -> Callable[[dict], str | None] | None:
+def result_check(game: Any, name: str) -> Callable[[dict[str, Any]], str | None] | None:
     """What is wrong with the result of a finished results line of ``game`` (named ``name``), by the game's check.
 
     ``None`` when the game has no ``check_result``. The function returned says why a
@@ -105,13 +105,13 @@ def result_check(game: Any, name: str) -> Callable[[dict], str | None] | None:
 
     rulesets: dict[str, Any] = {}  # a results file holds one or a few rulesets: build each once
 
-    def ruleset_of(line: dict):
+    def ruleset_of(line: dict[str, Any]) -> Any:
         key = repr(sorted((line.get("ruleset") or {}).items()))
         if key not in rulesets:
             rulesets[key] = make_ruleset(game, line.get("ruleset"))
         return rulesets[key]
 
-    def problem(line: dict) -> str | None:
+    def problem(line: dict[str, Any]) -> str | None:
         if line.get("status") != "ok" or line.get("game", "mulle_env") != name:
             return None
         try:

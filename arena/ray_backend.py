@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from .worker import aborted, play_game
 
@@ -43,7 +43,7 @@ class RayBackend:
         self.game_timeout = game_timeout
         self.max_attempts = max_attempts
 
-    def _init(self):
+    def _init(self) -> Any:
         import ray
 
         if ray.is_initialized():
@@ -58,7 +58,7 @@ class RayBackend:
                      runtime_env={"env_vars": env})
         return ray
 
-    def run(self, tasks: Iterable[dict], on_result: Callable[[dict], None],
+    def run(self, tasks: Iterable[dict[str, Any]], on_result: Callable[[dict[str, Any]], None],
             stop: Callable[[], bool] = lambda: False) -> None:
         """Play ``tasks``, calling ``on_result(line)`` here as each ends; stop dispatching once ``stop()``."""
         source = iter(tasks)  # read lazily: memory does not grow with the number of games
@@ -77,7 +77,7 @@ class RayBackend:
         ray = self._init()
         remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         window = 2 * self.workers
-        inflight: dict = {}
+        inflight: dict[str, Any] = {}
         stopping = False
         try:
             while more() or inflight:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from typing import Any, cast
 
 from . import stats
 from .tournament import FINISHED, Outcome, game_points
@@ -28,16 +29,16 @@ def _fmt(x: float | None, spec: str = "+.1f") -> str:
     return format(x, spec)
 
 
-def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
+def pairing_stats(a: str, b: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
     """Statistics of ``a`` against ``b`` over their games in ``lines`` (``a``'s point of view)."""
     games = [ln for ln in lines if set(ln["specs"]) == {a, b}]
     w = d = losses = forfeits_a = forfeits_b = 0
-    diffs_by_unit: dict = defaultdict(list)
-    pair_pts: dict = defaultdict(list)
+    diffs_by_unit: dict[tuple[str, Any], list[float]] = defaultdict(list)
+    pair_pts: dict[Any, list[float]] = defaultdict(list)
     for ln in games:
         if ln.get("status") not in FINISHED:
             continue
-        pts = game_points(ln, a)
+        pts = cast(float, game_points(ln, a))  # a finished game with a in it
         w += pts == 1.0
         d += pts == 0.5
         losses += pts == 0.0
@@ -53,9 +54,9 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
         if ln.get("pair") is not None:
             pair_pts[ln["pair"]].append(pts)
     penta = [0] * 5
-    for pts in pair_pts.values():
-        if len(pts) == 2:
-            penta[int(round(2 * sum(pts)))] += 1
+    for both in pair_pts.values():
+        if len(both) == 2:
+            penta[int(round(2 * sum(both)))] += 1
     n = w + d + losses
     # The independent unit of a duplicate match is the pair: average within it first.
     diff = stats.mean_interval([sum(v) / len(v) for v in diffs_by_unit.values()])
@@ -82,7 +83,7 @@ def pairing_stats(a: str, b: str, lines: list[dict]) -> dict:
 UNRECORDED = "not recorded"
 
 
-def engine_backends(lines: list[dict]) -> dict[str, int]:
+def engine_backends(lines: list[dict[str, Any]]) -> dict[str, int]:
     """Games counted per engine backend that played them (``"c"``, ``"python"``; :data:`UNRECORDED` for older lines)."""
     out: dict[str, int] = {}
     for ln in lines:
@@ -100,19 +101,21 @@ def backends_text(backends: dict[str, int]) -> str:
     return ", ".join(f"{name} ({n} game{'s' if n != 1 else ''})" for name, n in backends.items())
 
 
-def build(outcome: Outcome) -> dict:
+def build(outcome: Outcome) -> dict[str, Any]:
     """The full report of ``outcome`` as a JSON-able dict."""
     plan = outcome.plan
     lines = outcome.lines
     specs = list(plan.specs)
     idx = {s: i for i, s in enumerate(specs)}
-    results = []
-    per = {s: {"games": 0, "points": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0} for s in specs}
+    results: list[tuple[int, int, float]] = []
+    per: dict[str, dict[str, float]] = {
+        s: {"games": 0, "points": 0.0, "wins": 0, "draws": 0, "losses": 0, "forfeits": 0} for s in specs
+    }
     for ln in lines:
         if ln.get("status") not in FINISHED:
             continue
         s0, s1 = ln["specs"]
-        p0 = game_points(ln, s0)
+        p0 = cast(float, game_points(ln, s0))  # a finished game
         results.append((idx[s0], idx[s1], p0))
         for s, p in ((s0, p0), (s1, 1 - p0)):
             r = per[s]
@@ -126,7 +129,7 @@ def build(outcome: Outcome) -> dict:
     board = []
     for s in specs:
         r = per[s]
-        row = {"spec": s, **r, "score": r["points"] / r["games"] if r["games"] else None}
+        row: dict[str, Any] = {"spec": s, **r, "score": r["points"] / r["games"] if r["games"] else None}
         if ratings is not None:
             row["rating"] = ratings.interval(idx[s]).to_dict()
         board.append(row)
@@ -175,7 +178,7 @@ def build(outcome: Outcome) -> dict:
     return report
 
 
-def _sprt_basis(s: dict) -> str:
+def _sprt_basis(s: dict[str, Any]) -> str:
     """``"SPRT on k pairs"`` with where it stopped and what it skipped."""
     text = f"SPRT on {s.get('pairs', 0)} pairs"
     if s.get("stopped_after_pairs"):
@@ -185,7 +188,7 @@ def _sprt_basis(s: dict) -> str:
     return text
 
 
-def _interval_text(iv: dict | None) -> str:
+def _interval_text(iv: dict[str, Any] | None) -> str:
     if not iv:
         return "n/a"
     v, lo, hi = iv["value"], iv["low"], iv["high"]
@@ -197,7 +200,7 @@ def _interval_text(iv: dict | None) -> str:
     return f"{v:+.1f} ± {(hi - lo) / 2:.1f}"
 
 
-def leaderboard_rows(report: dict) -> list[list[str]]:
+def leaderboard_rows(report: dict[str, Any]) -> list[list[str]]:
     """The leaderboard as rows of text cells (header first)."""
     rows = [["#", "agent", f"Elo (vs {report['anchor']})", "games", "score", "W/D/L", "forfeits"]]
     for r in report["leaderboard"]:
@@ -209,7 +212,7 @@ def leaderboard_rows(report: dict) -> list[list[str]]:
     return rows
 
 
-def pairing_rows(report: dict) -> list[list[str]]:
+def pairing_rows(report: dict[str, Any]) -> list[list[str]]:
     """The per-pairing table as rows of text cells (header first)."""
     rows = [["pairing", "games", "W/D/L", "score diff/game", "pentanomial", "Elo", "LOS"]]
     for p in report["pairings"]:
@@ -231,7 +234,7 @@ def _table(rows: list[list[str]], left: int = 2) -> str:
     return "\n".join(out)
 
 
-def text(report: dict, notes: bool = True) -> str:
+def text(report: dict[str, Any], notes: bool = True) -> str:
     """The terminal summary: leaderboard, pairings, SPRT verdict, notes (unless ``notes=False``)."""
     t = report["tournament"]
     g = report["games"]
@@ -254,9 +257,9 @@ def text(report: dict, notes: bool = True) -> str:
     return "\n".join(parts)
 
 
-def markdown(report: dict) -> str:
+def markdown(report: dict[str, Any]) -> str:
     """The report as Markdown."""
-    def md(rows):
+    def md(rows: list[list[str]]) -> str:
         head, *body = rows
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
                          + ["| " + " | ".join(r) + " |" for r in body])
@@ -294,7 +297,7 @@ def markdown(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def plot(report: dict, path: str) -> bool:
+def plot(report: dict[str, Any], path: str) -> bool:
     """Write a PNG of the ratings with 95 % error bars; False if matplotlib is not installed."""
     try:
         import matplotlib

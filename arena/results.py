@@ -28,14 +28,14 @@ import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, TypeGuard
 
 from mulle_env.files import check_input_path
 
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; one run per file is then the user's care
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("arena.results")
 
@@ -49,7 +49,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 class Loaded:
     """What :func:`load` found in an existing results file."""
 
-    lines: list[dict] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
     corrupt: list[int] = field(default_factory=list)
     #: ``(line number, what is wrong)`` of JSON lines that break the schema.
     invalid: list[tuple[int, str]] = field(default_factory=list)
@@ -84,7 +84,7 @@ class Loaded:
         return out
 
 
-def load(path: str, repair: bool = True, check: Callable[[dict], str | None] | None = None) -> Loaded:
+def load(path: str, repair: bool = True, check: Callable[[dict[str, Any]], str | None] | None = None) -> Loaded:
     """Read every valid line of ``path`` (missing file: nothing).
 
     ``path`` must be a regular file (:func:`mulle_env.files.check_input_path`; a
@@ -142,7 +142,7 @@ def load(path: str, repair: bool = True, check: Callable[[dict], str | None] | N
     return out
 
 
-def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict], str | None] | None) -> None:
+def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict[str, Any]], str | None] | None) -> None:
     """Add line ``no`` to ``out``: as a line, or as a corrupt or invalid one."""
     try:
         obj = json.loads(raw)
@@ -164,16 +164,16 @@ def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict], str | N
 STATUSES = ("ok", "forfeit", "aborted")
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_num(x) -> bool:
+def _is_num(x: object) -> TypeGuard[int | float]:
     # Python's json reads NaN and Infinity, which no score or duration can be.
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def check_line(line: dict) -> str | None:
+def check_line(line: dict[str, Any]) -> str | None:
     """What is wrong with a results line (``None`` if nothing): the schema of docs/arena.md.
 
     Checked: the key types the statistics read (``game_id``, ``specs``, ``seed``,
@@ -282,7 +282,7 @@ class Writer:
         self._last_sync = time.monotonic()
         self.written = 0
 
-    def write(self, line: dict) -> None:
+    def write(self, line: dict[str, Any]) -> None:
         """Append one line and hand it to the operating system at once."""
         data = memoryview((json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         # A raw write() may take fewer bytes than given (signal, full disk, pipe);
@@ -324,11 +324,11 @@ class Writer:
     def __enter__(self) -> Writer:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def comparable(line: dict) -> dict:
+def comparable(line: dict[str, Any]) -> dict[str, Any]:
     """``line`` without the keys that change between runs (timings, worker pid)."""
     from .worker import VOLATILE_KEYS
 

@@ -32,8 +32,9 @@ import multiprocessing as mp
 import signal
 import time
 from collections import deque
-from multiprocessing.connection import wait
-from typing import Callable, Iterable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any, Callable, Iterable, Protocol
 
 from .worker import aborted, play_game
 
@@ -41,6 +42,14 @@ log = logging.getLogger("arena.runner")
 
 #: Modules every worker needs; the forkserver imports them once for all workers.
 PRELOAD = ["mulle_env", "agents", "agents.builtin", "arena.worker"]
+
+
+class Backend(Protocol):
+    """What :func:`arena.tournament.run` needs of a backend (:class:`ProcessBackend`, the Ray backend)."""
+
+    def run(self, tasks: Iterable[dict[str, Any]], on_result: Callable[[dict[str, Any]], None],
+            stop: Callable[[], bool] = ...) -> None:
+        """Play ``tasks``, calling ``on_result(line)`` here as each ends; stop dispatching once ``stop()``."""
 
 
 def default_start_method() -> str:
@@ -54,7 +63,7 @@ BEGUN = "begun"
 STARTUP_LIMIT = 120.0
 
 
-def _worker_main(conn, log_queue, level: int) -> None:
+def _worker_main(conn: Connection, log_queue: Any, level: int) -> None:
     # The parent decides what Ctrl-C and SIGTERM mean (save, stop workers, report); workers
     # ignore both, also when the signal goes to the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -98,9 +107,9 @@ class _Pending:
     of games (``--games 1000000000`` starts at once).
     """
 
-    def __init__(self, tasks: Iterable[dict]) -> None:
+    def __init__(self, tasks: Iterable[dict[str, Any]]) -> None:
         self._source = iter(tasks)
-        self._front: deque = deque()
+        self._front: deque[dict[str, Any]] = deque()
 
     def at_least(self, n: int) -> int:
         """How many tasks are pending, counting at most ``n`` (reads ahead up to ``n``)."""
@@ -114,22 +123,22 @@ class _Pending:
     def __bool__(self) -> bool:
         return self.at_least(1) > 0
 
-    def popleft(self) -> dict:
+    def popleft(self) -> dict[str, Any]:
         if not self:
             raise IndexError("no task pending")
         return self._front.popleft()
 
-    def appendleft(self, task: dict) -> None:
+    def appendleft(self, task: dict[str, Any]) -> None:
         self._front.appendleft(task)
 
 
 class _Slot:
     __slots__ = ("proc", "conn", "task", "started", "begun")
 
-    def __init__(self, proc, conn) -> None:
+    def __init__(self, proc: BaseProcess, conn: Connection) -> None:
         self.proc = proc
         self.conn = conn
-        self.task: dict | None = None
+        self.task: dict[str, Any] | None = None
         self.started = 0.0  # when the task was sent, then when the worker began it
         self.begun = False
 
@@ -166,7 +175,7 @@ class ProcessBackend:
         self.max_attempts = max_attempts
         self.replaced = 0
 
-    def _spawn(self, ctx, log_queue) -> _Slot:
+    def _spawn(self, ctx: Any, log_queue: Any) -> _Slot:
         parent, child = ctx.Pipe()
         level = logging.getLogger().getEffectiveLevel()
         proc = ctx.Process(target=_worker_main, args=(child, log_queue, level), daemon=True, name="arena-worker")
@@ -176,8 +185,8 @@ class ProcessBackend:
 
     def run(
         self,
-        tasks: Iterable[dict],
-        on_result: Callable[[dict], None],
+        tasks: Iterable[dict[str, Any]],
+        on_result: Callable[[dict[str, Any]], None],
         stop: Callable[[], bool] = lambda: False,
     ) -> None:
         """Play ``tasks`` (in order of dispatch), calling ``on_result(line)`` in this process as each ends.
@@ -283,7 +292,8 @@ class ProcessBackend:
             listener.stop()
             log_queue.close()
 
-    def _dispatch(self, slot: _Slot, pending: _Pending, ctx, log_queue, fresh_deaths: int) -> tuple[_Slot, int]:
+    def _dispatch(self, slot: _Slot, pending: _Pending, ctx: Any, log_queue: Any, fresh_deaths: int
+                  ) -> tuple[_Slot, int]:
         """Send the next pending task to the idle ``slot``; return the slot (maybe a new one) and the death count.
 
         Only busy workers are watched, so an idle one may have died unnoticed (killed,
@@ -306,7 +316,7 @@ class ProcessBackend:
         slot.task, slot.started, slot.begun = task, time.monotonic(), False
         return slot, fresh_deaths
 
-    def _count_death(self, fresh_deaths: int, code) -> int:
+    def _count_death(self, fresh_deaths: int, code: int | None) -> int:
         fresh_deaths += 1
         if fresh_deaths > max(10, 3 * self.workers):
             raise RuntimeError(
@@ -322,7 +332,7 @@ class ProcessBackend:
         left = min(s.deadline(self.game_timeout) - now for s in busy)
         return max(0.01, min(1.0, left))
 
-    def _replace(self, slot: _Slot, ctx, log_queue) -> _Slot:
+    def _replace(self, slot: _Slot, ctx: Any, log_queue: Any) -> _Slot:
         self._kill(slot)
         slot.conn.close()
         self.replaced += 1

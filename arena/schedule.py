@@ -22,7 +22,7 @@ import json
 import math
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .worker import stable_seed
 
@@ -36,7 +36,7 @@ def deal_seed(base: int, deal: int) -> int:
     return stable_seed("deal", base, deal) >> (64 - SEED_BITS)
 
 
-def rules_key(ruleset: dict, game: str = DEFAULT_GAME) -> str:
+def rules_key(ruleset: dict[str, Any], game: str = DEFAULT_GAME) -> str:
     """A short stable digest of the ruleset (and game) for game ids."""
     text = json.dumps(ruleset, sort_keys=True, separators=(",", ":"))
     if game != DEFAULT_GAME:
@@ -44,7 +44,7 @@ def rules_key(ruleset: dict, game: str = DEFAULT_GAME) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def game_id(specs: tuple[str, str] | list[str], seed: int, ruleset: dict, game: str = DEFAULT_GAME) -> str:
+def game_id(specs: tuple[str, str] | list[str], seed: int, ruleset: dict[str, Any], game: str = DEFAULT_GAME) -> str:
     """The identity of one game: ``"<spec0>|<spec1>|<seed>|<rules digest>"``."""
     return f"{specs[0]}|{specs[1]}|{seed}|{rules_key(ruleset, game)}"
 
@@ -56,7 +56,7 @@ class Plan:
     specs: tuple[str, ...]
     games: int
     seed: int = 1
-    ruleset: dict | None = None
+    ruleset: dict[str, Any] | None = None
     duplicate: bool = True
     game: str = DEFAULT_GAME
     move_timeout: float | None = 10.0
@@ -93,7 +93,7 @@ class Plan:
         """Every unordered pair of specs, in the order the specs were given."""
         return list(combinations(self.specs, 2))
 
-    def task(self, pairing: tuple[str, str], index: int) -> dict:
+    def task(self, pairing: tuple[str, str], index: int) -> dict[str, Any]:
         """Game ``index`` (0-based) of ``pairing``."""
         a, b = pairing
         if self.duplicate:
@@ -121,7 +121,7 @@ class Plan:
         """Number of games in the tournament (``games`` per pairing)."""
         return self.games * len(self.pairings())
 
-    def iter_tasks(self, start: int = 0) -> Iterator[dict]:
+    def iter_tasks(self, start: int = 0) -> Iterator[dict[str, Any]]:
         """All games, deal by deal across pairings, so partial results stay balanced; lazily.
 
         For a head-to-head this is simply pair 0, pair 1, ... in order, which the SPRT
@@ -134,22 +134,23 @@ class Plan:
             for p in pairings:
                 yield self.task(p, i)
 
-    def tasks(self) -> list[dict]:
+    def tasks(self) -> list[dict[str, Any]]:
         """All games as a list (:meth:`iter_tasks` without its laziness; small plans only)."""
         return list(self.iter_tasks())
 
-    def order(self, task_or_line: dict) -> tuple[int, int]:
+    def order(self, task_or_line: dict[str, Any]) -> tuple[int, int]:
         """Where a task (or its result line) stands in the schedule: ``(game index, pairing index)``."""
         return task_or_line["index"], self.pairings().index(tuple(task_or_line["pairing"]))
 
-    def locate(self, line: dict, deal_of_seed: Callable[[int], int | None] | None = None) -> tuple[int, int] | None:
+    def locate(self, line: dict[str, Any], deal_of_seed: Callable[[int], int | None] | None = None
+               ) -> tuple[int, int] | None:
         """The schedule position ``(game index, pairing index)`` of a result line, or ``None`` if not this plan's.
 
         Lines record their game ``index``; older ones do not, and then a duplicate line's
         ``pair`` gives it, and for a single-format line ``deal_of_seed(seed)`` (see
         :meth:`deal_finder`) finds it from the seed.
         """
-        specs = line.get("specs")
+        specs: Any = line.get("specs")
         pairings = self.pairings()
         if (a := tuple(specs)) in pairings:
             pi, swap = pairings.index(a), 0

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 __all__ = ["TerminateAsInterrupt"]
 
@@ -35,7 +38,7 @@ class TerminateAsInterrupt:
     def __init__(self) -> None:
         #: The signal that interrupted the block: SIGINT unless a SIGTERM came.
         self.signum = signal.SIGINT
-        self._previous = None
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
         self._installed = False
 
     @property
@@ -48,7 +51,7 @@ class TerminateAsInterrupt:
         """128 + the interrupting signal: 130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
         return 128 + int(self.signum)
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.terminated:
             return  # already shutting down because of the first one
         self.signum = signal.SIGTERM
@@ -60,7 +63,7 @@ class TerminateAsInterrupt:
             self._installed = True
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGTERM, self._previous)
             self._installed = False

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 from scipy import stats as sps
 
@@ -64,7 +65,7 @@ class Interval:
     low: float
     high: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (non-finite numbers as ``None``)."""
         return {"value": _finite(self.value), "low": _finite(self.low), "high": _finite(self.high)}
 
@@ -88,7 +89,7 @@ def mean_interval(values: Sequence[float]) -> Interval | None:
     return Interval(m, m - half, m + half)
 
 
-def score_stats(values: Sequence[float], counts: Sequence[float]) -> tuple[float, float, float]:
+def score_stats(values: ArrayLike, counts: ArrayLike) -> tuple[float, float, float]:
     """``(n, mean, variance)`` of per-unit scores ``values`` seen ``counts`` times.
 
     ``values`` are per-game scores of the unit (a game: 0, .5, 1; a pair: 0, .25, ..., 1).
@@ -112,7 +113,7 @@ class EloEstimate:
     los: float
     units: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         return {"score": self.score, "elo": self.elo.to_dict(), "los": self.los, "units": self.units}
 
@@ -144,7 +145,7 @@ def elo_estimate(counts: Sequence[int]) -> EloEstimate | None:
 # ----- SPRT -------------------------------------------------------------------------------
 
 
-def _mle_with_mean(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarray:
+def _mle_with_mean(values: NDArray[np.float64], probs: NDArray[np.float64], s: float) -> NDArray[np.float64]:
     """The multinomial closest (max likelihood) to ``probs`` on ``values`` whose mean is ``s``.
 
     Solves the secular equation ``sum p_i (a_i - s) / (1 + x (a_i - s)) = 0`` for ``x``
@@ -158,7 +159,8 @@ def _mle_with_mean(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarra
         return float((probs * a / (1 + x * a)).sum())
 
     x = optimize.brentq(f, lo + eps, hi - eps, xtol=1e-14)
-    return probs / (1 + x * a)
+    mle: NDArray[np.float64] = probs / (1 + x * a)
+    return mle
 
 
 def llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
@@ -201,7 +203,7 @@ class SPRT:
     llr: float = 0.0
     state: str | None = None
     units: int = 0
-    counts: list = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -243,7 +245,7 @@ class SPRT:
         }[self.state]
         return f"SPRT({self.elo0:g}, {self.elo1:g}): {what}; LLR {self.llr:.3f} in [{self.lower:.3f}, {self.upper:.3f}]"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         return {
             "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
@@ -262,8 +264,8 @@ class Ratings:
     """Bradley-Terry ratings of a field, in Elo relative to an anchor, with intervals."""
 
     players: list[str]
-    elo: np.ndarray
-    se: np.ndarray
+    elo: NDArray[np.float64]
+    se: NDArray[np.float64]
     anchor: str
 
     def interval(self, i: int) -> Interval:
@@ -298,12 +300,12 @@ def bradley_terry(
     free = [p for p in range(k) if p != anchor]
     tau = prior_elo / ELO_PER_NAT
 
-    def full(x: np.ndarray) -> np.ndarray:
+    def full(x: NDArray[np.float64]) -> NDArray[np.float64]:
         r = np.zeros(k)
         r[free] = x
         return r
 
-    def nll(x: np.ndarray) -> tuple[float, np.ndarray]:
+    def nll(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
         r = full(x)
         d = r[:, None] - r[None, :]
         # w[i, j] log sigma(r_i - r_j) over all ordered pairs counts each game once per side.

@@ -20,8 +20,9 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from mulle_env.files import check_output_path
 
@@ -31,12 +32,15 @@ from .schedule import Plan
 from .stats import SPRT
 from .worker import agent_version, engine_backend, engine_version, line_versions, load_game
 
+if TYPE_CHECKING:
+    from .runner import Backend
+
 log = logging.getLogger("arena")
 
 FINISHED = ("ok", "forfeit")
 
 
-def game_points(line: dict, spec: str) -> float | None:
+def game_points(line: dict[str, Any], spec: str) -> float | None:
     """What ``spec`` scored in the game ``line``: 1, 0.5 or 0 (``None`` if aborted or not in it)."""
     if line.get("status") not in FINISHED:
         return None
@@ -68,7 +72,7 @@ class Outcome:
     """
 
     plan: Plan
-    lines: list[dict]
+    lines: list[dict[str, Any]]
     played: int = 0
     skipped: int = 0
     notes: list[str] = field(default_factory=list)
@@ -89,7 +93,7 @@ class _SprtTracker:
     Pair ``k`` is made from the plan when it is reached, so nothing here grows with ``games``.
     """
 
-    def __init__(self, plan: Plan, sprt: SPRT, by_id: dict, failed: set) -> None:
+    def __init__(self, plan: Plan, sprt: SPRT, by_id: dict[str, dict[str, Any]], failed: set[str]) -> None:
         self.plan = plan
         self.sprt = sprt
         self.by_id = by_id  # finished games
@@ -103,7 +107,7 @@ class _SprtTracker:
         self.counts = [0, 0, 0, 0, 0]
         self.decided_at: int | None = None
 
-    def _pair(self, k: int) -> list[dict]:
+    def _pair(self, k: int) -> list[dict[str, Any]]:
         return [self.plan.task(self.pairing, 2 * k), self.plan.task(self.pairing, 2 * k + 1)]
 
     def advance(self) -> bool:
@@ -118,7 +122,8 @@ class _SprtTracker:
             lines = [self.by_id.get(t["game_id"]) for t in pair]
             if any(ln is None for ln in lines):
                 break
-            pts = [game_points(ln, self.spec) for ln in lines]
+            # Both games are finished (by_id holds only those) and both have this spec: both score.
+            pts = cast("list[float]", [game_points(cast("dict[str, Any]", ln), self.spec) for ln in lines])
             self.k += 1
             self.scored += 1
             self.counts[int(round(2 * sum(pts)))] += 1
@@ -131,7 +136,7 @@ class _SprtTracker:
 _TIMEOUT_ERROR = re.compile(r"exceeded the (?:move )?time limit of ([0-9.eE+-]+) s")
 
 
-def timed_out_under(line: dict) -> float | None:
+def timed_out_under(line: dict[str, Any]) -> float | None:
     """The move time limit a forfeit ``line`` was lost on (``None`` if it was no time forfeit)."""
     if line.get("status") != "forfeit":
         return None
@@ -145,7 +150,7 @@ def timed_out_under(line: dict) -> float | None:
         return None
 
 
-def _replay_reason(plan: Plan, line: dict) -> str | None:
+def _replay_reason(plan: Plan, line: dict[str, Any]) -> str | None:
     """Why a finished line of ``plan`` is played again in this run (``None``: it stands)."""
     if plan.save_games and "move_list" not in line:
         return "moves"
@@ -170,9 +175,9 @@ def current_versions(plan: Plan) -> dict[str, str | None]:
     return out
 
 
-def _version_changes(line: dict, versions: dict[str, str | None]) -> list[tuple[str, str, str]]:
+def _version_changes(line: dict[str, Any], versions: dict[str, str | None]) -> list[tuple[str, str, str]]:
     """``(spec, version played, version now)`` for each seat of ``line`` whose agent changed since."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for spec, played in zip(line["specs"], line_versions(line)):
         now = versions.get(spec)
         if now is not None and played != now:
@@ -183,10 +188,10 @@ def _version_changes(line: dict, versions: dict[str, str | None]) -> list[tuple[
 def run(
     plan: Plan,
     out: str,
-    backend=None,
+    backend: Backend | None = None,
     sprt: SPRT | None = None,
     progress: bool | str = True,
-    on_line: Callable[[dict], None] | None = None,
+    on_line: Callable[[dict[str, Any]], None] | None = None,
     progress_interval: float = 30.0,
 ) -> Outcome:
     """Play the games of ``plan`` that ``out`` does not hold yet; return the outcome.
@@ -220,7 +225,8 @@ def run(
         return _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval)
 
 
-def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) -> Outcome:
+def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progress: bool | str,
+                on_line: Callable[[dict[str, Any]], None] | None, progress_interval: float) -> Outcome:
     t0 = time.monotonic()
     game = load_game(plan.game)
     version = engine_version(game)
@@ -229,11 +235,12 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     # A line whose result the game says cannot be is damaged like one that breaks the schema.
     loaded = results_mod.load(out, check=result_check(game, plan.game))
     notes = loaded.problems()
-    by_id: dict[str, dict] = {}
+    by_id: dict[str, dict[str, Any]] = {}
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
     redo: dict[str, str] = {}  # game_id -> why a finished game is played again
     other_version = foreign = 0
-    changed: dict[str, list] = {}  # game_id -> _version_changes of its line played by another agent version
+    # game_id -> _version_changes of its line played by another agent version
+    changed: dict[str, list[tuple[str, str, str]]] = {}
     # Only older single-format lines (no "index") of this tournament's specs need the seed scan.
     pairs = {frozenset(p) for p in plan.pairings()}
     legacy = {ln["seed"] for ln in loaded.lines if "index" not in ln and frozenset(ln["specs"]) in pairs}
@@ -296,7 +303,7 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     done_already = tracker.advance() if tracker else False
     todo_total = 0 if done_already else plan.total() - len(by_id)
 
-    def todo():
+    def todo() -> Iterator[dict[str, Any]]:
         if done_already:
             return
         for i in range(plan.games):
@@ -316,7 +323,7 @@ def _run_locked(plan, out, backend, sprt, progress, on_line, progress_interval) 
     show = _Progress(progress, todo_total, progress_interval)
     writer = results_mod.Writer(out)
 
-    def on_result(line: dict) -> None:
+    def on_result(line: dict[str, Any]) -> None:
         # Which limit a forfeit was played under, so a later run with a longer one can replay it;
         # and the game's place in the schedule, so a resume finds it without searching.
         line.setdefault("move_timeout", plan.move_timeout)
@@ -365,7 +372,7 @@ class _Progress:
         self.mode = "bar" if mode is True else mode or None
         self.total, self.interval, self.done, self.shown = total, interval, 0, 0
         self.t0 = self.last = time.monotonic()
-        self.bar = None
+        self.bar: Any = None
         if self.mode == "bar" and total:
             from tqdm import tqdm
 

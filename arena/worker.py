@@ -26,8 +26,10 @@ import signal
 import threading
 import time
 import traceback
-from contextlib import contextmanager, nullcontext
-from typing import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from types import FrameType, TracebackType
+from typing import Any, Literal, cast
 
 import agents
 
@@ -49,11 +51,11 @@ class MoveTimeout(BaseException):
 
 
 _agents: dict[tuple[str, int], agents.Agent] = {}
-_games: dict[str, object] = {}
+_games: dict[str, Any] = {}
 _initialized: set[str] = set()
 
 
-def call_path(path: str):
+def call_path(path: str) -> Any:
     """Import ``"package.module:attribute"`` and return the attribute."""
     module, sep, attr = path.partition(":")
     if not sep or not module or not attr:
@@ -71,7 +73,7 @@ def run_init(path: str | None) -> None:
         _initialized.add(path)
 
 
-def load_game(path: str):
+def load_game(path: str) -> Any:
     """The game module (or object) at import path ``path``, e.g. ``"mulle_env"``.
 
     It is checked against the arena's game protocol (:func:`arena.game.check_game`) once
@@ -87,12 +89,12 @@ def load_game(path: str):
     return game
 
 
-def engine_version(game) -> str | None:
+def engine_version(game: Any) -> str | None:
     """The game's ``ENGINE_VERSION`` (recorded in every result line), if it has one."""
     return getattr(game, "ENGINE_VERSION", None)
 
 
-def engine_backend(game) -> str | None:
+def engine_backend(game: Any) -> str | None:
     """Which engine of the game runs in this process: its ``BACKEND`` (``"c"`` or ``"python"`` for Mulle), if any.
 
     Recorded in every result line as ``engine_backend``: the same seed gives the same game
@@ -102,13 +104,13 @@ def engine_backend(game) -> str | None:
     return backend if isinstance(backend, str) else None
 
 
-def make_ruleset(game, rules: dict | None):
+def make_ruleset(game: Any, rules: dict[str, Any] | None) -> Any:
     """The game's ruleset object for the dict ``rules`` (the dict itself if the game has no Ruleset)."""
     cls = getattr(game, "Ruleset", None)
     return cls.from_dict(rules or {}) if cls is not None and hasattr(cls, "from_dict") else rules
 
 
-def stable_seed(*parts) -> int:
+def stable_seed(*parts: object) -> int:
     """A 64-bit seed from ``parts`` that is the same in every process (unlike ``hash()``)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "little")
@@ -119,7 +121,7 @@ def stable_seed(*parts) -> int:
 UNRECORDED_VERSION = "1"
 
 
-def version_of(agent) -> str:
+def version_of(agent: object) -> str:
     """``agent.version`` as text (``"1"`` for an agent object without the attribute)."""
     return str(getattr(agent, "version", UNRECORDED_VERSION))
 
@@ -133,7 +135,7 @@ def agent_version(spec: str) -> str:
     return version_of(agents.make(spec))
 
 
-def line_versions(line: dict) -> list[str]:
+def line_versions(line: dict[str, Any]) -> list[str]:
     """The agent versions by seat a results line was played with (``"1"`` each if it predates them)."""
     recorded = line.get("agent_versions")
     return list(recorded) if recorded is not None else [UNRECORDED_VERSION, UNRECORDED_VERSION]
@@ -152,7 +154,7 @@ def agent_for(spec: str, seat: int) -> agents.Agent:
     return agent
 
 
-def _alarm(signum, frame):
+def _alarm(signum: int, frame: FrameType | None) -> None:
     raise MoveTimeout()
 
 
@@ -161,7 +163,7 @@ def _can_alarm() -> bool:
 
 
 @contextmanager
-def time_limit(seconds: float | None):
+def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise :class:`MoveTimeout` in the block after ``seconds`` (SIGALRM; no-op where unavailable)."""
     if not seconds or not _can_alarm():
         yield
@@ -200,7 +202,7 @@ class TimeGuard:
         self.names = names
         self.seat: int | None = None
         self.stage: str | None = None
-        self._previous = None
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
         self._armed = False
 
     def __enter__(self) -> TimeGuard:
@@ -209,20 +211,21 @@ class TimeGuard:
             self._armed = True
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._previous)
             self._armed = False
 
-    def __call__(self, seat: int, stage: str):
+    def __call__(self, seat: int, stage: str) -> AbstractContextManager[None]:
         self.seat, self.stage = seat, stage
         return _TimedCall(self, seat, stage) if self._armed else _UNTIMED
 
     def blame(self, seat: int, stage: str, timeout: MoveTimeout) -> AgentError:
         """The loop's error for the agent of ``seat`` that ran out of time in ``stage``."""
         name = self.names[seat] if self.names else f"seat {seat}"
-        error = AgentError(f"agent {name!r} (seat {seat}) {_timeout_text(self.seconds, stage)}",
+        # A guard blames only when armed, that is with a time limit.
+        error = AgentError(f"agent {name!r} (seat {seat}) {_timeout_text(cast(float, self.seconds), stage)}",
                            agent=name, seat=seat, stage=stage)
         error.__cause__ = timeout
         return error
@@ -240,12 +243,13 @@ class _TimedCall:
         self.guard, self.seat, self.stage = guard, seat, stage
 
     def __enter__(self) -> None:
-        signal.setitimer(signal.ITIMER_REAL, self.guard.seconds)
+        signal.setitimer(signal.ITIMER_REAL, cast(float, self.guard.seconds))  # armed: it has a limit
 
-    def __exit__(self, kind, value, tb) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+                 ) -> Literal[False]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         if kind is MoveTimeout:
-            raise self.guard.blame(self.seat, self.stage, value)
+            raise self.guard.blame(self.seat, self.stage, cast(MoveTimeout, value))
         return False
 
 
@@ -261,24 +265,25 @@ _FAILED_IN = {"act": "raised", "reset": "raised in reset():", "observe": "raised
 def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int, str] | None:
     """``(seat, what it did)`` when ``exc`` is an agent's failure (a forfeit); ``None`` when it is the game's."""
     if isinstance(exc, MoveTimeout):  # the timer fired between the loop's calls: the last one is to blame
-        return guard.seat, _timeout_text(guard.seconds, guard.stage)
+        # An armed guard (it has a limit) has seen a call start: seat and stage are set.
+        return cast(int, guard.seat), _timeout_text(cast(float, guard.seconds), cast(str, guard.stage))
     if isinstance(exc, IllegalMoveError) and exc.seat in (0, 1):
         return exc.seat, f"played an illegal move: {type(exc).__name__}: {exc.reason}"
     if isinstance(exc, AgentError) and guard.seat is not None:
         # The loop hands on unchanged an AgentError from a game loop inside an agent (one that
         # plays games of its own), whose seat is not this game's: the agent whose call was
         # running, as the guard saw it start, is the one that failed.
-        seat, stage = guard.seat, guard.stage
+        seat, stage = guard.seat, cast(str, guard.stage)  # set together
         own = (exc.seat, exc.stage, exc.agent) == (seat, stage, specs[seat])
         cause = exc.__cause__ if own else exc
         if isinstance(cause, MoveTimeout):
-            return seat, _timeout_text(guard.seconds, stage)
+            return seat, _timeout_text(cast(float, guard.seconds), stage)
         log.debug("agent %r failed:\n%s", specs[seat], "".join(traceback.format_exception(cause or exc)))
         return seat, f"{_FAILED_IN[stage]} {_describe(cause or exc)}"
     return None  # anything else comes from the game itself: nobody forfeits
 
 
-def play_task(task: dict, on_begin: Callable[[], None] | None = None) -> dict:
+def play_task(task: dict[str, Any], on_begin: Callable[[], None] | None = None) -> dict[str, Any]:
     """Play the game ``task`` describes and return its result line (see docs/arena.md).
 
     ``on_begin`` is called once the game is set up (the worker hook run, the game
@@ -379,7 +384,8 @@ def play_task(task: dict, on_begin: Callable[[], None] | None = None) -> dict:
 play_game = play_task
 
 
-def _forfeit(line: dict, seat: int, error: str, t_start: float, move_list=None, task=None) -> dict:
+def _forfeit(line: dict[str, Any], seat: int, error: str, t_start: float, move_list: list[str] | None = None,
+             task: dict[str, Any] | None = None) -> dict[str, Any]:
     """Record that ``seat`` forfeits: it loses, scores and sheets stay ``None``."""
     line.update(winner=1 - seat, forfeit=seat, error=error, status="forfeit")
     line["duration"] = round(time.perf_counter() - t_start, 6)
@@ -389,7 +395,8 @@ def _forfeit(line: dict, seat: int, error: str, t_start: float, move_list=None, 
     return line
 
 
-def _engine_failed(line: dict, task: dict, error: str, t_start: float, move_list=None) -> dict:
+def _engine_failed(line: dict[str, Any], task: dict[str, Any], error: str, t_start: float,
+                   move_list: list[str] | None = None) -> dict[str, Any]:
     """Record a game the game engine failed: ``aborted``, nobody forfeits, replayed on re-run."""
     log.error("game %s: %s\n%s", line["game_id"], error, traceback.format_exc())
     line.update(winner=None, forfeit=None, error=error, status="aborted", attempts=1)
@@ -399,7 +406,7 @@ def _engine_failed(line: dict, task: dict, error: str, t_start: float, move_list
     return line
 
 
-def aborted(task: dict, error: str, attempts: int = 1) -> dict:
+def aborted(task: dict[str, Any], error: str, attempts: int = 1) -> dict[str, Any]:
     """The result line of a game the infrastructure could not finish (worker died, game deadline).
 
     Such a game counts for nobody and is played again when the command is re-run.

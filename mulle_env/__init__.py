@@ -6,11 +6,18 @@
 1
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 from .engine.record import check_result
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .gym_env import MulleEnv
+
+__version__ = "0.2.0"  # the one place the version is written (pyproject.toml reads it; CHANGELOG.md)
 __all__ = [*_engine_all, "__version__", "MulleEnv", "check_result"]  # noqa: F405 - MulleEnv comes lazily from __getattr__
 
 
@@ -20,10 +27,12 @@ from ._registration import register_envs as _register_envs
 _register_envs()
 
 
-def __getattr__(name: str):
-    # Lazy export: the Gymnasium env and its numpy code load only when asked for.
-    if name == "MulleEnv":
-        from .gym_env import MulleEnv
+if not TYPE_CHECKING:  # to a type checker MulleEnv is the import above, and other names stay errors
 
-        return MulleEnv
-    raise AttributeError(f"module 'mulle_env' has no attribute {name!r}")
+    def __getattr__(name: str) -> type[MulleEnv]:
+        # Lazy export: the Gymnasium env and its numpy code load only when asked for.
+        if name == "MulleEnv":
+            from .gym_env import MulleEnv
+
+            return MulleEnv
+        raise AttributeError(f"module 'mulle_env' has no attribute {name!r}")

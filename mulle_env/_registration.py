@@ -12,8 +12,11 @@ import order, and ``import mulle_env.engine`` alone imports no third-party modul
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 
 ENV_ID = "Mulle-v0"
 ENTRY_POINT = "mulle_env.gym_env:MulleEnv"
@@ -22,7 +25,7 @@ VECTOR_ENTRY_POINT = "mulle_env.vector_env:MulleVectorEnv"
 _REGISTRY_MODULE = "gymnasium.envs.registration"
 
 
-def register_with(registration) -> None:
+def register_with(registration: ModuleType) -> None:
     """Register ``Mulle-v0`` in the Gymnasium registry module ``registration`` (once)."""
     if ENV_ID not in registration.registry:
         # The entry point is a string so that registering does not import the env module.
@@ -32,13 +35,13 @@ def register_with(registration) -> None:
 class _Loader(importlib.abc.Loader):
     """Runs the real loader of Gymnasium's registry module, then registers the env."""
 
-    def __init__(self, loader) -> None:
+    def __init__(self, loader: importlib.abc.Loader) -> None:
         self._loader = loader
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
         register_with(module)
 
@@ -46,7 +49,8 @@ class _Loader(importlib.abc.Loader):
 class _Hook(importlib.abc.MetaPathFinder):
     """One-shot finder: wraps the loader of ``gymnasium.envs.registration`` when it is imported."""
 
-    def find_spec(self, name, path, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+                  ) -> importlib.machinery.ModuleSpec | None:
         if name != _REGISTRY_MODULE:
             return None
         _remove_hook()

@@ -35,10 +35,12 @@ True
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
-from .engine import rules
+from .engine import GameState, rules
 from .engine.cards import CARD_NAMES, NUM_FACES
 from .engine.errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidRulesetError
 from .engine.moves import (
@@ -53,7 +55,6 @@ from .engine.moves import (
     Move,
 )
 from .engine.ruleset import Ruleset
-from .engine.state import GameState
 
 __all__ = [
     "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
@@ -121,7 +122,7 @@ def legal_indices(state: GameState) -> list[int]:
     return state.legal_move_ids()
 
 
-def legal_mask(state: GameState, dtype=np.int8, out: np.ndarray | None = None) -> np.ndarray:
+def legal_mask(state: GameState, dtype: DTypeLike = np.int8, out: NDArray[Any] | None = None) -> NDArray[Any]:
     """Length-:data:`NUM_ACTIONS` mask, 1 exactly at :func:`legal_indices` (all 0 once the game is over).
 
     ``dtype=np.int8`` is what Gymnasium's ``Discrete.sample(mask=...)`` and PettingZoo
@@ -135,7 +136,7 @@ def legal_mask(state: GameState, dtype=np.int8, out: np.ndarray | None = None) -
     return out
 
 
-def mask_indices(mask: np.ndarray) -> np.ndarray:
+def mask_indices(mask: NDArray[Any]) -> NDArray[np.intp]:
     """The actions a 1-D mask allows (``info["action_mask"]``, PettingZoo's ``obs["action_mask"]``), ascending.
 
     An int8/uint8 0/1 mask is read as bool without a copy: numpy scans a bool array
@@ -149,7 +150,7 @@ def mask_indices(mask: np.ndarray) -> np.ndarray:
     return m.nonzero()[0]
 
 
-def batch_mask_indices(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Every allowed ``(row, action)`` of a batch of masks (``(K, NUM_ACTIONS)``, int8/uint8/bool), row by row.
 
     For drivers of the vector env: ``rows, actions = batch_mask_indices(info["action_mask"])``.
@@ -184,7 +185,7 @@ def action_to_move(index: int) -> Move:
     return MOVES[i]
 
 
-def action_int(action) -> int | None:
+def action_int(action: Any) -> int | None:
     """``action`` as a Python int if it is an integer (int, numpy integer, 0-d integer array), else ``None``.
 
     Floats (``7.0``) and bools (``True``) are not actions, even where they equal an int:
@@ -201,7 +202,7 @@ def action_int(action) -> int | None:
         return None
 
 
-def _as_index(index) -> int:
+def _as_index(index: object) -> int:
     i = action_int(index)
     if i is None:
         raise IllegalActionError(

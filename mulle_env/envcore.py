@@ -23,19 +23,22 @@ import copy
 import random
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
-from typing import Any
+from types import ModuleType
+from typing import Any, cast, overload
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
+from numpy.typing import NDArray
 
 from . import codec
 from .engine.errors import IllegalMoveError
 from .engine.loop import GameLoop
 from .engine.moves import MOVES, Move
 from .engine.ruleset import Ruleset
+from .engine.state import PlayerView
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, observation_bounds
-from .stepper import make_stepper
+from .stepper import Indices, Stepper, make_stepper
 
 __all__ = [
     "AGENT_ENTRY_POINT_GROUP", "EXTRAS_BOUND", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "SEED_BOUND",
@@ -53,12 +56,12 @@ SELF_PLAY = "self"
 #: Every entry of an extra-input block lies in ``[0, EXTRAS_BOUND]`` (the observation space's bound).
 EXTRAS_BOUND = 64.0
 #: ``opponent_policy(obs (n, size) float32, mask (n, 2812) int8) -> actions (n,)``.
-OpponentPolicy = Callable[[np.ndarray, np.ndarray], Any]
+OpponentPolicy = Callable[[NDArray[np.float32], NDArray[np.int8]], Any]
 
 _NA = codec.NUM_ACTIONS
 
 
-def resolve_agent(opponent: Any):
+def resolve_agent(opponent: Any) -> Any:
     """An agent from a spec string (``"heuristic"``, ``"pimc:samples=10"``) or an agent object.
 
     Strings are built by the factories registered under the ``mulle_env.agents``
@@ -111,7 +114,7 @@ def illegal_reward(reward_mode: str, ruleset: Ruleset, score_scale: float) -> fl
     return -1.0
 
 
-def check_reset_options(options, allowed: tuple[str, ...]) -> dict:
+def check_reset_options(options: object, allowed: tuple[str, ...]) -> dict[str, Any]:
     """``options`` as a dict after checking its keys, so a misspelt option is not silently ignored."""
     if options is None:
         return {}
@@ -133,6 +136,10 @@ def check_seat(seat: Any, what: str = "seat") -> int | str:
     raise ValueError(f"{what} must be one of {SEAT_MODES}, not {seat!r}")
 
 
+@overload
+def check_seed(seed: int | np.integer[Any], what: str = "seed") -> int: ...
+@overload
+def check_seed(seed: Any, what: str = "seed") -> int | None: ...
 def check_seed(seed: Any, what: str = "seed") -> int | None:
     """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3')."""
     if seed is None:
@@ -144,7 +151,7 @@ def check_seed(seed: Any, what: str = "seed") -> int | None:
     raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
 
 
-def _extras_module():
+def _extras_module() -> ModuleType:
     from . import extras
 
     return extras
@@ -155,7 +162,7 @@ class _SteppedGame:
 
     __slots__ = ("stepper", "i")
 
-    def __init__(self, stepper, i: int) -> None:
+    def __init__(self, stepper: Stepper, i: int) -> None:
         self.stepper = stepper
         self.i = i
 
@@ -168,19 +175,19 @@ class _SteppedGame:
         return self.stepper.state(self.i).over
 
     @property
-    def last_move(self):
+    def last_move(self) -> tuple[int, Move] | None:
         return self.stepper.state(self.i).last_move
 
     def legal_moves(self) -> list[Move]:
         return self.stepper.state(self.i).legal_moves()
 
-    def view(self, player: int):
+    def view(self, player: int) -> PlayerView:
         return self.stepper.state(self.i).view(player)
 
-    def play(self, move) -> Move:
+    def play(self, move: Move | str) -> Move:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
         m = self.stepper.state(self.i).check(move)
-        self.stepper.play(self.i, m.id)
+        self.stepper.play(self.i, m.id)  # type: ignore[arg-type]  # the envs' rules have an id for every move
         return m
 
 
@@ -200,7 +207,8 @@ class EnvCore:
     """
 
     def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
-                 ruleset: Ruleset | dict | None = None, illegal_action: str = "raise", score_scale: float = 100.0,
+                 ruleset: Ruleset | dict[str, Any] | None = None, illegal_action: str = "raise",
+                 score_scale: float = 100.0,
                  extras: str | None = None, opponent_policy: OpponentPolicy | None = None) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
@@ -226,7 +234,7 @@ class EnvCore:
         self.two_learners = opponent is None
         self.self_play = isinstance(opponent, str) and opponent == SELF_PLAY
         self.internal_random = isinstance(opponent, str) and opponent == "random"
-        self.agents: list | None = None
+        self.agents: list[Any] | None = None
         if not (self.two_learners or self.self_play or self.internal_random):
             self.agents = self._agents(opponent, K)
             for agent in self.agents:
@@ -243,12 +251,12 @@ class EnvCore:
         #: Size of one observation: the encoding plus the extra-input block, if any.
         self.obs_size = OBS_SIZE + (_extras_module().extras_size(extras) if extras else 0)
         self._base = np.zeros((K, OBS_SIZE), dtype=OBS_DTYPE) if extras else None
-        self._opp_obs: np.ndarray | None = None
-        self._opp_mask: np.ndarray | None = None
+        self._opp_obs: NDArray[np.float32] | None = None
+        self._opp_mask: NDArray[np.int8] | None = None
         self._one = (np.zeros(K, dtype=np.int64), np.zeros(K, dtype=bool))  # one game's step through the stepper
 
     @staticmethod
-    def _agents(opponent: Any, k: int) -> list:
+    def _agents(opponent: Any, k: int) -> list[Any]:
         if isinstance(opponent, str):
             return [resolve_agent(opponent) for _ in range(k)]
         if isinstance(opponent, Sequence):
@@ -259,7 +267,7 @@ class EnvCore:
         return [agent] if k == 1 else [copy.deepcopy(agent) for _ in range(k)]
 
     # ----- spaces -------------------------------------------------------------------------
-    def observation_space(self) -> spaces.Box:
+    def observation_space(self) -> spaces.Box[np.float32]:
         """The space of one observation (bounds by the ruleset; extra-input entries in ``[0, EXTRAS_BOUND]``)."""
         low, high = observation_bounds(self.ruleset)
         if self.extras:
@@ -269,7 +277,7 @@ class EnvCore:
         return spaces.Box(low, high, (self.obs_size,), OBS_DTYPE)
 
     @staticmethod
-    def action_space() -> spaces.Discrete:
+    def action_space() -> spaces.Discrete[np.int64]:
         """``Discrete(2812)``: an index is always the same move (:mod:`mulle_env.codec`)."""
         return spaces.Discrete(_NA)
 
@@ -295,14 +303,14 @@ class EnvCore:
             elif mode == "alternate":
                 seat = self.episodes[i] % 2
             else:
-                seat = mode
+                seat = cast(int, mode)  # check_seat let only 0, 1 and the two words through
         self.episodes[i] += 1
         self.seats[i] = seat
         if self.loops is not None:
-            agent = self.agents[i]
-            seats: list = [None, None]
+            agent = self.agents[i]  # type: ignore[index]  # the loops are there when the agents are
+            seats: list[Any] = [None, None]
             seats[1 - seat] = agent
-            rngs: list = [None, None]
+            rngs: list[random.Random | None] = [None, None]
             rngs[1 - seat] = random.Random(opp_seed)
             loop = self.loops[i] = GameLoop(_SteppedGame(self.stepper, i), seats, rngs)
             self.stepper.start(i, game_seed, seat, opp_seed)
@@ -342,7 +350,7 @@ class EnvCore:
             if self.self_play:
                 self.resolve()
 
-    def step(self, actions: np.ndarray, active: np.ndarray) -> None:
+    def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """The learners' actions in every active game (checked already), then every opponent."""
         if self.loops is None:
             self.stepper.step(actions, active)
@@ -351,7 +359,7 @@ class EnvCore:
         for i in np.flatnonzero(active).tolist():
             self.learner_play(i, int(actions[i]))
 
-    def _policy_moves(self, pending: np.ndarray) -> None:
+    def _policy_moves(self, pending: NDArray[np.intp]) -> None:
         if self.opponent_policy is None:
             raise ValueError('opponent="self" needs a batched policy: pass opponent_policy=fn or call '
                              f"set_opponent_policy(fn), fn(obs (n, {self.obs_size}), mask (n, {_NA})) -> actions (n,)")
@@ -359,7 +367,7 @@ class EnvCore:
         if self._opp_obs is None or len(self._opp_obs) < n:
             self._opp_obs = np.zeros((self.num_envs, self.obs_size), dtype=OBS_DTYPE)
             self._opp_mask = np.zeros((self.num_envs, _NA), dtype=np.int8)
-        obs, mask = self._opp_obs[:n], self._opp_mask[:n]
+        obs, mask = self._opp_obs[:n], self._opp_mask[:n]  # type: ignore[index]  # made together
         self.write(pending, 1 - self.seats[pending], obs, mask)
         acts = np.asarray(self.opponent_policy(obs, mask)).reshape(-1)
         if acts.shape != (n,):
@@ -404,18 +412,18 @@ class EnvCore:
         return illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
 
     # ----- encoding ------------------------------------------------------------------------
-    def write(self, idx, seats, obs: np.ndarray, mask: np.ndarray) -> None:
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
         """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``."""
         if self.extras is None:
             self.stepper.write(idx, seats, obs, mask)
             return
         n = len(idx)
-        base = self._base[:n]
+        base = self._base[:n]  # type: ignore[index]  # there whenever extras are
         self.stepper.write(idx, seats, base, mask)
         obs[:, :OBS_SIZE] = base
         _extras_module().afterstate_extras(base, obs[:, OBS_SIZE:], self.extras)
 
-    def observation(self, i: int, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    def observation(self, i: int, seat: int) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
         """A fresh ``(obs, mask)`` of seat ``seat`` in game ``i`` (the mask all zeros unless it is to move)."""
         obs = np.empty((1, self.obs_size), dtype=OBS_DTYPE)
         mask = np.empty((1, _NA), dtype=np.int8)

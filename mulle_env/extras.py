@@ -92,7 +92,10 @@ is the encoding's opponent hand size, which an afterstate of a deal's last card 
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
 from .engine.moves import MIN_BUILD_VALUE
@@ -149,13 +152,15 @@ _SAME = np.zeros((13, _NV), np.float32)
 for _t in range(MIN_BUILD_VALUE, 14):
     _SAME[_t - 1, _t - MIN_BUILD_VALUE] = 1
 # ...and the disjoint pairs a + b = v (a < b: min of the two counts; a == b: half the count).
-_PAIR_A, _PAIR_B, _PAIR_V = [], [], []
+_pair_a: list[int] = []
+_pair_b: list[int] = []
+_PAIR_V: list[int] = []
 for _v in range(MIN_BUILD_VALUE, 14):
     for _a in range(1, (_v + 1) // 2):
-        _PAIR_A.append(_a - 1)
-        _PAIR_B.append(_v - _a - 1)
+        _pair_a.append(_a - 1)
+        _pair_b.append(_v - _a - 1)
         _PAIR_V.append(_v - MIN_BUILD_VALUE)
-_PAIR_A, _PAIR_B = np.array(_PAIR_A), np.array(_PAIR_B)
+_PAIR_A, _PAIR_B = np.array(_pair_a), np.array(_pair_b)
 _PAIRS = np.zeros((len(_PAIR_V), _NV), np.float32)
 _PAIRS[np.arange(len(_PAIR_V)), _PAIR_V] = 2  # two cards a pair
 _HALF = np.zeros((13, _NV), np.float32)  # equal pairs: table value t pairs with itself for v = 2t
@@ -203,7 +208,8 @@ def extends(name: str | None, base: str | None) -> bool:
     return base is None or (name is not None and EXTRAS.index(base) <= EXTRAS.index(name))
 
 
-def _checked(obs: np.ndarray, out: np.ndarray | None, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _checked(obs: NDArray[np.float32], out: NDArray[np.float32] | None, name: str
+             ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     obs = np.asarray(obs, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
         raise ValueError(f"expected encodings of shape (n, {OBS_SIZE}), got {obs.shape}")
@@ -215,7 +221,8 @@ def _checked(obs: np.ndarray, out: np.ndarray | None, name: str) -> tuple[np.nda
     return obs, out
 
 
-def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
+def afterstate_extras(obs: NDArray[np.float32], out: NDArray[np.float32] | None = None,
+                      name: str = "capture-v1") -> NDArray[np.float32]:
     """Block ``name`` for a batch of encodings ``(n, OBS_SIZE)``: ``(n, EXTRA_SIZES[name])`` float32.
 
     Reads only the encoding (any position, from its observer's seat; for an afterstate
@@ -234,7 +241,8 @@ def afterstate_extras(obs: np.ndarray, out: np.ndarray | None = None, name: str 
     return out
 
 
-def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, name: str) -> None:
+def _compiled(obs: NDArray[np.float32], rows: NDArray[np.float32], out: NDArray[np.float32], offset: int,
+              name: str) -> None:
     """The block by the compiled module into ``out`` = ``rows[:, offset:offset + size]`` (``rows`` C-contiguous).
 
     The module leaves the mulle sums, which numpy makes with products whose summation
@@ -243,13 +251,14 @@ def _compiled(obs: np.ndarray, rows: np.ndarray, out: np.ndarray, offset: int, n
     batches of a decision's size (numpy's own sums may differ by an ulp between a one-row
     and a many-row batch); the tests ask for 2e-6 and the shipped net's moves.
     """
+    assert _C is not None  # called only when the compiled core computes the blocks
     _C.write_extras(obs, rows, _LEVEL[name], rows.shape[1], offset)
     _mulle_sums(obs, out, name)
     if name == "capture-v3":
         _C.extras_exp_mulle(obs, rows, rows.shape[1], offset)
 
 
-def _mulle_sums(obs: np.ndarray, out: np.ndarray, name: str) -> None:
+def _mulle_sums(obs: NDArray[np.float32], out: NDArray[np.float32], name: str) -> None:
     """The blocks' mulle sums (``mulle_exposed``, ``mulle_mine``; ``twin_exposed`` in ``capture-v3``).
 
     One place for both backends: these are numpy products whose summation order the
@@ -261,7 +270,8 @@ def _mulle_sums(obs: np.ndarray, out: np.ndarray, name: str) -> None:
         out[:, _O_TWIN_EXPOSED] = (obs[:, _LOOSE] * obs[:, _UNSEEN]) @ _MULLE13
 
 
-def afterstate_extras_numpy(obs: np.ndarray, out: np.ndarray | None = None, name: str = "capture-v1") -> np.ndarray:
+def afterstate_extras_numpy(obs: NDArray[np.float32], out: NDArray[np.float32] | None = None,
+                            name: str = "capture-v1") -> NDArray[np.float32]:
     """:func:`afterstate_extras` in numpy: the definition, and the reference the compiled module is tested against.
 
     Generations 5 and 6 were fitted, and measured, on these values.
@@ -298,7 +308,7 @@ def afterstate_extras_numpy(obs: np.ndarray, out: np.ndarray | None = None, name
     return out
 
 
-def _reach(obs: np.ndarray, out: np.ndarray) -> None:
+def _reach(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     """Block ``capture-v3``'s tail, from the encoding and the ``capture-v2`` block already in ``out``."""
     at = EXTRA_SIZES["capture-v2"]
     unseen = obs[:, _UNSEEN]
@@ -321,7 +331,7 @@ def _reach(obs: np.ndarray, out: np.ndarray) -> None:
     out[:, tail + 3] = (out[:, _O_CLEARS] * p).max(axis=1)
 
 
-def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
+def with_extras(obs: NDArray[np.float32], name: str | None) -> NDArray[np.float32]:
     """``obs`` with the block ``name`` appended (``obs`` itself, as float32, for ``None``)."""
     obs = np.asarray(obs, dtype=np.float32)
     if name is None:
@@ -339,7 +349,7 @@ def with_extras(obs: np.ndarray, name: str | None) -> np.ndarray:
     return full[0] if obs.ndim == 1 else full
 
 
-def _load_compiled():
+def _load_compiled() -> ModuleType | None:
     """The engine core's compiled blocks, configured with this file's tables, or ``None`` on the Python engine.
 
     They follow the engine's one backend switch (:data:`mulle_env.engine.BACKEND`): on the

@@ -51,7 +51,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_output_path(path: str | os.PathLike, what: str = "the output file", *, probe: bool = True) -> Path:
+def check_output_path(path: str | os.PathLike[str], what: str = "the output file", *, probe: bool = True) -> Path:
     """``path`` as a :class:`Path` if a command may write a file there; a :class:`PathError` saying why not.
 
     Allowed: an existing regular file (it will be appended to or replaced) or a new name
@@ -90,7 +90,7 @@ def check_output_path(path: str | os.PathLike, what: str = "the output file", *,
     return p
 
 
-def check_input_path(path: str | os.PathLike, what: str = "the input file", *,
+def check_input_path(path: str | os.PathLike[str], what: str = "the input file", *,
                      limit: int | None = DEFAULT_READ_LIMIT) -> Path:
     """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes, else a :class:`PathError`."""
     p = Path(path)
@@ -108,7 +108,7 @@ def check_input_path(path: str | os.PathLike, what: str = "the input file", *,
     return p
 
 
-def read_bytes(path: str | os.PathLike, what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> bytes:
+def read_bytes(path: str | os.PathLike[str], what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (checked before and while reading)."""
     p = check_input_path(path, what, limit=limit)
     try:
@@ -121,7 +121,7 @@ def read_bytes(path: str | os.PathLike, what: str = "the input file", *, limit: 
     return data
 
 
-def read_text(path: str | os.PathLike, what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> str:
+def read_text(path: str | os.PathLike[str], what: str = "the input file", *, limit: int = DEFAULT_READ_LIMIT) -> str:
     """The UTF-8 text of a regular file of at most ``limit`` bytes; a :class:`PathError` for anything else."""
     data = read_bytes(path, what, limit=limit)
     try:

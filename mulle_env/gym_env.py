@@ -13,10 +13,12 @@ and encoding are written there once.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
 from . import codec
 from .engine import GameState
@@ -50,13 +52,13 @@ class ResetNeededError(gym.error.ResetNeeded, GameOverError):
     """
 
 
-def check_render_mode(render_mode: str | None, render_modes) -> None:
+def check_render_mode(render_mode: str | None, render_modes: Container[str]) -> None:
     """``render_mode`` is ``None`` or one of ``render_modes``; a ValueError saying which otherwise."""
     if render_mode is not None and render_mode not in render_modes:
         raise ValueError(f"render_mode must be None or one of {render_modes}, not {render_mode!r}")
 
 
-class MulleEnv(gym.Env):
+class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     """Mulle, the Swedish two-deck fishing card game, played against a fixed opponent.
 
     The learner holds one seat; the opponent (an agent) moves inside :meth:`step`
@@ -133,7 +135,7 @@ class MulleEnv(gym.Env):
         opponent: Any = "heuristic",
         reward: str = "win",
         seat: int | str = "random",
-        ruleset: Ruleset | dict | None = None,
+        ruleset: Ruleset | dict[str, Any] | None = None,
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         render_mode: str | None = None,
@@ -172,7 +174,8 @@ class MulleEnv(gym.Env):
         return int(self._core.seats[0])
 
     # ----- Gymnasium API -----------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         """Deal a new game; the opponent moves first if the learner is seat 1 (or leads later)."""
         super().reset(seed=check_seed(seed))
         options = check_reset_options(options, RESET_OPTIONS)
@@ -184,7 +187,7 @@ class MulleEnv(gym.Env):
         self._done = False
         return self._observe()
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's move, then the opponent's until the learner is to move again."""
         if not self._started:
             raise ResetNeededError("call reset() before step()")
@@ -207,11 +210,11 @@ class MulleEnv(gym.Env):
         obs, info = self._observe()
         return obs, reward, self._done, False, info
 
-    def action_masks(self) -> np.ndarray:
+    def action_masks(self) -> NDArray[np.bool_]:
         """Bool mask of the learner's legal actions (the method sb3-contrib's ``MaskablePPO`` calls)."""
         if not self._started or self._done:
             return np.zeros(codec.NUM_ACTIONS, dtype=bool)
-        return codec.legal_mask(self.state, dtype=bool)
+        return codec.legal_mask(self._core.stepper.state(0), dtype=bool)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the table, the learner's hand and the scores as text."""
@@ -220,7 +223,7 @@ class MulleEnv(gym.Env):
             return None
         if not self._started:
             return "(no game yet: call reset())"
-        st = self.state
+        st = self._core.stepper.state(0)
         view = st.view(self.seat)
         head = f"Mulle-v0: you are player {self.seat}"
         if view.last_move is not None:
@@ -231,12 +234,12 @@ class MulleEnv(gym.Env):
         return head + "\n" + render_view(view) + "\n"
 
     # ----- internals ---------------------------------------------------------------
-    def _observe(self) -> tuple[np.ndarray, dict]:
+    def _observe(self) -> tuple[NDArray[np.float32], dict[str, Any]]:
         core = self._core
         obs, mask = core.observation(0, self.seat)
         if self._done:
             mask[:] = 0
-        info = {"action_mask": mask}
+        info: dict[str, Any] = {"action_mask": mask}
         if core.stepper.over[0]:
             info["final_scores"] = core.final_scores(0)
         return obs, info

@@ -26,8 +26,13 @@ True
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from .engine import GameState
 from .engine.cards import COPIES, NUM_FACES
 from .engine.moves import MIN_BUILD_VALUE
 from .engine.observation_layout import (
@@ -48,7 +53,7 @@ from .engine.observation_layout import (
 )
 from .engine.rules import DEALS_PER_SET, HAND_SIZE, leader
 from .engine.ruleset import Ruleset
-from .engine.state import SHEET_KEYS, GameState, PlayerView, add_sheets, intake_bonus, sheet
+from .engine.state import SHEET_KEYS, PlayerView, Sheet, add_sheets, intake_bonus, sheet
 
 __all__ = [
     "BUILD_FEATURES",
@@ -81,7 +86,7 @@ _SCORES = slice(OBS_SLICES["my_score"].start, OBS_SLICES["opp_set_score"].stop)
 _SCALARS = OBS_SLICES["scalars"]
 
 
-def observation_bounds(ruleset: Ruleset | None = None) -> tuple[np.ndarray, np.ndarray]:
+def observation_bounds(ruleset: Ruleset | None = None) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Elementwise ``(low, high)`` of the observation under ``ruleset`` (game scores grow with ``sets``)."""
     sets = (ruleset or Ruleset()).sets
     low = np.zeros(OBS_SIZE, dtype=OBS_DTYPE)
@@ -102,7 +107,9 @@ _SCALAR_AT = _SCALARS.start - _TAIL
 _BASE8 = np.arange(_NPILES + 1, dtype=np.intp) * NUM_FACES
 
 
-def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_capturer, opp_hand, deck, ruleset, over):
+def _fill(out: NDArray[np.float32], player: int, to_move: int, piles: Sequence[Sequence[int]],
+          builds: Iterable[tuple[int, int, int | None, bool]], sheets4: Sequence[int], set_no: int, deal_no: int,
+          last_capturer: int | None, opp_hand: int, deck: int, ruleset: Ruleset, over: bool) -> NDArray[np.float32]:
     """Write one observation into ``out`` from plain ints and lists (the hot path of both encoders)."""
     lens = [len(p) for p in piles]
     flat = [*piles[0], *piles[1], *piles[2], *piles[3], *piles[4], *piles[5], *piles[6]]
@@ -115,7 +122,7 @@ def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_ca
     out[: _UNSEEN.stop] = np.bincount(idx, minlength=_UNSEEN.stop)
     unseen = out[_UNSEEN]
     np.subtract(COPIES, unseen, out=unseen)
-    tail = [0.0] * _TAIL_SIZE
+    tail: list[Any] = [0.0] * _TAIL_SIZE  # floats, and bools the assignment to out turns into 0.0/1.0
     opp = 1 - player
     for value, n, owner, locked in builds:
         at = (value - MIN_BUILD_VALUE) * _NF
@@ -147,13 +154,13 @@ def _fill(out, player, to_move, piles, builds, sheets4, set_no, deal_no, last_ca
     return out
 
 
-def _prepare(out):
+def _prepare(out: NDArray[np.float32] | None) -> NDArray[np.float32]:
     if out is None:
         return np.empty(OBS_SIZE, dtype=OBS_DTYPE)
     return out
 
 
-def _sheet_values(s: dict) -> list[int]:
+def _sheet_values(s: Sheet) -> list[int]:
     return [s[k] for k in SHEET_KEYS]
 
 
@@ -163,7 +170,7 @@ def _set_values(mulle: int, tabbe: int, intake: int) -> list[int]:
     return [mulle, tabbe, intake, bonus, mulle + tabbe + bonus]
 
 
-def encode_state(state: GameState, player: int, out: np.ndarray | None = None) -> np.ndarray:
+def encode_state(state: GameState, player: int, out: NDArray[np.float32] | None = None) -> NDArray[np.float32]:
     """The observation of ``player`` in ``state``; equal to ``encode_view(state.view(player))``.
 
     Reads only what :meth:`GameState.view` exposes. ``out`` (float32, length
@@ -196,7 +203,7 @@ def encode_state(state: GameState, player: int, out: np.ndarray | None = None) -
     )
 
 
-def encode_view(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
+def encode_view(view: PlayerView, out: NDArray[np.float32] | None = None) -> NDArray[np.float32]:
     """The observation of ``view.player`` from their :class:`PlayerView`."""
     out = _prepare(out)
     p = view.player
@@ -215,7 +222,7 @@ def encode_view(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     )
 
 
-def encode_into(state: GameState, player: int, out: np.ndarray) -> np.ndarray:
+def encode_into(state: GameState, player: int, out: NDArray[np.float32]) -> NDArray[np.float32]:
     """:func:`encode_state` into ``out`` (float32, C-contiguous), for code written before the env core.
 
     The environments write observations through their stepper (the compiled core writes

@@ -48,6 +48,9 @@ by pickling it, engine state included, so a wrapped position round-trips too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, cast
+
 try:
     import pyspiel
 except ImportError as _exc:  # an optional extra: say how to get it
@@ -111,13 +114,13 @@ def _ply_slots(move_id: int) -> tuple[int, int]:
         return _CARD + m.card, _KIND_SLOT[m.kind]
     if m.on is not None:
         return _CARD + m.card, _BUILD_FACE + m.on
-    return _CARD + m.card, (_BUILD_DOWN if m.is_build_down else _BUILD_UP) + m.on_build - 2
+    return _CARD + m.card, (_BUILD_DOWN if m.is_build_down else _BUILD_UP) + cast(int, m.on_build) - 2  # onto a build
 
 
 _PLY_SLOTS = [_ply_slots(i) for i in range(NUM_ACTIONS)]
 
 
-def ruleset_of(params: dict) -> Ruleset:
+def ruleset_of(params: dict[str, Any]) -> Ruleset:
     """The :class:`Ruleset` of a game's parameters (``seeds`` is not a rule and is ignored).
 
     Raises :class:`mulle_env.codec.UnsupportedRulesetError` for ``forced_capture=False``,
@@ -151,7 +154,7 @@ def state_for_seed(game: MulleGame, seed: int) -> MulleState:
 class MulleGame(pyspiel.Game):
     """The ``python_mulle`` game; parameters are the :class:`Ruleset` flags and ``seeds``."""
 
-    def __init__(self, params: dict | None = None) -> None:
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = {**PARAMETERS, **(params or {})}
         seeds = params["seeds"]
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 0:
@@ -188,7 +191,7 @@ class MulleGame(pyspiel.Game):
         state._attach(engine_state.copy() if copy else engine_state, reached=False)
         return state
 
-    def make_py_observer(self, iig_obs_type=None, params=None) -> MulleObserver:
+    def make_py_observer(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> MulleObserver:
         """The observer OpenSpiel asks for tensors and strings (perfect recall = information state)."""
         return MulleObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params, self.max_plies)
 
@@ -203,7 +206,7 @@ class MulleState(pyspiel.State):
         self.engine: GameState | None = None
         # (player, move id) of every move, and each deal's hands with the table, for the information state.
         self._moves: list[tuple[int, int]] = []
-        self._deals: list[tuple[int, int, int, tuple, tuple, tuple]] = []
+        self._deals: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = []
         self._reached = True
 
     def _attach(self, engine: GameState, reached: bool) -> None:
@@ -212,7 +215,7 @@ class MulleState(pyspiel.State):
         self._note_deal()
 
     def _note_deal(self) -> None:
-        st = self.engine
+        st = cast(GameState, self.engine)  # attached
         self._deals.append((len(self._moves), st.set_no, st.deal_no, tuple(st.hands[0]), tuple(st.hands[1]),
                             tuple(st.loose)))
 
@@ -226,7 +229,8 @@ class MulleState(pyspiel.State):
         return self.engine.to_move
 
     def _legal_actions(self, player: int) -> list[int]:
-        return self.engine.legal_move_ids() if player == self.engine.to_move else []
+        st = cast(GameState, self.engine)  # OpenSpiel asks a player's actions after the deal only
+        return st.legal_move_ids() if player == st.to_move else []
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """Every seed byte (or seed) with its probability: uniform."""
@@ -272,7 +276,7 @@ class MulleState(pyspiel.State):
         """Each seat's game total minus the opponent's at the end; zeros before."""
         if not self.is_terminal():
             return [0.0, 0.0]
-        a, b = self.engine.scores()
+        a, b = cast(GameState, self.engine).scores()  # terminal: dealt
         return [float(a - b), float(b - a)]
 
     @property
@@ -285,7 +289,7 @@ class MulleState(pyspiel.State):
             return f"seed bytes so far: {self._bytes}"
         return str(self.engine)
 
-    def __deepcopy__(self, memo) -> MulleState:
+    def __deepcopy__(self, memo: dict[int, Any]) -> MulleState:
         # OpenSpiel clones Python states with deepcopy; the engine state copies itself
         # (its compiled form cannot be deep-copied attribute by attribute).
         clone = MulleState(self._game)
@@ -305,7 +309,7 @@ class MulleObserver:
     parts); other kinds raise ``ValueError``.
     """
 
-    def __init__(self, iig_obs_type, params, max_plies: int) -> None:
+    def __init__(self, iig_obs_type: Any, params: dict[str, Any] | None, max_plies: int) -> None:
         if params:
             raise ValueError(f"the python_mulle observer takes no parameters, not {params}")
         if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
@@ -315,11 +319,12 @@ class MulleObserver:
                 f"private_info and public_info, not {iig_obs_type}"
             )
         self.perfect_recall = iig_obs_type.perfect_recall
-        pieces = [(name, s.stop - s.start, (s.stop - s.start,)) for name, s in OBS_SLICES.items()]
+        pieces: list[tuple[str, int, tuple[int, ...]]] = [(name, s.stop - s.start, (s.stop - s.start,))
+                                                          for name, s in OBS_SLICES.items()]
         if self.perfect_recall:
             pieces.append(("history", max_plies * PLY_SIZE, (max_plies, PLY_SIZE)))
         self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
-        self.dict = {}
+        self.dict: dict[str, Any] = {}
         start = 0
         for name, size, shape in pieces:
             self.dict[name] = self.tensor[start:start + size].reshape(shape)
@@ -350,7 +355,7 @@ class MulleObserver:
         return _view_text(state.engine, player)
 
 
-def _cards(faces) -> str:
+def _cards(faces: Iterable[int]) -> str:
     return " ".join(str(CARDS[f]) for f in faces) or "-"
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -41,12 +42,12 @@ __all__ = ["AGENTS", "env", "raw_env"]
 AGENTS = ("player_0", "player_1")
 
 
-def env(**kwargs) -> AECEnv:
+def env(**kwargs: Any) -> AECEnv:
     """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``; kwargs go to :class:`raw_env`."""
     return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no types: AECEnv is Any
     """Mulle for two learners: agents ``player_0`` and ``player_1`` take turns by the rules.
 
     Observation of each agent: ``{"observation": float32[524], "action_mask": int8[2812]}``,
@@ -72,11 +73,12 @@ class raw_env(AECEnv, EzPickle):
         extras: ``None`` or an extra-input block appended to each observation (as ``Mulle-v0``).
     """
 
-    metadata = {"render_modes": ["ansi"], "name": "mulle_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "mulle_v0", "is_parallelizable": False,
+                                "render_fps": 1}
 
     def __init__(
         self,
-        ruleset: Ruleset | dict | None = None,
+        ruleset: Ruleset | dict[str, Any] | None = None,
         reward: str = "win",
         illegal_action: str = "raise",
         score_scale: float = 100.0,
@@ -120,18 +122,18 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[0]
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         """The observation space of ``agent`` (the same for both)."""
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         """The action space of ``agent``: ``Discrete(NUM_ACTIONS)``."""
         return self.action_spaces[agent]
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game; ``seed`` fixes it (and reseeds the env's ``np_random``). It takes no options.
 
         PettingZoo's ``api_test`` requires ``reset`` to accept any ``options`` dict, so an
@@ -150,9 +152,9 @@ class raw_env(AECEnv, EzPickle):
         core.start(0)
         self._started = True
         self._clear()
-        self.agent_selection = AGENTS[self.game.to_move]
+        self.agent_selection = AGENTS[core.stepper.state(0).to_move]
 
-    def observe(self, agent: str) -> dict:
+    def observe(self, agent: str) -> dict[str, Any]:
         """``{"observation", "action_mask"}`` for ``agent``; the mask is all zeros unless it is to move."""
         p = self._seat(agent)
         if not self._started:
@@ -163,19 +165,21 @@ class raw_env(AECEnv, EzPickle):
             mask[:] = 0
         return {"observation": obs, "action_mask": mask}
 
-    def step(self, action) -> None:
+    def step(self, action: Any) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent whose game is over)."""
         if not self._started:
             raise ResetNeededError("no game yet: call reset() before step()")
         if not self.agents:
             raise GameOverError(
-                f"the game is over (final scores {self.game.scores()}); call reset() before stepping again"
+                f"the game is over (final scores {self._core.stepper.state(0).scores()}); call reset() before "
+                "stepping again"
             )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
-            return self._was_dead_step(action)
+            self._was_dead_step(action)
+            return
         core = self._core
-        st = self.game
+        st = core.stepper.state(0)
         p = st.to_move
         self._cumulative_rewards[agent] = 0.0
         a = core.checked_action(0, action)
@@ -216,7 +220,7 @@ class raw_env(AECEnv, EzPickle):
             return None
         if not self._started:
             return "(no game yet: call reset())"
-        st = self.game
+        st = self._core.stepper.state(0)
         if st.over:
             return f"Game over: final scores {st.scores()}\n"
         return f"{AGENTS[st.to_move]} to move\n" + render_view(st.view(st.to_move)) + "\n"

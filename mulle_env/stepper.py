@@ -26,27 +26,60 @@ current) and provides:
 * ``scores(i)``: the two game totals ``(seat 0, seat 1)``.
 * ``state(i)``: game ``i`` as a :class:`mulle_env.GameState`, to read (moves go through
   ``play`` so that ``over`` and ``to_move`` stay current).
+
+:class:`Stepper` is this contract as a type (a :class:`typing.Protocol`).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .engine import BACKEND, GameState, backends, new_game
 from .engine.ruleset import Ruleset
 from .observation import encode_state
 
-__all__ = ["PyStepper", "make_stepper"]
+__all__ = ["Indices", "PyStepper", "Stepper", "make_stepper"]
+
+#: Game indices or seats: a sequence of ints or an integer numpy array.
+Indices = Sequence[int] | NDArray[np.integer[Any]]
+
+
+class Stepper(Protocol):
+    """The stepper contract (module docstring): :class:`PyStepper` and the compiled stepper both keep it."""
+
+    @property
+    def num_envs(self) -> int:
+        """K, the number of games."""
+    @property
+    def over(self) -> NDArray[np.bool_]:
+        """Per game: over (kept current)."""
+    @property
+    def to_move(self) -> NDArray[np.int8]:
+        """Per game: the seat to move (kept current)."""
+    def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
+        """Deal game ``i``; an internal opponent moves until the learner is to move."""
+    def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
+        """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
+    def play(self, i: int, action: int, /) -> None:
+        """Play one legal ``action`` in game ``i`` for the seat to move."""
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8], /) -> None:
+        """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
+    def scores(self, i: int, /) -> tuple[int, int]:
+        """Game ``i``'s two game totals by seat."""
+    def state(self, i: int, /) -> GameState:
+        """Game ``i`` itself (read it; play through :meth:`play`)."""
 
 
 class PyStepper:
     """K games in pure Python: the reference implementation of the stepper contract (module docstring)."""
 
-    def __init__(self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: np.ndarray | None = None,
-                 to_move: np.ndarray | None = None) -> None:
+    def __init__(self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: NDArray[np.bool_] | None = None,
+                 to_move: NDArray[np.int8] | None = None) -> None:
         self.num_envs = num_envs
         self.ruleset = ruleset
         self.internal_random = internal_random
@@ -54,7 +87,8 @@ class PyStepper:
         self.to_move = np.zeros(num_envs, dtype=np.int8) if to_move is None else to_move
         self.over[:] = True
         self.to_move[:] = 0
-        self._states: list[GameState | None] = [None] * num_envs
+        # Every game is dealt (start) before anything reads it.
+        self._states: list[GameState] = cast("list[GameState]", [None] * num_envs)
         self._seats = [0] * num_envs
         self._rngs = [random.Random(0) for _ in range(num_envs)]
 
@@ -80,7 +114,7 @@ class PyStepper:
         self.over[i] = st.over
         self.to_move[i] = st.to_move
 
-    def step(self, actions: np.ndarray, active: np.ndarray) -> None:
+    def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
         states = self._states
         internal = self.internal_random
@@ -97,7 +131,7 @@ class PyStepper:
         st.play_id(action)
         self._sync(i, st)
 
-    def write(self, idx: Sequence[int], seats: Sequence[int], obs: np.ndarray, mask: np.ndarray) -> None:
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
         states = self._states
         for j, (i, s) in enumerate(zip(idx, seats)):
@@ -117,10 +151,11 @@ class PyStepper:
         return self._states[i]
 
 
-def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool):
+def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool) -> Stepper:
     """The stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), keeping ``over``/``to_move`` in numpy."""
     over = np.ones(num_envs, dtype=bool)
     to_move = np.zeros(num_envs, dtype=np.int8)
     if BACKEND == "c":
-        return backends()["c"].Stepper(num_envs, ruleset, internal_random, over, to_move)
+        stepper: Stepper = backends()["c"].Stepper(num_envs, ruleset, internal_random, over, to_move)
+        return stepper
     return PyStepper(num_envs, ruleset, internal_random, over, to_move)

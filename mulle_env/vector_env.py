@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from numpy.typing import NDArray
 
 from . import codec
 from .engine import BACKEND
@@ -82,7 +83,7 @@ STEPPERS = ("auto", "python", "c")
 _NA = codec.NUM_ACTIONS
 
 
-class MulleVectorEnv(VectorEnv):
+class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[Any]]):
     """``num_envs`` games of ``Mulle-v0`` stepped together (module docstring: autoreset, opponents, the core).
 
     Args:
@@ -109,7 +110,7 @@ class MulleVectorEnv(VectorEnv):
         opponent: Any = "heuristic",
         reward: str = "win",
         seat: int | str = "random",
-        ruleset: Ruleset | dict | None = None,
+        ruleset: Ruleset | dict[str, Any] | None = None,
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
@@ -146,7 +147,7 @@ class MulleVectorEnv(VectorEnv):
         self.extras = extras
         self.render_mode = None
         self.self_play = core.self_play
-        self.agents: list | None = core.agents
+        self.agents: list[Any] | None = core.agents
         self.opponent = opponent
         #: Which stepper runs: ``"python"`` or ``"c"`` (the engine's backend).
         self.stepper_kind = "python" if isinstance(core.stepper, PyStepper) else "c"
@@ -183,11 +184,12 @@ class MulleVectorEnv(VectorEnv):
         """Set the batched policy that plays the other seat under ``opponent="self"``."""
         self._core.opponent_policy = policy
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         """Deal K new games: game ``i`` seeded with ``seed + i`` (or ``seed[i]``), as ``Mulle-v0.reset``."""
         K, core = self.num_envs, self._core
         if seed is None:
-            seeds: list = [None] * K
+            seeds: list[int | None] = [None] * K
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             base = check_seed(seed)
             seeds = [base + i for i in range(K)]
@@ -208,7 +210,8 @@ class MulleVectorEnv(VectorEnv):
         core.write(self._rows, core.seats, self._obs, self._mask)
         return self._obs, {"action_mask": self._mask, "_action_mask": self._all, "seat": core.seats}
 
-    def step(self, actions):
+    def step(self, actions: Any
+             ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
         """Play one learner action in each game (then the opponents'); autoreset finished games."""
         if not self._started:
             raise ResetNeededError("call reset() before step()")
@@ -269,7 +272,7 @@ class MulleVectorEnv(VectorEnv):
                 self._needs_reset |= terminated
         return self._obs, rewards, terminated, self._truncated, info
 
-    def action_masks(self) -> np.ndarray:
+    def action_masks(self) -> NDArray[np.bool_]:
         """Bool ``(K, 2812)`` masks of the current observations (a view of ``info["action_mask"]``)."""
         return self._mask_bool
 
@@ -277,7 +280,7 @@ class MulleVectorEnv(VectorEnv):
         """Nothing to release: the games live in this process."""
 
     # ----- internals -------------------------------------------------------------------
-    def _write(self, idx: np.ndarray) -> None:
+    def _write(self, idx: NDArray[np.intp]) -> None:
         core = self._core
         n = len(idx)
         obs = np.empty((n, core.obs_size), dtype=OBS_DTYPE)
@@ -286,7 +289,7 @@ class MulleVectorEnv(VectorEnv):
         self._obs[idx] = obs
         self._mask[idx] = mask
 
-    def _as_actions(self, actions) -> np.ndarray:
+    def _as_actions(self, actions: Any) -> NDArray[np.int64]:
         K = self.num_envs
         try:
             arr = np.asarray(actions)
@@ -306,7 +309,7 @@ class MulleVectorEnv(VectorEnv):
             f"not {arr.dtype} values {arr!r}"
         )
 
-    def _check_actions(self, acts: np.ndarray, active: np.ndarray) -> np.ndarray | None:
+    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
         """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
         if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
             ok = self._mask_bool[self._rows, acts]
@@ -316,7 +319,7 @@ class MulleVectorEnv(VectorEnv):
             ok[in_range] = self._mask_bool[self._rows[in_range], acts[in_range]]
         if active is self._all and ok.all():
             return None
-        bad = active & ~ok
+        bad: NDArray[np.bool_] = active & ~ok
         if not bad.any():
             return None
         if self.illegal_action == "raise":

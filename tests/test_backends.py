@@ -374,6 +374,19 @@ def test_the_old_crash_a_negative_deal_number_is_refused(backend):
         assert st.random_playout(1, 100000) > 0 and st.over
 
 
+@pytest.mark.parametrize("taken", [[52], [-1], [0, 104]])
+def test_both_backends_refuse_a_last_taken_face_out_of_range(taken):
+    """Found by the junk test below: the Python engine's ``_load`` indexed CARDS with a last-taken face of 52
+    (an IndexError, half a position loaded) and took -1 as the last card; both refuse them before loading."""
+    for backend in BACKENDS:
+        st = backends()[backend].new_game(seed=7)
+        before = st.to_dict()
+        with pytest.raises(ValueError, match="cards are faces 0..51"):
+            st._load(st.hands, st.loose, st.builds, st.deck, st.mulle, st.intake, st.tabbe, st.to_move, st.set_no,
+                     st.deal_no, st.last_capturer, st.sheets, st.over, None, taken)
+        assert st.to_dict() == before and st.last_taken == ()
+
+
 @pytest.mark.parametrize("value", [2**70, -1, 10**6 + 1, 1.0, True])
 def test_both_backends_refuse_the_same_counts_with_the_same_message(value):
     """Issue 23.5: a tabbe count of 2**70 was taken by the Python engine and refused by the core."""

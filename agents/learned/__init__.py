@@ -7,7 +7,15 @@ Importing this package needs only numpy (torch and sb3-contrib are for training:
 >>> bot = LearnedAgent()             # the shipped policy, agents/data/learned.npz
 """
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # to a type checker the lazy exports below are these imports
+    from .afterstate import encode_afterstates
+    from .agent import DEFAULT_POLICY_PATH, LearnedAgent
+    from .policy import FORMAT_VERSION, HEADS, MLPPolicy, PolicyFileError, load_policy, save_policy
 
 # Lazy exports: ``mulle-train`` (training.ppo) imports this package, and must be
 # able to report a Ctrl-C cleanly while numpy and the policy code load.
@@ -18,13 +26,15 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agents.learned' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'agents.learned' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
 
 __all__ = [
     "DEFAULT_POLICY_PATH",

@@ -21,8 +21,10 @@ builds, the last capture of the set).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mulle_env.engine import GameState, Move, PlayerView
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state
@@ -35,8 +37,8 @@ __all__ = ["afterstate_scores", "encode_afterstates", "reference_afterstates", "
 
 
 def encode_afterstates(
-    view: PlayerView, legal_moves: Sequence[Move], out: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    view: PlayerView, legal_moves: Sequence[Move], out: NDArray[np.float32] | None = None
+) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """``(obs, banked)``: per legal move, its afterstate's encoding and the points banked after it.
 
     ``obs`` is ``(len(legal_moves), OBS_SIZE)`` (written into ``out`` when it is given and
@@ -48,7 +50,7 @@ def encode_afterstates(
 
 
 def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
-                      out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      out: NDArray[np.float32] | None = None) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """:func:`encode_afterstates` of ``player``'s view of ``st`` (``player`` to move), without making the view.
 
     The hidden cards of ``st`` (the opponent's hand, the deck) are replaced by placeholders,
@@ -67,7 +69,7 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
         raise ValueError(f"afterstates are of the player to move; player {player} is not to move")
     ids = [m.id for m in legal_moves]
     if NATIVE is not None and None not in ids:
-        NATIVE.write_afterstates(st, player, ids, obs, banked)
+        NATIVE.write_afterstates(st, player, cast("list[int]", ids), obs, banked)
         return obs, banked
     opp = st.hands[1 - player]
     if not (opp and not any(opp) and not any(st.deck)):
@@ -77,8 +79,8 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
     return obs, banked
 
 
-def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Move], obs: np.ndarray,
-                          banked: np.ndarray) -> None:
+def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Move], obs: NDArray[np.float32],
+                          banked: NDArray[np.float64]) -> None:
     """The readable loop the compiled ``write_afterstates`` is checked against: ``base`` already has placeholders."""
     for i, move in enumerate(legal_moves):
         after = base.copy()
@@ -88,10 +90,11 @@ def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Mo
 
 
 def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence[Move],
-                      out: np.ndarray | None = None) -> np.ndarray:
+                      out: NDArray[np.float32] | None = None) -> NDArray[np.float64]:
     """Each legal move's score by an afterstate ``policy``: points banked after it + the net's points to come.
 
     One batched forward pass over :func:`encode_afterstates` (written into ``out`` when given).
     """
     obs, banked = encode_afterstates(view, legal_moves, out)
-    return banked + policy.points_to_come(obs)
+    scores: NDArray[np.float64] = banked + policy.points_to_come(obs)
+    return scores

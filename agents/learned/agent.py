@@ -21,10 +21,12 @@ import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
-from mulle_env.engine import Move, PlayerView
+from mulle_env.engine import Move, PlayerView, Ruleset
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 
 from ..base import Agent
@@ -99,7 +101,7 @@ class LearnedAgent(Agent):
         agent._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
         return agent
 
-    def check_ruleset(self, ruleset) -> None:
+    def check_ruleset(self, ruleset: Ruleset) -> None:
         """The policy's fixed action space has no index for the capture choices of ``forced_capture=False``."""
         if not getattr(ruleset, "forced_capture", True):
             raise ValueError(
@@ -117,11 +119,12 @@ class LearnedAgent(Agent):
                 "the learned policy's fixed action space needs forced_capture=True; "
                 f"this game's ruleset is {view.ruleset.changes()}"
             )
+        z: NDArray[np.floating[Any]]  # float64 scores or float32 logits
         if self.policy.head == "afterstate":
             z = afterstate_scores(self.policy, view, legal_moves, out=self._after_buffer(len(legal_moves)))
         else:
             obs = encode_view(view, out=self._obs)
-            z = self.policy.legal_logits(obs, ids)
+            z = self.policy.legal_logits(obs, cast("list[int]", ids))  # no None: refused above
         if not self.sample:
             return legal_moves[int(np.argmax(z))]
         z = (z - z.max()) / self.temperature
@@ -130,13 +133,13 @@ class LearnedAgent(Agent):
         i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
         return legal_moves[min(i, len(legal_moves) - 1)]
 
-    def _after_buffer(self, n: int) -> np.ndarray:
+    def _after_buffer(self, n: int) -> NDArray[np.float32]:
         buf = self.__dict__.get("_after")
         if buf is None or buf.shape[0] < n:
             buf = self._after = np.empty((max(n, 32), OBS_SIZE), dtype=OBS_DTYPE)
         return buf
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # The weights travel with the agent (pickling for arena workers must not need the file).
         return self.__dict__.copy()
 

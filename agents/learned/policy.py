@@ -55,10 +55,12 @@ import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from mulle_env import observation as _obs
 from mulle_env.codec import NUM_ACTIONS
@@ -87,7 +89,7 @@ HEADS = ("logits", "afterstate")
 #: The value head predicts the points still to come (final minus banked score difference) divided by this.
 VALUE_SCALE = 100.0
 #: The observation layout every version-1 file was made for (version 1 recorded only its size).
-V1_LAYOUT: dict = json.loads(
+V1_LAYOUT: dict[str, Any] = json.loads(
     '{"version": 1, "size": 524, "slices": [["hand", 0, 52], ["loose", 52, 104], ["build_cards", 104, 156], '
     '["my_mulle", 156, 208], ["my_intake", 208, 260], ["opp_mulle", 260, 312], ["opp_intake", 312, 364], '
     '["unseen", 364, 416], ["builds", 416, 491], ["my_score", 491, 496], ["opp_score", 496, 501], '
@@ -109,11 +111,17 @@ class PolicyFileError(ValueError):
     """A policy file that cannot be used: not an npz, corrupt, or made for another observation/action space."""
 
 
-def _tanh(x: np.ndarray) -> np.ndarray:
+#: A float32 array: weights, biases, encodings and what the net computes from them.
+Floats = NDArray[np.float32]
+#: The arrays of a policy file (an ``np.load`` archive).
+Arrays = Mapping[str, NDArray[Any]]
+
+
+def _tanh(x: Floats) -> Floats:
     return np.tanh(x, out=x)
 
 
-def _relu(x: np.ndarray) -> np.ndarray:
+def _relu(x: Floats) -> Floats:
     return np.maximum(x, 0, out=x)
 
 
@@ -144,12 +152,12 @@ class MLPPolicy:
 
     def __init__(
         self,
-        weights: Sequence[np.ndarray],
-        biases: Sequence[np.ndarray],
+        weights: Sequence[ArrayLike],
+        biases: Sequence[ArrayLike],
         activation: str = "tanh",
-        metadata: dict | None = None,
-        value_weights: Sequence[np.ndarray] = (),
-        value_biases: Sequence[np.ndarray] = (),
+        metadata: dict[str, Any] | None = None,
+        value_weights: Sequence[ArrayLike] = (),
+        value_biases: Sequence[ArrayLike] = (),
         head: str = "logits",
         extras: str | None = None,
     ) -> None:
@@ -174,7 +182,8 @@ class MLPPolicy:
     @property
     def obs_size(self) -> int:
         """Length of the observation the net reads (without its extra inputs, which it computes itself)."""
-        return self.weights[0].shape[0] - extras_size(self.extras)
+        inputs: int = self.weights[0].shape[0]
+        return inputs - extras_size(self.extras)
 
     @property
     def num_actions(self) -> int:
@@ -191,7 +200,7 @@ class MLPPolicy:
         """True if the file carries a value head."""
         return bool(self.value_weights)
 
-    def _forward(self, h: np.ndarray, weights, biases) -> np.ndarray:
+    def _forward(self, h: Floats, weights: Sequence[Floats], biases: Sequence[Floats]) -> Floats:
         last = len(weights) - 1
         for i, (w, b) in enumerate(zip(weights, biases)):
             h = h @ w
@@ -205,7 +214,7 @@ class MLPPolicy:
             raise ValueError("this policy is an afterstate net: it scores the positions moves leave "
                              "(afterstate_values), it has no action logits")
 
-    def afterstate_values(self, obs: np.ndarray) -> np.ndarray:
+    def afterstate_values(self, obs: Floats) -> Floats:
         """An ``afterstate`` net's output for a batch of afterstate encodings ``(n, obs_size)``: ``(n,)``.
 
         The points still to come beyond what the move banked, divided by :data:`VALUE_SCALE`.
@@ -227,7 +236,7 @@ class MLPPolicy:
             return h[:, 0]
         return self._forward(self._act(h), self.weights[1:], self.biases[1:])[:, 0]
 
-    def points_to_come(self, obs: np.ndarray) -> np.ndarray:
+    def points_to_come(self, obs: Floats) -> NDArray[np.float64]:
         """:meth:`afterstate_values` in points (float64): what a move's score adds to the points it banked.
 
         The one place net outputs become points, so ``learned``, ``netsearch`` and the
@@ -235,12 +244,12 @@ class MLPPolicy:
         """
         return VALUE_SCALE * self.afterstate_values(obs).astype(np.float64)
 
-    def logits(self, obs: np.ndarray) -> np.ndarray:
+    def logits(self, obs: ArrayLike) -> Floats:
         """Action logits for one observation ``(obs_size,)`` or a batch ``(n, obs_size)``."""
         self._need_logits()
         return self._forward(np.asarray(obs, dtype=np.float32), self.weights, self.biases)
 
-    def hidden(self, obs: np.ndarray) -> np.ndarray:
+    def hidden(self, obs: Floats) -> Floats:
         """The last hidden layer's activations for one observation or a batch (what the output layer reads)."""
         h = with_extras(obs, self.extras)
         for w, b in zip(self.weights[:-1], self.biases[:-1]):
@@ -249,7 +258,7 @@ class MLPPolicy:
             h = self._act(h)
         return h
 
-    def legal_logits(self, obs: np.ndarray, legal_ids: Sequence[int]) -> np.ndarray:
+    def legal_logits(self, obs: Floats, legal_ids: Sequence[int]) -> Floats:
         """Logits of the actions ``legal_ids`` only (one observation).
 
         Only the output columns of the legal actions are computed: about 8 of 2812, so
@@ -260,7 +269,7 @@ class MLPPolicy:
         ids = np.asarray(legal_ids, dtype=np.intp)
         return h @ self.weights[-1][:, ids] + self.biases[-1][ids]
 
-    def batch_legal_logits(self, obs: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    def batch_legal_logits(self, obs: Floats, rows: ArrayLike, ids: ArrayLike) -> Floats:
         """Logits of action ``ids[k]`` in observation ``obs[rows[k]]``, for a batch of observations.
 
         The hidden layers run once on the whole batch ``(n, obs_size)``; only the output
@@ -268,18 +277,20 @@ class MLPPolicy:
         """
         self._need_logits()
         h = self.hidden(obs)
-        ids = np.asarray(ids, dtype=np.intp)
+        cols = np.asarray(ids, dtype=np.intp)
         picked = h[np.asarray(rows, dtype=np.intp)]
-        return np.einsum("kj,jk->k", picked, self.weights[-1][:, ids]) + self.biases[-1][ids]
+        logits: Floats = np.einsum("kj,jk->k", picked, self.weights[-1][:, cols]) + self.biases[-1][cols]
+        return logits
 
-    def value(self, obs: np.ndarray) -> np.ndarray:
+    def value(self, obs: ArrayLike) -> Floats:
         """The value head's prediction (points still to come / :data:`VALUE_SCALE`) for one observation or a batch."""
         if not self.value_weights:
             raise ValueError("this policy has no value head (train one with mulle-expert fit)")
         out = self._forward(np.asarray(obs, dtype=np.float32), self.value_weights, self.value_biases)
-        return out[..., 0]
+        values: Floats = out[..., 0]
+        return values
 
-    def best_action(self, obs: np.ndarray, legal_ids: Sequence[int]) -> int:
+    def best_action(self, obs: Floats, legal_ids: Sequence[int]) -> int:
         """The legal action with the highest logit (the first one on an exact tie)."""
         if len(legal_ids) == 0:
             raise ValueError("best_action needs at least one legal action id")
@@ -327,7 +338,8 @@ def _check_extras(extras: str | None, head: str, where: str) -> None:
         raise PolicyFileError(f"{where}: extra inputs are for afterstate nets, not {head} nets")
 
 
-def _check_layers(weights, biases, activation, where: str, outputs: int | None = None,
+def _check_layers(weights: Sequence[NDArray[Any]], biases: Sequence[NDArray[Any]], activation: str, where: str,
+                  outputs: int | None = None,
                   extras: str | None = None) -> None:
     if activation not in ACTIVATIONS:
         raise PolicyFileError(
@@ -371,7 +383,7 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     layout = _obs.layout_description()
-    arrays = {
+    arrays: dict[str, NDArray[Any]] = {
         "format": np.array(FORMAT),
         "format_version": np.array(FORMAT_VERSION),
         "head": np.array(policy.head),
@@ -397,12 +409,16 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     # Written to a temporary name first so a reader never sees half a file.
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
+        np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **arrays as allow_pickle
     tmp.replace(path)
     return path
 
 
-def _scalar(data, key: str, kind, where: str):
+@overload
+def _scalar(data: Arrays, key: str, kind: type[int], where: str) -> int: ...
+@overload
+def _scalar(data: Arrays, key: str, kind: type[str], where: str) -> str: ...
+def _scalar(data: Arrays, key: str, kind: type[int] | type[str], where: str) -> int | str:
     if key not in data:
         raise PolicyFileError(f"{where}: missing {key!r}; a policy file holds {_REQUIRED}")
     a = data[key]
@@ -471,7 +487,7 @@ def load_policy(path: str | Path) -> MLPPolicy:
         raise not_a_policy(f"{type(exc).__name__}: {exc}") from None
 
 
-def _json_object(data, key: str, where: str) -> dict:
+def _json_object(data: Arrays, key: str, where: str) -> dict[str, Any]:
     """The JSON object stored as text under ``key``; a :class:`PolicyFileError` naming ``key`` otherwise."""
     try:
         obj = json.loads(_scalar(data, key, str, where))
@@ -482,7 +498,7 @@ def _json_object(data, key: str, where: str) -> dict:
     return obj
 
 
-def _check_layout(data, version: int, where: str) -> None:
+def _check_layout(data: Arrays, version: int, where: str) -> None:
     """Refuse a file made for another observation layout, naming what differs."""
     if version == 1:
         layout, source = V1_LAYOUT, "version-1 files were made for observation layout"
@@ -509,8 +525,9 @@ def _check_layout(data, version: int, where: str) -> None:
         )
 
 
-def _layers(data, prefix: str, n: int, where: str) -> tuple[list, list]:
-    weights, biases = [], []
+def _layers(data: Arrays, prefix: str, n: int, where: str) -> tuple[list[NDArray[Any]], list[NDArray[Any]]]:
+    weights: list[NDArray[Any]] = []
+    biases: list[NDArray[Any]] = []
     for i in range(n):
         for key, out in ((f"{prefix}{i}.weight", weights), (f"{prefix}{i}.bias", biases)):
             if key not in data:
@@ -523,7 +540,7 @@ def _layers(data, prefix: str, n: int, where: str) -> tuple[list, list]:
     return weights, biases
 
 
-def _from_arrays(data, where: str) -> MLPPolicy:
+def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     fmt = _scalar(data, "format", str, where)
     if fmt != FORMAT:
         raise PolicyFileError(f"{where}: format tag is {fmt!r}, not {FORMAT!r}")
@@ -549,7 +566,8 @@ def _from_arrays(data, where: str) -> MLPPolicy:
     if not 1 <= n <= 64:
         raise PolicyFileError(f"{where}: num_layers must be between 1 and 64, not {n}")
     weights, biases = _layers(data, "layer", n, where)
-    value_w, value_b = [], []
+    value_w: list[NDArray[Any]] = []
+    value_b: list[NDArray[Any]] = []
     if version >= 2 and "value_layers" in data:
         nv = _scalar(data, "value_layers", int, where)
         if not 1 <= nv <= 64:

@@ -15,6 +15,8 @@ Public names are re-exported by :mod:`mulle_env`.
 """
 
 import os as _os
+import typing as _typing
+from collections.abc import Iterable as _Iterable
 from types import ModuleType as _ModuleType
 
 from . import state as _pystate
@@ -66,10 +68,19 @@ if C_IMPORT_ERROR is not None and _choice == "c":
 
 #: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference).
 BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
-_active = _cstate if BACKEND == "c" else _pystate
-GameState = _active.GameState
-new_game = _active.new_game
-replay = _active.replay
+if _typing.TYPE_CHECKING:
+    # To a type checker GameState is what both backends' classes are, a GameStateBase (which
+    # declares the whole API); at run time it is the class of BACKEND.
+    GameState = GameStateBase
+
+    def new_game(seed: int = 0, ruleset: Ruleset | dict[str, _typing.Any] | None = None) -> GameStateBase: ...
+    def replay(seed: int, moves: _Iterable[Move | str],
+               ruleset: Ruleset | dict[str, _typing.Any] | None = None) -> GameStateBase: ...
+else:
+    _active = _cstate if BACKEND == "c" else _pystate
+    GameState = _active.GameState
+    new_game = _active.new_game
+    replay = _active.replay
 
 
 def fallback_notice() -> str | None:

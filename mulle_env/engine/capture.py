@@ -22,21 +22,26 @@ from .cards import TABLE_VALUE
 _MAX_V = 13
 _MEMO_LIMIT = 500_000
 
+#: A group shape: ((table value - 1, how many cards of it), ...).
+Shape = tuple[tuple[int, int], ...]
+#: A shape and its number of cards.
+Pattern = tuple[Shape, int]
+
 
 def _partitions(total: int, largest: int) -> list[list[int]]:
     """Partitions of ``total`` into parts no larger than ``largest``, parts descending."""
     if total == 0:
         return [[]]
-    out = []
+    out: list[list[int]] = []
     for part in range(min(total, largest), 0, -1):
         for rest in _partitions(total - part, part):
             out.append([part, *rest])
     return out
 
 
-def _patterns(v: int) -> list[tuple[tuple[tuple[int, int], ...], int]]:
+def _patterns(v: int) -> list[Pattern]:
     """Ways to make ``v`` from 2+ table values below ``v``: ((value-1, count), ...), size."""
-    pats = []
+    pats: list[Pattern] = []
     for parts in _partitions(v, v - 1):
         counts: dict[int, int] = {}
         for p in parts:
@@ -46,19 +51,19 @@ def _patterns(v: int) -> list[tuple[tuple[tuple[int, int], ...], int]]:
 
 
 #: ``PATTERNS[v]``: every group shape summing to ``v`` (v = 2..13).
-PATTERNS: dict[int, list] = {v: _patterns(v) for v in range(2, _MAX_V + 1)}
+PATTERNS: dict[int, list[Pattern]] = {v: _patterns(v) for v in range(2, _MAX_V + 1)}
 
-_best_memo: dict[tuple, int] = {}
+_best_memo: dict[tuple[int, tuple[int, ...]], int] = {}
 
 
-def _fits(r: tuple[int, ...], pat) -> bool:
+def _fits(r: tuple[int, ...], pat: Shape) -> bool:
     for i, k in pat:
         if r[i] < k:
             return False
     return True
 
 
-def _sub(r: tuple[int, ...], pat) -> tuple[int, ...]:
+def _sub(r: tuple[int, ...], pat: Shape) -> tuple[int, ...]:
     out = list(r)
     for i, k in pat:
         out[i] -= k
@@ -72,7 +77,7 @@ def _top(r: tuple[int, ...]) -> int:
     return -1
 
 
-def _best(v: int, r: tuple[int, ...], by_top: list) -> int:
+def _best(v: int, r: tuple[int, ...], by_top: list[list[Pattern]]) -> int:
     """Most cards coverable by disjoint groups summing to ``v`` from counts ``r``.
 
     Exact-cover recursion: the highest remaining card is either left out or is the
@@ -121,27 +126,27 @@ def _by_value(cards: list[int], v: int) -> list[tuple[int, ...]]:
     return [tuple(sorted(b)) for b in buckets]
 
 
-def _usable_patterns(v: int, n: tuple[int, ...]) -> list:
+def _usable_patterns(v: int, n: tuple[int, ...]) -> list[Pattern]:
     # Counts only fall during the search, so a shape that does not fit the table
     # never will: filtering once keeps the inner loops short.
     return [p for p in PATTERNS[v] if _fits(n, p[0])]
 
 
-def _by_top(v: int, pats: list) -> list:
-    by_top: list[list] = [[] for _ in range(v - 1)]
+def _by_top(v: int, pats: list[Pattern]) -> list[list[Pattern]]:
+    by_top: list[list[Pattern]] = [[] for _ in range(v - 1)]
     for pat, size in pats:
         by_top[pat[-1][0]].append((pat, size))
     return by_top
 
 
-def _optimal_covers(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
+def _optimal_covers(v: int, n: tuple[int, ...], pats: list[Pattern]) -> tuple[int, set[tuple[int, ...]]]:
     """The most cards coverable, and every count vector of covered cards achieving it."""
     by_top = _by_top(v, pats)
     best = _best(v, n, by_top)
     found: set[tuple[int, ...]] = set()
     if best == 0:
         return 0, found
-    seen: set[tuple] = set()
+    seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
 
     def dfs(r: tuple[int, ...], taken: tuple[int, ...], used: int) -> None:
         top = _top(r)
@@ -170,12 +175,13 @@ def _optimal_covers(v: int, n: tuple[int, ...], pats: list) -> tuple[int, set]:
     return best, found
 
 
-_pick_memo: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+_pick_memo: dict[tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
 # Value-level answers per (v, counts): random play meets the same small tables again and again.
-_covers_memo: dict[tuple, tuple[int, set]] = {}
+_covers_memo: dict[tuple[int, tuple[int, ...]], tuple[int, set[tuple[int, ...]]]] = {}
 
 
-def _pick(avail: tuple[int, ...], k: int, fixed: tuple[int, ...], mulle_value) -> tuple[int, tuple[int, ...]]:
+def _pick(avail: tuple[int, ...], k: int, fixed: tuple[int, ...], mulle_value: tuple[int, ...]
+          ) -> tuple[int, tuple[int, ...]]:
     """Best ``k`` of the same-value cards ``avail``: (mulle points gained, cards).
 
     ``fixed`` lists cards of that value captured anyway (from a build), which pair with
@@ -217,7 +223,7 @@ def has_group(loose: list[int], v: int) -> bool:
     return bool(reach >> v & 1)
 
 
-def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value) -> list[int]:
+def forced_groups(loose: list[int], v: int, fixed: list[int], mulle_value: tuple[int, ...]) -> list[int]:
     """The cards of the largest disjoint grouping summing to ``v`` (RULES.md 4.1.3).
 
     ``loose`` are the loose cards (any values; those of value ``v`` and above are

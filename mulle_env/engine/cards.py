@@ -10,6 +10,8 @@ The tables below are built once at import and are what the hot paths index.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .errors import InvalidCardError
 
 SUITS: tuple[str, ...] = ("KL", "SP", "HJ", "RU")
@@ -143,6 +145,6 @@ def card_name(face: int) -> str:
     return CARD_NAMES[face]
 
 
-def names(faces) -> list[str]:
+def names(faces: Iterable[int]) -> list[str]:
     """Notation of several faces, in the order given."""
     return [CARD_NAMES[f] for f in faces]

@@ -21,6 +21,7 @@ builds on) and :func:`configure_extras` / :func:`write_extras` /
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from . import _core, rules
 from . import observation_layout as layout
@@ -124,12 +125,12 @@ class GameState(_core.Core, GameStateBase):
         return _new_tuple(PlayerView, self._view_tuple(player, self._public_part()))
 
 
-def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
+def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
     return start_game(GameState, seed, ruleset)
 
 
-def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
     """The state reached by playing ``moves`` from ``new_game(seed, ruleset)``.
 
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its

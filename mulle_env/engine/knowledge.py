@@ -21,7 +21,7 @@ from typing import NamedTuple
 from .cards import CARDS, HAND_VALUE, Card
 from .moves import CAPTURE_ID, MOVES, Move
 from .rules import MAX_MULLE_HAND_VALUE  # noqa: F401 - public here too
-from .state import Build, GameState, intake_bonus
+from .state import Build, GameStateBase, intake_bonus
 
 __all__ = [
     "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes", "intake_bonus",
@@ -45,24 +45,24 @@ class SetPoints(NamedTuple):
         return self.mulle + self.tabbe + self.intake
 
 
-def set_points(state: GameState, player: int) -> SetPoints:
+def set_points(state: GameStateBase, player: int) -> SetPoints:
     """Mulle points, tabbes and intake points ``player`` has in the set in play."""
     return SetPoints(state.mpts[player], state.tabbe[player], state.ipts[player])
 
 
-def build_owner(state: GameState, value: int) -> int | None:
+def build_owner(state: GameStateBase, value: int) -> int | None:
     """Owner (0, 1 or ``None``) of the build of ``value``; ``None`` also if there is no such build."""
     b = state.builds.get(value)
     return None if b is None else b[1]
 
 
-def build_cards(state: GameState, value: int) -> tuple[Card, ...]:
+def build_cards(state: GameStateBase, value: int) -> tuple[Card, ...]:
     """Cards of the build of ``value``, sorted (empty if there is none)."""
     b = state.builds.get(value)
     return () if b is None else tuple(map(CARDS.__getitem__, b[0]))
 
 
-def build_at(state: GameState, value: int) -> Build | None:
+def build_at(state: GameStateBase, value: int) -> Build | None:
     """The build of ``value`` as players see it (value, cards, owner, locked), or ``None``."""
     b = state.builds.get(value)
     if b is None:
@@ -70,7 +70,7 @@ def build_at(state: GameState, value: int) -> Build | None:
     return Build(value, tuple(CARDS[f] for f in b[0]), b[1], b[2])
 
 
-def is_mulle_capture(state: GameState, card: int, player: int | None = None) -> bool:
+def is_mulle_capture(state: GameStateBase, card: int, player: int | None = None) -> bool:
     """Whether ``player`` (default: the player to move) capturing with ``card`` takes only its twin.
 
     RULES.md 4.1.1: a card of hand value up to 13 whose identical twin lies loose on the
@@ -82,7 +82,7 @@ def is_mulle_capture(state: GameState, card: int, player: int | None = None) -> 
     return hv <= MAX_MULLE_HAND_VALUE and card in state.loose and build_owner(state, hv) != p
 
 
-def capture_takes(state: GameState, move: Move | int) -> tuple[Card, ...]:
+def capture_takes(state: GameStateBase, move: Move | int) -> tuple[Card, ...]:
     """The table cards a capture would take (the played card not included), by the engine's rules.
 
     ``move`` is a capture :class:`Move` or the card it plays (the forced capture). The

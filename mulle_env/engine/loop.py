@@ -52,14 +52,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import AgentError, IllegalMoveError
 
 __all__ = ["GameLoop", "agent_name"]
 
 #: ``guard(seat, stage)``: a context manager wrapped around each call into an agent.
-Guard = Callable[[int, str], AbstractContextManager]
+Guard = Callable[[int, str], AbstractContextManager[Any]]
 
 
 def agent_name(agent: Any) -> str:
@@ -99,7 +99,7 @@ class GameLoop:
         if len(self.rngs) != 2:
             raise ValueError(f"rngs names the two seats' generators, not {len(self.rngs)} entries")
         self.guard: Guard | None = guard
-        self.names = list(names) if names is not None else [None, None]
+        self.names: list[str | None] = list(names) if names is not None else [None, None]
         self.think = [0.0, 0.0]
         self.moves: list[str] = []
         self.count = 0
@@ -143,7 +143,8 @@ class GameLoop:
     @property
     def to_move(self) -> int:
         """The seat to move."""
-        return self.game.to_move
+        seat: int = self.game.to_move
+        return seat
 
     def agent_to_move(self) -> Any:
         """The agent of the seat to move (``None`` when that seat's moves come from outside or the game is over)."""
@@ -157,7 +158,7 @@ class GameLoop:
             if reset is not None:
                 self._call(seat, "reset", reset)
 
-    def ask(self) -> tuple[int, Any, list]:
+    def ask(self) -> tuple[int, Any, list[Any]]:
         """``(seat, view, legal_moves)``: what the agent of the seat to move is shown.
 
         The view is ``None`` for an agent with ``needs_view = False``. The live server asks
@@ -171,7 +172,7 @@ class GameLoop:
         view = game.view(seat) if getattr(agent, "needs_view", True) else None
         return seat, view, legal
 
-    def choose(self) -> tuple[int, Any, list]:
+    def choose(self) -> tuple[int, Any, list[Any]]:
         """Ask the agent of the seat to move for its move: ``(seat, answer, legal_moves)``, nothing played."""
         if self.over:
             raise IllegalMoveError("the game is over: no seat is to move")
@@ -186,7 +187,7 @@ class GameLoop:
             self.think[seat] += time.perf_counter() - t0
         return seat, answer, legal
 
-    def commit(self, seat: int, answer: Any, legal: Sequence | None = None, tell: bool = True) -> Any:
+    def commit(self, seat: int, answer: Any, legal: Sequence[Any] | None = None, tell: bool = True) -> Any:
         """Check the agent's ``answer`` for ``seat`` and play it; tell every agent. Returns what ``play`` returns.
 
         ``answer`` may be a legal move or its text. Anything the game's checked ``play``
@@ -271,7 +272,7 @@ class GameLoop:
                 self._call(s, "observe", observe, event)
         return result
 
-    def _call(self, seat: int, stage: str, fn: Callable, *args: Any) -> Any:
+    def _call(self, seat: int, stage: str, fn: Callable[..., Any], *args: Any) -> Any:
         if self.guard is None:  # the environments' hot path: no context manager to enter
             try:
                 return fn(*args)
@@ -287,12 +288,12 @@ class GameLoop:
             except Exception as exc:
                 self._failed(seat, stage, exc)
 
-    def _failed(self, seat: int, stage: str, exc: Exception) -> None:
+    def _failed(self, seat: int, stage: str, exc: Exception) -> NoReturn:
         what = {"reset": "raised in reset()", "act": "raised", "observe": "raised in observe()"}[stage]
         raise AgentError(f"agent {self.name(seat)!r} (seat {seat}) {what}: {_describe(exc)}",
                          agent=self.name(seat), seat=seat, stage=stage) from exc
 
-    def _illegal(self, seat: int, reason: str) -> None:
+    def _illegal(self, seat: int, reason: str) -> NoReturn:
         name = self.name(seat)
         raise IllegalMoveError(f"agent {name!r} (seat {seat}) chose an illegal move: {reason}",
                                agent=name, seat=seat, reason=reason) from None
@@ -302,7 +303,7 @@ class GameLoop:
         return f"<GameLoop seats {names}, {self.count} moves>"
 
 
-def _one_of(move: Any, legal: Sequence) -> bool:
+def _one_of(move: Any, legal: Sequence[Any]) -> bool:
     try:
         return any(m is move or m == move for m in legal)
     except Exception:  # an answer whose == fails is no legal move

@@ -23,8 +23,10 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .cards import CARD_NAMES, CARDS, Card
 from .errors import IllegalMoveError
@@ -32,7 +34,7 @@ from .loop import GameLoop
 from .moves import Move
 from .record import GameRecord
 from .ruleset import Ruleset
-from .state import GameResult, GameState, PlayerView
+from .state import GameResult, GameStateBase, PlayerView
 
 __all__ = ["Match", "MoveEvent", "NotYourTurnError", "move_event"]
 
@@ -76,7 +78,7 @@ class MoveEvent:
     swept: tuple[Card, ...] = ()
     swept_to: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form: the move as text, cards in the notation."""
         return {
             "number": self.number,
@@ -114,7 +116,7 @@ class MoveEvent:
         return text
 
 
-def _pairs(cards) -> int:
+def _pairs(cards: Iterable[int]) -> int:
     # Every face exists twice, so the mulles of a capture are the faces it holds twice.
     seen: set[int] = set()
     pairs = 0
@@ -125,7 +127,7 @@ def _pairs(cards) -> int:
     return pairs
 
 
-def move_event(st: GameState, move: Move | str, number: int = 1) -> MoveEvent:
+def move_event(st: GameStateBase, move: Move | str, number: int = 1) -> MoveEvent:
     """Play ``move`` on the state ``st`` and return its :class:`MoveEvent` (numbered ``number``).
 
     Checked: an illegal move raises and leaves ``st`` as it was. :class:`Match` plays
@@ -151,16 +153,17 @@ def move_event(st: GameState, move: Move | str, number: int = 1) -> MoveEvent:
     else:
         tabbe, mulles = False, 0
     return MoveEvent(
-        number=number, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,
+        number=number, player=p, move=st.last_move[1], taken=taken, mulles=mulles, tabbe=tabbe,  # type: ignore[index]
         set_no=set_no, deal_no=deal_no, deal_over=set_over or st.deal_no != deal_no,
         set_over=set_over, game_over=st.over, swept=swept, swept_to=swept_to,
     )
 
 
-def _swept(table: list[int], move: Move, player: int, taken, last_capturer: int | None
+def _swept(table: list[int], move: Move, player: int, taken: Iterable[int], last_capturer: int | None
            ) -> tuple[tuple[Card, ...], int | None]:
     """What a set's last move left on the table (``table`` before it) and the seat that got it (RULES.md 5.2)."""
     left = list(table)
+    taker: int | None
     if move.kind == "capture":
         for f in taken:
             left.remove(f)
@@ -182,16 +185,16 @@ class Match:
         specs: Optional names of who sits where (agent specs, ``"person:Anna"``), kept in the record.
     """
 
-    def __init__(self, seed: int = 0, ruleset: Ruleset | dict | None = None,
+    def __init__(self, seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None,
                  specs: Sequence[str | None] | None = None) -> None:
         from . import new_game as backend_new_game  # the active backend (C core when built)
 
-        self.state: GameState = backend_new_game(seed, ruleset)
+        self.state: GameStateBase = backend_new_game(seed, ruleset)
         self.seed = seed
         self.ruleset: Ruleset = self.state.ruleset
         if specs is not None and len(specs) != 2:
             raise ValueError(f"specs names the two seats, not {specs!r}")
-        self.specs: tuple[str | None, str | None] | None = tuple(specs) if specs is not None else None
+        self.specs: tuple[str | None, str | None] | None = (specs[0], specs[1]) if specs is not None else None
         #: Every move so far, in order.
         self.history: list[MoveEvent] = []
 
@@ -255,7 +258,7 @@ class Match:
         """True once the last set has been scored (the game protocol's spelling of :attr:`over`)."""
         return self.state.over
 
-    def step(self, agent, rng) -> MoveEvent:
+    def step(self, agent: Any, rng: random.Random | None) -> MoveEvent:
         """Ask ``agent`` (the seat to move) for its move from that seat's view, and play it.
 
         One move of :class:`~mulle_env.engine.loop.GameLoop` with ``agent`` in the seat to
@@ -267,15 +270,17 @@ class Match:
         if self.over:
             raise IllegalMoveError(f"the game is over (final scores {self.state.scores()}); no seat is to move")
         p = self.state.to_move
-        seats: list = [None, None]
+        seats: list[Any] = [None, None]
         seats[p] = agent
-        rngs: list = [None, None]
+        rngs: list[random.Random | None] = [None, None]
         rngs[p] = rng
         loop = GameLoop(self, seats, rngs)
         seat, answer, legal = loop.choose()
-        return loop.commit(seat, answer, legal, tell=False)
+        event: MoveEvent = loop.commit(seat, answer, legal, tell=False)
+        return event
 
-    def play_out(self, agents: Sequence, rngs: Sequence, on_event: Callable[[MoveEvent], None] | None = None
+    def play_out(self, agents: Sequence[Any], rngs: Sequence[random.Random | None],
+                 on_event: Callable[[MoveEvent], None] | None = None
                  ) -> GameResult:
         """Play the game to its end with ``agents[p]`` in seat ``p``; return the result.
 
@@ -295,7 +300,7 @@ class Match:
         return GameRecord(self.seed, tuple(self.moves), self.ruleset, self.specs, result)
 
     @classmethod
-    def from_record(cls, record: GameRecord | dict) -> Match:
+    def from_record(cls, record: GameRecord | dict[str, Any]) -> Match:
         """Replay a record (or its JSON dict) into a match; every move is checked."""
         if not isinstance(record, GameRecord):
             record = GameRecord.from_dict(record)

@@ -20,6 +20,7 @@ so an index always means the same move. The :data:`MOVES` table interns one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from .cards import CARD_NAMES, CARDS, NUM_FACES, TABLE_VALUE, Card, parse_card
 from .errors import InvalidCardError, InvalidMoveError
@@ -77,10 +78,10 @@ class Move:
     @property
     def is_build_down(self) -> bool:
         """True for a build that lowers an opponent's build."""
-        return self.on_build is not None and self.to < self.on_build
+        return self.on_build is not None and cast(int, self.to) < self.on_build
 
     @classmethod
-    def from_str(cls, text: str) -> Move:
+    def from_str(cls, text: str | Move) -> Move:
         """Parse the notation; raise :class:`InvalidMoveError` on malformed text."""
         if isinstance(text, Move):
             return text
@@ -154,7 +155,8 @@ def _parse_build(text: str, words: list[str]) -> Move:
     return MOVES[BUILD_LOOSE_ID[card][on]]
 
 
-def _make_table():
+def _make_table() -> tuple[tuple[Move, ...], list[int], list[int], list[int], list[list[int]], list[list[int]],
+                         list[list[int]]]:
     moves: list[Move] = []
     capture_id, trotta_id, discard_id = [0] * NUM_FACES, [0] * NUM_FACES, [0] * NUM_FACES
     loose_id = [[-1] * NUM_FACES for _ in range(NUM_FACES)]
@@ -192,7 +194,7 @@ NUM_MOVE_IDS = len(MOVES)
 _SIMPLE_IDS = {CAPTURE: CAPTURE_ID, TROTTA: TROTTA_ID, DISCARD: DISCARD_ID}
 
 
-def sort_key(move: Move) -> tuple:
+def sort_key(move: Move) -> tuple[int, tuple[Card, ...] | None]:
     """Canonical order: by id; ``taking`` captures sit with their card's capture."""
     if move.id is not None:
         return (move.id, ())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from .cards import NUM_FACES
 from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
@@ -94,7 +95,7 @@ OBS_SIZE: int = OBS_SLICES["scalars"].stop
 OBS_SHAPE: tuple[int] = (OBS_SIZE,)
 
 
-def layout_description() -> dict:
+def layout_description() -> dict[str, Any]:
     """The observation layout as plain JSON data: every slice's offsets and every scale.
 
     Two encoders with equal descriptions fill equal vectors from equal views (as far as
@@ -120,14 +121,14 @@ def layout_description() -> dict:
     }
 
 
-def layout_fingerprint(description: dict | None = None) -> str:
+def layout_fingerprint(description: dict[str, Any] | None = None) -> str:
     """A short stable hash (16 hex digits) of :func:`layout_description` (or of ``description``)."""
     text = json.dumps(layout_description() if description is None else description, sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def layout_differences(other: dict, limit: int = 6) -> list[str]:
+def layout_differences(other: dict[str, Any], limit: int = 6) -> list[str]:
     """What differs between the layout description ``other`` and today's, in words (at most ``limit`` lines)."""
     mine = layout_description()
     out: list[str] = []
@@ -137,7 +138,7 @@ def layout_differences(other: dict, limit: int = 6) -> list[str]:
             continue
         if key == "slices" and isinstance(a, list):
             theirs = {row[0]: tuple(row[1:]) for row in a if isinstance(row, list) and row}
-            ours = {row[0]: tuple(row[1:]) for row in b}
+            ours = {row[0]: tuple(row[1:]) for row in mine["slices"]}
             for name in [*ours, *(n for n in theirs if n not in ours)]:
                 if theirs.get(name) != ours.get(name):
                     out.append(f"slice {name!r}: {_span(theirs.get(name))} in the file, {_span(ours.get(name))} here")
@@ -146,5 +147,5 @@ def layout_differences(other: dict, limit: int = 6) -> list[str]:
     return out[:limit] + ([f"... and {len(out) - limit} more"] if len(out) > limit else [])
 
 
-def _span(s) -> str:
+def _span(s: tuple[int, ...] | None) -> str:
     return "absent" if s is None else f"[{s[0]}:{s[1]}]"

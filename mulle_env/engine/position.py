@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeGuard, TypeVar, overload
+
 from . import rules
 from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, INTAKE_POINTS, NUM_FACES, parse_card
 from .errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
 from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
 from .ruleset import Ruleset
+
+if TYPE_CHECKING:
+    from .state import GameStateBase, StoredBuild
+
+_State = TypeVar("_State", bound="GameStateBase")
+_T = TypeVar("_T")
 
 #: Intake points of one set (RULES.md 6.3): 20 per deck.
 _MAX_INTAKE = 2 * sum(INTAKE_POINTS)
@@ -19,11 +28,11 @@ _BUILD_KEYS = {"build", "value", "owner", "locked"}
 _SHEET_KEYS = {"mulle", "tabbe", "intake", "bonus", "total"}
 
 
-def _fail(msg: str):
+def _fail(msg: str) -> NoReturn:
     raise InvalidPositionError(msg)
 
 
-def _cards(value, where: str) -> list[int]:
+def _cards(value: object, where: str) -> list[int]:
     if not isinstance(value, (list, tuple)):
         _fail(f"{where} must be a list of cards such as ['SP 2', 'RU 10'], not {value!r}")
     try:
@@ -32,19 +41,23 @@ def _cards(value, where: str) -> list[int]:
         raise InvalidPositionError(f"{where}: {exc}") from None
 
 
-def _pair(data: dict, key: str, default, where_each) -> list:
+def _pair(data: dict[str, Any], key: str, default: object, where_each: Callable[[Any, str], _T]) -> list[_T]:
     value = data.get(key, default)
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         _fail(f"'{key}' must be a list of two entries (seat 0, seat 1), not {value!r}")
     return [where_each(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
-def _is_int(value) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     # 1.0 == 1, but a float stored in a state changes its canonical JSON (and so key()).
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _seat(value, key: str, allow_none: bool) -> int | None:
+@overload
+def _seat(value: object, key: str, allow_none: Literal[False]) -> int: ...
+@overload
+def _seat(value: object, key: str, allow_none: bool) -> int | None: ...
+def _seat(value: object, key: str, allow_none: bool) -> int | None:
     if value is None and allow_none:
         return None
     if not _is_int(value) or value not in (0, 1):
@@ -53,13 +66,13 @@ def _seat(value, key: str, allow_none: bool) -> int | None:
     return value
 
 
-def _count(value, where: str) -> int:
+def _count(value: object, where: str) -> int:
     if not _is_int(value) or not 0 <= value <= rules.COUNT_LIMIT:
         _fail(f"{where} must be a whole number from 0 to {rules.COUNT_LIMIT}, not {value!r}")
     return value
 
 
-def build_value_possible(cards, value: int) -> bool:
+def build_value_possible(cards: Iterable[int], value: int) -> bool:
     """Whether ``cards`` can form a build of ``value`` under RULES.md 3 and 4.2-4.3.
 
     A build is groups of cards each worth ``value``: a chain of builds up and down
@@ -79,7 +92,7 @@ def build_value_possible(cards, value: int) -> bool:
     return any(s > 0 and s % value == 0 for s in sums)
 
 
-def read_position(cls, data, ruleset=None):
+def read_position(cls: type[_State], data: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> _State:
     """Build a ``cls`` (GameState) from a position dict; see ``GameState.from_dict``."""
     if not isinstance(data, dict):
         _fail(f"a position must be a dict (JSON object), not {type(data).__name__}")
@@ -113,7 +126,7 @@ def read_position(cls, data, ruleset=None):
     if not isinstance(table, (list, tuple)):
         _fail(f"'table' must be a list of cards and builds, not {table!r}")
     loose: list[int] = []
-    builds: dict[int, tuple] = {}
+    builds: dict[int, StoredBuild] = {}
     for i, pile in enumerate(table):
         if isinstance(pile, str):
             loose.extend(_cards([pile], f"table[{i}]"))
@@ -208,7 +221,7 @@ def read_position(cls, data, ruleset=None):
     return st
 
 
-def check_invariants(st, complete: bool = True) -> None:
+def check_invariants(st: GameStateBase, complete: bool = True) -> None:
     """Raise :class:`InvalidPositionError` if ``st`` breaks a rule of RULES.md.
 
     Checked: no face more than twice (exactly twice per set when ``complete``); every

@@ -17,14 +17,22 @@ read: a malformed record or view raises :class:`InvalidRecordError` saying what 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 
-from .cards import CARD_NAMES, CARDS, COPIES, INTAKE_POINTS, parse_card
+from .cards import CARD_NAMES, CARDS, COPIES, INTAKE_POINTS, Card, parse_card
 from .errors import InvalidCardError, InvalidMoveError, InvalidRulesetError, MulleError
 from .moves import Move
 from .rules import DEALS_PER_SET, HAND_SIZE
 from .ruleset import Ruleset
-from .state import intake_bonus
+from .state import Sheet, intake_bonus
+
+if TYPE_CHECKING:
+    from .match import Match
+    from .state import PlayerView
+
+_T = TypeVar("_T")
 
 __all__ = [
     "RECORD_VERSION", "VIEW_VERSION", "GameRecord", "InvalidRecordError", "check_result", "view_from_dict",
@@ -43,11 +51,11 @@ class InvalidRecordError(MulleError):
     """A game record or view (JSON) that is malformed: names the field and what it must be."""
 
 
-def _fail(msg: str):
+def _fail(msg: str) -> NoReturn:
     raise InvalidRecordError(msg)
 
 
-def _int(value, where: str, low: int | None = None) -> int:
+def _int(value: object, where: str, low: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         _fail(f"{where} must be a whole number, not {value!r}")
     if low is not None and value < low:
@@ -55,7 +63,11 @@ def _int(value, where: str, low: int | None = None) -> int:
     return value
 
 
-def _seat(value, where: str, allow_none: bool = False) -> int | None:
+@overload
+def _seat(value: object, where: str, allow_none: Literal[False] = False) -> int: ...
+@overload
+def _seat(value: object, where: str, allow_none: bool) -> int | None: ...
+def _seat(value: object, where: str, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or value not in (0, 1):
@@ -63,7 +75,7 @@ def _seat(value, where: str, allow_none: bool = False) -> int | None:
     return value
 
 
-def _cards(value, where: str) -> tuple:
+def _cards(value: object, where: str) -> tuple[Card, ...]:
     if not isinstance(value, (list, tuple)):
         _fail(f"{where} must be a list of cards such as ['SP 2', 'RU 10'], not {value!r}")
     try:
@@ -72,13 +84,13 @@ def _cards(value, where: str) -> tuple:
         raise InvalidRecordError(f"{where}: {exc}") from None
 
 
-def _sheet(value, where: str) -> dict:
+def _sheet(value: object, where: str) -> Sheet:
     if not isinstance(value, dict) or set(value) != set(_SHEET_KEYS):
         _fail(f"{where} must be a score sheet with the keys {', '.join(_SHEET_KEYS)}, not {value!r}")
     return {k: _int(value[k], f"{where}.{k}") for k in _SHEET_KEYS}
 
 
-def _ruleset(value, where: str) -> Ruleset:
+def _ruleset(value: Any, where: str) -> Ruleset:
     try:
         return Ruleset.from_dict(value or {})
     except InvalidRulesetError as exc:
@@ -101,9 +113,9 @@ class GameRecord:
     moves: tuple[str, ...] = ()
     ruleset: Ruleset = field(default_factory=Ruleset)
     specs: tuple[str | None, str | None] | None = None
-    result: dict | None = None
+    result: dict[str, Any] | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form (``record_version``, ``seed``, ``ruleset``, ``specs``, ``moves``, ``result``)."""
         return {
             "record_version": RECORD_VERSION,
@@ -115,7 +127,7 @@ class GameRecord:
         }
 
     @classmethod
-    def from_dict(cls, data) -> GameRecord:
+    def from_dict(cls, data: Any) -> GameRecord:
         """Read a record (or an arena results line with its ``move_list``); raise :class:`InvalidRecordError`.
 
         Only ``seed`` and the move list are required. Move texts are checked for syntax
@@ -153,7 +165,7 @@ class GameRecord:
             _fail(f"result must be a JSON object (GameResult.to_dict()) or null, not {result!r}")
         return cls(seed, tuple(moves), _ruleset(data.get("ruleset"), "ruleset"), specs, result)
 
-    def replay(self):
+    def replay(self) -> Match:
         """The :class:`~mulle_env.engine.match.Match` this record describes, every move checked.
 
         Raises :class:`IllegalMoveError` naming the move number for a move that is not
@@ -182,7 +194,7 @@ MAX_TABBE_PER_SET = DEALS_PER_SET * HAND_SIZE
 INTAKE_PER_SET = COPIES * sum(INTAKE_POINTS)
 
 
-def check_result(result, ruleset=None) -> None:
+def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> None:
     """Raise :class:`InvalidRecordError` unless ``result`` is how a finished game of ``ruleset`` can end.
 
     ``result`` is :meth:`GameResult.to_dict`'s form (an arena results line has the same
@@ -245,7 +257,7 @@ def check_result(result, ruleset=None) -> None:
         _fail(f"winner {winner!r} contradicts the scores {scores} (expected {expected!r})")
 
 
-def _set_sheet(value, where: str) -> dict:
+def _set_sheet(value: object, where: str) -> Sheet:
     """A set's score sheet, whole numbers that agree with each other and fit in one set."""
     s = _sheet(value, where)
     for key in _SHEET_KEYS:
@@ -265,7 +277,7 @@ def _set_sheet(value, where: str) -> dict:
 # ----- views --------------------------------------------------------------------------
 
 
-def view_to_dict(view) -> dict:
+def view_to_dict(view: PlayerView) -> dict[str, Any]:
     """The JSON form of a :class:`~mulle_env.engine.state.PlayerView` (see the module docstring)."""
     last = None
     if view.last_move is not None:
@@ -303,7 +315,7 @@ _VIEW_KEYS = (
 )
 
 
-def view_from_dict(data):
+def view_from_dict(data: Any) -> PlayerView:
     """Read :func:`view_to_dict`'s form back into a :class:`PlayerView`; raise :class:`InvalidRecordError`."""
     from .state import Build, PlayerView
 
@@ -318,11 +330,11 @@ def view_from_dict(data):
     if data["view_version"] != VIEW_VERSION:
         _fail(f"view_version {data['view_version']!r} is not supported (this code reads version {VIEW_VERSION})")
 
-    def pair(key, read):
+    def pair(key: str, read: Callable[[Any, str], _T]) -> tuple[_T, _T]:
         value = data[key]
         if not isinstance(value, list) or len(value) != 2:
             _fail(f"{key} must be a list of two entries (seat 0, seat 1), not {value!r}")
-        return tuple(read(v, f"{key}[{i}]") for i, v in enumerate(value))
+        return read(value[0], f"{key}[0]"), read(value[1], f"{key}[1]")
 
     builds = []
     if not isinstance(data["builds"], list):

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from .cards import CARD_NAMES
 
+if TYPE_CHECKING:
+    from .state import Build, GameStateBase, PlayerView
 
-def _cards(faces) -> str:
+
+def _cards(faces: Iterable[int]) -> str:
     return " ".join(f"[{CARD_NAMES[f]}]" for f in faces) or "-"
 
 
-def render_table(loose, builds) -> str:
+def render_table(loose: Iterable[int], builds: Iterable[Build]) -> str:
     """One line per pile kind: loose cards, then builds with owner and lock."""
     lines = [f"  loose : {_cards(loose)}"]
     for b in builds:
@@ -19,7 +25,7 @@ def render_table(loose, builds) -> str:
     return "\n".join(lines)
 
 
-def render_view(view, reveal_hands=None) -> str:
+def render_view(view: PlayerView, reveal_hands: object = None) -> str:
     """The position as ``view.player`` sees it: table, hand, piles and scores."""
     me = view.player
     lines = [f"Set {view.set_no}, deal {view.deal_no}; deck {view.deck_size}; player {view.to_move} to move"]
@@ -37,7 +43,7 @@ def render_view(view, reveal_hands=None) -> str:
     return "\n".join(lines)
 
 
-def render_state(st) -> str:
+def render_state(st: GameStateBase) -> str:
     """The full position, both hands shown (for debugging and replays)."""
     view = st.view(st.to_move)
     lines = [render_view(view)]

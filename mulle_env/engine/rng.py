@@ -7,6 +7,11 @@ deck on every machine, in every process, under any ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
 _MASK = (1 << 64) - 1
 
 
@@ -28,7 +33,7 @@ def derive_seed(seed: int, *stream: int) -> int:
     return x
 
 
-def shuffled(items: list, seed: int) -> list:
+def shuffled(items: Iterable[T], seed: int) -> list[T]:
     """Return a new list with ``items`` in a seeded Fisher-Yates order."""
     out = list(items)
     x = seed & _MASK

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .capture import forced_groups, gather_pairs, maximal_group_sets
 from .cards import (
@@ -34,6 +35,9 @@ from .moves import (
     Move,
 )
 
+if TYPE_CHECKING:
+    from .state import GameState, GameStateBase
+
 TV = TABLE_VALUE
 HV = HAND_VALUE
 HAND_SIZE = 8
@@ -51,6 +55,8 @@ COUNT_LIMIT = 1_000_000
 
 #: The entries of a score sheet, in order.
 SHEET_KEYS = ("mulle", "tabbe", "intake", "bonus", "total")
+#: A score sheet: each of :data:`SHEET_KEYS` and its points (:func:`sheet`).
+Sheet = dict[str, int]
 #: Intake points above this earn the bonus (RULES.md 6.4): 20 is half of a set's 40.
 INTAKE_BONUS_FROM = 20
 
@@ -60,13 +66,13 @@ def intake_bonus(intake: int) -> int:
     return 2 * (intake - INTAKE_BONUS_FROM) if intake > INTAKE_BONUS_FROM else 0
 
 
-def sheet(mulle: int, tabbe: int, intake: int) -> dict:
+def sheet(mulle: int, tabbe: int, intake: int) -> Sheet:
     """A set's score sheet from its mulle points, tabbes and intake points (RULES.md 6)."""
     bonus = intake_bonus(intake)
     return {"mulle": mulle, "tabbe": tabbe, "intake": intake, "bonus": bonus, "total": mulle + tabbe + bonus}
 
 
-def add_sheets(sheets: Iterable[dict]) -> dict:
+def add_sheets(sheets: Iterable[Sheet]) -> Sheet:
     """Sum score sheets key by key."""
     out = dict.fromkeys(SHEET_KEYS, 0)
     for s in sheets:
@@ -90,7 +96,7 @@ def _pair_exists(lc: list[int], value: int) -> bool:
     return False
 
 
-def legal_ids(st) -> list[int]:
+def legal_ids(st: GameState) -> list[int]:
     """Ids of every legal move for the player to move, in canonical order."""
     p = st._to_move
     hand = st._hands[p]
@@ -174,7 +180,7 @@ def legal_ids(st) -> list[int]:
     return caps + blds + trots + discs
 
 
-def legal_moves(st) -> list[Move]:
+def legal_moves(st: GameState) -> list[Move]:
     """Every legal :class:`Move`; expands captures under ``forced_capture=False``."""
     ids = legal_ids(st)
     if st.ruleset.forced_capture:
@@ -189,7 +195,7 @@ def legal_moves(st) -> list[Move]:
     return out
 
 
-def capture_choices(st, c: int) -> list[Move]:
+def capture_choices(st: GameStateBase, c: int) -> list[Move]:
     """The capture moves of card ``c`` under ``forced_capture=False`` (RULES.md 4.1.3)."""
     p = st.to_move
     hv = HV[c]
@@ -207,12 +213,12 @@ def capture_choices(st, c: int) -> list[Move]:
     ]
 
 
-def _remove_all(pile: list[int], cards) -> None:
+def _remove_all(pile: list[int], cards: Iterable[int]) -> None:
     for f in cards:
         pile.remove(f)
 
 
-def _gather(st, value: int) -> list[int]:
+def _gather(st: GameState, value: int) -> list[int]:
     """Take value ``value`` off the table for a build or trotta (RULES.md 3)."""
     out: list[int] = []
     b = st._builds.pop(value, None)
@@ -230,7 +236,7 @@ def _gather(st, value: int) -> list[int]:
     return out
 
 
-def _capture(st, p: int, c: int, taking) -> list[int]:
+def _capture(st: GameState, p: int, c: int, taking: list[int] | None) -> list[int]:
     hv = HV[c]
     loose = st._loose
     builds = st._builds
@@ -239,7 +245,7 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
         loose.remove(c)
         taken = [c]
     elif hv > 13:
-        taken = list(b[0])
+        taken = list(b[0])  # type: ignore[index]  # a capture with a special card always has its build
         del builds[hv]
     else:
         taken = []
@@ -279,7 +285,7 @@ def _capture(st, p: int, c: int, taking) -> list[int]:
     return taken
 
 
-def apply(st, move: Move) -> None:
+def apply(st: GameState, move: Move) -> None:
     """Apply a legal move (trusted) and advance turn, deal and set."""
     p = st._to_move
     c = int(move.card)
@@ -293,12 +299,13 @@ def apply(st, move: Move) -> None:
             st._loose.remove(move.on)
             cards = [int(move.on), c]
         else:
-            cards = list(st._builds.pop(move.on_build)[0])
+            cards = list(st._builds.pop(move.on_build)[0])  # type: ignore[arg-type]  # a build names one target
             cards.append(c)
-        gathered = _gather(st, move.to)
+        to: int = move.to  # type: ignore[assignment]  # every build has its new value
+        gathered = _gather(st, to)
         cards.extend(gathered)
         cards.sort()
-        st._builds[move.to] = (tuple(cards), p, bool(gathered) or st._ruleset.lock_every_build)
+        st._builds[to] = (tuple(cards), p, bool(gathered) or st._ruleset.lock_every_build)
     elif kind == TROTTA:
         cards = _gather(st, HV[c])
         cards.append(c)
@@ -315,7 +322,7 @@ def apply(st, move: Move) -> None:
         end_deal(st)
 
 
-def end_deal(st) -> None:
+def end_deal(st: GameState) -> None:
     """Deal the next 8 cards each, or end the set when the deck is empty (RULES.md 5)."""
     deck = st._deck
     if deck:
@@ -328,7 +335,7 @@ def end_deal(st) -> None:
     end_set(st)
 
 
-def end_set(st) -> None:
+def end_set(st: GameState) -> None:
     """Leftovers to the last capturer, score the set, start the next or end the game."""
     left = list(st._loose)
     for b in st._builds.values():
@@ -339,7 +346,7 @@ def end_set(st) -> None:
         st._intake[st._last_capturer].extend(left)
         st._intake[st._last_capturer].sort()
         st._ipts[st._last_capturer] += sum(INTAKE_POINTS[f] for f in left)
-    st._sheets.append(tuple(sheet(st._mpts[p], st._tabbe[p], st._ipts[p]) for p in (0, 1)))
+    st._sheets.append((sheet(st._mpts[0], st._tabbe[0], st._ipts[0]), sheet(st._mpts[1], st._tabbe[1], st._ipts[1])))
     st._public = None
     if len(st._sheets) >= st._ruleset.sets:
         st._over = True
@@ -348,7 +355,7 @@ def end_set(st) -> None:
     st.deal_set()
 
 
-def explain(st, move: Move) -> str:
+def explain(st: GameStateBase, move: Move) -> str:
     """Why ``move`` is not legal here, in words a player understands."""
     p = st.to_move
     hand = st.hands[p]
@@ -385,21 +392,22 @@ def explain(st, move: Move) -> str:
         if hv in opp_locked:
             return f"the opponent owns the locked build [{hv}]"
         return f"trotta {name} would gather nothing: no build [{hv}], no loose card or pair of value {hv}"
+    # What is left is a build, and a build has its new value (to) and, without a loose target, a build's (on_build).
     if move.on is not None:
         if move.on not in st.loose:
             return f"there is no loose {CARD_NAMES[move.on]} on the table"
     else:
-        b = st.builds.get(move.on_build)
+        b = st.builds.get(move.on_build)  # type: ignore[arg-type]
         if b is None:
             return f"there is no build [{move.on_build}] on the table"
         if b[1] == p:
             return f"you own the build [{move.on_build}]: you may not change its value until the opponent builds on it"
         if b[2]:
             return f"the build [{move.on_build}] is locked"
-        if move.to < move.on_build and b[1] != 1 - p:
+        if move.to < move.on_build and b[1] != 1 - p:  # type: ignore[operator]
             return f"only an opponent's build may be built down, and [{move.on_build}] has no owner"
     if move.to in opp_locked:
         return f"the new build [{move.to}] would merge into the opponent's locked build [{move.to}]"
-    if not hc[move.to]:
+    if not hc[move.to]:  # type: ignore[index]
         return f"after playing {name} you would hold no card of hand value {move.to} to capture [{move.to}] with"
     return f"{move} is not legal here"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from .cards import MULLE_VALUE, MULLE_VALUE_HAND
 from .errors import InvalidRulesetError
@@ -45,18 +47,18 @@ class Ruleset:
         """Mulle points per face under these rules (RULES.md 6.1, ``mulle_hand_values``)."""
         return MULLE_VALUE_HAND if self.mulle_hand_values else MULLE_VALUE
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """All flags as a plain dict (the canonical JSON form)."""
         # The flags are plain bools and ints: no deep copy needed (views are built per message).
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def changes(self) -> dict:
+    def changes(self) -> dict[str, Any]:
         """Only the flags that differ from the defaults (``{}`` for default rules)."""
         default = Ruleset()
         return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
 
     @classmethod
-    def from_strings(cls, items) -> Ruleset:
+    def from_strings(cls, items: Iterable[str]) -> Ruleset:
         """Build from ``"key=value"`` texts, as command lines give them (``--rule sets=1``).
 
         Booleans read true/false, yes/no, on/off or 1/0 (any case); ``sets`` is an int.
@@ -67,7 +69,7 @@ class Ruleset:
                 f"rules are a list of 'key=value' texts, not a single string {items!r}; "
                 f"write Ruleset.from_strings([{items!r}])"
             )
-        data: dict = {}
+        data: dict[str, Any] = {}
         for item in items:
             key, eq, text = str(item).partition("=")
             key, text = key.strip(), text.strip()
@@ -91,7 +93,7 @@ class Ruleset:
         return cls(**data)
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> Ruleset:
+    def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
         """Build from a dict of flags; unknown keys are an error that lists the known ones."""
         if data is None:
             return cls()

@@ -13,8 +13,9 @@ import hashlib
 import json
 import operator
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from . import rules
 from .cards import (
@@ -36,7 +37,12 @@ from .errors import (
 )
 from .moves import MOVES, Move
 from .rng import derive_seed, shuffled
-from .rules import INTAKE_BONUS_FROM, SHEET_KEYS, add_sheets, intake_bonus, sheet  # noqa: F401 - public here too
+from .rules import INTAKE_BONUS_FROM as INTAKE_BONUS_FROM  # public here too
+from .rules import SHEET_KEYS as SHEET_KEYS
+from .rules import Sheet as Sheet
+from .rules import add_sheets as add_sheets
+from .rules import intake_bonus as intake_bonus
+from .rules import sheet as sheet
 from .ruleset import Ruleset
 
 #: Version of the engine's rules and canonical form; results files record it.
@@ -45,19 +51,29 @@ ENGINE_VERSION = "1.0"
 # Seeds for determinizations made without one (GameState.from_view); not for real games.
 _FRESH_SEEDS = random.SystemRandom()
 
+#: A build as a state holds it (``GameState.builds`` maps its value to this): (cards (faces,
+#: sorted), owner seat or None, locked).
+StoredBuild = tuple[tuple[int, ...], int | None, bool]
+#: Cards of the two seats, seat 0 first (mulle and intake piles in a view).
+CardPair = tuple[tuple[Card, ...], tuple[Card, ...]]
+#: What views share until a capture or a set's end: (mulle, intake, tabbe, scores, sheets), as views show them.
+PublicPart = tuple[CardPair, CardPair, tuple[int, int], tuple[Sheet, Sheet], tuple[tuple[Sheet, Sheet], ...]]
 
-def _seat(player) -> int:
+_State = TypeVar("_State", bound="GameStateBase")
+
+
+def _seat(player: Any) -> int:
     """``player`` as the int 0 or 1 (numpy ints too); a ``ValueError`` for anything else (1.0, True, 2)."""
     try:
         p = operator.index(player)
     except TypeError:
         p = None
-    if isinstance(player, bool) or p not in (0, 1):
+    if isinstance(player, bool) or p is None or p not in (0, 1):
         raise ValueError(f"player must be 0 or 1, not {player!r}")
     return p
 
 
-def hand_faces(cards: Iterable) -> list[int]:
+def hand_faces(cards: Iterable[Any]) -> list[int]:
     """``cards`` (faces or Cards) as a sorted list of faces; a ``ValueError`` for anything else (1.5, 52)."""
     cards = list(cards)
     try:
@@ -95,12 +111,12 @@ class GameResult:
         winner: 0, 1, or ``None`` for a draw.
     """
 
-    sheets: tuple[tuple[dict, ...], tuple[dict, ...]]
-    totals: tuple[dict, dict]
+    sheets: tuple[tuple[Sheet, ...], tuple[Sheet, ...]]
+    totals: tuple[Sheet, Sheet]
     scores: tuple[int, int]
     winner: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         return {
             "sheets": [list(s) for s in self.sheets],
@@ -125,11 +141,11 @@ class PlayerView(NamedTuple):
     deck_size: int
     loose: tuple[Card, ...]
     builds: tuple[Build, ...]
-    mulle: tuple[tuple[Card, ...], tuple[Card, ...]]
-    intake: tuple[tuple[Card, ...], tuple[Card, ...]]
+    mulle: CardPair
+    intake: CardPair
     tabbe: tuple[int, int]
-    scores: tuple[dict, dict]
-    sheets: tuple[tuple[dict, dict], ...]
+    scores: tuple[Sheet, Sheet]
+    sheets: tuple[tuple[Sheet, Sheet], ...]
     set_no: int
     deal_no: int
     last_capturer: int | None
@@ -150,14 +166,14 @@ class PlayerView(NamedTuple):
                 counts[f] -= 1
         return [CARDS[f] for f in range(NUM_FACES) for _ in range(counts[f])]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form (what the live server sends a person); see :mod:`mulle_env.engine.record`."""
         from .record import view_to_dict
 
         return view_to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> PlayerView:
+    def from_dict(cls, data: dict[str, Any]) -> PlayerView:
         """Read :meth:`to_dict`'s form back; raises :class:`~mulle_env.engine.record.InvalidRecordError`."""
         from .record import view_from_dict
 
@@ -184,6 +200,92 @@ class GameStateBase:
     """
 
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # What each backend's class provides (the list above), declared for the type checker
+        # only: the shared code below, and every user of either backend, is checked against
+        # this one API. The primitives the compiled core writes in C take their arguments by
+        # position only. Nothing of this block exists at run time.
+        def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None: ...
+        @property
+        def ruleset(self) -> Ruleset:
+            """The Ruleset."""
+        @property
+        def seed(self) -> int | None:
+            """The game's seed (None: 0)."""
+        @property
+        def to_move(self) -> int:
+            """Seat to move."""
+        @property
+        def set_no(self) -> int:
+            """Set in play (1-based)."""
+        @property
+        def deal_no(self) -> int:
+            """Deal in play (1-based)."""
+        @property
+        def last_capturer(self) -> int | None:
+            """Last seat to capture, or None."""
+        @property
+        def over(self) -> bool:
+            """True once the last set is scored."""
+        @property
+        def last_move(self) -> tuple[int, Move] | None:
+            """(player, Move) of the last move, or None."""
+        @property
+        def last_taken(self) -> tuple[Card, ...]:
+            """Table cards the last move captured."""
+        @property
+        def hands(self) -> list[list[int]]:
+            """Both hands (faces, sorted): a new list on every read."""
+        @property
+        def loose(self) -> list[int]:
+            """Loose table cards (faces, sorted)."""
+        @property
+        def builds(self) -> dict[int, StoredBuild]:
+            """Builds: {value: (cards, owner, locked)}."""
+        @property
+        def deck(self) -> list[int]:
+            """The undealt cards, next card first."""
+        @property
+        def mulle(self) -> list[list[int]]:
+            """Both mulle piles."""
+        @property
+        def intake(self) -> list[list[int]]:
+            """Both intake piles."""
+        @property
+        def tabbe(self) -> list[int]:
+            """Tabbes of the set in play."""
+        @property
+        def mpts(self) -> list[int]:
+            """Mulle points of the set in play."""
+        @property
+        def ipts(self) -> list[int]:
+            """Intake points of the set in play."""
+        @property
+        def sheets(self) -> list[tuple[Sheet, Sheet]]:
+            """Score sheets of the finished sets: [(sheet0, sheet1), ...]."""
+        _public: PublicPart | None
+        def deal_set(self) -> None:
+            """Shuffle a fresh 104-card deck for the current set and make its first deal."""
+        def legal_move_ids(self) -> list[int]:
+            """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order."""
+        def legal_ids(self) -> list[int]:
+            """The legal move ids as the state's own cached list, without a copy, for hot paths."""
+        def _ids(self) -> list[int]: ...
+        def play_unchecked(self, move: Move, /) -> Self:
+            """Apply a move known to be legal (from :meth:`legal_moves`), skipping the check."""
+        def play_id(self, move_id: int, /) -> None:
+            """Apply the legal move with id ``move_id`` (from :meth:`legal_move_ids`), unchecked."""
+        def copy(self) -> Self:
+            """An independent copy."""
+        def view(self, player: int) -> PlayerView:
+            """What ``player`` may know: own hand, the table, public piles and counts."""
+        def _load(self, hands: Sequence[Iterable[int]], loose: Iterable[int], builds: Mapping[int, StoredBuild],
+                  deck: Iterable[int], mulle: Sequence[Iterable[int]], intake: Sequence[Iterable[int]],
+                  tabbe: Sequence[int], to_move: int, set_no: int, deal_no: int, last_capturer: int | None,
+                  sheets: Iterable[tuple[Sheet, Sheet]], over: bool, last_move: tuple[int, Move] | None = None,
+                  last_taken: Iterable[int] = (), /) -> None: ...
+        def _set_hand(self, player: int, hand: list[int], /) -> None: ...
 
     # ----- rules -----------------------------------------------------------------
     def leader(self) -> int:
@@ -240,7 +342,7 @@ class GameStateBase:
             return move
         raise IllegalMoveError(f"illegal move {str(move)!r} for player {self.to_move}: {rules.explain(self, move)}")
 
-    def play(self, move: Move | str) -> GameStateBase:
+    def play(self, move: Move | str) -> Self:
         """Check and apply one move (a :class:`Move` or its text); returns ``self``.
 
         Raises :class:`IllegalMoveError` (saying why) and leaves the state untouched
@@ -249,7 +351,7 @@ class GameStateBase:
         self.play_unchecked(self.check(move))
         return self
 
-    def set_hand(self, player: int, cards: Iterable[int]) -> GameStateBase:
+    def set_hand(self, player: int, cards: Iterable[int]) -> Self:
         """Replace ``player``'s hand with ``cards`` (faces or Cards); returns ``self``.
 
         For search agents trying hypotheses on their own copies: no rule is checked
@@ -265,12 +367,12 @@ class GameStateBase:
         return self.over
 
     # ----- scores ----------------------------------------------------------------
-    def set_sheet(self, player: int) -> dict:
+    def set_sheet(self, player: int) -> Sheet:
         """The current set's score sheet for ``player`` so far."""
         player = _seat(player)
         return sheet(self.mpts[player], self.tabbe[player], self.ipts[player])
 
-    def score(self, player: int) -> dict:
+    def score(self, player: int) -> Sheet:
         """``player``'s game sheet so far: finished sets plus the set in play."""
         if player.__class__ is not int or player not in (0, 1):
             player = _seat(player)
@@ -298,19 +400,19 @@ class GameStateBase:
                 "result() needs a finished game; scores() gives the running totals"
             )
         sheets = self.sheets
-        per = tuple(tuple(s[p] for s in sheets) for p in (0, 1))
+        per = (tuple(s[0] for s in sheets), tuple(s[1] for s in sheets))
         totals = (add_sheets(per[0]), add_sheets(per[1]))
         a, b = totals[0]["total"], totals[1]["total"]
         return GameResult(per, totals, (a, b), 0 if a > b else 1 if b > a else None)
 
     # ----- views and the canonical form --------------------------------------------
-    def _public_part(self) -> tuple:
+    def _public_part(self) -> PublicPart:
         """(mulle, intake, tabbe, scores, sheets) as views show them; cached until a capture or a set's end."""
         public = self._public
         if public is None:
             card = CARDS.__getitem__  # map() with a C-level getter: views are built every decision
             mulle, intake, tabbe = self.mulle, self.intake, self.tabbe
-            public = self._public = (
+            public = self._public = (  # type: ignore[misc]  # the slot is the backend class's
                 (tuple(map(card, mulle[0])), tuple(map(card, mulle[1]))),
                 (tuple(map(card, intake[0])), tuple(map(card, intake[1]))),
                 (tabbe[0], tabbe[1]),
@@ -322,9 +424,9 @@ class GameStateBase:
     def _build_views(self) -> tuple[Build, ...]:
         return tuple(Build(v, tuple(CARDS[f] for f in b[0]), b[1], b[2]) for v, b in sorted(self.builds.items()))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The canonical JSON form: every field, piles sorted, builds by value."""
-        table: list = [CARD_NAMES[f] for f in self.loose]
+        table: list[Any] = [CARD_NAMES[f] for f in self.loose]
         for v, b in sorted(self.builds.items()):
             table.append({"build": [CARD_NAMES[f] for f in b[0]], "value": v, "owner": b[1], "locked": b[2]})
         return {
@@ -357,7 +459,7 @@ class GameStateBase:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # mutable: use key()
+    __hash__ = None  # type: ignore[assignment]  # mutable: use key()
 
     def __repr__(self) -> str:
         return (
@@ -370,20 +472,23 @@ class GameStateBase:
 
         return render_state(self)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # The canonical form plus what it leaves out: the last move (and what it took).
         return (_restore, (type(self), self.to_dict(), self.last_move, self.last_taken))
 
     # ----- making positions ----------------------------------------------------------
-    def _load_fields(self, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no,
-                     last_capturer, sheets, over, last_move=None, last_taken=()) -> GameStateBase:
+    def _load_fields(self, hands: Sequence[Iterable[int]], loose: Iterable[int], builds: Mapping[int, StoredBuild],
+                     deck: Iterable[int], mulle: Sequence[Iterable[int]], intake: Sequence[Iterable[int]],
+                     tabbe: Sequence[int], to_move: int, set_no: int, deal_no: int, last_capturer: int | None,
+                     sheets: Iterable[tuple[Sheet, Sheet]], over: bool, last_move: tuple[int, Move] | None = None,
+                     last_taken: Iterable[int] = ()) -> Self:
         """Load a whole position (the backend's ``_load``, which checks what memory safety needs)."""
         self._load(hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no, last_capturer,
                    sheets, over, last_move, last_taken)
         return self
 
     @classmethod
-    def from_dict(cls, data: dict, ruleset: Ruleset | dict | None = None) -> GameStateBase:
+    def from_dict(cls, data: dict[str, Any], ruleset: Ruleset | dict[str, Any] | None = None) -> Self:
         """Read a position (canonical or hand-written); see docs/engine.md for the keys.
 
         Only ``to_move``, ``hands`` and ``table`` are required. ``ruleset`` given here
@@ -394,7 +499,7 @@ class GameStateBase:
         return read_position(cls, data, ruleset)
 
     @classmethod
-    def from_json(cls, text: str, ruleset: Ruleset | dict | None = None) -> GameStateBase:
+    def from_json(cls, text: str | bytes | bytearray, ruleset: Ruleset | dict[str, Any] | None = None) -> Self:
         """Read a position from JSON text."""
         if not isinstance(text, (str, bytes, bytearray)):
             raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
@@ -405,8 +510,8 @@ class GameStateBase:
         return cls.from_dict(data, ruleset)
 
     @classmethod
-    def from_view(cls, view: PlayerView, opponent_hand: Iterable, deck: Iterable, seed: int | None = None
-                  ) -> GameStateBase:
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], deck: Iterable[int | str],
+                  seed: int | None = None) -> Self:
         """A full state consistent with ``view``, given guesses for the hidden cards.
 
         Search agents determinize with this: ``opponent_hand`` and ``deck`` are their
@@ -451,7 +556,8 @@ class GameStateBase:
         check_invariants(self, complete)
 
 
-def _restore(cls, data: dict, last_move, last_taken):
+def _restore(cls: type[_State], data: dict[str, Any], last_move: tuple[int, Move] | None,
+             last_taken: tuple[Card, ...]) -> _State:
     """Unpickle a state: its canonical form plus its last move (:meth:`GameStateBase.__reduce__`)."""
     st = cls.from_dict(data)
     if last_move is not None or last_taken:
@@ -495,7 +601,7 @@ class GameState(GameStateBase):
         self._set_no = 1
         self._deal_no = 1
         self._last_capturer: int | None = None
-        self._sheets: list[tuple[dict, dict]] = []
+        self._sheets: list[tuple[Sheet, Sheet]] = []
         self._over = False
         self._mpts = [0, 0]
         self._ipts = [0, 0]
@@ -504,7 +610,7 @@ class GameState(GameStateBase):
         self._legal: list[int] | None = None
         # Captured piles and scores as views show them; they change only when a capture
         # or a set end happens, which is when rules.py clears this cache.
-        self._public: tuple | None = None
+        self._public: PublicPart | None = None
 
     # ----- the position, read-only ---------------------------------------------------
     ruleset = property(lambda self: self._ruleset, doc="The Ruleset.")
@@ -646,8 +752,11 @@ class GameState(GameStateBase):
         )
 
     # ----- loading ---------------------------------------------------------------------
-    def _load(self, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no, last_capturer,
-              sheets, over, last_move=None, last_taken=()) -> None:
+    def _load(self, hands: Sequence[Iterable[int]], loose: Iterable[int], builds: Mapping[int, StoredBuild],
+              deck: Iterable[int], mulle: Sequence[Iterable[int]], intake: Sequence[Iterable[int]],
+              tabbe: Sequence[int], to_move: int, set_no: int, deal_no: int, last_capturer: int | None,
+              sheets: Iterable[tuple[Sheet, Sheet]], over: bool, last_move: tuple[int, Move] | None = None,
+              last_taken: Iterable[int] = ()) -> None:
         """The whole position at once (from_dict, from_view); the same bounds as the compiled core's ``_load``."""
         check_load_bounds(self._ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no,
                           deal_no, last_capturer, sheets, over, last_move, last_taken)
@@ -684,7 +793,7 @@ class GameState(GameStateBase):
 _NUM_IDS = len(MOVES)
 
 
-def _move_id(move_id) -> int:
+def _move_id(move_id: Any) -> int:
     """``move_id`` as an int 0..NUM_MOVE_IDS-1 (numpy ints too); a ``ValueError`` for a bool or anything else."""
     try:
         i = operator.index(move_id)
@@ -695,8 +804,9 @@ def _move_id(move_id) -> int:
     return i
 
 
-def check_load_bounds(ruleset: Ruleset, hands, loose, builds, deck, mulle, intake, tabbe, to_move, set_no, deal_no,
-                      last_capturer, sheets, over, last_move=None, last_taken=()) -> None:
+def check_load_bounds(ruleset: Ruleset, hands: Any, loose: Any, builds: Any, deck: Any, mulle: Any, intake: Any,
+                      tabbe: Any, to_move: Any, set_no: Any, deal_no: Any, last_capturer: Any, sheets: Any,
+                      over: Any, last_move: Any = None, last_taken: Any = ()) -> None:
     """The bounds every loaded position keeps on both backends (what memory safety needs in C).
 
     Faces 0..51; at most :data:`~mulle_env.engine.rules.MAX_STATE_CARDS` cards; build values
@@ -753,7 +863,7 @@ def check_load_bounds(ruleset: Ruleset, hands, loose, builds, deck, mulle, intak
         raise ValueError(f"{len(finished)} finished sets do not fit a game of {ruleset.sets} sets")
 
 
-def _two(value, what: str) -> list:
+def _two(value: Any, what: str) -> list[Any]:
     """``value`` as a list of its two entries; a ``ValueError`` for anything else."""
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") or len(value) != 2:
         raise ValueError(f"{what} must be two entries (seat 0, seat 1), not {value!r}")
@@ -762,17 +872,17 @@ def _two(value, what: str) -> list:
     return list(value)
 
 
-def _bounded(x, what: str) -> None:
+def _bounded(x: object, what: str) -> None:
     if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= rules.COUNT_LIMIT:
         raise ValueError(f"{what} must be a whole number 0..{rules.COUNT_LIMIT}, not {x!r}")
 
 
-def new_game(seed: int = 0, ruleset: Ruleset | None = None) -> GameState:
+def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
     """A new game: first deal of the first set done, seat 0 to move."""
     return start_game(GameState, seed, ruleset)
 
 
-def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = None) -> GameState:
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
     """The state reached by playing ``moves`` from ``new_game(seed, ruleset)``.
 
     Each move is checked; an illegal one raises :class:`IllegalMoveError` naming its
@@ -781,7 +891,7 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | None = Non
     return replay_game(GameState, seed, moves, ruleset)
 
 
-def start_game(cls, seed: int = 0, ruleset: Ruleset | dict | None = None):
+def start_game(cls: type[_State], seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> _State:
     """``new_game`` of the backend whose state class is ``cls`` (both backends use this).
 
     Checks ``seed`` (an int, not a bool) and reads a dict ``ruleset`` with
@@ -796,12 +906,13 @@ def start_game(cls, seed: int = 0, ruleset: Ruleset | dict | None = None):
     return st
 
 
-def replay_game(cls, seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict | None = None):
+def replay_game(cls: type[_State], seed: int, moves: Iterable[Move | str],
+                ruleset: Ruleset | dict[str, Any] | None = None) -> _State:
     """``replay`` of the backend whose state class is ``cls`` (both backends use this)."""
     return play_all(start_game(cls, seed, ruleset), moves, "replay")
 
 
-def play_all(st, moves: Iterable[Move | str], what: str = "replay"):
+def play_all(st: _State, moves: Iterable[Move | str], what: str = "replay") -> _State:
     """Play ``moves`` on ``st`` in order, each checked; errors name the move's number (both backends use this)."""
     if isinstance(moves, (str, Move)):
         # A string is iterable too, which would replay it letter by letter.
