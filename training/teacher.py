@@ -64,7 +64,7 @@ from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 __all__ = ["FORMAT", "MAX_LEGAL", "CodedRows", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed",
-           "generate", "load", "play_shard", "stable_digest"]
+           "check_data_dir", "generate", "load", "play_shard", "stable_digest"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
@@ -310,6 +310,22 @@ def _check_dir(out: Path, spec: dict) -> None:
         os.replace(tmp, path)
 
 
+def check_data_dir(d: str | Path) -> dict:
+    """The ``spec.json`` of the teacher data directory ``d``; a :class:`TeacherDataError` if it is not one of this
+    encoding."""
+    d = Path(d)
+    spec_path = d / "spec.json"
+    if not spec_path.is_file():
+        raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
+    spec = json.loads(spec_path.read_text())
+    if spec.get("format") != FORMAT:
+        raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
+    if spec.get("obs_fingerprint") != layout_fingerprint():
+        raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
+                               f"not this mulle_env's {layout_fingerprint()}; generate it again")
+    return spec
+
+
 def shard_path(out_dir: str | Path, shard: int) -> Path:
     """Where shard ``shard`` is written."""
     return Path(out_dir) / f"shard_{shard:05d}.npz"
@@ -396,15 +412,7 @@ def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARG
     offset = 0
     for d in data_dirs:
         d = Path(d)
-        spec_path = d / "spec.json"
-        if not spec_path.is_file():
-            raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
-        spec = json.loads(spec_path.read_text())
-        if spec.get("format") != FORMAT:
-            raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
-        if spec.get("obs_fingerprint") != layout_fingerprint():
-            raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
-                                   f"not this mulle_env's {layout_fingerprint()}; generate it again")
+        spec = check_data_dir(d)
         shards = sorted(d.glob("shard_*.npz"))
         if max_games is not None:
             shards = shards[: max(1, max_games // spec["shard_games"])]
