@@ -169,7 +169,8 @@ def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras
 
 def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
              extras: str | None = None) -> dict[str, float]:
-    """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points)."""
+    """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points);
+    on decisions of game records (no values) the share where the net picks the move played."""
     if len(val_decisions) == 0:
         return {}
     counts = (data["legal"][val_decisions] >= 0).sum(axis=1)
@@ -178,21 +179,31 @@ def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
     banked = data["after_banked"][rows].astype(np.float64)
     teacher = value[rows].astype(np.float64)
     ok = np.isfinite(teacher)
-    mse = float(np.mean((pred[ok] - (teacher[ok] - banked[ok])) ** 2))
+    mse = float(np.mean((pred[ok] - (teacher[ok] - banked[ok])) ** 2)) if ok.any() else float("nan")
     score = banked + pred
     agree = regret = 0.0
+    n = cloned = copied = 0
     at = 0
-    for c in counts:
+    for d, c in zip(val_decisions, counts):
         s, t = score[at : at + c], teacher[at : at + c]
         at += c
+        if not np.isfinite(t).any():
+            # A decision of a game record: judged by whether the net picks the move the player made.
+            cloned += 1
+            copied += bool(data["legal"][d, int(np.argmax(s))] == data["action"][d])
+            continue
         # Only moves the teacher valued can be judged: the net's choice among those.
         best = np.nanmax(t)
         pick = int(np.argmax(np.where(np.isfinite(t), s, -np.inf)))
         agree += bool(t[pick] == best)
         regret += float(best - t[pick])
-    n = len(val_decisions)
-    return {"heldout_mse_points2": mse, "heldout_agreement": agree / n, "heldout_regret_points": regret / n,
-            "heldout_decisions": n}
+        n += 1
+    out = {"heldout_decisions": len(val_decisions)}
+    if n:
+        out.update(heldout_mse_points2=mse, heldout_agreement=agree / n, heldout_regret_points=regret / n)
+    if cloned:
+        out.update(heldout_played_agreement=copied / cloned, heldout_played_decisions=cloned)
+    return out
 
 
 def fit_afterstate(data, out: str | Path, config: AfterstateConfig | None = None,
