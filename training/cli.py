@@ -616,8 +616,6 @@ def _dispatch(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
 
         mpath = Path(args.manifest)
         mpath = mpath / MANIFEST if mpath.is_dir() else mpath
-        if not mpath.is_file():
-            parser.error(f"manifest {args.manifest!r} does not exist")
         _check_paths(parser, outputs=[("--out", args.out)], inputs=[("manifest", mpath)])
         if not plot_generations(mpath, args.out):
             print(f"{prog}: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
@@ -633,8 +631,6 @@ def _dispatch(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
 def _speed_main(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
     from .plots import plot_speed
 
-    if not Path(args.results).is_file():
-        parser.error(f"results {args.results!r} does not exist")
     _check_paths(parser, outputs=[("--out", args.out), ("--json", args.json)], inputs=[("results", args.results)])
     try:
         points = plot_speed(args.results, args.out)
