@@ -117,7 +117,8 @@ class LearnedAgent(Agent):
                 "the learned policy's fixed action space needs forced_capture=True "
                 "(with forced_capture=false a capture names the cards it takes, which has no action index"
                 + (")" if self.policy.head == "logits" else
-                   "; this afterstate net was trained with forced captures: train one with --rule forced_capture=false)")
+                   "; this afterstate net was trained with forced captures: train one with "
+                   "--rule forced_capture=false)")
             )
         self.policy.check_ruleset(ruleset)
 
