@@ -89,6 +89,7 @@ class Pipeline:
         self.t0 = time.monotonic()
         self.base = 0.0
         self.manifest: dict = {}
+        self._saved = self.t0
 
     # ----- bookkeeping -------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -103,6 +104,7 @@ class Pipeline:
         """Rewrite the manifest atomically, with the wall-clock time so far."""
         self.manifest["elapsed"] = round(self.elapsed(), 1)
         write_json(self.path, self.manifest)
+        self._saved = time.monotonic()
 
     def settings(self) -> dict:
         """The settings that fix what the run computes."""
@@ -135,6 +137,13 @@ class Pipeline:
     def over_budget(self) -> bool:
         """True once the ``--hours`` budget is spent."""
         return bool(self.args.hours) and self.elapsed() >= 3600 * self.args.hours
+
+    def tick(self) -> bool:
+        """:meth:`over_budget`, called between shards; also saves the clock every minute, so that a
+        ``kill -9`` in a long stage costs the budget's accounting at most a minute."""
+        if time.monotonic() - self._saved > 60:
+            self.save()
+        return self.over_budget()
 
     def target_reached(self) -> bool:
         """True once the champion's screen against ``--target`` has a lower bound above 50%."""
@@ -233,7 +242,7 @@ class Pipeline:
         summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
                                    shard_games=args.shard_games, workers=args.workers,
                                    progress=not args.no_progress, rules=args.rules or None, afterstates=True,
-                                   backend=self.labeller(), stop=self.over_budget)
+                                   backend=self.labeller(), stop=self.tick)
         gen["seconds"]["data"] = round(gen["seconds"].get("data", 0) + time.monotonic() - t, 1)
         gen["data"] = str(gdir / "data")
         gen["games"] = games
