@@ -72,7 +72,13 @@ def _peak_rss_mb() -> float:
 
 
 def _file_name(spec: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in spec)[:80]
+    """A file name for ``spec`` (a spec or a path): its letters and digits, and a digest when it is cut short."""
+    name = "".join(c if c.isalnum() else "_" for c in spec)
+    if len(name) <= 80:
+        return name
+    import hashlib
+
+    return name[-60:] + "_" + hashlib.sha256(spec.encode()).hexdigest()[:12]
 
 
 class Pipeline:
