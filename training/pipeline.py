@@ -315,6 +315,8 @@ class Pipeline:
                                       progress=not args.no_progress, ruleset=args.rules or None,
                                       backend=self.arena_backend())
             m = evals[key]
+            if name == "champion":
+                m["label"] = "the champion before it"  # one series in the plots, whichever net it was
             self.say(f"generation {g}:   {_score(m)} against {opp}")
             self.save()
         gen["seconds"]["screen"] = round(gen["seconds"].get("screen", 0) + time.monotonic() - t, 1)

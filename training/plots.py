@@ -42,7 +42,7 @@ def generation_series(manifest: dict, x: str = "generation") -> dict[str, list[t
             elo = match.get("elo") or {}
             if elo.get("value") is None:
                 continue
-            key = f"{kind.split('|')[0]} vs {match['b']}"
+            key = f"{kind.split('|')[0]} vs {match.get('label') or match['b']}"
             low = elo["low"] if elo.get("low") is not None else elo["value"]
             high = elo["high"] if elo.get("high") is not None else elo["value"]
             series.setdefault(key, []).append((at, elo["value"], low, high))
