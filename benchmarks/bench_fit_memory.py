@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                                "chunk_rows": args.chunk_rows, "out": str(tmp / f"{mode}{seed}.npz")})
                 row = {"seed": seed, "mode": mode, **figures}
                 result["quality"].append(row)
+                _save(args.json, result)
                 print(f"seed {seed} {mode:6s}: held-out regret {figures['heldout_regret_points']:.4f} points, "
                       f"agreement {figures['heldout_agreement']:.2%}, {figures['seconds']} s, "
                       f"peak {figures['peak_rss_mb']:.0f} MB", flush=True)
@@ -99,11 +100,17 @@ def main(argv: list[str] | None = None) -> int:
                            "out": str(tmp / f"mem{mode}{copies}.npz")})
             result["memory"].append({"copies": copies, "mode": mode, "decisions": figures["decisions"],
                                      "peak_rss_mb": figures["peak_rss_mb"], "seconds": figures["seconds"]})
+            _save(args.json, result)
             print(f"{copies}x data ({figures['decisions']} decisions) {mode:6s}: peak {figures['peak_rss_mb']:.0f} MB, "
                   f"{figures['seconds']} s", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    _save(args.json, result)
     return 0
+
+
+def _save(path: str, result: dict) -> None:
+    """Write the figures so far (a long run that is stopped keeps what it measured)."""
+    if path:
+        Path(path).write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":
