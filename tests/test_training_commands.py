@@ -91,10 +91,11 @@ def test_sigterm_in_the_expert_commands_exits_143(monkeypatch, tmp_path, capsys)
     from training import cli, expert
 
     (tmp_path / "d").mkdir()
+    before = signal.getsignal(signal.SIGTERM)
     monkeypatch.setattr(expert, "data", _sigterm_self)
     assert cli.main(["data", str(tmp_path / "d" / "x"), "--games", "2", "--shard-games", "1"]) == 143
     assert "run the same command again to continue" in capsys.readouterr().err
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is the command's only
+    assert signal.getsignal(signal.SIGTERM) is before  # the command's handler lives as long as the command
 
 
 def test_mulle_train_says_how_long_it_runs_and_refuses_to_resume_nothing(monkeypatch, tmp_path, capsys):
