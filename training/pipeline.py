@@ -36,6 +36,7 @@ net) and the plots ``elo_by_generation.png`` and ``elo_by_time.png``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import shutil
@@ -244,12 +245,11 @@ class Pipeline:
         args = self.args
         games = args.first_games if g == 0 else args.games
         self.say(f"generation {g}: {gen['teacher']} labels {games} self-play games")
-        t = time.monotonic()
-        summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
-                                   shard_games=args.shard_games, workers=args.workers,
-                                   progress=not args.no_progress, rules=args.rules or None, afterstates=True,
-                                   backend=self.labeller(), stop=self.tick)
-        gen["seconds"]["data"] = round(gen["seconds"].get("data", 0) + time.monotonic() - t, 1)
+        with self.timed(gen, "data"):
+            summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
+                                       shard_games=args.shard_games, workers=args.workers,
+                                       progress=not args.no_progress, rules=args.rules or None, afterstates=True,
+                                       backend=self.labeller(), stop=self.tick)
         gen["data"] = str(gdir / "data")
         gen["games"] = games
         if summary["complete"]:
@@ -276,13 +276,12 @@ class Pipeline:
                  + (f", from {init}" if init else ""))
         policy = gdir / "policy.npz"
         ckpt = gdir / "fit.ckpt.pt"
-        t = time.monotonic()
-        figures = fit_afterstate(source, policy, cfg, init_from=init, checkpoint=ckpt,
-                                 checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
-                                 threads=args.threads, ruleset=args.rules or None,
-                                 metadata={"generation": g, "teacher": gen["teacher"],
-                                           "data": [s for s, _ in sources], "command": list(args.argv or [])})
-        gen["seconds"]["fit"] = round(gen["seconds"].get("fit", 0) + time.monotonic() - t, 1)
+        with self.timed(gen, "fit"):
+            figures = fit_afterstate(source, policy, cfg, init_from=init, checkpoint=ckpt,
+                                     checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
+                                     threads=args.threads, ruleset=args.rules or None,
+                                     metadata={"generation": g, "teacher": gen["teacher"],
+                                               "data": [s for s, _ in sources], "command": list(args.argv or [])})
         gen.update(fit={**figures, "config": dict(cfg), "sources": sources}, decisions=source.decisions,
                    policy=str(policy), agent=learned_spec(str(policy)))
         import agents
@@ -295,15 +294,20 @@ class Pipeline:
 
     def screen(self, g: int, gen: dict, gdir: Path) -> None:
         """Stage 3: the new net against the champion and the reference agents (resumable arena files)."""
-        from .evaluate import head_to_head
-
         args = self.args
-        evals = gen.setdefault("eval", {})
+        gen.setdefault("eval", {})
         champion = self.manifest.get("champion")
         opponents = list(args.screen_opponents)
         if champion is not None and champion != gen["policy"]:
             opponents.insert(0, learned_spec(champion))
-        t = time.monotonic()
+        with self.timed(gen, "screen"):
+            self._screens(g, gen, gdir, opponents)
+
+    def _screens(self, g: int, gen: dict, gdir: Path, opponents: list[str]) -> None:
+        from .evaluate import head_to_head
+
+        args = self.args
+        evals = gen["eval"]
         for opp in opponents:
             key = f"learned|{opp}"
             if key in evals:
@@ -319,7 +323,6 @@ class Pipeline:
                 m["label"] = "the champion before it"  # one series in the plots, whichever net it was
             self.say(f"generation {g}:   {_score(m)} against {opp}")
             self.save()
-        gen["seconds"]["screen"] = round(gen["seconds"].get("screen", 0) + time.monotonic() - t, 1)
 
     def promote(self, g: int, gen: dict) -> None:
         """Stage 4: the new net becomes the champion if it beat the champion (generation 0's always)."""
@@ -340,6 +343,16 @@ class Pipeline:
                  f"its wall-clock so far {_clock(self.elapsed())}")
 
     # ----- helpers -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def timed(self, gen: dict, stage: str):
+        """Add the block's seconds to ``gen["seconds"][stage]``, also when it is interrupted (then saved)."""
+        t = time.monotonic()
+        try:
+            yield
+        finally:
+            gen["seconds"][stage] = round(gen["seconds"].get(stage, 0) + time.monotonic() - t, 1)
+            self.save()
+
     def records_dir(self) -> Path | None:
         """Convert the ``--records`` files into data sets under ``records/`` (once); None without records."""
         if not self.args.records:
