@@ -49,9 +49,10 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from mulle_env.engine import GameState, Move, PlayerView
+from mulle_env.engine import GameState, Move, PlayerView, Ruleset
 from mulle_env.engine.moves import MOVES
 from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
+from mulle_env.threads import single_blas_thread
 
 from .inference import HistorySearchAgent, sample_hidden
 from .learned.afterstate import afterstate_scores, state_afterstates
@@ -72,20 +73,14 @@ DEFAULT_NET_PATH = str(Path(DEFAULT_POLICY_PATH).parent / "generations" / "gen4.
 LEAVES = ("auto", "value", "score")
 
 
-_LIMITED = False
-
-
 def limit_blas_threads() -> bool:
-    """Limit BLAS to one thread in this process if ``threadpoolctl`` is installed; True if limited."""
-    global _LIMITED
-    if not _LIMITED:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            return False
-        threadpool_limits(1, user_api="blas")
-        _LIMITED = True
-    return True
+    """One BLAS thread in this process: :func:`mulle_env.threads.single_blas_thread` (kept for old callers).
+
+    netsearch no longer calls it itself: worker processes (the arena's, training's) get one
+    BLAS thread from :mod:`mulle_env.threads`, and a command run in one process keeps the
+    user's setting.
+    """
+    return single_blas_thread()
 
 
 class NetSearchAgent(HistorySearchAgent):
@@ -143,7 +138,17 @@ class NetSearchAgent(HistorySearchAgent):
         self.leaf = ("value" if self.net.has_value else "score") if leaf == "auto" else leaf
         self.prior = float(prior)
         super().__init__(history)
-        limit_blas_threads()
+
+    def check_ruleset(self, ruleset: Ruleset) -> None:
+        """Refuse rules the net was not trained for (as ``learned`` does) and ``forced_capture=False``.
+
+        The search ranks candidates by the net's logits over the fixed move ids, which have
+        no index for the captures of ``forced_capture=False``.
+        """
+        if not getattr(ruleset, "forced_capture", True):
+            raise ValueError("netsearch's fixed action space needs forced_capture=True (with forced_capture=false "
+                             "a capture names the cards it takes, which has no action index)")
+        self.net.check_ruleset(ruleset)
 
     def _candidates(self, view: PlayerView, legal_moves: Sequence[Move]) -> tuple[list[Move], NDArray[np.float64]]:
         ids = [m.id for m in legal_moves]

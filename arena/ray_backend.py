@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Any, Callable, Iterable
 
+from mulle_env.threads import worker_env
+
 from .worker import aborted, play_game
 
 log = logging.getLogger("arena.ray")
@@ -43,17 +45,23 @@ class RayBackend:
         self.game_timeout = game_timeout
         self.max_attempts = max_attempts
 
-    def _init(self) -> Any:
+    def init(self) -> Any:
+        """Start a local Ray, or join the cluster at ``address``; return the ``ray`` module.
+
+        Its tasks get one BLAS thread each (:func:`mulle_env.threads.worker_env`): on a
+        cluster through the job's ``runtime_env``, locally also with this import path.
+        """
         import ray
 
         if ray.is_initialized():
             return ray
+        env = worker_env()
         if self.address:
-            ray.init(address=self.address, log_to_driver=True)
+            ray.init(address=self.address, log_to_driver=True, runtime_env={"env_vars": env})
         else:
             # Local workers get this interpreter's import path, so checkouts and test
             # helper modules import exactly as they do here.
-            env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
             ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=True,
                      runtime_env={"env_vars": env})
         return ray
@@ -74,7 +82,7 @@ class RayBackend:
                     pending.append(task)
             return bool(pending)
 
-        ray = self._init()
+        ray = self.init()
         remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         window = 2 * self.workers
         inflight: dict[str, Any] = {}

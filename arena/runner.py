@@ -36,6 +36,8 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable, Iterable, Protocol
 
+from mulle_env.threads import single_blas_thread
+
 from .worker import aborted, play_game
 
 log = logging.getLogger("arena.runner")
@@ -68,6 +70,7 @@ def _worker_main(conn: Connection, log_queue: Any, level: int) -> None:
     # ignore both, also when the signal goes to the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    single_blas_thread()  # workers share the cores: a threaded BLAS makes small products slower (mulle_env.threads)
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
     root.setLevel(level)

@@ -51,6 +51,12 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
         exec(compile(block, f"{page.name} python block {i + 1}", "exec"), namespace)
 
 
+def _expert_commands() -> tuple[str, ...]:
+    from training.cli import EXPERT_COMMANDS
+
+    return EXPERT_COMMANDS
+
+
 def _parser(tool: str):
     if tool == "mulle-arena":
         from arena.cli import build_parser
@@ -73,6 +79,8 @@ def test_shell_commands_parse(page):
         tool = Path(words[0]).name
         if words[1:] == ["--help"]:
             continue
+        if tool == "mulle-train" and words[1:2] and words[1] in _expert_commands():
+            tool = "mulle-expert"  # mulle-train <command>: the expert commands' parser
         try:
             args = _parser(tool).parse_args(words[1:])
         except SystemExit as exc:

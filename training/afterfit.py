@@ -57,12 +57,15 @@ class AfterstateConfig(dict):
     ``batch_size`` 1024 afterstates (about: batches are whole decisions), ``lr`` 1e-3
     (cosine decay to 0), ``augment`` True, ``seed`` 0, ``weight_decay`` 1e-5,
     ``centered`` True, ``abs_coef`` 0.1 (see the module docstring), ``extras`` None (or the
-    name of an extra-input block the net reads after each encoding, :mod:`mulle_env.extras`).
+    name of an extra-input block the net reads after each encoding, :mod:`mulle_env.extras`),
+    ``clone_coef`` 1.0 and ``clone_temperature`` 1.0 (points): the weight of the cloning loss on
+    decisions labelled only by the move played (game records) and the temperature of its softmax.
     """
 
     DEFAULTS: ClassVar[dict] = {
         "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
         "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1, "extras": None,
+        "clone_coef": 1.0, "clone_temperature": 1.0,
     }
 
     def __init__(self, **kw) -> None:
@@ -115,12 +118,14 @@ def _build(cfg):
     return _mlp([OBS_SIZE + extras_size(cfg.get("extras")), *cfg["hidden"], 1], cfg["activation"])
 
 
-def to_policy(net, activation: str, metadata: dict | None = None, extras: str | None = None) -> MLPPolicy:
-    """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net`` (which reads the block ``extras``)."""
+def to_policy(net, activation: str, metadata: dict | None = None, extras: str | None = None,
+              ruleset=None) -> MLPPolicy:
+    """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net`` (which reads the block ``extras``),
+    for the rules ``ruleset`` (default: the default rules)."""
     lin = _linears(net)
     return MLPPolicy([m.weight.detach().cpu().numpy().T.copy() for m in lin],
                      [m.bias.detach().cpu().numpy().copy() for m in lin], activation, metadata or {},
-                     head="afterstate", extras=extras)
+                     head="afterstate", extras=extras, ruleset=ruleset)
 
 
 def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
@@ -164,7 +169,8 @@ def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras
 
 def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
              extras: str | None = None) -> dict[str, float]:
-    """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points)."""
+    """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points);
+    on decisions of game records (no values) the share where the net picks the move played."""
     if len(val_decisions) == 0:
         return {}
     counts = (data["legal"][val_decisions] >= 0).sum(axis=1)
@@ -173,51 +179,64 @@ def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
     banked = data["after_banked"][rows].astype(np.float64)
     teacher = value[rows].astype(np.float64)
     ok = np.isfinite(teacher)
-    mse = float(np.mean((pred[ok] - (teacher[ok] - banked[ok])) ** 2))
+    mse = float(np.mean((pred[ok] - (teacher[ok] - banked[ok])) ** 2)) if ok.any() else float("nan")
     score = banked + pred
     agree = regret = 0.0
+    n = cloned = copied = 0
     at = 0
-    for c in counts:
+    for d, c in zip(val_decisions, counts):
         s, t = score[at : at + c], teacher[at : at + c]
         at += c
+        if not np.isfinite(t).any():
+            # A decision of a game record: judged by whether the net picks the move the player made.
+            cloned += 1
+            copied += bool(data["legal"][d, int(np.argmax(s))] == data["action"][d])
+            continue
         # Only moves the teacher valued can be judged: the net's choice among those.
         best = np.nanmax(t)
         pick = int(np.argmax(np.where(np.isfinite(t), s, -np.inf)))
         agree += bool(t[pick] == best)
         regret += float(best - t[pick])
-    n = len(val_decisions)
-    return {"heldout_mse_points2": mse, "heldout_agreement": agree / n, "heldout_regret_points": regret / n,
-            "heldout_decisions": n}
+        n += 1
+    out = {"heldout_decisions": len(val_decisions)}
+    if n:
+        out.update(heldout_mse_points2=mse, heldout_agreement=agree / n, heldout_regret_points=regret / n)
+    if cloned:
+        out.update(heldout_played_agreement=copied / cloned, heldout_played_decisions=cloned)
+    return out
 
 
-def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: AfterstateConfig | None = None,
+def fit_afterstate(data, out: str | Path, config: AfterstateConfig | None = None,
                    init_from: str | None = None, checkpoint: str | Path | None = None,
                    checkpoint_minutes: float = 5.0, metadata: dict | None = None, progress: bool = True,
-                   log: Callable[[dict], None] | None = None, threads: int = 1) -> dict:
+                   log: Callable[[dict], None] | None = None, threads: int = 1, ruleset=None) -> dict:
     """Fit an afterstate net to teacher ``data`` (with afterstates) and write the policy file ``out``.
 
-    ``init_from`` starts from an afterstate policy file of the same shape. With
-    ``checkpoint`` the state is saved there every ``checkpoint_minutes`` and at each
-    epoch's end, and a fit with the same settings and data resumes from it. Returns the
-    last held-out figures (also stored in the file's metadata).
+    ``data`` is teacher data in memory (:func:`training.teacher.load`) or a
+    :class:`training.stream.ShardSource`, read from disk a chunk at a time (bounded
+    memory; with one chunk the same fit). ``init_from`` starts from an afterstate policy
+    file of the same shape. With ``checkpoint`` the state is saved there every
+    ``checkpoint_minutes`` and at each epoch's end, and a fit with the same settings and
+    data resumes from it. ``ruleset`` (a :class:`mulle_env.Ruleset` or its dict) is
+    the rules the data was played under, recorded in the policy file. Returns the last
+    held-out figures (also stored in the file's metadata).
     """
     import torch
 
-    from .bc import suit_swap_permutations
+    from .stream import MemorySource
 
     cfg = config or AfterstateConfig()
     torch.set_num_threads(threads)
-    decision, value, start, counts = _rows(data)
-    train_dec, val_dec = held_out_split(data["game"], 0.05, int(cfg["seed"]))
-    is_train = np.zeros(len(data["action"]), dtype=bool)
+    source = data if hasattr(data, "plan") else MemorySource(data)
+    seed = int(cfg["seed"])
+    train_dec, val_dec = held_out_split(source.games, 0.05, seed)
+    val_dec = _cap_held_out(val_dec, source.games)
+    is_train = np.zeros(source.decisions, dtype=bool)
     is_train[train_dec] = True
-    labelled = np.isfinite(value)
-    train_rows = np.flatnonzero(is_train[decision] & labelled)
-    if len(train_rows) == 0:
-        raise ValueError("no labelled afterstates to learn from")
-    rows_per_decision = max(1.0, len(decision) / max(1, len(counts)))
-    target = ((value - data["after_banked"]) / VALUE_SCALE).astype(np.float32)
-    obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+    n_rows = int(source.counts[train_dec].sum())
+    if n_rows == 0:
+        raise ValueError("no afterstates to learn from")
+    rows_per_decision = max(1.0, float(source.counts.sum()) / max(1, source.decisions))
     net = _build(cfg)
     copied = False
     if init_from:
@@ -231,56 +250,165 @@ def fit_afterstate(data: dict[str, np.ndarray], out: str | Path, config: Afterst
             raise ValueError(f"--init-from {init_from}: its net ({theirs}) does not fit this fit's net ({ours}); "
                              f"give the same shapes{hint}")
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
-    bs = int(cfg["batch_size"])
     # Batches of whole decisions, about batch_size rows each.
-    dec_per_batch = max(1, round(bs / rows_per_decision))
-    steps_per_epoch = max(1, len(train_dec) // dec_per_batch)
-    total = int(cfg["epochs"]) * steps_per_epoch
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
-    key = {"config": dict(cfg), "decisions": len(data["action"]), "rows": len(train_rows), "init_from": init_from,
-           "digest": float(np.nansum(value[:: max(1, len(value) // 997)]))}
-    obs16 = data["after_obs"]
-    loop = FitLoop(checkpoint, key, net, opt, sched, copied, int(cfg["epochs"]), steps_per_epoch,
+    dec_per_batch = max(1, round(int(cfg["batch_size"]) / rows_per_decision))
+    epochs = int(cfg["epochs"])
+    plans = [_epoch_plan(source, is_train, e, seed, dec_per_batch) for e in range(epochs)]
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=sum(sum(st for _, st in pl) for pl in plans))
+    key = {"config": dict(cfg), "rows": n_rows, "init_from": init_from, **source.describe()}
+    held = source.subset(val_dec)
+    held_dec = np.arange(len(val_dec))
+    held_rows = _rows(held.data)
+    step_fn = _Stepper(net, cfg, dec_per_batch)
+    loop = FitLoop(checkpoint, key, net, opt, sched, copied, epochs, [sum(st for _, st in pl) for pl in plans],
                    checkpoint_minutes, progress)
     try:
-        while loop.epoch < int(cfg["epochs"]):
+        while loop.epoch < epochs:
             epoch = loop.epoch
             net.train()
-            order = np.random.default_rng([int(cfg["seed"]), epoch]).permutation(train_dec)
-            while loop.step < steps_per_epoch:
-                b = loop.step
-                decs = np.sort(order[b * dec_per_batch : (b + 1) * dec_per_batch])
-                rows = np.concatenate([np.arange(start[i], start[i] + counts[i]) for i in decs])
-                rows = rows[labelled[rows]]
-                # Compact rows (teacher.CodedRows) decode to float32 already: no second copy.
-                x = np.asarray(obs16[rows], dtype=np.float32)
-                if obs_perm is not None:
-                    # One coin per decision: a decision's moves are compared in one position.
-                    flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5
-                    swap = flip[np.searchsorted(decs, decision[rows])]
-                    x[swap] = x[swap][:, obs_perm]
-                # The extra inputs are computed after the swap, so they describe the position shown.
-                x = with_extras(x, cfg["extras"])
-                pred = net(torch.from_numpy(x))[:, 0]
-                err = pred - torch.from_numpy(target[rows])
-                # Squared errors in (points / 10)^2: the scale keeps the loss near 1.
-                scale = (VALUE_SCALE / 10.0) ** 2
-                if cfg["centered"]:
-                    seg = torch.from_numpy(np.searchsorted(decs, decision[rows]))
-                    n_seg = torch.zeros(len(decs)).index_add_(0, seg, torch.ones(len(rows)))
-                    mean = torch.zeros(len(decs)).index_add_(0, seg, err) / n_seg.clamp(min=1)
-                    loss = (torch.mean((err - mean[seg]) ** 2) + float(cfg["abs_coef"]) * torch.mean(err**2)) * scale
-                else:
-                    loss = torch.mean(err**2) * scale
-                loop.optimize(loss, show_loss=True)
+            done = 0
+            for c, (chunk, steps) in enumerate(plans[epoch]):
+                if loop.step >= done + steps:
+                    done += steps
+                    continue
+                loaded = step_fn.load(source, chunk)
+                local = np.flatnonzero(is_train[loaded.ids])
+                rng = [seed, epoch] if len(plans[epoch]) == 1 else [seed, epoch, c]
+                order = np.random.default_rng(rng).permutation(local)
+                while loop.step < done + steps:
+                    b = loop.step - done
+                    # The flip coins of a batch are drawn from the epoch and the batch's number in the epoch.
+                    loss = step_fn.loss(np.sort(order[b * dec_per_batch: (b + 1) * dec_per_batch]), epoch,
+                                        loop.step)
+                    loop.optimize(loss, show_loss=True)
+                done += steps
             net.eval()
-            loop.epoch_done(evaluate(net, data, val_dec, decision, value, start, cfg["extras"]), log)
+            loop.epoch_done(evaluate(net, held.data, held_dec, *held_rows[:3], cfg["extras"]), log)
     finally:
         loop.close()
     history, copied = loop.history, loop.copied
-    meta = {"trainer": "training.afterfit", "config": dict(cfg), "decisions": len(data["action"]),
-            "train_afterstates": len(train_rows), "heldout_decisions": len(val_dec), "init_from": init_from,
+    meta = {"trainer": "training.afterfit", "config": dict(cfg), "decisions": source.decisions,
+            "train_afterstates": n_rows, "heldout_decisions": len(val_dec), "init_from": init_from,
             "initialised": copied, "history": history, "fit_seconds": round(loop.elapsed, 1),
             **(metadata or {})}
-    save_policy(to_policy(net, cfg["activation"], meta, cfg["extras"]), out)
-    return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": len(data["action"])}
+    save_policy(to_policy(net, cfg["activation"], meta, cfg["extras"], ruleset), out)
+    return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": source.decisions}
+
+
+def _cap_held_out(val_dec: np.ndarray, games: np.ndarray, cap: int | None = None) -> np.ndarray:
+    """The held-out decisions cut to at most about ``cap`` (at a game's end), so the held-out set's memory is bounded.
+
+    The decisions cut stay out of the training set too: they are only not measured.
+    """
+    from .stream import HELDOUT_CAP
+
+    cap = HELDOUT_CAP if cap is None else cap
+    if len(val_dec) <= cap:
+        return val_dec
+    cut = cap
+    while cut < len(val_dec) and games[val_dec[cut]] == games[val_dec[cut - 1]]:
+        cut += 1
+    return val_dec[:cut]
+
+
+def _epoch_plan(source, is_train: np.ndarray, epoch: int, seed: int, dec_per_batch: int) -> list[tuple[list, int]]:
+    """``[(chunk, steps)]`` of one epoch: each chunk's training decisions make whole batches (a lone chunk >= 1)."""
+    chunks = source.plan(epoch, seed)
+    out = []
+    for chunk in chunks:
+        n = int(is_train[source.decisions_of(chunk)].sum())
+        steps = n // dec_per_batch
+        out.append((chunk, max(1, steps) if len(chunks) == 1 else steps))
+    return out
+
+
+class _Stepper:
+    """The loss of one batch of decisions of the loaded chunk (regression on values, cloning of choices)."""
+
+    def __init__(self, net, cfg, dec_per_batch: int) -> None:
+        from .bc import suit_swap_permutations
+
+        self.net, self.cfg = net, cfg
+        self.obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+        self._key = None
+
+    def load(self, source, chunk: list[int]):
+        """Load ``chunk`` of ``source`` unless it is the one loaded (a lone chunk is read once)."""
+        key = (id(source), tuple(chunk))
+        if key != self._key:
+            self.chunk = None  # free the previous chunk before reading the next
+            self.chunk = source.load(chunk)
+            self.decision, self.value, self.start, self.counts = _rows(self.chunk.data)
+            self.labelled = np.isfinite(self.value)
+            self.target = ((self.value - self.chunk.data["after_banked"]) / VALUE_SCALE).astype(np.float32)
+            self.weighted = bool((self.chunk.weight != 1).any())
+            self._key = key
+        return self.chunk
+
+    def loss(self, decs: np.ndarray, epoch: int, b: int):
+        """The loss of the decisions ``decs`` (sorted indices into the loaded chunk); ``b`` numbers the batch."""
+        import torch
+
+        cfg, chunk = self.cfg, self.chunk
+        every = np.concatenate([np.arange(self.start[i], self.start[i] + self.counts[i]) for i in decs])
+        cloned = chunk.choice[decs]
+        # Decisions labelled by values learn their labelled moves; those labelled by a choice need every move.
+        rows = every if cloned.any() else every[self.labelled[every]]
+        # Compact rows (teacher.CodedRows) decode to float32 already: no second copy.
+        x = np.asarray(chunk.data["after_obs"][rows], dtype=np.float32)
+        seg_np = np.searchsorted(decs, self.decision[rows])
+        if self.obs_perm is not None:
+            # One coin per decision: a decision's moves are compared in one position.
+            flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5
+            swap = flip[seg_np]
+            x[swap] = x[swap][:, self.obs_perm]
+        # The extra inputs are computed after the swap, so they describe the position shown.
+        x = with_extras(x, cfg["extras"])
+        pred = self.net(torch.from_numpy(x))[:, 0]
+        # Squared errors in (points / 10)^2: the scale keeps the loss near 1.
+        scale = (VALUE_SCALE / 10.0) ** 2
+        lab = self.labelled[rows]
+        loss = torch.zeros(())
+        if lab.any():
+            sel = torch.from_numpy(np.flatnonzero(lab)) if not lab.all() else None
+            p = pred if sel is None else pred[sel]
+            err = p - torch.from_numpy(self.target[rows[lab]])
+            w = torch.from_numpy(self.chunk.weight[decs][seg_np[lab]]) if self.weighted else None
+            loss = self._regression(err, seg_np[lab], len(decs), w) * scale
+        if cloned.any():
+            loss = loss + self._cloning(pred, rows, seg_np, decs, cloned)
+        return loss
+
+    def _regression(self, err, seg_np: np.ndarray, n_dec: int, w):
+        import torch
+
+        def mean(v):
+            return torch.mean(v) if w is None else torch.sum(w * v) / torch.sum(w)
+
+        if self.cfg["centered"]:
+            seg = torch.from_numpy(seg_np)
+            n_seg = torch.zeros(n_dec).index_add_(0, seg, torch.ones(len(seg_np)))
+            centre = torch.zeros(n_dec).index_add_(0, seg, err) / n_seg.clamp(min=1)
+            return mean((err - centre[seg]) ** 2) + float(self.cfg["abs_coef"]) * mean(err**2)
+        return mean(err**2)
+
+    def _cloning(self, pred, rows: np.ndarray, seg_np: np.ndarray, decs: np.ndarray, cloned: np.ndarray):
+        """Cross-entropy of the move played among each cloned decision's moves, scored as ``learned`` scores them."""
+        import torch
+
+        data = self.chunk.data
+        local = np.flatnonzero(cloned[seg_np])
+        seg = seg_np[local]
+        # Each decision's moves in a row of a (decisions x moves) table; -inf pads the short ones.
+        first = np.searchsorted(seg, seg)
+        col = np.arange(len(seg)) - first
+        dec_ids, dec_row = np.unique(seg, return_inverse=True)
+        score = (torch.from_numpy(data["after_banked"][rows[local]].astype(np.float32)) / VALUE_SCALE
+                 + pred[torch.from_numpy(local)]) * (VALUE_SCALE / float(self.cfg["clone_temperature"]))
+        table = torch.full((len(dec_ids), int(col.max()) + 1), float("-inf"))
+        table[torch.from_numpy(dec_row), torch.from_numpy(col)] = score
+        legal = data["legal"][decs[dec_ids]]
+        target = np.argmax(legal == data["action"][decs[dec_ids]][:, None], axis=1)
+        ce = torch.nn.functional.cross_entropy(table, torch.from_numpy(target), reduction="none")
+        w = torch.from_numpy(self.chunk.weight[decs[dec_ids]])
+        return float(self.cfg["clone_coef"]) * torch.sum(w * ce) / torch.sum(w)

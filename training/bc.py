@@ -16,9 +16,7 @@ what positions are worth.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import random
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +24,8 @@ import numpy as np
 from agents.match import play_agents
 from mulle_env import codec
 from mulle_env.observation import OBS_SIZE, encode_state
+
+from .workers import process_pool
 
 __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 
@@ -115,8 +115,7 @@ def generate(
             if bar:
                 bar.update(len(c))
     else:
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        with process_pool(workers) as pool:
             for c, part in zip(chunks, pool.map(_play_many, chunks)):
                 parts.append(part)
                 if bar:

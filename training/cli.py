@@ -4,7 +4,8 @@
 
 * ``ppo``: masked PPO on the environments (:mod:`training.ppo`); ``mulle-train`` with
   flags and no command word runs it, as it always has;
-* ``run``, ``data``, ``fit``, ``dmc``: expert iteration and its stages (:mod:`training.expert`);
+* ``expert``: expert iteration from nothing, unattended, with budgets (:mod:`training.pipeline`);
+* ``run``, ``data``, ``fit``, ``records``, ``dmc``: expert iteration and its stages (:mod:`training.expert`);
 * ``regret``: players' regret by a reference search (:mod:`training.regret`);
 * ``plot``, ``speed``: Elo by generation, Elo against thinking time (:mod:`training.plots`).
 
@@ -15,7 +16,6 @@ for the expert-iteration commands).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -43,6 +43,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}") from None
     if not v > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {v}")
+    return v
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, not {text!r}") from None
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text!r}")
     return v
 
 
@@ -74,9 +84,68 @@ def _specs(text: str) -> list[str]:
     return out
 
 
+def _backend_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local: --workers processes on this machine; ray: Ray tasks on a cluster (the ray extra)")
+    p.add_argument("--ray-address", default="",
+                   help="with --backend ray: the cluster to join (auto, host:6379, ray://host:10001); "
+                        "empty starts a local Ray with --workers CPUs")
+
+
+def _expert_parser(sub) -> None:
+    """``expert``: the unattended pipeline (:mod:`training.pipeline`), its defaults the shipped net's recipe."""
+    from .pipeline import __doc__ as about
+
+    e = sub.add_parser("expert", help="expert iteration from nothing, unattended (label, fit, screen, promote)",
+                       description=about.split("\n\n")[0] + " See docs/learning.md.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    e.add_argument("--out-dir", default="runs/expert-auto", help="the run's directory (its parent must exist)")
+    g = e.add_argument_group("budgets (any may be raised to continue a stopped run)")
+    g.add_argument("--generations", type=_positive, default=8, help="stop after this many generations")
+    g.add_argument("--hours", type=_nonnegative_float, default=0.0,
+                   help="stop once the run has spent this much wall-clock time, over all its invocations (0: none)")
+    g.add_argument("--target", default="",
+                   help="stop once the champion beats this agent (95%% lower bound above 50%%), e.g. pimc; "
+                        "it is screened every generation")
+    g = e.add_argument_group("teachers and data")
+    g.add_argument("--first-teacher", default="pimc:samples=40", help="generation 0's teacher (needs no net)")
+    g.add_argument("--teacher", default="netsearch:depth=5,samples=16,width=0",
+                   help="later generations' teacher: a search given policy=<the champion>")
+    g.add_argument("--first-games", type=_positive, default=8000, help="generation 0's self-play games")
+    g.add_argument("--games", type=_positive, default=4000, help="self-play games of every later generation")
+    g.add_argument("--shard-games", type=_positive, default=10, help="games per data shard (the unit of resuming)")
+    g.add_argument("--data-window", type=int, default=0,
+                   help="fit on the data of this many latest generations (0: all of them)")
+    g.add_argument("--records", action="append", default=[], metavar="FILE[=WEIGHT]",
+                   help="game records (people's games) cloned in generation 0's fit, with a weight (default 1); "
+                        "repeatable")
+    g.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="train for another ruleset (repeatable), e.g. --rule sets=1 --rule forced_capture=false")
+    g.add_argument("--seed", type=int, default=0, help="fixes every game, net and fit")
+    g = e.add_argument_group("the net and its fit")
+    g.add_argument("--hidden", type=_widths, default=[256, 256], help="hidden widths")
+    g.add_argument("--extras", default="capture-v3", help="extra-input block the net reads ('none' for none)")
+    g.add_argument("--first-epochs", type=_positive, default=4, help="generation 0's epochs")
+    g.add_argument("--epochs", type=_positive, default=3, help="epochs of later generations (from the champion)")
+    g.add_argument("--batch-size", type=_positive, default=1024)
+    g.add_argument("--lr", type=_positive_float, default=1e-3, help="AdamW learning rate, cosine decay")
+    g.add_argument("--memory-gb", type=_positive_float, default=4.0, help="the fit's memory bound (data streamed)")
+    g.add_argument("--threads", type=_positive, default=1, help="torch threads of the fit")
+    g.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="fit checkpoint interval")
+    g = e.add_argument_group("screens")
+    g.add_argument("--screen-opponents", type=_specs, default=["greedy", "pimc"],
+                   help="agents every new net plays (besides the champion), space-separated")
+    g.add_argument("--screen-games", type=_positive, default=1000, help="duplicate games of each screen")
+    g.add_argument("--screen-seed", type=int, default=700_000, help="the screens' deals (the same every generation)")
+    g = e.add_argument_group("machines")
+    g.add_argument("--workers", type=_positive, default=2, help="processes (or Ray CPUs) labelling and screening")
+    _backend_flags(g)
+    e.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
 def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     """The expert-iteration commands of the training command line (their flags are a public interface)."""
-    # Imported here, not at the top: numpy must load after main() limits the BLAS threads.
+    # Imported here, not at the top: a Ctrl-C while numpy loads is reported cleanly.
     from mulle_env.extras import EXTRAS
 
     ap = argparse.ArgumentParser(prog=prog, description="Expert iteration for Mulle: a search labels "
@@ -118,6 +187,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     r.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="fit checkpoint interval")
     r.add_argument("--threads", type=_positive, default=1, help="torch threads for the fit")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _expert_parser(sub)
     d = sub.add_parser("data", help="make (or complete) one teacher data set",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     d.add_argument("out", help="data directory (spec.json and shards; a rerun makes only the missing shards)")
@@ -130,11 +200,16 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     d.add_argument("--workers", type=_positive, default=1, help="processes (the data does not depend on it)")
     d.add_argument("--afterstates", action="store_true",
                    help="also store each labelled move's afterstate (what --net afterstate fits)")
+    d.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="play under another ruleset flag (repeatable), e.g. --rule sets=1")
+    _backend_flags(d)
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
     f = sub.add_parser("fit", help="fit a policy file to teacher data sets",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    f.add_argument("data", nargs="+", help="teacher data directories (mulle-expert data)")
-    f.add_argument("--out", required=True, help="policy .npz file to write")
+    f.add_argument("data", nargs="+",
+                   help="teacher data directories (mulle-expert data, or mulle-train records), each DIR or "
+                        "DIR=WEIGHT (the weight multiplies its decisions' losses; default 1)")
+    f.add_argument("--out", required=True, help="policy .npz file to write (its directory must exist)")
     f.add_argument("--net", choices=("afterstate", "logits"), default="afterstate",
                    help="afterstate: score the position each move leaves (needs data made with --afterstates); "
                         "logits: one logit per action plus a value head (training.distill)")
@@ -149,10 +224,23 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     f.add_argument("--extras", choices=EXTRAS, default=None,
                    help="afterstate nets: also read this extra-input block, computed from each encoding "
                         "(mulle_env/extras.py); --init-from may then name a net without it")
-    f.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
+    f.add_argument("--checkpoint", default="",
+                   help="checkpoint file (default: <out>.ckpt.pt, beside the output); a rerun resumes from it, "
+                        "and it is deleted when the fit completes")
     f.add_argument("--checkpoint-minutes", type=_positive_float, default=5.0, help="checkpoint interval")
+    f.add_argument("--memory-gb", type=_positive_float, default=4.0,
+                   help="afterstate fits stream their data from disk within about this much memory, "
+                        "whatever the data's size (at least 1.5)")
     f.add_argument("--threads", type=_positive, default=1, help="torch threads")
     f.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c = sub.add_parser("records", help="turn game record files (people's games) into a behaviour-cloning data set",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    c.add_argument("files", nargs="+", help="game record files: a GameRecord JSON, or JSON Lines of records or of "
+                                           "arena results lines saved with --save-games")
+    c.add_argument("--out", required=True, help="data directory to write (its parent must exist)")
+    c.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="the ruleset to take games of (repeatable); games under other rules are left out")
+    c.add_argument("--shard-games", type=_positive, default=50, help="games per shard")
     m = sub.add_parser("dmc", help="fine-tune an afterstate policy by Deep Monte-Carlo self-play",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     m.add_argument("init_from", help="afterstate policy file to start from (e.g. a mulle-expert fit)")
@@ -166,7 +254,9 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
                    help="space-separated specs the net plays in turn ('self' = both seats recorded; "
                         "e.g. 'self greedy learned:path=runs/gen1.npz')")
     m.add_argument("--seed", type=int, default=0, help="fixes every deal and random draw of every round")
-    m.add_argument("--checkpoint", default="", help="checkpoint file (default: <out>.ckpt.pt); a rerun resumes")
+    m.add_argument("--checkpoint", default="",
+                   help="checkpoint file (default: <out>.ckpt.pt, beside the output); a rerun resumes from it and "
+                        "raising --rounds continues a finished run, so it is kept")
     m.add_argument("--workers", type=_positive, default=1, help="processes playing a round's games")
     m.add_argument("--threads", type=_positive, default=1, help="torch threads for the updates")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -306,7 +396,7 @@ def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
 
 
 #: The commands of ``mulle-expert`` (all of ``mulle-train``'s but ``ppo``).
-EXPERT_COMMANDS = ("run", "data", "fit", "dmc", "plot", "speed", "regret")
+EXPERT_COMMANDS = ("expert", "run", "data", "fit", "records", "dmc", "plot", "speed", "regret")
 
 
 def train_main(argv: list[str] | None = None, out=print) -> int:
@@ -330,90 +420,230 @@ def expert_main(argv: list[str] | None = None, out=print) -> int:
 
 
 def main(argv: list[str] | None = None, out=print, prog: str = "mulle-expert") -> int:
-    """Run one expert command (``run``, ``data``, ...); returns the exit code (0 done, 1 error, 2 bad usage, 130).
+    """Run one expert command (``expert``, ``run``, ``data``, ...); returns the exit code.
 
-    Errors of the run (a data directory made with other settings, an unusable policy
-    file) exit 1 with the message; bad flags exit 2 naming the flag.
+    0 done, 1 an error of the run (a data directory made with other settings, an
+    unusable policy file), 2 bad usage (a bad flag or path, named), 130 interrupted by
+    Ctrl-C and 143 by SIGTERM (both shut down cleanly: finished work is kept, and the same
+    command continues).
     """
-    # Small batched matrix products are far slower with a multithreaded BLAS on shared cores; worker
-    # processes started from here read these when they import numpy.
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+    from .signals import exit_code, terminate_as_interrupt
+
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.argv = [prog, *(sys.argv[1:] if argv is None else argv)]
     args.prog = prog
-    try:
-        if args.command == "run":
-            _check_specs(parser, args)
-            if args.hidden is None:
-                args.hidden = [256, 256] if args.net == "afterstate" else [512, 256]
-            if _torch_missing("run"):
-                return 2
-            from agents.learned import PolicyFileError
-            from training.teacher import TeacherDataError
-
-            return _errors_exit_1((PolicyFileError, TeacherDataError), expert.run, args, out)
-        if args.command in ("data", "fit"):
-            from agents.learned import PolicyFileError
-            from training.teacher import TeacherDataError
-
-            if args.command == "data":
-                import agents
-
-                try:
-                    args.teacher = agents.canonical(args.teacher)
-                    args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
-                except agents.AgentSpecError as exc:
-                    parser.error(str(exc))
-                if args.games % args.shard_games:
-                    parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
-            else:
-                if _torch_missing("fit"):
-                    return 2
-                missing = [d for d in args.data if not Path(d).is_dir()]
-                if missing:
-                    parser.error(f"data directory {missing[0]!r} does not exist")
-                if args.extras and args.net != "afterstate":
-                    parser.error("--extras is for afterstate nets (--net afterstate)")
-            return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError),
-                                  expert.data if args.command == "data" else expert.fit, args, out)
-        if args.command == "dmc":
-            return _dmc_main(parser, args, out)
-        if args.command == "plot":
-            from .plots import plot_generations
-
-            mpath = Path(args.manifest)
-            mpath = mpath / MANIFEST if mpath.is_dir() else mpath
-            if not mpath.is_file():
-                parser.error(f"manifest {args.manifest!r} does not exist")
-            if not plot_generations(mpath, args.out):
-                print(f"{prog}: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
-                return 2
-            out(f"wrote {args.out}")
-            return 0
-        if args.command == "regret":
-            return _regret_main(parser, args, out)
-        from .plots import plot_speed
-
-        if not Path(args.results).is_file():
-            parser.error(f"results {args.results!r} does not exist")
+    with terminate_as_interrupt():
         try:
-            points = plot_speed(args.results, args.out)
-        except (ValueError, RuntimeError) as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return _dispatch(parser, args, out, prog)
+        except KeyboardInterrupt:
+            print(f"\n{prog}: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
+                  "run the same command again to continue", file=sys.stderr)
+            return exit_code()
+
+
+def _check_paths(parser: argparse.ArgumentParser, outputs=(), inputs=(), dirs=()) -> None:
+    """Exit 2 naming the flag for a path a command cannot use (:mod:`mulle_env.files`), before any work.
+
+    ``outputs``/``inputs`` are ``(flag, path)`` of files written and read; ``dirs`` of
+    directories written (an existing directory, or a new one in an existing parent).
+    """
+    from mulle_env.files import PathError, check_input_path, check_output_path
+
+    try:
+        for flag, path in outputs:
+            if path:
+                check_output_path(path, flag)
+        for flag, path in inputs:
+            if path:
+                check_input_path(path, flag, limit=None)
+        for flag, path in dirs:
+            d = Path(path)
+            if d.exists() and not d.is_dir():
+                raise PathError(f"{flag} {str(d)!r} is a file, not a directory")
+            if not d.exists():
+                # A new directory is created, but only in a place that exists: a typo is not a tree of folders.
+                check_output_path(d, flag)
+    except PathError as exc:
+        parser.error(str(exc))
+
+
+def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict:
+    """``--rule key=value`` flags as the dict of the flags that differ from the default rules."""
+    from mulle_env.engine import Ruleset
+
+    try:
+        return Ruleset.from_strings(items).changes()
+    except ValueError as exc:
+        parser.error(f"--rule: {exc}")
+
+
+def _sources(parser: argparse.ArgumentParser, items: list[str]) -> list[tuple[str, float]]:
+    from .stream import parse_source
+
+    out = []
+    for item in items:
+        try:
+            path, weight = parse_source(item)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if not Path(path).is_dir():
+            parser.error(f"data directory {path!r} does not exist")
+        out.append((path, weight))
+    return out
+
+
+def _expert_args(parser: argparse.ArgumentParser, args) -> None:
+    """Check and canonicalise ``expert``'s flags (specs, paths, rules, records, backend)."""
+    import agents
+    from mulle_env.extras import EXTRAS
+
+    def canon(flag: str, spec: str) -> str:
+        try:
+            return agents.canonical(spec)
+        except agents.AgentSpecError as exc:
+            parser.error(f"{flag} {spec!r}: {exc}")
+
+    args.first_teacher = canon("--first-teacher", args.first_teacher)
+    if not callable(getattr(agents.make(args.first_teacher), "move_values", None)):
+        parser.error(f"--first-teacher {args.first_teacher!r} cannot value moves; use pimc or netsearch")
+    try:
+        name, params = agents.parse_spec(args.teacher)
+    except agents.AgentSpecError as exc:
+        parser.error(f"--teacher {args.teacher!r}: {exc}")
+    if "policy" in params:
+        parser.error(f"--teacher {args.teacher!r}: leave policy= out, each generation fills in the champion")
+    try:
+        agents.canonical(join_param(args.teacher, "policy=x.npz"))
+    except agents.AgentSpecError:
+        parser.error(f"--teacher {args.teacher!r}: agent {name!r} takes no policy=<file>; use netsearch")
+    args.teacher = agents.canonical(args.teacher) if args.teacher != name else args.teacher
+    args.screen_opponents = [canon("--screen-opponents", o) for o in args.screen_opponents]
+    if args.target:
+        args.target = canon("--target", args.target)
+        if args.target not in args.screen_opponents:
+            args.screen_opponents.append(args.target)
+    args.extras = None if args.extras in ("", "none") else args.extras
+    if args.extras is not None and args.extras not in EXTRAS:
+        parser.error(f"--extras {args.extras!r}: this code computes {', '.join(EXTRAS)} (or none)")
+    if args.first_games % args.shard_games or args.games % args.shard_games:
+        parser.error(f"--first-games {args.first_games} and --games {args.games} must be multiples of "
+                     f"--shard-games {args.shard_games}")
+    if args.data_window < 0:
+        parser.error(f"--data-window must be >= 0, not {args.data_window}")
+    if args.memory_gb < 1.5:
+        parser.error(f"--memory-gb must be at least 1.5 (a fit's own needs), not {args.memory_gb:g}")
+    args.rules = _rules(parser, args.rule)
+    records = []
+    for item in args.records:
+        from .stream import parse_source
+
+        try:
+            path, weight = parse_source(item)
+        except ValueError as exc:
+            parser.error(f"--records {exc}")
+        records.append([str(Path(path).resolve()), weight])
+        _check_paths(parser, inputs=[("--records", path)])
+    args.records = records
+    _check_paths(parser, dirs=[("--out-dir", args.out_dir)])
+    if args.backend == "ray":
+        _need_ray(parser)
+
+
+def _need_ray(parser: argparse.ArgumentParser) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        parser.error('--backend ray needs Ray: pip install "mulle-env[ray]"')
+
+
+def _dispatch(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
+    from agents.learned import PolicyFileError
+    from training.teacher import TeacherDataError
+
+    if args.command == "expert":
+        _expert_args(parser, args)
+        if _torch_missing("expert"):
             return 2
-        if args.json:
-            write_json(Path(args.json), {"results": args.results, "points": points})
-        for p in sorted(points, key=lambda p: -p["elo"]):
-            ms = f"{p['ms']:.3f}" if p["ms"] is not None else "n/a"
-            out(f"{p['spec']:50s} Elo {p['elo']:+7.1f} [{p['low']:+.1f}, {p['high']:+.1f}]  {ms} ms/decision")
+        from .pipeline import run_expert
+
+        return _errors_exit_1((PolicyFileError, TeacherDataError), run_expert, args, out)
+    if args.command == "run":
+        _check_specs(parser, args)
+        _check_paths(parser, inputs=[("--init-from", args.init_from)], dirs=[("--out-dir", args.out_dir)])
+        if args.hidden is None:
+            args.hidden = [256, 256] if args.net == "afterstate" else [512, 256]
+        if _torch_missing("run"):
+            return 2
+        return _errors_exit_1((PolicyFileError, TeacherDataError), expert.run, args, out)
+    if args.command == "data":
+        import agents
+
+        try:
+            args.teacher = agents.canonical(args.teacher)
+            args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
+        except agents.AgentSpecError as exc:
+            parser.error(str(exc))
+        if args.games % args.shard_games:
+            parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
+        args.rules = _rules(parser, args.rule)
+        _check_paths(parser, dirs=[("out", args.out)])
+        if args.backend == "ray":
+            _need_ray(parser)
+        return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError), expert.data, args, out)
+    if args.command == "fit":
+        if _torch_missing("fit"):
+            return 2
+        args.sources = _sources(parser, args.data)
+        if args.extras and args.net != "afterstate":
+            parser.error("--extras is for afterstate nets (--net afterstate)")
+        if args.memory_gb < 1.5:
+            parser.error(f"--memory-gb must be at least 1.5 (a fit's own needs), not {args.memory_gb:g}")
+        args.checkpoint = args.checkpoint or args.out + ".ckpt.pt"
+        _check_paths(parser, outputs=[("--out", args.out), ("--checkpoint", args.checkpoint)],
+                     inputs=[("--init-from", args.init_from)])
+        return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError), expert.fit, args, out)
+    if args.command == "records":
+        args.rules = _rules(parser, args.rule)
+        _check_paths(parser, inputs=[("records file", f) for f in args.files], dirs=[("--out", args.out)])
+        return _errors_exit_1((TeacherDataError, ValueError), expert.records, args, out)
+    if args.command == "dmc":
+        _check_paths(parser, outputs=[("--out", args.out), ("--checkpoint", args.checkpoint)],
+                     inputs=[("init_from", args.init_from)])
+        return _dmc_main(parser, args, out)
+    if args.command == "plot":
+        from .plots import plot_generations
+
+        mpath = Path(args.manifest)
+        mpath = mpath / MANIFEST if mpath.is_dir() else mpath
+        _check_paths(parser, outputs=[("--out", args.out)], inputs=[("manifest", mpath)])
+        if not plot_generations(mpath, args.out):
+            print(f"{prog}: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
+            return 2
         out(f"wrote {args.out}")
         return 0
-    except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
-              "run the same command again to continue", file=sys.stderr)
-        return 130
+    if args.command == "regret":
+        _check_paths(parser, outputs=[("--json", args.json)])
+        return _regret_main(parser, args, out)
+    return _speed_main(parser, args, out, prog)
+
+
+def _speed_main(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
+    from .plots import plot_speed
+
+    _check_paths(parser, outputs=[("--out", args.out), ("--json", args.json)], inputs=[("results", args.results)])
+    try:
+        points = plot_speed(args.results, args.out)
+    except (ValueError, RuntimeError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        write_json(Path(args.json), {"results": args.results, "points": points})
+    for p in sorted(points, key=lambda p: -p["elo"]):
+        ms = f"{p['ms']:.3f}" if p["ms"] is not None else "n/a"
+        out(f"{p['spec']:50s} Elo {p['elo']:+7.1f} [{p['low']:+.1f}, {p['high']:+.1f}]  {ms} ms/decision")
+    out(f"wrote {args.out}")
+    return 0
 
 
 if __name__ == "__main__":

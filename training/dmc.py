@@ -30,11 +30,9 @@ leaves a playable file. torch is imported only inside the functions that train.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import random
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
@@ -48,6 +46,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
 from .fitloop import gradient_step, save_checkpoint
 from .teacher import stable_digest
+from .workers import process_pool
 
 __all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games"]
 
@@ -287,8 +286,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
     pool = None
     if workers > 1:
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(workers, mp_context=ctx)
+        pool = process_pool(workers)
     t0 = time.monotonic()
     try:
         while rnd < int(cfg["rounds"]):

@@ -2,24 +2,24 @@
 
 * :func:`duplicate_match`: each deal played twice with the seats swapped, in the
   training process (no worker pool: a few hundred games of numpy inference against
-  ``heuristic`` take seconds); wins/draws/losses, score with a 95% t interval over the
-  deal pairs, mean score difference. Used while training to pick the best snapshot.
+  ``heuristic`` take seconds); wins/draws/losses, score with its Wilson 95% interval
+  (:func:`wilson_interval`: never zero-width), mean score difference. Used while training to pick the best snapshot.
 * :func:`head_to_head`: duplicate games in the arena (resumable results file, worker
   processes, 95% intervals, thinking time): the published figures of a generation.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 from agents.match import play_agents
 from arena import Plan, ProcessBackend, report, run, stats
 
-__all__ = ["duplicate_match", "head_to_head", "ms_per_decision", "pair_score_interval"]
+__all__ = ["duplicate_match", "head_to_head", "ms_per_decision", "pair_score_interval", "wilson_interval"]
 
 
 def pair_score_interval(pentanomial: list[int]) -> tuple[float | None, float | None, float | None]:
@@ -47,13 +47,16 @@ def ms_per_decision(lines: list[dict], spec: str) -> float | None:
 
 
 def head_to_head(a: str, b: str, games: int, seed: int, out: str | Path, workers: int = 1,
-                 progress: bool = True) -> dict:
+                 progress: bool = True, ruleset: dict | None = None, backend=None) -> dict:
     """Play (or resume) ``games`` duplicate games of ``a`` against ``b`` into ``out``; the figures from ``a``'s side.
 
-    Raises ``KeyboardInterrupt`` if the run was interrupted (the games played are saved).
+    ``ruleset`` changes the rules (flags as in :class:`mulle_env.Ruleset`); ``backend`` is an
+    arena backend (default: ``workers`` local processes; :class:`arena.ray_backend.RayBackend`
+    for a Ray cluster: the same games). Raises ``KeyboardInterrupt`` if the run was
+    interrupted (the games played are saved).
     """
-    plan = Plan((a, b), games=games, seed=seed)
-    outcome = run(plan, str(out), ProcessBackend(workers), progress=progress)
+    plan = Plan((a, b), games=games, seed=seed, ruleset=ruleset)
+    outcome = run(plan, str(out), backend or ProcessBackend(workers), progress=progress)
     if outcome.interrupted:
         raise KeyboardInterrupt
     st = report.pairing_stats(plan.specs[0], plan.specs[1], outcome.lines)
@@ -66,6 +69,20 @@ def head_to_head(a: str, b: str, games: int, seed: int, out: str | Path, workers
         "ms_per_decision": {s: ms_per_decision(outcome.lines, s) for s in plan.specs},
         "results": str(out),
     }
+
+
+def wilson_interval(score: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson 95% interval of a score (the share of ``n`` games won, draws as halves).
+
+    Unlike the normal or t interval it never has zero width: 0 wins in 20 games is
+    [0.000, 0.161], not [0, 0], which would claim certainty 20 games cannot give.
+    """
+    if n < 1:
+        return 0.0, 1.0
+    denom = 1 + z * z / n
+    centre = (score + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(0.0, score * (1 - score)) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
@@ -91,18 +108,16 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
             pair_diff += diff
         points.append(pair_pts / 2)
         diffs.append(pair_diff / 2)
-    pts = np.array(points)
-    n = len(pts)
-    score = float(pts.mean())
-    half = float(sps.t.ppf(0.975, n - 1) * sps.sem(pts)) if n > 1 and pts.std() > 0 else 0.0
+    score = float(np.mean(points))
+    low, high = wilson_interval(score, 2 * len(points))
     return {
         "opponent": opponent,
-        "games": 2 * n,
+        "games": 2 * len(points),
         "wins": int(w),
         "draws": int(d),
         "losses": int(losses),
         "score": score,
-        "score_low": max(0.0, score - half),
-        "score_high": min(1.0, score + half),
+        "score_low": low,
+        "score_high": high,
         "mean_diff": float(np.mean(diffs)),
     }

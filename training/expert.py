@@ -42,8 +42,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["FIXED", "MANIFEST", "data", "dmc", "fit", "fit_net", "join_param", "learned_spec", "run", "search_spec",
-           "write_json"]
+__all__ = ["FIXED", "MANIFEST", "data", "data_rules", "dmc", "fit", "fit_net", "join_param", "learned_spec",
+           "records", "run", "search_spec", "write_json"]
 
 MANIFEST = "manifest.json"
 #: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
@@ -108,7 +108,7 @@ def run(args, out=print) -> int:
         write_json(path, manifest)
     # Every invocation is kept, so the manifest says exactly how its files were made.
     manifest.setdefault("commands", []).append(
-        {"argv": ["mulle-expert", *(args.argv or [])], "time": time.strftime("%Y-%m-%d %H:%M:%S")})
+        {"argv": list(args.argv or []), "time": time.strftime("%Y-%m-%d %H:%M:%S")})
     write_json(path, manifest)
     progress = not args.no_progress
     settings = {"hidden": args.hidden, "activation": args.activation, "epochs": args.epochs,
@@ -192,29 +192,72 @@ def data(args, out=print) -> int:
     """``mulle-expert data``: make the missing shards of one teacher data set."""
     from training import teacher
 
+    backend = None
+    if getattr(args, "backend", "local") == "ray":
+        from .cluster import RayLabeller
+
+        backend = RayLabeller(args.ray_address or None, args.workers)
     summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
                                shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
-                               afterstates=args.afterstates)
+                               afterstates=args.afterstates, rules=getattr(args, "rules", None) or None,
+                               backend=backend)
     out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
         f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
     return 0
 
 
+def data_rules(dirs) -> dict:
+    """The ruleset (its changed flags) the data sets ``dirs`` were played under; a ``ValueError`` if they differ."""
+    from training.teacher import check_data_dir
+
+    rules = {str(d): check_data_dir(d).get("rules") or {} for d in dirs}
+    if len({json.dumps(r, sort_keys=True) for r in rules.values()}) > 1:
+        what = "; ".join(f"{d}: {r or 'default rules'}" for d, r in rules.items())
+        raise ValueError(f"the data sets were played under different rules ({what}); a net is fitted for one ruleset")
+    return next(iter(rules.values()))
+
+
 def fit(args, out=print) -> int:
-    """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint)."""
+    """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint, deleted when done)."""
     from training import teacher
 
-    data = teacher.load(args.data, **fit_arrays(args.net))
+    sources = getattr(args, "sources", None) or [(d, 1.0) for d in args.data]
+    rules = data_rules([d for d, _ in sources])
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
-    meta = {"data": [str(d) for d in args.data], "command": ["mulle-expert", *(args.argv or [])]}
+    meta = {"data": [str(d) for d, _ in sources], "command": list(args.argv or [])}
     settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
                 "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
-    if args.extras:
-        settings["extras"] = args.extras
+    if args.net == "afterstate":
+        from .stream import ShardSource, chunk_rows_for
+
+        data = ShardSource(sources, chunk_rows_for(getattr(args, "memory_gb", 4.0)))
+        if args.extras:
+            settings["extras"] = args.extras
+        extra = {"ruleset": rules or None}
+    else:
+        if any(w != 1 for _, w in sources):
+            raise ValueError("weighted data sets (DIR=WEIGHT) are for afterstate fits (--net afterstate)")
+        if rules.get("forced_capture") is False:
+            raise ValueError("logits nets need the fixed action space: data played with forced_capture=false "
+                             "fits afterstate nets only (--net afterstate)")
+        data = teacher.load([d for d, _ in sources], **fit_arrays(args.net))
+        extra = {}
+    out(f"checkpoints go to {ckpt} (a rerun resumes from it; deleted when the fit completes)")
     figures = fit_net(args.net, data, args.out, settings, init_from=args.init_from or None, checkpoint=ckpt,
-                       checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
-                       log=lambda f: out(json.dumps(f)), threads=args.threads)
+                      checkpoint_minutes=args.checkpoint_minutes, metadata=meta, progress=not args.no_progress,
+                      log=lambda f: out(json.dumps(f)), threads=args.threads, **extra)
+    Path(ckpt).unlink(missing_ok=True)
     out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
+def records(args, out=print) -> int:
+    """``mulle-train records``: game record files into a behaviour-cloning data set."""
+    from .records import records_to_data
+
+    summary = records_to_data(args.files, args.out, rules=args.rules or None, shard_games=args.shard_games)
+    out(f"{args.out}: {summary['games']} games, {summary['decisions']} new decisions with a choice"
+        + (f" ({summary['other_rules']} games under other rules left out)" if summary["other_rules"] else ""))
     return 0
 
 
@@ -226,7 +269,7 @@ def dmc(args, out=print) -> int:
                     batch_size=args.batch_size, opponents=args.opponents, seed=args.seed)
     figures = finetune_dmc(args.init_from, args.out, cfg, checkpoint=args.checkpoint or None, workers=args.workers,
                            threads=args.threads, progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
-                           metadata={"command": ["mulle-expert", *(args.argv or [])]})
+                           metadata={"command": list(args.argv or [])})
     out(f"wrote {args.out}: {json.dumps(figures)}")
     return 0
 

@@ -50,18 +50,20 @@ class FitLoop:
         key: JSON-able description of the fit; a checkpoint with another key is ignored.
         net, opt, sched: The torch module, optimizer and LR schedule to save and restore.
         copied: What the fit copied from an ``init_from`` file (kept in the checkpoint).
-        steps_per_epoch: Steps in one epoch; ``epochs`` epochs in all.
+        steps_per_epoch: Steps in one epoch, or a list of each epoch's steps; ``epochs`` epochs in all.
         checkpoint_minutes: Interval between checkpoints within an epoch.
         progress: Show a tqdm bar.
     """
 
     def __init__(self, checkpoint: str | Path | None, key: dict, net, opt, sched, copied, epochs: int,
-                 steps_per_epoch: int, checkpoint_minutes: float = 5.0, progress: bool = True) -> None:
+                 steps_per_epoch, checkpoint_minutes: float = 5.0, progress: bool = True) -> None:
         self.path = Path(checkpoint) if checkpoint else None
         self.key = json.loads(json.dumps(key))
         self.net, self.opt, self.sched = net, opt, sched
         self.copied = copied
-        self.epochs, self.steps_per_epoch = epochs, steps_per_epoch
+        self.epochs = epochs
+        self.steps = (list(steps_per_epoch) if isinstance(steps_per_epoch, (list, tuple))
+                      else [int(steps_per_epoch)] * epochs)
         self.interval = 60 * checkpoint_minutes
         self.epoch = self.step = 0
         self.history: list[dict] = []
@@ -81,7 +83,7 @@ class FitLoop:
         if progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=epochs * steps_per_epoch, initial=self.epoch * steps_per_epoch + self.step,
+            self.bar = tqdm(total=sum(self.steps), initial=sum(self.steps[: self.epoch]) + self.step,
                             unit="batch", desc="fit", dynamic_ncols=True)
         self._t0 = self._last = time.monotonic()
 

@@ -27,41 +27,52 @@ def _pyplot():
     return plt
 
 
-def generation_series(manifest: dict) -> dict[str, list[tuple[int, float, float, float]]]:
-    """Per ``"<candidate> vs <opponent>"``: ``(generation, elo, low, high)`` of every measured generation."""
+def generation_series(manifest: dict, x: str = "generation") -> dict[str, list[tuple[float, float, float, float]]]:
+    """Per ``"<candidate> vs <opponent>"``: ``(x, elo, low, high)`` of every measured generation.
+
+    ``x`` is the generation's number (``"generation"``) or the run's wall-clock hours when
+    it ended (``"hours"``, from its ``elapsed`` seconds; generations without it are left out).
+    """
     series: dict[str, list] = {}
     for gen in manifest.get("generations", []):
+        if x == "hours" and gen.get("elapsed") is None:
+            continue
+        at = gen["generation"] if x == "generation" else gen["elapsed"] / 3600
         for kind, match in (gen.get("eval") or {}).items():
             elo = match.get("elo") or {}
             if elo.get("value") is None:
                 continue
-            key = f"{kind.split('|')[0]} vs {match['b']}"
+            key = f"{kind.split('|')[0]} vs {match.get('label') or match['b']}"
             low = elo["low"] if elo.get("low") is not None else elo["value"]
             high = elo["high"] if elo.get("high") is not None else elo["value"]
-            series.setdefault(key, []).append((gen["generation"], elo["value"], low, high))
+            series.setdefault(key, []).append((at, elo["value"], low, high))
     return series
 
 
-def plot_generations(manifest: dict | str | Path, path: str | Path) -> bool:
-    """Elo (95% interval) of each generation's policy and search against each opponent; False without matplotlib."""
+def plot_generations(manifest: dict | str | Path, path: str | Path, x: str = "generation") -> bool:
+    """Elo (95% interval) of each generation's policy and search against each opponent; False without matplotlib.
+
+    ``x="hours"`` draws it against the run's wall-clock hours instead of the generation number.
+    """
     if not isinstance(manifest, dict):
         manifest = json.loads(Path(manifest).read_text())
     plt = _pyplot()
     if plt is None:
         return False
-    series = generation_series(manifest)
+    series = generation_series(manifest, x)
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    spread = 0.06 if x == "generation" else 0.0
     for k, (name, pts) in enumerate(sorted(series.items())):
-        x = [p[0] + 0.06 * (k - len(series) / 2) for p in pts]  # spread overlapping error bars
+        xs = [p[0] + spread * (k - len(series) / 2) for p in pts]  # spread overlapping error bars
         y = [p[1] for p in pts]
-        ax.errorbar(x, y, yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]], fmt="o-", capsize=3,
+        ax.errorbar(xs, y, yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]], fmt="o-", capsize=3,
                     label=name)
     ax.axhline(0, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("generation")
+    ax.set_xlabel("generation" if x == "generation" else "wall-clock hours of the run")
     ax.set_ylabel("Elo against the opponent (duplicate, 95% interval)")
-    ax.set_title("Expert iteration: strength by generation")
+    ax.set_title("Expert iteration: strength by " + ("generation" if x == "generation" else "wall-clock time"))
     gens = sorted({p[0] for pts in series.values() for p in pts})
-    if gens:
+    if gens and x == "generation":
         ax.set_xticks(gens)
     if series:
         ax.legend(fontsize=8)

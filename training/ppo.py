@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["SELFPLAY", "build_parser", "main", "parse_args", "train"]
+__all__ = ["SELFPLAY", "PPORun", "build_parser", "main", "parse_args", "planned_steps", "train"]
 
 #: ``--opponents`` member for self-play in the batched env: the network being trained plays both seats.
 SELFPLAY = "selfplay"
@@ -174,9 +174,21 @@ def _writable_dir(path: Path) -> Path | None:
     return p
 
 
+def _checked(parser: argparse.ArgumentParser, check, path: str, flag: str, **kw) -> None:
+    """A :mod:`mulle_env.files` check of ``path``; exit 2 with its message."""
+    from mulle_env.files import PathError
+
+    try:
+        check(path, flag, **kw)
+    except PathError as exc:
+        parser.error(str(exc))
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate every argument before anything runs: a bad one exits 2 naming its flag."""
     import math
+
+    from mulle_env.files import check_input_path, check_output_path
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -223,23 +235,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.init_from:
         if args.resume:
             parser.error("--init-from starts a new run; it cannot be combined with --resume")
-        if not Path(args.init_from).is_file():
+        if not Path(args.init_from).exists():
             parser.error(f"--init-from {args.init_from!r} does not exist or is not a file (give a checkpoint .zip "
                          "from an earlier run's checkpoints/ directory)")
+        _checked(parser, check_input_path, args.init_from, "--init-from", limit=None)
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         parser.error(f"--out-dir {args.out_dir!r} is a file, not a directory")
     if _writable_dir(out) is None:
         parser.error(f"--out-dir {args.out_dir!r} cannot be written (no permission)")
     if args.export:
-        export_dir = Path(args.export).resolve().parent
-        if Path(args.export).is_dir():
-            parser.error(f"--export {args.export!r} is a directory; give a file name such as learned.npz")
-        if not export_dir.is_dir():
-            parser.error(f"--export {args.export!r}: directory {str(export_dir)!r} does not exist")
-        if not os.access(export_dir, os.W_OK):
-            parser.error(f"--export {args.export!r}: directory {str(export_dir)!r} is not writable")
+        _checked(parser, check_output_path, args.export, "--export")
     # Last: the other arguments are known to be good, so this is the only thing left to fix.
+    if args.resume and _latest_checkpoint(out / "checkpoints") is None:
+        parser.error(f"--resume: --out-dir {args.out_dir!r} holds no checkpoint to resume (checkpoints/step_*.zip); "
+                     "leave --resume out to start a new run there")
     if not args.resume and _latest_checkpoint(out / "checkpoints") is not None:
         parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
                      "or choose another --out-dir")
@@ -249,6 +259,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def rollout_steps(args) -> int:
     """Steps one PPO rollout collects: ``--n-steps`` x ``--envs``; training runs whole rollouts."""
     return args.n_steps * args.envs
+
+
+def planned_steps(args) -> int:
+    """The steps a run trains in all: ``--steps`` rounded up to whole rollouts."""
+    rollout = rollout_steps(args)
+    return -(-args.steps // rollout) * rollout
 
 
 def say(message: str) -> None:
@@ -262,6 +278,11 @@ def say(message: str) -> None:
 def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
     def make():
         from stable_baselines3.common.monitor import Monitor
+
+        if args.vec == "subproc":  # this runs in the env's own worker process
+            from mulle_env.threads import single_blas_thread
+
+            single_blas_thread()
 
         from mulle_env.gym_env import MulleEnv
 
@@ -304,229 +325,313 @@ def _latest_checkpoint(ckpt_dir: Path) -> Path | None:
     return files[-1] if files else None
 
 
-def train(args) -> dict:
-    """Run the pipeline described in the module docstring; return a summary dict."""
-    _import_training_stack()
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    from agents.learned.agent import LearnedAgent
-    from agents.learned.policy import save_policy
-
-    from . import bc
-    from .evaluate import duplicate_match
-    from .export import policy_from_sb3
-    from .pool import SELF, parse_weights
-
-    torch.set_num_threads(args.threads)
-    t_start = time.monotonic()
-    out = Path(args.out_dir)
-    ckpt_dir, pool_dir, log_root = out / "checkpoints", out / "pool", out / "logs"
-    for d in (ckpt_dir, pool_dir, log_root):
-        d.mkdir(parents=True, exist_ok=True)
-    state_path = out / "state.json"
-    weights = parse_weights(args.opponents)
+def _command() -> str:
     if sys.argv and sys.argv[0].endswith("mulle-train"):
-        command = "mulle-train " + " ".join(sys.argv[1:])
-    else:
-        command = " ".join(sys.argv)
-    state = {"best": None, "elapsed_before": 0.0, "runs": []}
-    latest = _latest_checkpoint(ckpt_dir) if args.resume else None
-    if args.resume and latest is None:
-        say(f"mulle-train: note: --resume found no checkpoint in {ckpt_dir}; starting a new run")
-    if args.resume and state_path.is_file():
-        state = json.loads(state_path.read_text())
-    state["runs"].append({"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+        return "mulle-train " + " ".join(sys.argv[1:])
+    return " ".join(sys.argv)
 
-    if SELFPLAY in weights and args.vec != "batched":
-        raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
-    if args.vec == "batched":
-        vec_env = _batched_env(args, str(pool_dir), weights)
-    else:
-        fns = [_make_env_fn(i, args, str(pool_dir), weights) for i in range(args.envs)]
-        vec_env = SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
 
-    def lr_schedule(progress_remaining: float) -> float:
-        return args.lr_final + (args.lr - args.lr_final) * progress_remaining
+class PPORun:
+    """One ``mulle-train`` run in ``args.out_dir``: its files, state, model and the hooks PPO calls.
 
-    run_no = len(list(log_root.glob("run*")))
-    formats = ["csv"]
-    try:
-        import tensorboard  # noqa: F401
+    :func:`train` drives it: :meth:`make_model` (resumed, from ``--init-from``, or new with
+    the optional warm start), :meth:`learn`, then :meth:`finish` (or :meth:`interrupted`).
+    """
 
-        formats.append("tensorboard")
-    except ImportError:
-        pass
-    logger = configure(str(log_root / f"run{run_no}"), formats)
+    def __init__(self, args) -> None:
+        import torch
 
-    bc_figures = state.get("bc")
-    if latest is not None:
-        model = MaskablePPO.load(latest, env=vec_env, device="cpu")
-        say(f"mulle-train: resumed from {latest} at step {model.num_timesteps}")
-    else:
-        model = MaskablePPO(
-            "MlpPolicy", vec_env, learning_rate=lr_schedule, n_steps=args.n_steps, batch_size=args.batch_size,
-            n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip,
-            ent_coef=args.ent_coef, vf_coef=args.vf_coef, target_kl=args.target_kl or None, seed=args.seed,
-            device="cpu", verbose=0,
-            policy_kwargs={"net_arch": {"pi": _net(args.net), "vf": _net(args.net)},
+        from .pool import parse_weights
+
+        torch.set_num_threads(args.threads)
+        self.args = args
+        self.t_start = time.monotonic()
+        out = self.out = Path(args.out_dir)
+        self.ckpt_dir, self.pool_dir, self.log_root = out / "checkpoints", out / "pool", out / "logs"
+        for d in (self.ckpt_dir, self.pool_dir, self.log_root):
+            d.mkdir(parents=True, exist_ok=True)
+        self.state_path = out / "state.json"
+        self.weights = parse_weights(args.opponents)
+        self.command = _command()
+        self.state = {"best": None, "elapsed_before": 0.0, "runs": []}
+        self.latest = _latest_checkpoint(self.ckpt_dir) if args.resume else None
+        if args.resume and self.state_path.is_file():
+            self.state = json.loads(self.state_path.read_text())
+        self.state["runs"].append({"command": self.command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+        if SELFPLAY in self.weights and args.vec != "batched":
+            raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
+        self.vec_env = self._make_env()
+        self.bc_figures = self.state.get("bc")
+        self.model = None
+        self.eval_fh = self.eval_csv = None
+
+    # ----- setting up --------------------------------------------------------------------
+    def _make_env(self):
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        args = self.args
+        if args.vec == "batched":
+            return _batched_env(args, str(self.pool_dir), self.weights)
+        fns = [_make_env_fn(i, args, str(self.pool_dir), self.weights) for i in range(args.envs)]
+        return SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
+
+    def _logger(self):
+        from stable_baselines3.common.logger import configure
+
+        run_no = len(list(self.log_root.glob("run*")))
+        formats = ["csv"]
+        try:
+            import tensorboard  # noqa: F401
+
+            formats.append("tensorboard")
+        except ImportError:
+            pass
+        return configure(str(self.log_root / f"run{run_no}"), formats)
+
+    def make_model(self) -> None:
+        """The model: resumed from the newest checkpoint, or new (from ``--init-from``, or warm-started)."""
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        args = self.args
+        logger = self._logger()
+        if self.latest is not None:
+            self.model = MaskablePPO.load(self.latest, env=self.vec_env, device="cpu")
+            say(f"mulle-train: resumed from {self.latest} at step {self.model.num_timesteps}")
+        else:
+            def lr_schedule(progress_remaining: float) -> float:
+                return args.lr_final + (args.lr - args.lr_final) * progress_remaining
+
+            self.model = MaskablePPO(
+                "MlpPolicy", self.vec_env, learning_rate=lr_schedule, n_steps=args.n_steps,
+                batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                clip_range=args.clip, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+                target_kl=args.target_kl or None, seed=args.seed, device="cpu", verbose=0,
+                policy_kwargs={"net_arch": {"pi": _net(args.net), "vf": _net(args.net)},
                                "activation_fn": torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU},
-        )
-        if args.init_from:
-            model.set_parameters(args.init_from, exact_match=True, device="cpu")
-            state["init_from"] = args.init_from
-            source_state = Path(args.init_from).resolve().parent.parent / "state.json"
-            if source_state.is_file():  # keep the warm start's figures with the policy's history
-                bc_figures = state["bc"] = json.loads(source_state.read_text()).get("bc")
-            say(f"mulle-train: weights from {args.init_from}")
-        elif args.bc_games > 0:
-            meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games,
-                    "seed": args.seed}
-            cache = out / "bc_data.npz"
-            data = bc.load_data(cache, **meta)
-            if data is None:
-                data = bc.generate(args.bc_teacher, args.bc_opponents.split(","), args.bc_games, 1_000_000 + args.seed,
-                                   workers=args.bc_workers, progress=not args.no_progress)
-                bc.save_data(data, cache, **meta)
-            t_bc = time.monotonic()
-            bc_figures = bc.pretrain(
-                model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
-                gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
-                log=lambda f: say(f"mulle-train: bc {json.dumps(f)}"),
             )
-            bc_figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
-                              seconds=round(time.monotonic() - t_bc, 1))
-            state["bc"] = bc_figures
-            del data
-    model.set_logger(logger)
-    if args.vec == "batched" and SELFPLAY in weights:
-        vec_env.venv.use_policy(model.policy)  # VecMonitor -> SB3VectorEnv: the other seat plays the live network
+            if args.init_from:
+                self._init_from()
+            elif args.bc_games > 0:
+                self._warm_start()
+        self.model.set_logger(logger)
+        if args.vec == "batched" and SELFPLAY in self.weights:
+            self.vec_env.venv.use_policy(self.model.policy)  # VecMonitor -> SB3VectorEnv: the other seat plays it
 
-    eval_path = out / "eval.csv"
-    new_eval_file = not eval_path.is_file()
-    eval_fh = open(eval_path, "a", newline="")  # noqa: SIM115 - written by callbacks all run long, closed at the end
-    eval_csv = csv.DictWriter(eval_fh, fieldnames=EVAL_FIELDS)
-    if new_eval_file:
-        eval_csv.writeheader()
+    def _init_from(self) -> None:
+        args = self.args
+        self.model.set_parameters(args.init_from, exact_match=True, device="cpu")
+        self.state["init_from"] = args.init_from
+        source_state = Path(args.init_from).resolve().parent.parent / "state.json"
+        if source_state.is_file():  # keep the warm start's figures with the policy's history
+            self.bc_figures = self.state["bc"] = json.loads(source_state.read_text()).get("bc")
+        say(f"mulle-train: weights from {args.init_from}")
 
-    def elapsed() -> float:
-        return state["elapsed_before"] + time.monotonic() - t_start
+    def _warm_start(self) -> None:
+        from . import bc
 
-    def metadata(evaluation: dict | None) -> dict:
+        args = self.args
+        meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed}
+        cache = self.out / "bc_data.npz"
+        data = bc.load_data(cache, **meta)
+        if data is None:
+            data = bc.generate(args.bc_teacher, args.bc_opponents.split(","), args.bc_games, 1_000_000 + args.seed,
+                               workers=args.bc_workers, progress=not args.no_progress)
+            bc.save_data(data, cache, **meta)
+        t_bc = time.monotonic()
+        figures = bc.pretrain(
+            self.model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
+            gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
+            log=lambda f: say(f"mulle-train: bc {json.dumps(f)}"),
+        )
+        figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
+                       seconds=round(time.monotonic() - t_bc, 1))
+        self.bc_figures = self.state["bc"] = figures
+
+    def open_eval_log(self) -> None:
+        """Open ``eval.csv`` for appending (its header on a new file)."""
+        eval_path = self.out / "eval.csv"
+        new_eval_file = not eval_path.is_file()
+        self.eval_fh = open(eval_path, "a", newline="")  # noqa: SIM115 - written by the hooks, closed in close()
+        self.eval_csv = csv.DictWriter(self.eval_fh, fieldnames=EVAL_FIELDS)
+        if new_eval_file:
+            self.eval_csv.writeheader()
+
+    # ----- what the hooks do -------------------------------------------------------------
+    def elapsed(self) -> float:
+        """Training seconds over every run that resumed this one."""
+        return self.state["elapsed_before"] + time.monotonic() - self.t_start
+
+    def metadata(self, evaluation: dict | None) -> dict:
+        """The metadata a policy file of this run carries."""
+        args, model = self.args, self.model
         return {
-            "command": command, "timesteps": int(model.num_timesteps), "seed": args.seed,
-            "training_seconds": round(elapsed(), 1), "evaluation": evaluation, "bc": bc_figures,
+            "command": self.command, "timesteps": int(model.num_timesteps), "seed": args.seed,
+            "training_seconds": round(self.elapsed(), 1), "evaluation": evaluation, "bc": self.bc_figures,
             "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
             "init_from": args.init_from or None, "trainer": "sb3-contrib MaskablePPO",
             "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
 
-    def evaluate() -> dict:
+    def evaluate(self) -> dict:
+        """A duplicate match of the current policy against ``--eval-opponent``; keeps the best as ``best.npz``."""
+        from agents.learned.agent import LearnedAgent
+        from agents.learned.policy import save_policy
+
+        from .evaluate import duplicate_match
+        from .export import policy_from_sb3
+
+        args, model = self.args, self.model
         pol = policy_from_sb3(model.policy)
         res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
         res.update(timesteps=int(model.num_timesteps), games_trained=int(model.num_timesteps) // 96,
-                   elapsed_s=round(elapsed(), 1))
-        eval_csv.writerow({k: res.get(k) for k in EVAL_FIELDS})
-        eval_fh.flush()
+                   elapsed_s=round(self.elapsed(), 1))
+        self.eval_csv.writerow({k: res.get(k) for k in EVAL_FIELDS})
+        self.eval_fh.flush()
         for k in ("score", "score_low", "mean_diff"):
             model.logger.record(f"eval/{k}", res[k])
         say(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
             f"[{res['score_low']:.3f}, {res['score_high']:.3f}] W/D/L {res['wins']}/{res['draws']}/{res['losses']} "
             f"mean diff {res['mean_diff']:+.1f}")
-        state["last_eval"] = res
-        best = state.get("best")
+        self.state["last_eval"] = res
+        best = self.state.get("best")
         if best is None or res["score"] > best["score"]:
-            pol.metadata = metadata(res)
-            save_policy(pol, out / "best.npz")
-            state["best"] = res
+            pol.metadata = self.metadata(res)
+            save_policy(pol, self.out / "best.npz")
+            self.state["best"] = res
         return res
 
-    def checkpoint() -> None:
-        n = int(model.num_timesteps)
-        model.save(ckpt_dir / f"step_{n:010d}.zip")
-        save_policy(policy_from_sb3(model.policy, metadata(None)), pool_dir / f"step_{n:010d}.npz")
-        state["timesteps"] = n
-        tmp = state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**state, "elapsed_before": elapsed()}, indent=1))
-        tmp.replace(state_path)
+    def checkpoint(self) -> None:
+        """A resumable checkpoint, a numpy snapshot for the pool, and ``state.json``."""
+        from agents.learned.policy import save_policy
 
-    class Hooks(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.bar = None
-            self.next_ckpt = self.next_eval = 0
+        from .export import policy_from_sb3
 
-        def _on_training_start(self) -> None:
-            n = self.model.num_timesteps
-            self.next_ckpt = (n // args.checkpoint_every + 1) * args.checkpoint_every
-            self.next_eval = (n // args.eval_every + 1) * args.eval_every
-            if not args.no_progress:
-                from tqdm import tqdm
+        n = int(self.model.num_timesteps)
+        self.model.save(self.ckpt_dir / f"step_{n:010d}.zip")
+        save_policy(policy_from_sb3(self.model.policy, self.metadata(None)), self.pool_dir / f"step_{n:010d}.npz")
+        self.state["timesteps"] = n
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**self.state, "elapsed_before": self.elapsed()}, indent=1))
+        tmp.replace(self.state_path)
 
-                self.bar = tqdm(total=args.steps, initial=n, unit="step", desc="ppo", dynamic_ncols=True,
-                                mininterval=2.0)
+    def hooks(self):
+        """The sb3 callback: progress bar, evaluations and checkpoints at rollout starts, ``--max-minutes``."""
+        from stable_baselines3.common.callbacks import BaseCallback
 
-        def _on_rollout_start(self) -> None:
-            # Here the policy has been trained on every step counted so far, so an
-            # evaluation or checkpoint labelled with num_timesteps is exactly that policy.
-            n = self.model.num_timesteps
-            if n >= self.next_eval:
-                self.next_eval = (n // args.eval_every + 1) * args.eval_every
-                evaluate()
-            if n >= self.next_ckpt:
+        run, args = self, self.args
+        total = planned_steps(args)
+
+        class Hooks(BaseCallback):
+            def __init__(self):
+                super().__init__()
+                self.bar = None
+                self.next_ckpt = self.next_eval = 0
+
+            def _on_training_start(self) -> None:
+                n = self.model.num_timesteps
                 self.next_ckpt = (n // args.checkpoint_every + 1) * args.checkpoint_every
-                checkpoint()
+                self.next_eval = (n // args.eval_every + 1) * args.eval_every
+                if not args.no_progress:
+                    from tqdm import tqdm
 
-        def _on_step(self) -> bool:
-            n = self.model.num_timesteps
-            if self.bar is not None:
-                self.bar.update(n - self.bar.n)
-            if args.max_minutes and time.monotonic() - t_start > 60 * args.max_minutes:
-                say(f"mulle-train: --max-minutes {args.max_minutes:g} reached at step {n}")
-                return False
-            return True
+                    # The real count: PPO trains whole rollouts, so --steps is rounded up to one.
+                    self.bar = tqdm(total=max(total, n), initial=n, unit="step", desc="ppo", dynamic_ncols=True,
+                                    mininterval=2.0)
 
-        def _on_training_end(self) -> None:
-            if self.bar is not None:
-                self.bar.close()
+            def _on_rollout_start(self) -> None:
+                # Here the policy has been trained on every step counted so far, so an
+                # evaluation or checkpoint labelled with num_timesteps is exactly that policy.
+                n = self.model.num_timesteps
+                if n >= self.next_eval:
+                    self.next_eval = (n // args.eval_every + 1) * args.eval_every
+                    run.evaluate()
+                if n >= self.next_ckpt:
+                    self.next_ckpt = (n // args.checkpoint_every + 1) * args.checkpoint_every
+                    run.checkpoint()
 
-    if weights.get(SELF, 0) > 0 and not list(pool_dir.glob("*.npz")):
-        # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
-        first = pool_dir / f"step_{int(model.num_timesteps):010d}.npz"
-        save_policy(policy_from_sb3(model.policy, metadata(None)), first)
-    if latest is None:
-        evaluate()  # the starting point (after the warm start, if any) is a candidate too
-    remaining = args.steps - model.num_timesteps
-    interrupted = False
-    if remaining > 0:
-        try:
-            model.learn(total_timesteps=remaining, callback=Hooks(), reset_num_timesteps=latest is None,
+            def _on_step(self) -> bool:
+                n = self.model.num_timesteps
+                if self.bar is not None:
+                    self.bar.update(n - self.bar.n)
+                if args.max_minutes and time.monotonic() - run.t_start > 60 * args.max_minutes:
+                    say(f"mulle-train: --max-minutes {args.max_minutes:g} reached at step {n}")
+                    return False
+                return True
+
+            def _on_training_end(self) -> None:
+                if self.bar is not None:
+                    self.bar.close()
+
+        return Hooks()
+
+    # ----- running -----------------------------------------------------------------------
+    def start(self) -> None:
+        """The first pool snapshot when ``self`` plays, and a fresh run's evaluation of its starting point."""
+        from agents.learned.policy import save_policy
+
+        from .export import policy_from_sb3
+        from .pool import SELF
+
+        model = self.model
+        if self.weights.get(SELF, 0) > 0 and not list(self.pool_dir.glob("*.npz")):
+            # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
+            first = self.pool_dir / f"step_{int(model.num_timesteps):010d}.npz"
+            save_policy(policy_from_sb3(model.policy, self.metadata(None)), first)
+        if self.latest is None:
+            self.evaluate()  # the starting point (after the warm start, if any) is a candidate too
+
+    def learn(self) -> None:
+        """PPO until ``--steps`` (whole rollouts)."""
+        model = self.model
+        remaining = self.args.steps - model.num_timesteps
+        if remaining > 0:
+            model.learn(total_timesteps=remaining, callback=self.hooks(), reset_num_timesteps=self.latest is None,
                         progress_bar=False)
-        except KeyboardInterrupt:
-            interrupted = True
-            say(f"mulle-train: interrupted at step {int(model.num_timesteps)}; saving a checkpoint")
-    if interrupted:
-        checkpoint()
-        eval_fh.close()
-        vec_env.close()
-        say(f"mulle-train: checkpoint saved in {ckpt_dir}; continue with the same command and --resume")
-        raise KeyboardInterrupt
-    last = state.get("last_eval") or {}
-    final = last if last.get("timesteps") == int(model.num_timesteps) else evaluate()
-    checkpoint()
-    eval_fh.close()
-    vec_env.close()
-    summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(elapsed(), 1), "final": final,
-               "best": state["best"], "best_path": str(out / "best.npz"), "bc": bc_figures}
-    if args.export:
-        shutil.copyfile(out / "best.npz", args.export)
-        summary["exported"] = args.export
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    say(summary_text(summary, out))
-    return summary
+
+    def interrupted(self) -> None:
+        """Ctrl-C or SIGTERM: save a checkpoint, close the files; the same command with ``--resume`` continues."""
+        say(f"mulle-train: interrupted at step {int(self.model.num_timesteps)}; saving a checkpoint")
+        self.checkpoint()
+        self.close()
+        say(f"mulle-train: checkpoint saved in {self.ckpt_dir}; continue with the same command and --resume")
+
+    def finish(self) -> dict:
+        """The final evaluation and checkpoint, ``--export`` and ``summary.json``; returns the summary."""
+        args, model = self.args, self.model
+        last = self.state.get("last_eval") or {}
+        final = last if last.get("timesteps") == int(model.num_timesteps) else self.evaluate()
+        self.checkpoint()
+        self.close()
+        summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(self.elapsed(), 1), "final": final,
+                   "best": self.state["best"], "best_path": str(self.out / "best.npz"), "bc": self.bc_figures}
+        if args.export:
+            shutil.copyfile(self.out / "best.npz", args.export)
+            summary["exported"] = args.export
+        (self.out / "summary.json").write_text(json.dumps(summary, indent=1))
+        say(summary_text(summary, self.out))
+        return summary
+
+    def close(self) -> None:
+        """Close the evaluation log and the environments."""
+        if self.eval_fh is not None:
+            self.eval_fh.close()
+        self.vec_env.close()
+
+
+def train(args) -> dict:
+    """Run the pipeline described in the module docstring; return a summary dict."""
+    _import_training_stack()
+    run = PPORun(args)
+    run.make_model()
+    run.open_eval_log()
+    run.start()
+    try:
+        run.learn()
+    except KeyboardInterrupt:
+        run.interrupted()
+        raise
+    return run.finish()
 
 
 def summary_text(summary: dict, out: Path) -> str:
@@ -553,21 +658,28 @@ def summary_text(summary: dict, out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-train``: 0 done, 2 bad arguments or no torch, 130 interrupted (Ctrl-C)."""
-    try:
-        args = parse_args(argv)
-        rollout = rollout_steps(args)
-        if args.steps % rollout and not args.resume:
-            rounded = -(-args.steps // rollout) * rollout
-            say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs {args.envs} = "
-                f"{rollout} steps, so --steps {args.steps} trains {rounded} steps")
-        train(args)
-    except TrainingDependencyError as exc:
-        print(f"mulle-train: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("mulle-train: interrupted", file=sys.stderr)
-        return 130
+    """Entry point of ``mulle-train``: 0 done, 2 bad arguments or no torch, 130 Ctrl-C, 143 SIGTERM.
+
+    An interrupted run saves a checkpoint first; the same command with ``--resume`` continues.
+    """
+    from .signals import exit_code, terminate_as_interrupt
+
+    with terminate_as_interrupt():
+        try:
+            args = parse_args(argv)
+            total = planned_steps(args)
+            say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about 96 learner "
+                f"decisions) into {args.out_dir}" + (", resuming its newest checkpoint" if args.resume else ""))
+            if args.steps % rollout_steps(args) and not args.resume:
+                say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs {args.envs} "
+                    f"= {rollout_steps(args)} steps, so --steps {args.steps} trains {total} steps")
+            train(args)
+        except TrainingDependencyError as exc:
+            print(f"mulle-train: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("mulle-train: interrupted", file=sys.stderr)
+            return exit_code()
     return 0
 
 

@@ -48,11 +48,12 @@ same seed gives the same data for any number of workers.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import multiprocessing as mp
 import os
 import random
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,12 @@ from agents.rollout import best_index
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
-__all__ = ["FORMAT", "MAX_LEGAL", "CodedRows", "LabellingAgent", "TeacherDataError", "banked_points", "deal_seed",
-           "generate", "load", "play_shard", "stable_digest"]
+from .workers import process_pool
+
+__all__ = ["FORMAT", "MAX_LEGAL", "CodedRows", "LabellingAgent", "TeacherDataError", "banked_points",
+           "check_data_dir", "deal_seed", "decision_afterstates", "decision_arrays", "decision_row", "generate",
+           "label_shard", "load", "move_keys", "play_shard", "shard_arrays", "shard_bytes", "stable_digest",
+           "write_shard"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
@@ -212,24 +217,44 @@ class LabellingAgent(Agent):
         scored = self.teacher.move_values(view, legal_moves, rng)
         move = scored[best_index([v for _, v in scored])][0]
         if p in self.record_seats:
-            if any(m.id is None for m in legal_moves):
-                raise TeacherDataError("teacher data needs the fixed action space (forced_capture=True rules)")
-            value_of = {m.id: v for m, v in scored}
-            ids = [m.id for m in legal_moves][:MAX_LEGAL]
-            if move.id not in ids:
-                ids[-1] = move.id
-            self.rows.append((encode_view(view).astype(np.float16), ids,
-                              [value_of.get(i, np.nan) for i in ids], move.id, p, step, banked_points(view)))
+            self.rows.append(decision_row(view, legal_moves, move, scored, step))
             if self.afterstates:
-                by_id = {m.id: m for m in legal_moves}
-                obs, banked = encode_afterstates(view, [by_id[i] for i in ids])
-                self.after.append((obs.astype(np.float16), banked.astype(np.float32)))
+                self.after.append(decision_afterstates(view, legal_moves, self.rows[-1][1]))
         return move
 
 
-def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-               rules: dict | None = None, afterstates: bool = False) -> int:
-    """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
+def move_keys(view, legal_moves) -> list[int]:
+    """The numbers a decision's moves are stored under: their action ids, or under ``forced_capture=False``
+    (where a ``taking`` capture has no id) their places in the legal list."""
+    if view.ruleset.forced_capture:
+        return [m.id for m in legal_moves]
+    return list(range(len(legal_moves)))
+
+
+def decision_row(view, legal_moves, move, scored, step: int) -> tuple:
+    """One stored decision ``(obs, keys, values, key played, seat, step, banked)``; ``scored`` holds the
+    ``(move, value)`` pairs a teacher searched (none for a game record's decision)."""
+    keys = move_keys(view, legal_moves)
+    key_of = {str(m): k for m, k in zip(legal_moves, keys)}
+    value_of = {key_of[str(m)]: v for m, v in scored}
+    ids = keys[:MAX_LEGAL]
+    played = key_of[str(move)]
+    if played not in ids:
+        ids[-1] = played
+    return (encode_view(view).astype(np.float16), ids, [value_of.get(i, np.nan) for i in ids], played,
+            view.player, step, banked_points(view))
+
+
+def decision_afterstates(view, legal_moves, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(after_obs float16, after_banked)`` of the stored moves ``ids`` (keys of :func:`move_keys`)."""
+    by_key = dict(zip(move_keys(view, legal_moves), legal_moves))
+    obs, banked = encode_afterstates(view, [by_key[i] for i in ids])
+    return obs.astype(np.float16), banked.astype(np.float32)
+
+
+def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
+                 rules: dict | None = None, afterstates: bool = False) -> dict[str, np.ndarray]:
+    """Play the games of shard ``shard``: its arrays (the table of the module docstring)."""
     import agents
 
     rows, outcomes, after = [], [], []
@@ -250,6 +275,12 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
             rows.append((g, *row))
             outcomes.append(scores[p] - scores[1 - p])
         after.extend(bot.after)
+    return decision_arrays(rows, outcomes, after if afterstates else None)
+
+
+def decision_arrays(rows: list[tuple], outcomes: list[float], after: list | None) -> dict[str, np.ndarray]:
+    """A shard's arrays from its decisions: ``rows`` of ``(game, obs, ids, values, action, seat, step, banked)``,
+    each decision's final score difference, and (or ``None``) its ``(after_obs, after_banked)``."""
     n = len(rows)
     legal = np.full((n, MAX_LEGAL), -1, dtype=np.int16)
     values = np.full((n, MAX_LEGAL), np.nan, dtype=np.float32)
@@ -266,16 +297,44 @@ def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], sha
         "banked": np.array([r[7] for r in rows], dtype=np.float32),
         "game": np.array([r[0] for r in rows], dtype=np.int32),
     }
-    if afterstates:
+    if after is not None:
         arrays["after_obs"] = (np.concatenate([a for a, _ in after]) if after
                                else np.zeros((0, OBS_SIZE), dtype=np.float16))
         arrays["after_banked"] = (np.concatenate([b for _, b in after]) if after
                                   else np.zeros(0, dtype=np.float32))
-    path = Path(out_dir) / f"shard_{shard:05d}.npz"
+    return arrays
+
+
+def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """A shard file's bytes: a compressed ``.npz`` (the same arrays give the same bytes, on every machine)."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def write_shard(out_dir: str | Path, shard: int, data: bytes) -> None:
+    """Write shard ``shard``'s bytes atomically (a temporary name, then a rename): whole or absent."""
+    path = shard_path(out_dir, shard)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def label_shard(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
+                rules: dict | None = None, afterstates: bool = False) -> tuple[int, bytes]:
+    """Play shard ``shard`` and return ``(decisions, file bytes)``: what a remote worker sends back to be written."""
+    arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates)
+    return len(arrays["action"]), shard_bytes(arrays)
+
+
+def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
+               rules: dict | None = None, afterstates: bool = False) -> int:
+    """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
+    n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates)
+    write_shard(out_dir, shard, data)
     return n
 
 
@@ -310,6 +369,22 @@ def _check_dir(out: Path, spec: dict) -> None:
         os.replace(tmp, path)
 
 
+def check_data_dir(d: str | Path) -> dict:
+    """The ``spec.json`` of the teacher data directory ``d``; a :class:`TeacherDataError` if it is not one of this
+    encoding."""
+    d = Path(d)
+    spec_path = d / "spec.json"
+    if not spec_path.is_file():
+        raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
+    spec = json.loads(spec_path.read_text())
+    if spec.get("format") != FORMAT:
+        raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
+    if spec.get("obs_fingerprint") != layout_fingerprint():
+        raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
+                               f"not this mulle_env's {layout_fingerprint()}; generate it again")
+    return spec
+
+
 def shard_path(out_dir: str | Path, shard: int) -> Path:
     """Where shard ``shard`` is written."""
     return Path(out_dir) / f"shard_{shard:05d}.npz"
@@ -317,15 +392,19 @@ def shard_path(out_dir: str | Path, shard: int) -> Path:
 
 def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents=(SELF,),
              shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict | None = None,
-             afterstates: bool = False) -> dict:
+             afterstates: bool = False, backend=None, stop: Callable[[], bool] | None = None) -> dict:
     """Make the missing shards of a data set of ``games`` teacher games; return a summary.
 
     Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
     the teacher in both seats, both recorded), the teacher in seat ``g % 2``. Shards
     already on disk are kept (a rerun resumes). ``workers`` processes (forkserver or
-    spawn, never fork) play shards in parallel. ``rules`` changes ruleset flags (e.g.
-    ``{"sets": 1}`` for short games); the action space must stay fixed. ``afterstates``
-    also stores every labelled move's afterstate (what an afterstate net learns from).
+    spawn, never fork, one BLAS thread each) play shards in parallel, or with ``backend``
+    (a :class:`training.cluster.RayLabeller`) Ray tasks across a cluster: the same data
+    byte for byte. ``rules`` changes ruleset flags (e.g. ``{"sets": 1}`` for short games;
+    under ``forced_capture=False`` a decision's moves are numbered by their place in the
+    legal list, since a ``taking`` capture has no id). ``afterstates`` also stores every
+    labelled move's afterstate (what an afterstate net learns from). Once ``stop()`` is
+    true no new shard is started (the summary's ``complete`` is then False).
     """
     import agents
 
@@ -341,40 +420,58 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     out = Path(out_dir)
     _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates))
     todo = [k for k in range(games // shard_games) if not shard_path(out, k).is_file()]
+    stop = stop or (lambda: False)
     bar = None
     if progress and todo:
         from tqdm import tqdm
 
         bar = tqdm(total=games, initial=games - len(todo) * shard_games, unit="game", desc=f"teacher {teacher}",
                    dynamic_ncols=True)
-    decisions = 0
-    args = (str(out),)
+    made = [0, 0]  # shards, decisions
+
+    def done(n: int) -> None:
+        made[0] += 1
+        made[1] += n
+        if bar:
+            bar.update(shard_games)
+
     rest = (teacher, opponents, shard_games, seed, rules, afterstates)
     try:
-        if workers == 1:
+        if backend is not None:
+            backend.run(todo, rest, lambda k, n, data: (write_shard(out, k, data), done(n)), stop)
+        elif workers == 1:
             for k in todo:
-                decisions += play_shard(*args, k, *rest)
-                if bar:
-                    bar.update(shard_games)
+                if stop():
+                    break
+                done(play_shard(str(out), k, *rest))
         else:
-            ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-            with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-                pending = {pool.submit(play_shard, *args, k, *rest) for k in todo}
-                try:
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in done:
-                            decisions += fut.result()
-                            if bar:
-                                bar.update(shard_games)
-                except BaseException:
-                    # Ctrl-C: drop the shards not started; finished ones are on disk already.
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+            _local_pool(out, todo, rest, workers, done, stop)
     finally:
         if bar:
             bar.close()
-    return {"games": games, "shards": games // shard_games, "made": len(todo), "new_decisions": decisions}
+    missing = sum(not shard_path(out, k).is_file() for k in range(games // shard_games))
+    return {"games": games, "shards": games // shard_games, "made": made[0], "new_decisions": made[1],
+            "complete": missing == 0}
+
+
+def _local_pool(out: Path, todo: list[int], rest: tuple, workers: int, done, stop) -> None:
+    """Play shards ``todo`` in ``workers`` processes, at most ``2 * workers`` submitted at a time."""
+    with process_pool(workers) as pool:
+        queue = list(reversed(todo))
+        pending: set = set()
+        try:
+            while queue or pending:
+                while queue and len(pending) < 2 * workers and not stop():
+                    pending.add(pool.submit(play_shard, str(out), queue.pop(), *rest))
+                if not pending:
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    done(fut.result())
+        except BaseException:
+            # Ctrl-C: drop the shards not started; finished ones are on disk already.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARGE,
@@ -396,15 +493,7 @@ def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARG
     offset = 0
     for d in data_dirs:
         d = Path(d)
-        spec_path = d / "spec.json"
-        if not spec_path.is_file():
-            raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
-        spec = json.loads(spec_path.read_text())
-        if spec.get("format") != FORMAT:
-            raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
-        if spec.get("obs_fingerprint") != layout_fingerprint():
-            raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
-                                   f"not this mulle_env's {layout_fingerprint()}; generate it again")
+        spec = check_data_dir(d)
         shards = sorted(d.glob("shard_*.npz"))
         if max_games is not None:
             shards = shards[: max(1, max_games // spec["shard_games"])]

@@ -88,6 +88,7 @@ class LearnedAgent(Agent):
         self.policy = cached_policy(self.path)
         self.version = policy_version(self.code_version, self.policy)
         self._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
+        self._checked: Ruleset | None = None
 
     @classmethod
     def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> LearnedAgent:
@@ -99,26 +100,39 @@ class LearnedAgent(Agent):
         agent.policy = policy
         agent.version = policy_version(cls.code_version, policy)
         agent._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
+        agent._checked = None
         return agent
 
     def check_ruleset(self, ruleset: Ruleset) -> None:
-        """The policy's fixed action space has no index for the capture choices of ``forced_capture=False``."""
-        if not getattr(ruleset, "forced_capture", True):
+        """Refuse rules the net was not trained for, and ``forced_capture=False`` for a logits net.
+
+        A net records the ruleset it was trained for (files without one were trained for
+        the default rules); under other rules it would play a game it never saw, so it
+        refuses with :class:`~agents.learned.policy.RulesetMismatchError` (a ``ValueError``)
+        naming the flags. A logits net's fixed action space also has no index for the
+        capture choices of ``forced_capture=False``; an afterstate net scores positions and
+        plays any rules it was trained for.
+        """
+        forced = getattr(ruleset, "forced_capture", True)
+        if not forced and (self.policy.head == "logits" or self.policy.ruleset["forced_capture"]):
             raise ValueError(
                 "the learned policy's fixed action space needs forced_capture=True "
-                "(with forced_capture=false a capture names the cards it takes, which has no action index)"
+                "(with forced_capture=false a capture names the cards it takes, which has no action index"
+                + (")" if self.policy.head == "logits" else
+                   "; this afterstate net was trained with forced captures: train one with "
+                   "--rule forced_capture=false)")
             )
+        self.policy.check_ruleset(ruleset)
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The policy's choice among ``legal_moves`` (argmax, or a sample with ``sample=true``)."""
+        if view.ruleset != self._checked:
+            # Tools that do not ask check_ruleset up front still never see a net play rules it does not know.
+            self.check_ruleset(view.ruleset)
+            self._checked = view.ruleset
         if len(legal_moves) == 1:
             return legal_moves[0]
         ids = [m.id for m in legal_moves]
-        if None in ids:
-            raise ValueError(
-                "the learned policy's fixed action space needs forced_capture=True; "
-                f"this game's ruleset is {view.ruleset.changes()}"
-            )
         z: NDArray[np.floating[Any]]  # float64 scores or float32 logits
         if self.policy.head == "afterstate":
             z = afterstate_scores(self.policy, view, legal_moves, out=self._after_buffer(len(legal_moves)))

@@ -25,6 +25,9 @@ key                    content
 ``extras``             optional (version 3, afterstate nets): the name of the extra-input block
                        appended to each encoding (:mod:`mulle_env.extras`); layer 0 then
                        reads ``obs_size`` + that block's size
+``ruleset``            optional (version 3): JSON text, the :class:`mulle_env.Ruleset` flags the
+                       net was trained for (``Ruleset.to_dict()``); absent: the default rules,
+                       which every file made before rulesets were recorded was trained for
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
 ``value{i}.bias``      points still to come / 100 from the observer's seat (final score
@@ -76,6 +79,7 @@ __all__ = [
     "VALUE_SCALE",
     "MLPPolicy",
     "PolicyFileError",
+    "RulesetMismatchError",
     "load_policy",
     "save_policy",
 ]
@@ -117,6 +121,24 @@ Floats = NDArray[np.float32]
 Arrays = Mapping[str, NDArray[Any]]
 
 
+#: Ruleset flags a net plays under whatever value it was trained with (see :meth:`MLPPolicy.check_ruleset`).
+ANY_VALUE_PLAYS = frozenset({"sets"})
+
+
+class RulesetMismatchError(ValueError):
+    """A net asked to play under rules other than those it was trained for."""
+
+
+def _ruleset_dict(ruleset: Any) -> dict[str, Any]:
+    """The full flags of ``ruleset`` (a :class:`~mulle_env.engine.Ruleset`, a dict of flags or ``None``)."""
+    from mulle_env.engine import Ruleset
+
+    try:
+        return Ruleset.from_dict(ruleset).to_dict()
+    except ValueError as exc:
+        raise PolicyFileError(f"ruleset: {exc}") from None
+
+
 def _tanh(x: Floats) -> Floats:
     return np.tanh(x, out=x)
 
@@ -148,6 +170,8 @@ class MLPPolicy:
             afterstate, :meth:`afterstate_values`); see the module docstring.
         extras: ``None``, or the name of the extra-input block (:mod:`mulle_env.extras`)
             an afterstate net reads after the encoding.
+        ruleset: The rules the net was trained for, every flag (``Ruleset.to_dict()``);
+            the default rules unless the file says otherwise.
     """
 
     def __init__(
@@ -160,6 +184,7 @@ class MLPPolicy:
         value_biases: Sequence[ArrayLike] = (),
         head: str = "logits",
         extras: str | None = None,
+        ruleset: Any = None,
     ) -> None:
         if head not in HEADS:
             raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
@@ -178,6 +203,22 @@ class MLPPolicy:
             _check_layers(self.value_weights, self.value_biases, activation, "policy value head", outputs=1)
         self.obs_layout = _obs.layout_description()
         self._act = _ACT[activation]
+        self.ruleset = _ruleset_dict(ruleset)
+
+    def check_ruleset(self, ruleset: Any) -> None:
+        """Raise :class:`RulesetMismatchError` unless ``ruleset`` plays as the one this net was trained for.
+
+        Every flag must match but ``sets``: the number of sets changes how long a game
+        lasts, not a decision's moves or scoring, and the observation scales the set number
+        by it (a one-set game reads as the last set of a longer one), so a net plays any.
+        """
+        theirs = _ruleset_dict(ruleset)
+        diff = ", ".join(f"{k}={theirs[k]} (trained for {self.ruleset[k]})"
+                         for k in self.ruleset if k not in ANY_VALUE_PLAYS and theirs[k] != self.ruleset[k])
+        if diff:
+            raise RulesetMismatchError(
+                f"this net was trained for other rules than these: {diff}; train one for these rules "
+                "(mulle-train expert --rule ...) or play under the rules it was trained for")
 
     @property
     def obs_size(self) -> int:
@@ -319,6 +360,9 @@ class MLPPolicy:
         h.update(self.activation.encode() if self.head == "logits" else f"{self.head}|{self.activation}".encode())
         if self.extras is not None:
             h.update(f"|extras={self.extras}".encode())
+        changes = _changes(self.ruleset)
+        if changes:  # nets for the default rules keep the fingerprints they had before rulesets were recorded
+            h.update(f"|ruleset={json.dumps(changes, sort_keys=True)}".encode())
         for tag, arrays in (("w", self.weights), ("b", self.biases), ("vw", self.value_weights),
                             ("vb", self.value_biases)):
             for a in arrays:
@@ -326,6 +370,12 @@ class MLPPolicy:
                 h.update(np.ascontiguousarray(a).tobytes())
         h.update(json.dumps(self.metadata, sort_keys=True, separators=(",", ":")).encode())
         return h.hexdigest()[:12]
+
+
+def _changes(ruleset: dict[str, Any]) -> dict[str, Any]:
+    from mulle_env.engine import Ruleset
+
+    return Ruleset.from_dict(ruleset).changes()
 
 
 def _check_extras(extras: str | None, head: str, where: str) -> None:
@@ -398,6 +448,9 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     }
     if policy.extras is not None:
         arrays["extras"] = np.array(policy.extras)
+    if _changes(policy.ruleset):
+        # Files for the default rules are written as before (a reader that predates the key reads them).
+        arrays["ruleset"] = np.array(json.dumps(policy.ruleset, sort_keys=True))
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
         arrays[f"layer{i}.weight"] = w
         arrays[f"layer{i}.bias"] = b
@@ -576,7 +629,13 @@ def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     meta = _json_object(data, "metadata", where)
     extras = _scalar(data, "extras", str, where) if "extras" in data else None
     _check_extras(extras, head, where)
+    ruleset = _json_object(data, "ruleset", where) if "ruleset" in data else None
+    if ruleset is not None:
+        try:
+            ruleset = _ruleset_dict(ruleset)
+        except PolicyFileError as exc:
+            raise PolicyFileError(f"{where}: {exc}") from None
     _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
-    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras)
+    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras, ruleset=ruleset)
