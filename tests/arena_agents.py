@@ -81,6 +81,18 @@ class Dier(RandomAgent):
         return super().act(view, legal_moves, rng)
 
 
+class BlasProbe(RandomAgent):
+    """Plays like ``random``, but raises at its first move if its process's BLAS runs more than one thread."""
+
+    def act(self, view, legal_moves, rng):
+        from threadpoolctl import threadpool_info
+
+        threads = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        if any(n != 1 for n in threads):
+            raise RuntimeError(f"this worker's BLAS runs {threads} threads")
+        return super().act(view, legal_moves, rng)
+
+
 class DealHanger(HeuristicAgent):
     """Plays like ``heuristic``, but hangs at its first move of deal ``seed`` when in ``seat``.
 
@@ -271,6 +283,7 @@ def register() -> None:
     agents.register("dier", Dier, "kills its worker process once")
     agents.register("illegal", Illegal, "plays an illegal move")
     agents.register("dawdler", Dawdler, "thinks `seconds` over move `at`")
+    agents.register("blasprobe", BlasProbe, "random, but fails unless its BLAS runs one thread")
     agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")
     agents.register("answer", Answerer, "answers as move, text, none or number from move `at`")
     agents.register("nester", Nester, "runs a game loop of its own in which an agent fails")

@@ -277,6 +277,15 @@ def test_a_slow_starting_worker_costs_no_game_its_time(tmp_path, monkeypatch):
     assert [r["status"] for r in lines_of(out)] == ["ok", "ok"] and backend.replaced == 0
 
 
+def test_workers_run_one_blas_thread(tmp_path):
+    # The parent keeps the user's setting (two threads on these cores); every worker runs one.
+    pytest.importorskip("threadpoolctl")
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: a BLAS runs one thread anyway")
+    o, out = play(tmp_path, ["blasprobe", "random"], 4, workers=2)
+    assert [r["status"] for r in lines_of(out)] == ["ok"] * 4, [r["error"] for r in lines_of(out)]
+
+
 def test_sprt_stops_on_a_clear_difference(tmp_path):
     sprt = SPRT(0, 100, 0.05, 0.05)
     o, out = play(tmp_path, ["heuristic", "random"], 200, workers=2, sprt=sprt)
