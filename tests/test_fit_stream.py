@@ -127,6 +127,40 @@ def test_records_become_a_cloning_data_set_that_teaches_the_moves_played(tmp_pat
         records_to_data([games], tmp_path / "other", rules=None)
 
 
+def test_the_live_servers_game_store_is_read_as_records(tmp_path):
+    """Issue 25, item 5: people's games straight from mulle-serve's SQLite store, no export step."""
+    import random
+    import sqlite3
+    import time
+
+    import agents
+    from agents.match import play_agents
+    from live.store import FinishedGame, GameStore
+    from training.records import RecordsError, read_records, records_to_data
+
+    db = tmp_path / "games.db"
+    store = GameStore(db)
+    played = []
+    for seed in range(3):
+        m = play_agents([agents.make("heuristic"), agents.make("random")], seed,
+                        [random.Random(seed), random.Random(seed + 9)], ruleset={"sets": 1})
+        played.append(m.record())
+        store.add(FinishedGame("kitchen", m.record(), (((1, "Vera", "person"),), ((1, "random", "agent"),)),
+                               time.time()))
+    read = list(read_records(db))
+    assert [r.moves for _, r in read] == [r.moves for r in played] and read[0][0].endswith("games.db#1")
+    store.close()
+    lines = []
+    assert cli.main(["records", str(db), "--out", str(tmp_path / "people"), "--rule", "sets=1"],
+                    out=lines.append) == 0
+    assert "3 games" in lines[0]
+    # Another program's SQLite file is refused, naming it.
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(RecordsError, match="another program's SQLite file"):
+        records_to_data([other], tmp_path / "out3")
+
+
 def test_a_record_that_does_not_replay_is_an_error_naming_its_line(tmp_path):
     from training.records import RecordsError, records_to_data
 

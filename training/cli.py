@@ -117,8 +117,8 @@ def _expert_parser(sub) -> None:
     g.add_argument("--data-window", type=int, default=0,
                    help="fit on the data of this many latest generations (0: all of them)")
     g.add_argument("--records", action="append", default=[], metavar="FILE[=WEIGHT]",
-                   help="game records (people's games) cloned in generation 0's fit, with a weight (default 1); "
-                        "repeatable")
+                   help="game records (people's games: a record file, or the live server's SQLite store) cloned in "
+                        "generation 0's fit, with a weight (default 1); repeatable")
     g.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="train for another ruleset (repeatable), e.g. --rule sets=1 --rule forced_capture=false")
     g.add_argument("--seed", type=int, default=0, help="fixes every game, net and fit")
@@ -235,8 +235,9 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     f.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("records", help="turn game record files (people's games) into a behaviour-cloning data set",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    c.add_argument("files", nargs="+", help="game record files: a GameRecord JSON, or JSON Lines of records or of "
-                                           "arena results lines saved with --save-games")
+    c.add_argument("files", nargs="+", help="game record files: a GameRecord JSON, JSON Lines of records or of "
+                                           "arena results lines saved with --save-games, or the live "
+                                           "server's game store (its SQLite file)")
     c.add_argument("--out", required=True, help="data directory to write (its parent must exist)")
     c.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="the ruleset to take games of (repeatable); games under other rules are left out")

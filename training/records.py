@@ -3,7 +3,7 @@
 A game record file is what ``mulle-play --save``, the live server's replays and the
 arena write: one :class:`mulle_env.engine.GameRecord` as JSON, or JSON Lines of records
 or of arena results lines (whose moves are under ``move_list`` when the arena ran with
-``--save-games``). :func:`records_to_data` replays every game (each move checked) and
+``--save-games``); or the live server's game store itself (``mulle-serve --db``, SQLite). :func:`records_to_data` replays every game (each move checked) and
 stores, per decision with a choice, what :mod:`training.teacher` stores for a teacher's
 decision (the mover's observation, the legal moves, each move's afterstate, the move
 played, the outcome) but no values: ``spec.json`` says ``"label": "choice"``. An
@@ -58,13 +58,23 @@ def _digest(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+#: The first bytes of every SQLite database: the live server's game store (``mulle-serve --db``).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def read_records(path: str | Path):
     """Yield ``(where, GameRecord)`` for every finished-or-running game of a record file (aborted arena games skipped).
 
     ``where`` is ``file:line``. A file whose text starts with ``{`` and parses as one JSON
-    object is one record; otherwise each non-empty line is one.
+    object is one record; otherwise each non-empty line is one. The live server's game
+    store (its SQLite file) is read as it stands, every stored game oldest first
+    (``where`` is ``file#game id``): people's games need no export step.
     """
     p = check_input_path(path, "game record file", limit=None)
+    with open(p, "rb") as raw:
+        if raw.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+            yield from _stored_games(p)
+            return
     with open(p, encoding="utf-8") as fh:
         head = fh.read(1 << 16)
     whole = None
@@ -86,6 +96,22 @@ def read_records(path: str | Path):
                 raise RecordsError(f"{p}:{n}: not JSON ({exc.msg}); a record file holds one game record per "
                                    "line (or one record as a JSON object)") from None
             yield from _record(f"{p}:{n}", data)
+
+
+def _stored_games(p: Path):
+    # Training knows every layer (docs/architecture.md): the store's own reader, read-only,
+    # beside a running server (SQLite's WAL lets readers in while it writes).
+    from live.store import GameStore, StoreError
+
+    try:
+        store = GameStore(p)
+    except (StoreError, OSError) as exc:
+        raise RecordsError(f"{p}: {exc}") from None
+    try:
+        for game in store.export():
+            yield from _record(f"{p}#{game['game_id']}", game)
+    finally:
+        store.close()
 
 
 def _record(where: str, data) -> list:
