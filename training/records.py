@@ -3,7 +3,8 @@
 A game record file is what ``mulle-play --save``, the live server's replays and the
 arena write: one :class:`mulle_env.engine.GameRecord` as JSON, or JSON Lines of records
 or of arena results lines (whose moves are under ``move_list`` when the arena ran with
-``--save-games``); or the live server's game store itself (``mulle-serve --db``, SQLite). :func:`records_to_data` replays every game (each move checked) and
+``--save-games``); or the live server's game store itself (``mulle-serve --db``,
+SQLite). :func:`records_to_data` replays every game (each move checked) and
 stores, per decision with a choice, what :mod:`training.teacher` stores for a teacher's
 decision (the mover's observation, the legal moves, each move's afterstate, the move
 played, the outcome) but no values: ``spec.json`` says ``"label": "choice"``. An
