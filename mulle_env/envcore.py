@@ -36,7 +36,6 @@ from .engine.errors import IllegalMoveError
 from .engine.loop import GameLoop
 from .engine.moves import MOVES, Move
 from .engine.ruleset import Ruleset
-from .engine.state import PlayerView
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, observation_bounds
 from .stepper import Indices, Stepper, make_stepper
 
@@ -158,37 +157,47 @@ def _extras_module() -> ModuleType:
 
 
 class _SteppedGame:
-    """Game ``i`` of a stepper as the game loop sees it: its agents' moves go through ``stepper.play``."""
+    """Game ``i`` of a stepper as the game loop sees it: its agents' moves go through ``stepper.play``.
 
-    __slots__ = ("stepper", "i")
+    Made once the stepper has started game ``i`` (the game object is the stepper's until it
+    starts that game again); reads go straight to the game, the loop's hot path.
+    """
+
+    __slots__ = ("stepper", "i", "state", "legal_moves", "view")
 
     def __init__(self, stepper: Stepper, i: int) -> None:
         self.stepper = stepper
         self.i = i
+        self.state = stepper.state(i)
+        self.legal_moves = self.state.legal_moves
+        self.view = self.state.view
 
     @property
     def to_move(self) -> int:
-        return self.stepper.state(self.i).to_move
+        return self.state.to_move
 
     @property
     def over(self) -> bool:
-        return self.stepper.state(self.i).over
+        return self.state.over
 
     @property
     def last_move(self) -> tuple[int, Move] | None:
-        return self.stepper.state(self.i).last_move
+        return self.state.last_move
 
-    def legal_moves(self) -> list[Move]:
-        return self.stepper.state(self.i).legal_moves()
-
-    def view(self, player: int) -> PlayerView:
-        return self.stepper.state(self.i).view(player)
-
-    def play(self, move: Move | str) -> Move:
+    def play(self, move: Move | str) -> _Played:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
-        m = self.stepper.state(self.i).check(move)
+        m = self.state.check(move)
         self.stepper.play(self.i, m.id)  # type: ignore[arg-type]  # the envs' rules have an id for every move
-        return m
+        return _Played(m)
+
+
+class _Played:
+    """What :meth:`_SteppedGame.play` returns: the move played, which the game loop tells the agents."""
+
+    __slots__ = ("move",)
+
+    def __init__(self, move: Move) -> None:
+        self.move = move
 
 
 class EnvCore:
@@ -245,9 +254,9 @@ class EnvCore:
         self.seats = np.zeros(K, dtype=np.int8)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
-        self.loops: list[GameLoop] | None = None
+        self.loops: list[GameLoop | None] | None = None
         if self.agents is not None:
-            self.loops = [GameLoop(_SteppedGame(self.stepper, i), [None, None]) for i in range(K)]
+            self.loops = [None] * K  # one per game, made as the game starts
         #: Size of one observation: the encoding plus the extra-input block, if any.
         self.obs_size = OBS_SIZE + (_extras_module().extras_size(extras) if extras else 0)
         self._base = np.zeros((K, OBS_SIZE), dtype=OBS_DTYPE) if extras else None
@@ -312,8 +321,8 @@ class EnvCore:
             seats[1 - seat] = agent
             rngs: list[random.Random | None] = [None, None]
             rngs[1 - seat] = random.Random(opp_seed)
-            loop = self.loops[i] = GameLoop(_SteppedGame(self.stepper, i), seats, rngs)
             self.stepper.start(i, game_seed, seat, opp_seed)
+            loop = self.loops[i] = GameLoop(_SteppedGame(self.stepper, i), seats, rngs)
             loop.start()
             loop.run()
         else:
@@ -331,12 +340,18 @@ class EnvCore:
         if self.loops is None:
             return
         for i in range(self.num_envs) if idx is None else idx:
-            self.loops[i].run()
+            self._loop(i).run()
+
+    def _loop(self, i: int) -> GameLoop:
+        loop = self.loops[i] if self.loops is not None else None
+        if loop is None:
+            raise RuntimeError(f"game {i} has not started: call reset() first")
+        return loop
 
     def learner_play(self, i: int, action: int) -> None:
         """The learner's (already checked) action in game ``i``, then the opponents' turns; every agent is told."""
         if self.loops is not None:
-            loop = self.loops[i]
+            loop = self._loop(i)
             self.stepper.play(i, action)
             loop.notify(int(self.seats[i]), MOVES[action])
             loop.run()

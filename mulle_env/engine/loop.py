@@ -87,7 +87,8 @@ class GameLoop:
         count: How many moves were played through this loop.
     """
 
-    __slots__ = ("game", "agents", "rngs", "guard", "names", "think", "moves", "count", "_distinct", "_record")
+    __slots__ = ("game", "agents", "rngs", "guard", "names", "think", "moves", "count", "_distinct", "_record",
+                 "_plain_over", "_observers", "_needs_view")
 
     def __init__(self, game: Any, agents: Sequence[Any], rngs: Sequence[Any] | None = None, *,
                  guard: Guard | None = None, names: Sequence[str] | None = None, record: bool = False) -> None:
@@ -104,7 +105,11 @@ class GameLoop:
         self.moves: list[str] = []
         self.count = 0
         self._record = record
+        # Games of the protocol have a bool ``over`` or an ``is_over()``; which one is fixed per game.
+        self._plain_over = isinstance(getattr(game, "over", None), bool)
         self._distinct: list[tuple[int, Any]] = []
+        self._observers: list[tuple[int, Callable[[Any], None]]] = []
+        self._needs_view = [True, True]
         self._seat_changed()
 
     # ----- seats -------------------------------------------------------------------------
@@ -115,6 +120,9 @@ class GameLoop:
             if a is not None and id(a) not in seen:
                 seen[id(a)] = (seat, a)
         self._distinct = list(seen.values())
+        # Looked up once per seating, not once per move (the environments' hot path).
+        self._observers = [(seat, a.observe) for seat, a in self._distinct if getattr(a, "observe", None) is not None]
+        self._needs_view = [bool(getattr(a, "needs_view", True)) for a in self.agents]
 
     def seat(self, seat: int, agent: Any, rng: Any = None, name: str | None = None) -> None:
         """Put ``agent`` (or ``None``: moves from outside) in ``seat``, e.g. when a person leaves mid-game.
@@ -136,9 +144,7 @@ class GameLoop:
     @property
     def over(self) -> bool:
         """True once the game has ended."""
-        game = self.game
-        over = getattr(game, "over", None)
-        return over if isinstance(over, bool) else bool(game.is_over())
+        return self.game.over if self._plain_over else bool(self.game.is_over())
 
     @property
     def to_move(self) -> int:
@@ -167,19 +173,24 @@ class GameLoop:
         """
         game = self.game
         seat = game.to_move
-        agent = self.agents[seat]
         legal = game.legal_moves()
-        view = game.view(seat) if getattr(agent, "needs_view", True) else None
+        view = game.view(seat) if self._needs_view[seat] else None
         return seat, view, legal
 
     def choose(self) -> tuple[int, Any, list[Any]]:
         """Ask the agent of the seat to move for its move: ``(seat, answer, legal_moves)``, nothing played."""
         if self.over:
             raise IllegalMoveError("the game is over: no seat is to move")
-        seat, view, legal = self.ask()
+        return self._choose(self.game.to_move)
+
+    def _choose(self, seat: int) -> tuple[int, Any, list[Any]]:
+        # choose() for a running game and the seat to move (run() knows both already).
+        game = self.game
         agent = self.agents[seat]
         if agent is None:
             raise ValueError(f"seat {seat} has no agent: its moves come from outside (GameLoop.play)")
+        legal = game.legal_moves()
+        view = game.view(seat) if self._needs_view[seat] else None
         t0 = time.perf_counter()
         try:
             answer = self._call(seat, "act", agent.act, view, legal, self.rngs[seat])
@@ -246,10 +257,12 @@ class GameLoop:
         what each ``play`` returned (a :class:`~mulle_env.engine.match.MoveEvent` for a Match).
         """
         n = 0
-        while not self.over and self.agents[self.game.to_move] is not None:
-            if until is not None and until():
+        game, agents = self.game, self.agents
+        while not self.over:
+            seat = game.to_move
+            if agents[seat] is None or (until is not None and until()):
                 break
-            result = self.step()
+            result = self.commit(*self._choose(seat))
             n += 1
             if on_move is not None:
                 on_move(result)
@@ -266,10 +279,8 @@ class GameLoop:
         if self._record:
             self.moves.append(str(played))
         event = (seat, played)
-        for s, agent in self._distinct:
-            observe = getattr(agent, "observe", None)
-            if observe is not None:
-                self._call(s, "observe", observe, event)
+        for s, observe in self._observers:
+            self._call(s, "observe", observe, event)
         return result
 
     def _call(self, seat: int, stage: str, fn: Callable[..., Any], *args: Any) -> Any:
