@@ -156,35 +156,22 @@ def _extras_module() -> ModuleType:
     return extras
 
 
-class _SteppedGame:
-    """Game ``i`` of a stepper as the game loop sees it: its agents' moves go through ``stepper.play``.
+class _SteppedPlay:
+    """Game ``i`` of a stepper, played the way the game loop plays a move: checked, then through the stepper.
 
-    Made once the stepper has started game ``i`` (the game object is the stepper's until it
-    starts that game again); reads go straight to the game, the loop's hot path.
+    The loop reads the game itself (made once the stepper has dealt it, the stepper's until
+    it starts that game again); only its moves must go through ``stepper.play``, which keeps
+    the batched ``over``/``to_move`` arrays in step.
     """
 
-    __slots__ = ("stepper", "i", "state", "legal_moves", "view")
+    __slots__ = ("stepper", "i", "state")
 
     def __init__(self, stepper: Stepper, i: int) -> None:
         self.stepper = stepper
         self.i = i
         self.state = stepper.state(i)
-        self.legal_moves = self.state.legal_moves
-        self.view = self.state.view
 
-    @property
-    def to_move(self) -> int:
-        return self.state.to_move
-
-    @property
-    def over(self) -> bool:
-        return self.state.over
-
-    @property
-    def last_move(self) -> tuple[int, Move] | None:
-        return self.state.last_move
-
-    def play(self, move: Move | str) -> _Played:
+    def __call__(self, move: Move | str) -> _Played:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
         m = self.state.check(move)
         self.stepper.play(self.i, m.id)  # type: ignore[arg-type]  # the envs' rules have an id for every move
@@ -192,7 +179,7 @@ class _SteppedGame:
 
 
 class _Played:
-    """What :meth:`_SteppedGame.play` returns: the move played, which the game loop tells the agents."""
+    """What a stepped game's play returns: the move played, which the game loop tells the agents."""
 
     __slots__ = ("move",)
 
@@ -322,7 +309,8 @@ class EnvCore:
             rngs: list[random.Random | None] = [None, None]
             rngs[1 - seat] = random.Random(opp_seed)
             self.stepper.start(i, game_seed, seat, opp_seed)
-            loop = self.loops[i] = GameLoop(_SteppedGame(self.stepper, i), seats, rngs)
+            play = _SteppedPlay(self.stepper, i)
+            loop = self.loops[i] = GameLoop(play.state, seats, rngs, play=play)
             loop.start()
             loop.run()
         else:

@@ -80,6 +80,8 @@ class GameLoop:
         guard: ``guard(seat, stage)`` context manager around every agent call (time limits).
         names: Per seat the name errors use for the agent (default: its ``spec``).
         record: Keep every move's text in :attr:`moves` (the arena's results lines hold them).
+        play: How a move is played (default ``game.play``): the environments pass their
+            stepper's checked play, which keeps its batched arrays in step with the game.
 
     Attributes:
         think: Seconds each seat's agent spent in ``act``.
@@ -88,10 +90,11 @@ class GameLoop:
     """
 
     __slots__ = ("game", "agents", "rngs", "guard", "names", "think", "moves", "count", "_distinct", "_record",
-                 "_plain_over", "_observers", "_needs_view")
+                 "_plain_over", "_observers", "_needs_view", "_play")
 
     def __init__(self, game: Any, agents: Sequence[Any], rngs: Sequence[Any] | None = None, *,
-                 guard: Guard | None = None, names: Sequence[str] | None = None, record: bool = False) -> None:
+                 guard: Guard | None = None, names: Sequence[str] | None = None, record: bool = False,
+                 play: Callable[[Any], Any] | None = None) -> None:
         if len(agents) != 2:
             raise ValueError(f"agents names the two seats (an agent or None each), not {len(agents)} entries")
         self.game = game
@@ -105,6 +108,7 @@ class GameLoop:
         self.moves: list[str] = []
         self.count = 0
         self._record = record
+        self._play = play if play is not None else game.play
         # Games of the protocol have a bool ``over`` or an ``is_over()``; which one is fixed per game.
         self._plain_over = isinstance(getattr(game, "over", None), bool)
         self._distinct: list[tuple[int, Any]] = []
@@ -193,7 +197,15 @@ class GameLoop:
         view = game.view(seat) if self._needs_view[seat] else None
         t0 = time.perf_counter()
         try:
-            answer = self._call(seat, "act", agent.act, view, legal, self.rngs[seat])
+            if self.guard is None:  # the environments' hot path: _call's handling without its frame
+                try:
+                    answer = agent.act(view, legal, self.rngs[seat])
+                except AgentError:
+                    raise
+                except Exception as exc:
+                    self._failed(seat, "act", exc)
+            else:
+                answer = self._call(seat, "act", agent.act, view, legal, self.rngs[seat])
         finally:
             self.think[seat] += time.perf_counter() - t0
         return seat, answer, legal
@@ -220,7 +232,7 @@ class GameLoop:
         if move is None:
             self._illegal(seat, "it returned no move (None)")
         try:
-            result = game.play(move)
+            result = self._play(move)
         except ValueError as exc:  # the engine's checked play: an IllegalMoveError or InvalidMoveError
             self._illegal(seat, str(exc))
         except Exception as exc:
@@ -239,7 +251,7 @@ class GameLoop:
         an agent: no agent chose it).
         """
         seat = self.game.to_move
-        return self._after(seat, move, self.game.play(move))
+        return self._after(seat, move, self._play(move))
 
     def notify(self, seat: int, move: Any) -> None:
         """Tell every agent that ``seat`` played ``move``, applied elsewhere (a batched stepper's learner move)."""
@@ -257,8 +269,8 @@ class GameLoop:
         what each ``play`` returned (a :class:`~mulle_env.engine.match.MoveEvent` for a Match).
         """
         n = 0
-        game, agents = self.game, self.agents
-        while not self.over:
+        game, agents, plain = self.game, self.agents, self._plain_over
+        while not (game.over if plain else game.is_over()):
             seat = game.to_move
             if agents[seat] is None or (until is not None and until()):
                 break
@@ -279,8 +291,18 @@ class GameLoop:
         if self._record:
             self.moves.append(str(played))
         event = (seat, played)
-        for s, observe in self._observers:
-            self._call(s, "observe", observe, event)
+        if self.guard is None:  # the environments' hot path: _call's handling without its frame
+            s = seat
+            try:
+                for s, observe in self._observers:
+                    observe(event)
+            except AgentError:
+                raise
+            except Exception as exc:
+                self._failed(s, "observe", exc)
+        else:
+            for s, observe in self._observers:
+                self._call(s, "observe", observe, event)
         return result
 
     def _call(self, seat: int, stage: str, fn: Callable[..., Any], *args: Any) -> Any:
