@@ -59,6 +59,25 @@ def run(seconds):
         if term: obs, info = env.reset()
     return n, time.process_time() - t0
 """
+_DECIDE = """
+import random, time, agents, mulle_env as me
+def run(seconds):
+    rr = random.Random(0); pos = []
+    for g in range(40):  # fixed positions from random play, made before the clock starts
+        st = me.new_game(g)
+        while not st.over and len(pos) < 120:
+            if rr.random() < 0.1 and len(st.legal_moves()) > 1:
+                pos.append(st.copy())
+            ms = st.legal_moves(); st.play(ms[rr.randrange(len(ms))])
+    agent = agents.make({spec!r}); n = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        st = pos[n % len(pos)]; agent.reset()
+        agent.act(st.view(st.to_move), st.legal_moves(), random.Random(n)); n += 1
+    return n, time.process_time() - t0
+"""
+#: The agents whose decision times must not get slower.
+DECIDERS = ("heuristic", "greedy", "pimc", "learned", "netsearch")
 WORKLOADS: dict[str, str] = {
     "engine_ids_c": _ENGINE.format(backend="c", move=_IDS),
     "engine_ids_python": _ENGINE.format(backend="python", move=_IDS),
@@ -92,6 +111,7 @@ def run(seconds):
         obs, r, term, trunc, info = envs.step(acts); n += k
     return n, time.process_time() - t0
 """,
+    **{f"decide_{spec}": _DECIDE.format(spec=spec) for spec in DECIDERS},
 }
 
 _RUNNER = """

@@ -340,8 +340,9 @@ class EnvCore:
         """The learner's (already checked) action in game ``i``, then the opponents' turns; every agent is told."""
         if self.loops is not None:
             loop = self._loop(i)
+            seat = loop.game.to_move  # the learner's (its action was checked legal); no numpy read per step
             self.stepper.play(i, action)
-            loop.notify(int(self.seats[i]), MOVES[action])
+            loop.notify(seat, MOVES[action])
             loop.run()
         elif self.internal_random:  # the stepper's own opponent answers inside its step
             acts, active = self._one

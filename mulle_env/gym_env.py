@@ -161,6 +161,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         #: Learner decisions per episode (fixed: every card play is a decision).
         self.max_steps = codec.max_game_length(self.ruleset) // 2
         self._started = False
+        self._seat = 0  # the episode's seat as a Python int (numpy indexing costs on every step)
         self._done = False
 
     @property
@@ -171,7 +172,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     @property
     def seat(self) -> int:
         """The learner's seat in this episode."""
-        return int(self._core.seats[0])
+        return self._seat
 
     # ----- Gymnasium API -----------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -183,6 +184,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         core = self._core
         core.reseed(0, self.np_random)  # the env's own generator: the same draws as ever
         core.start(0, seat)
+        self._seat = int(core.seats[0])
         self._started = True
         self._done = False
         return self._observe()
@@ -204,7 +206,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
             return obs, core.illegal_reward(), True, False, info
         core.learner_play(0, a)
         reward = 0.0
-        if core.stepper.over[0]:
+        if core.stepper.state(0).over:
             self._done = True
             reward = core.final_reward(0)
         obs, info = self._observe()
@@ -236,10 +238,10 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     # ----- internals ---------------------------------------------------------------
     def _observe(self) -> tuple[NDArray[np.float32], dict[str, Any]]:
         core = self._core
-        obs, mask = core.observation(0, self.seat)
+        obs, mask = core.observation(0, self._seat)
         if self._done:
             mask[:] = 0
         info: dict[str, Any] = {"action_mask": mask}
-        if core.stepper.over[0]:
+        if core.stepper.state(0).over:
             info["final_scores"] = core.final_scores(0)
         return obs, info
