@@ -886,13 +886,22 @@ def test_cli_ctrl_c_still_exits_0(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "live.cli", "--port", "0", "--no-db"],
+    # -X faulthandler: should the server ever hang on the way out, SIGABRT makes it print where it is
+    # (a CI run once timed out here and left nothing to go on).
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "live.cli", "--port", "0", "--no-db"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "no game history is kept" in proc.stdout.readline()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(15) == 0
-        assert "Traceback" not in proc.stderr.read()
+        try:
+            # communicate, not wait: a child blocked writing to a full stderr pipe would look like a hang.
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            pytest.fail(f"mulle-serve did not stop within 30 s of Ctrl-C; its threads:\n{err}")
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
     finally:
         if proc.poll() is None:
             proc.kill()
