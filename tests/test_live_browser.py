@@ -75,13 +75,23 @@ def server(tmp_path_factory):
 def browser(server):
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
+    # The sanitizer run (.ci/sanitize --all) preloads libasan into Python to check the compiled engine the
+    # server plays on; Playwright's driver and the browser are not ours to check and do not start with it.
+    preload = os.environ.pop("LD_PRELOAD", None)
+    try:
+        pw = sync_playwright().start()
         args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
         # A small /dev/shm (containers) crashes Chromium's renderer unless it uses /tmp.
         args += ["--disable-gpu", "--disable-dev-shm-usage"]
         b = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=args)
+    finally:
+        if preload is not None:
+            os.environ["LD_PRELOAD"] = preload
+    try:
         yield b
         b.close()
+    finally:
+        pw.stop()
 
 
 @pytest.fixture()
