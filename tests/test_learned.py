@@ -375,6 +375,9 @@ def test_pool_of_only_self_without_snapshots_says_so(tmp_path):
     pool = OpponentPool({"self": 1.0}, snapshot_dir=str(tmp_path))  # built before the trainer's first snapshot
     with pytest.raises(ValueError, match="only 'self'.*no snapshot"):
         pool.reset()
+    # Nothing drawn yet: asking it to move says why, not AttributeError on None.
+    with pytest.raises(RuntimeError, match="drawn no opponent yet"):
+        pool.act(None, [], random.Random(0))
 
 
 def test_train_help_explains_every_flag():

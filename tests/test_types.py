@@ -1,5 +1,6 @@
-"""The typed library: ``mypy --strict`` passes on ``mulle_env``, ``agents`` and ``arena``, the stubs of the
-compiled modules match what is built, every package ships ``py.typed``, and every public function is annotated.
+"""The typed library: ``mypy --strict`` passes on ``mulle_env``, ``agents``, ``arena`` and ``training``, the stubs
+of the compiled modules match what is built, every package ships ``py.typed``, and every public function is
+annotated.
 
 Part of the default test run, like ``ruff`` (tests/test_lint.py), so CI checks types too. ``mypy`` is in the
 ``test`` extra; without it the mypy tests skip, saying so. The configuration (which packages, strict, the
@@ -23,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The packages whose public modules mypy checks with --strict (pyproject.toml [tool.mypy] files).
-TYPED = ("mulle_env", "agents", "arena")
+TYPED = ("mulle_env", "agents", "arena", "training")
 #: Every package the wheel ships; each carries a py.typed marker (PEP 561).
 SHIPPED = ("mulle_env", "agents", "arena", "training", "live", "terminal")
 #: The compiled modules and their stubs.

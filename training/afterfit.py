@@ -34,11 +34,12 @@ from the checkpoint exactly. torch is imported only inside the functions that tr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.extras import extends, extras_size, with_extras
@@ -47,10 +48,18 @@ from mulle_env.observation import OBS_SIZE
 from .distill import _linears, _mlp, held_out_split
 from .fitloop import FitLoop
 
+if TYPE_CHECKING:  # torch is imported where it is used; to mypy it is Any (pyproject.toml)
+    from torch import Tensor, nn
+
+    from mulle_env.engine import Ruleset
+
+    from .stream import Chunk, Source
+    from .teacher import CodedRows, TeacherData
+
 __all__ = ["AfterstateConfig", "fit_afterstate", "move_rows"]
 
 
-class AfterstateConfig(dict):
+class AfterstateConfig(dict[str, Any]):
     """The settings of an afterstate fit (a dict: stored as JSON in checkpoints and metadata).
 
     Keys and defaults: ``hidden`` (256, 256), ``activation`` relu, ``epochs`` 4,
@@ -62,13 +71,13 @@ class AfterstateConfig(dict):
     decisions labelled only by the move played (game records) and the temperature of its softmax.
     """
 
-    DEFAULTS: ClassVar[dict] = {
+    DEFAULTS: ClassVar[dict[str, Any]] = {
         "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
         "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1, "extras": None,
         "clone_coef": 1.0, "clone_temperature": 1.0,
     }
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         unknown = set(kw) - set(self.DEFAULTS)
         if unknown:
             raise ValueError(f"unknown afterstate fit settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
@@ -84,7 +93,7 @@ class AfterstateConfig(dict):
         extras_size(self["extras"])
 
 
-def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def move_rows(data: TeacherData) -> tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.int64]]:
     """``(decision, value, start)``: per afterstate row its decision and teacher value, and each decision's first row.
 
     Rows are stored decision by decision in the order of ``legal`` (its non-padding
@@ -94,7 +103,7 @@ def move_rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.n
     return decision, value, start
 
 
-def _rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _rows(data: TeacherData) -> tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.int64], NDArray[np.intp]]:
     """:func:`move_rows` plus each decision's number of rows (its legal moves)."""
     if "after_obs" not in data:
         raise ValueError("this teacher data holds no afterstates: generate it with afterstates=True "
@@ -111,15 +120,15 @@ def _rows(data: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return decision, value, start, counts
 
 
-def _build(cfg):
+def _build(cfg: Mapping[str, Any]) -> nn.Sequential:
     import torch
 
     torch.manual_seed(int(cfg["seed"]))
     return _mlp([OBS_SIZE + extras_size(cfg.get("extras")), *cfg["hidden"], 1], cfg["activation"])
 
 
-def to_policy(net, activation: str, metadata: dict | None = None, extras: str | None = None,
-              ruleset=None) -> MLPPolicy:
+def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None = None, extras: str | None = None,
+              ruleset: Ruleset | dict[str, Any] | None = None) -> MLPPolicy:
     """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net`` (which reads the block ``extras``),
     for the rules ``ruleset`` (default: the default rules)."""
     lin = _linears(net)
@@ -128,7 +137,7 @@ def to_policy(net, activation: str, metadata: dict | None = None, extras: str | 
                      head="afterstate", extras=extras, ruleset=ruleset)
 
 
-def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
+def _load_numpy(net: nn.Module, policy: MLPPolicy, extras: str | None = None) -> bool:
     """Copy ``policy``'s weights into ``net`` (which reads the block ``extras``) if the shapes fit (False if not).
 
     A net may start from a policy whose extra inputs are a first part of its own (none,
@@ -155,7 +164,8 @@ def _load_numpy(net, policy: MLPPolicy, extras: str | None = None) -> bool:
     return True
 
 
-def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras: str | None = None) -> np.ndarray:
+def _predict(net: nn.Module, obs16: NDArray[np.float16] | CodedRows, rows: NDArray[np.integer[Any]], batch: int = 8192,
+             extras: str | None = None) -> NDArray[np.float64]:
     import torch
 
     out = np.empty(len(rows), dtype=np.float64)
@@ -167,8 +177,8 @@ def _predict(net, obs16: np.ndarray, rows: np.ndarray, batch: int = 8192, extras
     return out * VALUE_SCALE
 
 
-def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
-             extras: str | None = None) -> dict[str, float]:
+def evaluate(net: nn.Module, data: TeacherData, val_decisions: NDArray[np.integer[Any]], decision: NDArray[np.intp],
+             value: NDArray[np.float32], start: NDArray[np.int64], extras: str | None = None) -> dict[str, float]:
     """Held-out figures: squared error (points^2), agreement with the teacher's best move, regret (points);
     on decisions of game records (no values) the share where the net picks the move played."""
     if len(val_decisions) == 0:
@@ -198,7 +208,7 @@ def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
         agree += bool(t[pick] == best)
         regret += float(best - t[pick])
         n += 1
-    out = {"heldout_decisions": len(val_decisions)}
+    out: dict[str, float] = {"heldout_decisions": len(val_decisions)}
     if n:
         out.update(heldout_mse_points2=mse, heldout_agreement=agree / n, heldout_regret_points=regret / n)
     if cloned:
@@ -206,10 +216,11 @@ def evaluate(net, data, val_decisions: np.ndarray, decision, value, start,
     return out
 
 
-def fit_afterstate(data, out: str | Path, config: AfterstateConfig | None = None,
+def fit_afterstate(data: TeacherData | Source, out: str | Path, config: AfterstateConfig | None = None,
                    init_from: str | None = None, checkpoint: str | Path | None = None,
-                   checkpoint_minutes: float = 5.0, metadata: dict | None = None, progress: bool = True,
-                   log: Callable[[dict], None] | None = None, threads: int = 1, ruleset=None) -> dict:
+                   checkpoint_minutes: float = 5.0, metadata: dict[str, Any] | None = None, progress: bool = True,
+                   log: Callable[[dict[str, Any]], None] | None = None, threads: int = 1,
+                   ruleset: Ruleset | dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit an afterstate net to teacher ``data`` (with afterstates) and write the policy file ``out``.
 
     ``data`` is teacher data in memory (:func:`training.teacher.load`) or a
@@ -227,7 +238,7 @@ def fit_afterstate(data, out: str | Path, config: AfterstateConfig | None = None
 
     cfg = config or AfterstateConfig()
     torch.set_num_threads(threads)
-    source = data if hasattr(data, "plan") else MemorySource(data)
+    source: Source = cast("Source", data) if hasattr(data, "plan") else MemorySource(data)
     seed = int(cfg["seed"])
     train_dec, val_dec = held_out_split(source.games, 0.05, seed)
     val_dec = _cap_held_out(val_dec, source.games)
@@ -295,7 +306,8 @@ def fit_afterstate(data, out: str | Path, config: AfterstateConfig | None = None
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": source.decisions}
 
 
-def _cap_held_out(val_dec: np.ndarray, games: np.ndarray, cap: int | None = None) -> np.ndarray:
+def _cap_held_out(val_dec: NDArray[np.intp], games: NDArray[np.integer[Any]], cap: int | None = None
+                  ) -> NDArray[np.intp]:
     """The held-out decisions cut to at most about ``cap`` (at a game's end), so the held-out set's memory is bounded.
 
     The decisions cut stay out of the training set too: they are only not measured.
@@ -311,10 +323,11 @@ def _cap_held_out(val_dec: np.ndarray, games: np.ndarray, cap: int | None = None
     return val_dec[:cut]
 
 
-def _epoch_plan(source, is_train: np.ndarray, epoch: int, seed: int, dec_per_batch: int) -> list[tuple[list, int]]:
+def _epoch_plan(source: Source, is_train: NDArray[np.bool_], epoch: int, seed: int,
+                dec_per_batch: int) -> list[tuple[list[int], int]]:
     """``[(chunk, steps)]`` of one epoch: each chunk's training decisions make whole batches (a lone chunk >= 1)."""
     chunks = source.plan(epoch, seed)
-    out = []
+    out: list[tuple[list[int], int]] = []
     for chunk in chunks:
         n = int(is_train[source.decisions_of(chunk)].sum())
         steps = n // dec_per_batch
@@ -325,18 +338,21 @@ def _epoch_plan(source, is_train: np.ndarray, epoch: int, seed: int, dec_per_bat
 class _Stepper:
     """The loss of one batch of decisions of the loaded chunk (regression on values, cloning of choices)."""
 
-    def __init__(self, net, cfg, dec_per_batch: int) -> None:
+    #: The chunk :meth:`load` read last.
+    chunk: Chunk
+
+    def __init__(self, net: nn.Module, cfg: AfterstateConfig, dec_per_batch: int) -> None:
         from .bc import suit_swap_permutations
 
         self.net, self.cfg = net, cfg
         self.obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
-        self._key = None
+        self._key: tuple[int, tuple[int, ...]] | None = None
 
-    def load(self, source, chunk: list[int]):
+    def load(self, source: Source, chunk: list[int]) -> Chunk:
         """Load ``chunk`` of ``source`` unless it is the one loaded (a lone chunk is read once)."""
         key = (id(source), tuple(chunk))
         if key != self._key:
-            self.chunk = None  # free the previous chunk before reading the next
+            self.chunk = None  # type: ignore[assignment]  # free the previous chunk before reading the next
             self.chunk = source.load(chunk)
             self.decision, self.value, self.start, self.counts = _rows(self.chunk.data)
             self.labelled = np.isfinite(self.value)
@@ -345,7 +361,7 @@ class _Stepper:
             self._key = key
         return self.chunk
 
-    def loss(self, decs: np.ndarray, epoch: int, b: int):
+    def loss(self, decs: NDArray[np.integer[Any]], epoch: int, b: int) -> Tensor:
         """The loss of the decisions ``decs`` (sorted indices into the loaded chunk); ``b`` numbers the batch."""
         import torch
 
@@ -379,10 +395,10 @@ class _Stepper:
             loss = loss + self._cloning(pred, rows, seg_np, decs, cloned)
         return loss
 
-    def _regression(self, err, seg_np: np.ndarray, n_dec: int, w):
+    def _regression(self, err: Tensor, seg_np: NDArray[np.intp], n_dec: int, w: Tensor | None) -> Tensor:
         import torch
 
-        def mean(v):
+        def mean(v: Tensor) -> Tensor:
             return torch.mean(v) if w is None else torch.sum(w * v) / torch.sum(w)
 
         if self.cfg["centered"]:
@@ -392,7 +408,8 @@ class _Stepper:
             return mean((err - centre[seg]) ** 2) + float(self.cfg["abs_coef"]) * mean(err**2)
         return mean(err**2)
 
-    def _cloning(self, pred, rows: np.ndarray, seg_np: np.ndarray, decs: np.ndarray, cloned: np.ndarray):
+    def _cloning(self, pred: Tensor, rows: NDArray[np.integer[Any]], seg_np: NDArray[np.intp],
+                 decs: NDArray[np.integer[Any]], cloned: NDArray[np.bool_]) -> Tensor:
         """Cross-entropy of the move played among each cloned decision's moves, scored as ``learned`` scores them."""
         import torch
 

@@ -17,15 +17,31 @@ what positions are worth.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from agents.match import play_agents
 from mulle_env import codec
 from mulle_env.observation import OBS_SIZE, encode_state
 
 from .workers import process_pool
+
+if TYPE_CHECKING:  # torch, sb3-contrib and tqdm are imported where they are used; to mypy they are Any
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from torch import Tensor
+    from tqdm import tqdm
+
+    from mulle_env.engine import GameState, Move
+
+    from .teacher import Arrays
+
+    #: A batch of :func:`pretrain`: observations, legal-action mask, the teacher's actions, value targets.
+    Batch = tuple[Tensor, NDArray[np.bool_], Tensor, Tensor]
 
 __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value_targets"]
 
@@ -34,7 +50,7 @@ __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value
 MAX_LEGAL = 96
 
 
-def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
+def _play(args: tuple[str, str, int, int]) -> Arrays:
     """One game of ``teacher`` (seat ``seat``) against ``opponent``; the teacher's recorded decisions."""
     import agents
 
@@ -43,16 +59,20 @@ def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
     teacher, opp = agents.make(teacher_spec), agents.make(opp_spec)
     bots = [teacher, opp] if seat == 0 else [opp, teacher]
     rngs = [random.Random(seed * 7919 + p) for p in (0, 1)]
-    obs, legal, acts, seats, steps = [], [], [], [], []
+    obs: list[NDArray[np.float16]] = []
+    legal: list[NDArray[np.int16]] = []
+    acts: list[int | None] = []
+    seats: list[int] = []
+    steps: list[int] = []
     count = [0, 0]
 
-    def record(st, p, moves, move) -> None:
+    def record(st: GameState, p: int, moves: list[Move], move: Move) -> None:
         if (p == seat or both) and len(moves) > 1:
             ids = [m.id for m in moves][:MAX_LEGAL]
             if move.id not in ids:
                 ids[-1] = move.id
             row = np.full(MAX_LEGAL, -1, dtype=np.int16)
-            row[: len(ids)] = ids
+            row[: len(ids)] = ids  # type: ignore[assignment]  # the default rules give every move an id
             obs.append(encode_state(st, p).astype(np.float16))
             legal.append(row)
             acts.append(move.id)
@@ -72,11 +92,11 @@ def _play(args: tuple[str, str, int, int]) -> dict[str, np.ndarray]:
     }
 
 
-def _play_many(tasks: list[tuple[str, str, int, int]]) -> dict[str, np.ndarray]:
+def _play_many(tasks: list[tuple[str, str, int, int]]) -> Arrays:
     return _concat([_play(t) for t in tasks])
 
 
-def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def _concat(parts: list[Arrays]) -> Arrays:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
@@ -87,7 +107,7 @@ def generate(
     seed: int,
     workers: int = 1,
     progress: bool = True,
-) -> dict[str, np.ndarray]:
+) -> Arrays:
     """Play ``games`` games of ``teacher`` against ``opponents`` (in turn) and return its decisions.
 
     Game ``g`` deals seed ``seed + g`` with the teacher in seat ``g % 2``. When the
@@ -103,12 +123,12 @@ def generate(
     tasks = [(teacher, opponents[g % len(opponents)], seed + g, g % 2) for g in range(games)]
     chunk = 10
     chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-    bar = None
+    bar: tqdm | None = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=games, unit="game", desc=f"bc data ({teacher})", dynamic_ncols=True)
-    parts = []
+    parts: list[Arrays] = []
     if workers <= 1:
         for c in chunks:
             parts.append(_play_many(c))
@@ -125,12 +145,13 @@ def generate(
     return _concat(parts)
 
 
-def save_data(data: dict[str, np.ndarray], path: str | Path, **meta) -> None:
+def save_data(data: Arrays, path: str | Path, **meta: object) -> None:
     """Cache generated data (``.npz``) so a resumed run does not play the games again."""
-    np.savez(path, **data, **{f"meta_{k}": np.array(str(v)) for k, v in meta.items()})
+    # (mypy takes a key of the ** dicts for allow_pickle; they name arrays)
+    np.savez(path, **data, **{f"meta_{k}": np.array(str(v)) for k, v in meta.items()})  # type: ignore[arg-type]
 
 
-def load_data(path: str | Path, **meta) -> dict[str, np.ndarray] | None:
+def load_data(path: str | Path, **meta: object) -> Arrays | None:
     """Cached data if ``path`` exists and was made with the same ``meta``; else ``None``."""
     path = Path(path)
     if not path.is_file():
@@ -142,8 +163,8 @@ def load_data(path: str | Path, **meta) -> dict[str, np.ndarray] | None:
         return {k: z[k] for k in ("obs", "legal", "action", "step", "diff")}
 
 
-def value_targets(data: dict[str, np.ndarray], reward: str, score_scale: float, gamma: float,
-                  decisions: int = codec.MAX_DECISIONS_PER_PLAYER) -> np.ndarray:
+def value_targets(data: Arrays, reward: str, score_scale: float, gamma: float,
+                  decisions: int = codec.MAX_DECISIONS_PER_PLAYER) -> NDArray[np.float32]:
     """The return PPO's critic estimates: the final reward discounted back to each decision."""
     diff = data["diff"].astype(np.float64)
     final = diff / score_scale if reward == "score" else np.sign(diff)
@@ -156,7 +177,7 @@ def value_targets(data: dict[str, np.ndarray], reward: str, score_scale: float, 
 SYMMETRIC_SUITS = ("KL", "HJ")
 
 
-def suit_swap_permutations() -> tuple[np.ndarray, np.ndarray]:
+def suit_swap_permutations() -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Index permutations of the observation and of the action space that swap :data:`SYMMETRIC_SUITS`.
 
     ``obs[..., obs_perm]`` is the observation of the suit-swapped position and
@@ -185,9 +206,10 @@ def suit_swap_permutations() -> tuple[np.ndarray, np.ndarray]:
     return obs_perm, act_perm
 
 
-def pretrain(model, data: dict[str, np.ndarray], epochs: int, batch_size: int = 512, lr: float = 1e-3,
+def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 512, lr: float = 1e-3,
              reward: str = "score", score_scale: float = 100.0, gamma: float = 1.0, vf_coef: float = 0.5,
-             seed: int = 0, augment: bool = True, progress: bool = True, log=None) -> dict[str, float]:
+             seed: int = 0, augment: bool = True, progress: bool = True,
+             log: Callable[[dict[str, float]], None] | None = None) -> dict[str, float]:
     """Fit ``model.policy`` (a MaskablePPO policy) to the teacher's moves and the games' outcomes.
 
     Loss: masked cross-entropy of the teacher's action + ``vf_coef`` * squared error of
@@ -212,11 +234,12 @@ def pretrain(model, data: dict[str, np.ndarray], epochs: int, batch_size: int = 
 
     obs_perm, act_perm = suit_swap_permutations() if augment else (None, None)
 
-    def batch(idx, swap=None):
+    def batch(idx: NDArray[np.integer[Any]], swap: NDArray[np.bool_] | None = None) -> Batch:
         obs_np = data["obs"][idx].astype(np.float32)
         legal = data["legal"][idx].astype(np.int64)
         act_np = data["action"][idx].astype(np.int64)
         if swap is not None and swap.any():
+            assert act_perm is not None  # a swap is drawn only with augment
             obs_np[swap] = obs_np[swap][:, obs_perm]
             sl = legal[swap]
             legal[swap] = np.where(sl >= 0, act_perm[np.maximum(sl, 0)], -1)
@@ -231,7 +254,7 @@ def pretrain(model, data: dict[str, np.ndarray], epochs: int, batch_size: int = 
         ret = torch.as_tensor(returns[idx], device=device)
         return obs, mask, act, ret
 
-    bar = None
+    bar: tqdm | None = None
     if progress:
         from tqdm import tqdm
 
@@ -269,7 +292,8 @@ def pretrain(model, data: dict[str, np.ndarray], epochs: int, batch_size: int = 
     return figures
 
 
-def _held_out(policy, batch, idx, batch_size) -> dict[str, float]:
+def _held_out(policy: MaskableActorCriticPolicy, batch: Callable[[NDArray[np.integer[Any]]], Batch],
+              idx: NDArray[np.integer[Any]], batch_size: int) -> dict[str, float]:
     import torch
 
     correct = 0

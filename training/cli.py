@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from . import expert
-from .expert import MANIFEST, join_param, write_json
+from .expert import MANIFEST, Out, join_param, write_json
 
 __all__ = ["EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
 
@@ -84,7 +86,7 @@ def _specs(text: str) -> list[str]:
     return out
 
 
-def _backend_flags(p: argparse.ArgumentParser) -> None:
+def _backend_flags(p: argparse._ActionsContainer) -> None:
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local: --workers processes on this machine; ray: Ray tasks on a cluster (the ray extra)")
     p.add_argument("--ray-address", default="",
@@ -92,7 +94,7 @@ def _backend_flags(p: argparse.ArgumentParser) -> None:
                         "empty starts a local Ray with --workers CPUs")
 
 
-def _expert_parser(sub) -> None:
+def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``expert``: the unattended pipeline (:mod:`training.pipeline`), its defaults the shipped net's recipe."""
     from .pipeline import __doc__ as about
 
@@ -280,7 +282,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     return ap
 
 
-def _check_specs(parser: argparse.ArgumentParser, args) -> None:
+def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     import agents
 
     def check(flag: str, spec: str) -> str:
@@ -316,7 +318,7 @@ def _check_specs(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
 
 
-def _dmc_main(parser: argparse.ArgumentParser, args, out) -> int:
+def _dmc_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out) -> int:
     import agents
     from agents.learned import PolicyFileError, load_policy
 
@@ -350,16 +352,17 @@ def _torch_missing(command: str) -> bool:
     return False
 
 
-def _errors_exit_1(errors: tuple, fn, *args) -> int:
-    """``fn(*args)``; one of ``errors`` (bad data or files found while running) is reported and exits 1."""
+def _errors_exit_1(errors: tuple[type[Exception], ...], fn: Callable[[argparse.Namespace, Out], int],
+                   args: argparse.Namespace, out: Out) -> int:
+    """``fn(args, out)``; one of ``errors`` (bad data or files found while running) is reported and exits 1."""
     try:
-        return fn(*args)
+        return fn(args, out)
     except errors as exc:
         print(f"mulle-expert: error: {exc}", file=sys.stderr)
         return 1
 
 
-def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
+def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out) -> int:
     import agents
 
     from .regret import format_table, regret_table
@@ -400,7 +403,7 @@ def _regret_main(parser: argparse.ArgumentParser, args, out) -> int:
 EXPERT_COMMANDS = ("expert", "run", "data", "fit", "records", "dmc", "plot", "speed", "regret")
 
 
-def train_main(argv: list[str] | None = None, out=print) -> int:
+def train_main(argv: list[str] | None = None, out: Out = print) -> int:
     """Entry point of ``mulle-train``: ``ppo`` (also when no command word is given) or an expert command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in EXPERT_COMMANDS:
@@ -415,12 +418,12 @@ def train_main(argv: list[str] | None = None, out=print) -> int:
     return ppo_main(argv)
 
 
-def expert_main(argv: list[str] | None = None, out=print) -> int:
+def expert_main(argv: list[str] | None = None, out: Out = print) -> int:
     """Entry point of ``mulle-expert``: the expert-iteration commands of :func:`train_main` under their old name."""
     return main(argv, out, prog="mulle-expert")
 
 
-def main(argv: list[str] | None = None, out=print, prog: str = "mulle-expert") -> int:
+def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-expert") -> int:
     """Run one expert command (``expert``, ``run``, ``data``, ...); returns the exit code.
 
     0 done, 1 an error of the run (a data directory made with other settings, an
@@ -443,7 +446,8 @@ def main(argv: list[str] | None = None, out=print, prog: str = "mulle-expert") -
             return exit_code()
 
 
-def _check_paths(parser: argparse.ArgumentParser, outputs=(), inputs=(), dirs=()) -> None:
+def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, str | Path]] = (),
+                 inputs: Iterable[tuple[str, str | Path]] = (), dirs: Iterable[tuple[str, str | Path]] = ()) -> None:
     """Exit 2 naming the flag for a path a command cannot use (:mod:`mulle_env.files`), before any work.
 
     ``outputs``/``inputs`` are ``(flag, path)`` of files written and read; ``dirs`` of
@@ -469,7 +473,7 @@ def _check_paths(parser: argparse.ArgumentParser, outputs=(), inputs=(), dirs=()
         parser.error(str(exc))
 
 
-def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict:
+def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Any]:
     """``--rule key=value`` flags as the dict of the flags that differ from the default rules."""
     from mulle_env.engine import Ruleset
 
@@ -494,7 +498,7 @@ def _sources(parser: argparse.ArgumentParser, items: list[str]) -> list[tuple[st
     return out
 
 
-def _expert_args(parser: argparse.ArgumentParser, args) -> None:
+def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Check and canonicalise ``expert``'s flags (specs, paths, rules, records, backend)."""
     import agents
     from mulle_env.extras import EXTRAS
@@ -558,7 +562,7 @@ def _need_ray(parser: argparse.ArgumentParser) -> None:
         parser.error('--backend ray needs Ray: pip install "mulle-env[ray]"')
 
 
-def _dispatch(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out, prog: str) -> int:
     from agents.learned import PolicyFileError
     from training.teacher import TeacherDataError
 
@@ -629,7 +633,7 @@ def _dispatch(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
     return _speed_main(parser, args, out, prog)
 
 
-def _speed_main(parser: argparse.ArgumentParser, args, out, prog: str) -> int:
+def _speed_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out, prog: str) -> int:
     from .plots import plot_speed
 
     _check_paths(parser, outputs=[("--out", args.out), ("--json", args.json)], inputs=[("results", args.results)])

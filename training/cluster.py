@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["RayLabeller"]
 
 
-def _label(shard: int, *rest) -> tuple[int, bytes]:
+def _label(shard: int, *rest: Any) -> tuple[int, bytes]:
     from mulle_env.threads import single_blas_thread
 
     single_blas_thread()
@@ -46,14 +47,14 @@ class RayLabeller:
         self.workers = workers
         self.max_attempts = max_attempts
 
-    def ray(self):
+    def ray(self) -> Any:
         """The ``ray`` module, initialised (joining ``address`` or starting a local Ray) the way the arena does."""
         from arena.ray_backend import RayBackend
 
         # One way to start or join Ray for the whole project: the arena's.
         return RayBackend(self.address, self.workers).init()
 
-    def run(self, todo: list[int], rest: tuple, on_done: Callable[[int, int, bytes], None],
+    def run(self, todo: list[int], rest: tuple[Any, ...], on_done: Callable[[int, int, bytes], None],
             stop: Callable[[], bool] = lambda: False) -> None:
         """Label shards ``todo`` (``rest``: :func:`~training.teacher.label_shard`'s other arguments).
 
@@ -63,7 +64,7 @@ class RayLabeller:
         ray = self.ray()
         remote = ray.remote(_label).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         pending = list(reversed(todo))
-        inflight: dict = {}
+        inflight: dict[Any, int] = {}  # Ray's object refs -> shard
         try:
             while pending or inflight:
                 while pending and len(inflight) < 2 * self.workers and not stop():

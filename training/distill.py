@@ -35,11 +35,12 @@ functions that train: ``pip install "mulle-env[train]"``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.codec import NUM_ACTIONS
@@ -47,10 +48,15 @@ from mulle_env.observation import OBS_SIZE
 
 from .fitloop import FitLoop
 
+if TYPE_CHECKING:  # torch is imported where it is used; to mypy it is Any (pyproject.toml)
+    from torch import Tensor, nn
+
+    from .teacher import TeacherData
+
 __all__ = ["FitConfig", "fit", "held_out_split", "soft_targets"]
 
 
-class FitConfig(dict):
+class FitConfig(dict[str, Any]):
     """The settings of a fit (a dict, so it is stored as JSON in checkpoints and metadata).
 
     Keys and defaults: ``hidden`` (512, 256), ``value_hidden`` (256,), ``activation``
@@ -59,12 +65,12 @@ class FitConfig(dict):
     ``weight_decay`` 1e-5.
     """
 
-    DEFAULTS: ClassVar[dict] = {
+    DEFAULTS: ClassVar[dict[str, Any]] = {
         "hidden": [512, 256], "value_hidden": [256], "activation": "relu", "epochs": 8, "batch_size": 512,
         "lr": 1e-3, "temperature": 1.0, "vf_coef": 0.5, "augment": True, "seed": 0, "weight_decay": 1e-5,
     }
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         unknown = set(kw) - set(self.DEFAULTS)
         if unknown:
             raise ValueError(f"unknown fit settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
@@ -82,7 +88,8 @@ class FitConfig(dict):
             raise ValueError("hidden widths must be positive")
 
 
-def soft_targets(values: np.ndarray, legal: np.ndarray, temperature: float) -> np.ndarray:
+def soft_targets(values: NDArray[np.floating[Any]], legal: NDArray[np.integer[Any]],
+                 temperature: float) -> NDArray[np.float32]:
     """``softmax(values / T)`` over each row's searched legal moves (0 elsewhere), rows ``(n, MAX_LEGAL)``."""
     searched = (legal >= 0) & np.isfinite(values)
     z = np.where(searched, values, -np.inf) / temperature
@@ -93,7 +100,8 @@ def soft_targets(values: np.ndarray, legal: np.ndarray, temperature: float) -> n
     return (e / np.where(total > 0, total, 1.0)).astype(np.float32)
 
 
-def held_out_split(games: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def held_out_split(games: NDArray[np.integer[Any]], fraction: float,
+                   seed: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Row indices ``(train, held_out)``: whole games are held out, about ``fraction`` of them."""
     ids = np.unique(games)
     rng = np.random.default_rng(seed)
@@ -103,10 +111,10 @@ def held_out_split(games: np.ndarray, fraction: float, seed: int) -> tuple[np.nd
     return np.flatnonzero(~is_out), np.flatnonzero(is_out)
 
 
-def _mlp(sizes, activation):
+def _mlp(sizes: Sequence[int], activation: str) -> nn.Sequential:
     from torch import nn
 
-    layers = []
+    layers: list[nn.Module] = []
     for i, (a, b) in enumerate(itertools.pairwise(sizes)):
         layers.append(nn.Linear(a, b))
         if i < len(sizes) - 2:
@@ -114,7 +122,7 @@ def _mlp(sizes, activation):
     return nn.Sequential(*layers)
 
 
-def _build(cfg: FitConfig):
+def _build(cfg: FitConfig) -> nn.Module:
     import torch
     from torch import nn
 
@@ -125,13 +133,13 @@ def _build(cfg: FitConfig):
     return net
 
 
-def _linears(seq):
+def _linears(seq: Iterable[nn.Module]) -> list[nn.Linear]:
     from torch import nn
 
     return [m for m in seq if isinstance(m, nn.Linear)]
 
 
-def _load_numpy(net, policy: MLPPolicy) -> list[str]:
+def _load_numpy(net: nn.Module, policy: MLPPolicy) -> list[str]:
     """Copy a numpy policy's weights into ``net`` where the shapes agree; return what was copied."""
     import torch
 
@@ -148,9 +156,9 @@ def _load_numpy(net, policy: MLPPolicy) -> list[str]:
     return copied
 
 
-def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
+def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None = None) -> MLPPolicy:
     """The numpy :class:`MLPPolicy` (with its value head) equal to the torch ``net``."""
-    def arrays(seq):
+    def arrays(seq: nn.Module) -> tuple[list[NDArray[np.float32]], list[NDArray[np.float32]]]:
         lin = _linears(seq)
         return ([m.weight.detach().cpu().numpy().T.copy() for m in lin],
                 [m.bias.detach().cpu().numpy().copy() for m in lin])
@@ -160,13 +168,16 @@ def to_policy(net, activation: str, metadata: dict | None = None) -> MLPPolicy:
     return MLPPolicy(w, b, activation, metadata or {}, vw, vb)
 
 
-def _batch(data, idx, cfg, targets, perms, swap):
+def _batch(data: TeacherData, idx: NDArray[np.integer[Any]], cfg: FitConfig, targets: NDArray[np.float32],
+           perms: tuple[NDArray[np.intp], NDArray[np.intp]] | None, swap: NDArray[np.bool_] | None
+           ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     import torch
 
     obs = np.asarray(data["obs"][idx], dtype=np.float32)
     legal = data["legal"][idx].astype(np.int64)
     tgt = targets[idx]
     if swap is not None and swap.any():
+        assert perms is not None  # a swap is drawn only with perms
         obs_perm, act_perm = perms
         obs[swap] = obs[swap][:, obs_perm]
         sl = legal[swap]
@@ -183,7 +194,7 @@ def _batch(data, idx, cfg, targets, perms, swap):
     return (torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(dense), torch.from_numpy(ret))
 
 
-def _losses(net, obs, mask, dense, ret):
+def _losses(net: nn.Module, obs: Tensor, mask: Tensor, dense: Tensor, ret: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     import torch
 
     logits = net.pi(obs).masked_fill(~mask, -1e9)
@@ -193,7 +204,8 @@ def _losses(net, obs, mask, dense, ret):
     return loss_pi, loss_v, logits
 
 
-def evaluate(net, data, idx, cfg, targets, batch_size: int = 2048) -> dict[str, float]:
+def evaluate(net: nn.Module, data: TeacherData, idx: NDArray[np.integer[Any]], cfg: FitConfig,
+             targets: NDArray[np.float32], batch_size: int = 2048) -> dict[str, float]:
     """Held-out figures: policy loss, agreement with the teacher's move, regret in points, value error."""
     import torch
 
@@ -219,9 +231,10 @@ def evaluate(net, data, idx, cfg, targets, batch_size: int = 2048) -> dict[str, 
             "heldout_value_mse": tot_v / n, "heldout_decisions": n}
 
 
-def fit(data: dict[str, np.ndarray], out: str | Path, config: FitConfig | None = None, init_from: str | None = None,
-        checkpoint: str | Path | None = None, checkpoint_minutes: float = 5.0, metadata: dict | None = None,
-        progress: bool = True, log: Callable[[dict], None] | None = None, threads: int = 1) -> dict:
+def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, init_from: str | None = None,
+        checkpoint: str | Path | None = None, checkpoint_minutes: float = 5.0, metadata: dict[str, Any] | None = None,
+        progress: bool = True, log: Callable[[dict[str, Any]], None] | None = None,
+        threads: int = 1) -> dict[str, Any]:
     """Fit the networks to teacher ``data`` (:func:`training.teacher.load`) and write the policy file ``out``.
 
     ``init_from`` starts from a policy file's weights (those of its nets whose shapes

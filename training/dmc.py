@@ -33,10 +33,12 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from agents.base import Agent
 from agents.learned.afterstate import encode_afterstates
@@ -48,13 +50,21 @@ from .fitloop import gradient_step, save_checkpoint
 from .teacher import stable_digest
 from .workers import process_pool
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from mulle_env.engine import GameState, Move, PlayerView
+
+    #: What the games of a round give: ``(afterstates float16, targets float32 (points), stats)``.
+    RoundGames = tuple[NDArray[np.float16], NDArray[np.float32], dict[str, Any]]
+
 __all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games"]
 
 #: The opponent name for "the net in both seats".
 SELF = "self"
 
 
-class DMCConfig(dict):
+class DMCConfig(dict[str, Any]):
     """The settings of a DMC fine-tune (a dict: stored as JSON in checkpoints and metadata).
 
     Keys and defaults: ``rounds`` 20, ``games_per_round`` 1000, ``epsilon`` 0.03 (the
@@ -63,12 +73,12 @@ class DMCConfig(dict):
     rows), ``opponents`` ["self"], ``seed`` 0.
     """
 
-    DEFAULTS: ClassVar[dict] = {
+    DEFAULTS: ClassVar[dict[str, Any]] = {
         "rounds": 20, "games_per_round": 1000, "epsilon": 0.03, "lr": 1e-4, "batch_size": 1024,
         "weight_decay": 1e-5, "augment": True, "opponents": [SELF], "seed": 0,
     }
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         unknown = set(kw) - set(self.DEFAULTS)
         if unknown:
             raise ValueError(f"unknown DMC settings {sorted(unknown)}; known: {sorted(self.DEFAULTS)}")
@@ -120,7 +130,7 @@ class ExploringAfterstateAgent(Agent):
         self.records: list[tuple[np.ndarray, float, int, int]] = []
         self._buf = np.empty((64, OBS_SIZE), dtype=OBS_DTYPE)
 
-    def act(self, view, legal_moves, rng: random.Random):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The net's best move, or with probability ``epsilon`` a uniformly random one."""
         if len(legal_moves) == 1:
             return legal_moves[0]
@@ -137,9 +147,10 @@ class ExploringAfterstateAgent(Agent):
         return legal_moves[i]
 
 
-def _set_diffs(state, player: int) -> list[float]:
+def _set_diffs(state: GameState, player: int) -> list[float]:
     """The score difference for ``player`` at the end of each set (cumulative, as ``set_value`` counts)."""
-    out, acc = [], 0.0
+    out: list[float] = []
+    acc = 0.0
     for sheets in state.sheets:
         acc += sheets[player]["total"] - sheets[1 - player]["total"]
         out.append(acc)
@@ -147,7 +158,7 @@ def _set_diffs(state, player: int) -> list[float]:
 
 
 def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], epsilon: float,
-               opponents: Sequence[str], rules: dict | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+               opponents: Sequence[str], rules: dict[str, Any] | None = None) -> RoundGames:
     """Play games ``games`` of round ``rnd``; return ``(afterstates float16, targets float32, stats)``.
 
     Targets are in points (see the module docstring). ``stats`` sums the recorded
@@ -156,8 +167,9 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
     """
     import agents
 
-    obs, target = [], []
-    stats: dict = {"decisions": 0, "games": 0, "vs": {}}
+    obs: list[NDArray[np.float16]] = []
+    target: list[float] = []
+    stats: dict[str, Any] = {"decisions": 0, "games": 0, "vs": {}}
     # Built once per call: a learned:path= opponent must not reload its file every game.
     made = {o: agents.make(o) for o in set(opponents) if o != SELF}
     for g in games:
@@ -165,7 +177,7 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
         seat = g % 2
         if opp == SELF:
             bot = ExploringAfterstateAgent(policy, epsilon)
-            seats = [bot, bot]
+            seats: list[Agent] = [bot, bot]
         else:
             bot = ExploringAfterstateAgent(policy, epsilon, record_seats=(seat,))
             other = made[opp]
@@ -187,8 +199,8 @@ def play_games(policy: MLPPolicy, seed: int, rnd: int, games: Sequence[int], eps
     return x, np.asarray(target, dtype=np.float32), stats
 
 
-def _merge(stats: list[dict]) -> dict:
-    out: dict = {"decisions": 0, "games": 0, "vs": {}}
+def _merge(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"decisions": 0, "games": 0, "vs": {}}
     for s in stats:
         out["decisions"] += s["decisions"]
         out["games"] += s["games"]
@@ -199,7 +211,8 @@ def _merge(stats: list[dict]) -> dict:
     return out
 
 
-def _round_games(policy, cfg, rnd: int, workers: int, pool) -> tuple[np.ndarray, np.ndarray, dict]:
+def _round_games(policy: MLPPolicy, cfg: DMCConfig, rnd: int, workers: int,
+                 pool: ProcessPoolExecutor | None) -> RoundGames:
     n = int(cfg["games_per_round"])
     # Contiguous chunks, concatenated in game order: the data does not depend on workers.
     chunks = [list(range(k * n // workers, (k + 1) * n // workers)) for k in range(workers)]
@@ -215,8 +228,8 @@ def _round_games(policy, cfg, rnd: int, workers: int, pool) -> tuple[np.ndarray,
 
 def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | None = None,
                  checkpoint: str | Path | None = None, workers: int = 1, threads: int = 1,
-                 progress: bool = True, log: Callable[[dict], None] | None = None,
-                 metadata: dict | None = None) -> dict:
+                 progress: bool = True, log: Callable[[dict[str, Any]], None] | None = None,
+                 metadata: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fine-tune the afterstate net ``init_from`` by DMC self-play; write the policy file ``out``.
 
     Runs ``config["rounds"]`` rounds (see the module docstring), resuming from
@@ -253,7 +266,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     # Not the number of rounds (raising it continues a finished run), nor the start's path (its fingerprint).
     settings = {k: v for k, v in cfg.items() if k != "rounds"}
     key = json.loads(json.dumps({"config": settings, "init_fingerprint": start.fingerprint()}))
-    rnd, history, elapsed = 0, [], 0.0
+    rnd, elapsed = 0, 0.0
+    history: list[dict[str, Any]] = []
     if ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
         if state.get("key") != key:
@@ -271,7 +285,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         rnd, history, elapsed = state["round"], state["history"], state["elapsed"]
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
 
-    def meta_now() -> dict:
+    def meta_now() -> dict[str, Any]:
         return {"trainer": "training.dmc", "config": dict(cfg), "init_from": str(init_from),
                 "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
                 "dmc_seconds": round(elapsed, 1), **(metadata or {})}
@@ -279,12 +293,12 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     bs = int(cfg["batch_size"])
     # The net writes points / VALUE_SCALE; the loss is reported in (points / 10)^2, as the fits do.
     scale = (VALUE_SCALE / 10.0) ** 2
-    bar = None
+    bar: tqdm | None = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
-    pool = None
+    pool: ProcessPoolExecutor | None = None
     if workers > 1:
         pool = process_pool(workers)
     t0 = time.monotonic()
@@ -298,7 +312,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             net.train()
             order = np.random.default_rng([int(cfg["seed"]), rnd]).permutation(len(target))
             y = torch.from_numpy(target / VALUE_SCALE)
-            losses = []
+            losses: list[float] = []
             for b in range(0, len(order), bs):
                 rows = np.sort(order[b : b + bs])
                 x = x16[rows].astype(np.float32)
@@ -310,7 +324,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                 gradient_step(net, opt, loss)
                 losses.append(float(loss.detach()))
             rnd += 1
-            fig = {"round": rnd, "games": stats["games"], "decisions": stats["decisions"],
+            fig: dict[str, Any] = {"round": rnd, "games": stats["games"], "decisions": stats["decisions"],
                    "loss": round(float(np.mean(losses)) if losses else float("nan"), 4),
                    "mean_target_points": round(float(target.mean()) if len(target) else 0.0, 3),
                    "game_seconds": round(game_seconds, 1)}

@@ -13,11 +13,16 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agents.match import play_agents
 from arena import Plan, ProcessBackend, report, run, stats
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+    from arena.runner import Backend
 
 __all__ = ["duplicate_match", "head_to_head", "ms_per_decision", "pair_score_interval", "wilson_interval"]
 
@@ -35,7 +40,7 @@ def pair_score_interval(pentanomial: list[int]) -> tuple[float | None, float | N
     return d["value"], low, high
 
 
-def ms_per_decision(lines: list[dict], spec: str) -> float | None:
+def ms_per_decision(lines: list[dict[str, Any]], spec: str) -> float | None:
     """Mean thinking time of ``spec`` per decision in ``lines`` (each seat makes half of a game's moves)."""
     think = moves = 0.0
     for ln in lines:
@@ -47,7 +52,8 @@ def ms_per_decision(lines: list[dict], spec: str) -> float | None:
 
 
 def head_to_head(a: str, b: str, games: int, seed: int, out: str | Path, workers: int = 1,
-                 progress: bool = True, ruleset: dict | None = None, backend=None) -> dict:
+                 progress: bool = True, ruleset: dict[str, Any] | None = None,
+                 backend: Backend | None = None) -> dict[str, Any]:
     """Play (or resume) ``games`` duplicate games of ``a`` against ``b`` into ``out``; the figures from ``a``'s side.
 
     ``ruleset`` changes the rules (flags as in :class:`mulle_env.Ruleset`); ``backend`` is an
@@ -85,7 +91,7 @@ def wilson_interval(score: float, n: int, z: float = 1.959963984540054) -> tuple
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
+def duplicate_match(agent: Agent, opponent: str, games: int, seed: int) -> dict[str, Any]:
     """Play ``games`` (even) games of ``agent`` (an agent object) against the spec ``opponent``.
 
     Deal ``seed + k`` is played with ``agent`` in seat 0 and then in seat 1.
@@ -94,7 +100,8 @@ def duplicate_match(agent, opponent: str, games: int, seed: int) -> dict:
 
     pairs = max(1, games // 2)
     opp = agents.make(opponent)
-    points, diffs = [], []
+    points: list[float] = []
+    diffs: list[float] = []
     w = d = losses = 0
     for k in range(pairs):
         pair_pts, pair_diff = 0.0, 0.0

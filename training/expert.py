@@ -36,13 +36,21 @@ their picks lose by a reference search's values, split by kind of move
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-__all__ = ["FIXED", "MANIFEST", "data", "data_rules", "dmc", "fit", "fit_net", "join_param", "learned_spec",
+if TYPE_CHECKING:
+    from .cluster import RayLabeller
+    from .stream import Source
+    from .teacher import TeacherData
+
+__all__ = ["FIXED", "MANIFEST", "Out", "data", "data_rules", "dmc", "fit", "fit_net", "join_param", "learned_spec",
            "records", "run", "search_spec", "write_json"]
 
 MANIFEST = "manifest.json"
@@ -50,14 +58,16 @@ MANIFEST = "manifest.json"
 FIXED = ("teacher", "search", "reference", "opponents", "games", "shard_games", "seed", "data_window", "init_from",
          "hidden", "value_hidden", "activation", "epochs", "batch_size", "lr", "temperature", "vf_coef",
          "eval_opponents", "eval_games", "eval_seed", "net")
+#: Where a command writes its report lines (``print`` unless a caller, such as a test, collects them).
+Out = Callable[[str], None]
 
 
 
-def settings_of(args) -> dict:
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in FIXED}
 
 
-def write_json(path: Path, obj: dict) -> None:
+def write_json(path: Path, obj: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
@@ -73,16 +83,16 @@ def search_spec(template: str, policy: str) -> str:
     return agents.canonical(join_param(template, f"policy={policy}"))
 
 
-def teacher_for(manifest: dict, args) -> str:
+def teacher_for(manifest: dict[str, Any], args: argparse.Namespace) -> str:
     """The newest generation's search that beat the reference, else ``--teacher``."""
     for gen in reversed(manifest["generations"]):
         match = (gen.get("eval") or {}).get(f"search|{args.reference}")
         if match and match.get("score_low") is not None and match["score_low"] > 0.5:
-            return gen["search"]
-    return args.teacher
+            return cast(str, gen["search"])  # the manifest stores agent specs
+    return cast(str, args.teacher)
 
 
-def run(args, out=print) -> int:
+def run(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-expert run``: complete ``args.generations`` generations (resuming); 0 when done."""
     from training import teacher
 
@@ -172,27 +182,38 @@ def run(args, out=print) -> int:
     return 0
 
 
-def fit_arrays(net: str) -> dict:
+class LoadKeywords(TypedDict):
+    """The keywords of :func:`training.teacher.load` that :func:`fit_arrays` chooses."""
+
+    large: tuple[str, ...]
+    compact: bool
+
+
+def fit_arrays(net: str) -> LoadKeywords:
     """What a fit of ``net`` reads of teacher data: its own encodings only, a byte per entry (exact)."""
     return {"large": ("after_obs",) if net == "afterstate" else ("obs",), "compact": True}
 
 
-def fit_net(net: str, data: dict, out, settings: dict, **kw) -> dict:
+def fit_net(net: str, data: TeacherData | Source, out: str | Path, settings: dict[str, Any], **kw: Any
+            ) -> dict[str, Any]:
     """Fit a ``net`` ("afterstate" or "logits") with these config ``settings``; the fit's own keywords pass on."""
     if net == "afterstate":
         from training.afterfit import AfterstateConfig, fit_afterstate
 
         return fit_afterstate(data, out, AfterstateConfig(**settings), **kw)
+    if not isinstance(data, dict):
+        raise ValueError("logits nets are fitted to teacher data in memory (training.teacher.load), not to data "
+                         "streamed from disk; stream data for afterstate nets (--net afterstate)")
     from training import distill
 
     return distill.fit(data, out, distill.FitConfig(**settings), **kw)
 
 
-def data(args, out=print) -> int:
+def data(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-expert data``: make the missing shards of one teacher data set."""
     from training import teacher
 
-    backend = None
+    backend: RayLabeller | None = None
     if getattr(args, "backend", "local") == "ray":
         from .cluster import RayLabeller
 
@@ -206,7 +227,7 @@ def data(args, out=print) -> int:
     return 0
 
 
-def data_rules(dirs) -> dict:
+def data_rules(dirs: Iterable[str | Path]) -> dict[str, Any]:
     """The ruleset (its changed flags) the data sets ``dirs`` were played under; a ``ValueError`` if they differ."""
     from training.teacher import check_data_dir
 
@@ -217,7 +238,7 @@ def data_rules(dirs) -> dict:
     return next(iter(rules.values()))
 
 
-def fit(args, out=print) -> int:
+def fit(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint, deleted when done)."""
     from training import teacher
 
@@ -230,10 +251,10 @@ def fit(args, out=print) -> int:
     if args.net == "afterstate":
         from .stream import ShardSource, chunk_rows_for
 
-        data = ShardSource(sources, chunk_rows_for(getattr(args, "memory_gb", 4.0)))
+        data: TeacherData | Source = ShardSource(sources, chunk_rows_for(getattr(args, "memory_gb", 4.0)))
         if args.extras:
             settings["extras"] = args.extras
-        extra = {"ruleset": rules or None}
+        extra: dict[str, Any] = {"ruleset": rules or None}
     else:
         if any(w != 1 for _, w in sources):
             raise ValueError("weighted data sets (DIR=WEIGHT) are for afterstate fits (--net afterstate)")
@@ -251,7 +272,7 @@ def fit(args, out=print) -> int:
     return 0
 
 
-def records(args, out=print) -> int:
+def records(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-train records``: game record files into a behaviour-cloning data set."""
     from .records import records_to_data
 
@@ -261,7 +282,7 @@ def records(args, out=print) -> int:
     return 0
 
 
-def dmc(args, out=print) -> int:
+def dmc(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-expert dmc``: fine-tune an afterstate policy by DMC self-play (resuming from its checkpoint)."""
     from training.dmc import DMCConfig, finetune_dmc
 
@@ -274,7 +295,7 @@ def dmc(args, out=print) -> int:
     return 0
 
 
-def _num(x, fmt: str) -> str:
+def _num(x: float | None, fmt: str) -> str:
     return "n/a" if x is None else format(x, fmt)
 
 

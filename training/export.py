@@ -9,15 +9,20 @@ action head (``action_net``). The observation goes in unscaled (sb3 does not res
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agents.learned.policy import MLPPolicy, PolicyFileError, save_policy
+
+if TYPE_CHECKING:  # sb3-contrib is imported by the caller; to mypy its names are Any
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 __all__ = ["export_model", "policy_from_sb3"]
 
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
-def policy_from_sb3(sb3_policy, metadata: dict | None = None) -> MLPPolicy:
+def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, Any] | None = None) -> MLPPolicy:
     """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``)."""
     from torch import nn
 
@@ -39,7 +44,7 @@ def policy_from_sb3(sb3_policy, metadata: dict | None = None) -> MLPPolicy:
     return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {})
 
 
-def export_model(model, path: str | Path, metadata: dict | None = None) -> MLPPolicy:
+def export_model(model: MaskablePPO, path: str | Path, metadata: dict[str, Any] | None = None) -> MLPPolicy:
     """Write ``model``'s (a ``MaskablePPO``) actor to ``path`` and return the numpy policy."""
     pol = policy_from_sb3(model.policy, metadata)
     save_policy(pol, path)

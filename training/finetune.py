@@ -16,16 +16,33 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from agents.learned.policy import load_policy
 
-__all__ = ["main", "to_sb3_checkpoint"]
+if TYPE_CHECKING:  # torch is imported where it is used; to mypy it is Any
+    from torch import nn
+
+__all__ = ["Copied", "main", "to_sb3_checkpoint"]
 
 
-def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> dict:
+class Copied(TypedDict):
+    """What :func:`to_sb3_checkpoint` copied: the flags mulle-train needs to load the checkpoint."""
+
+    #: The ``--net`` text (the hidden widths, e.g. ``"512,256"``).
+    net: str
+    #: The ``--activation`` (``"relu"`` or ``"tanh"``).
+    activation: str
+    #: Whether the value head was copied (its widths equal the policy's).
+    value: bool
+
+
+def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> Copied:
     """Write a MaskablePPO checkpoint (``.zip``) with the weights of ``policy_path``; return what was copied.
 
     The returned dict holds ``net`` (the ``--net`` text mulle-train must be given),
@@ -44,7 +61,8 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> dict:
                         policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act})
     sb = model.policy
 
-    def copy(linears, weights, biases) -> None:
+    def copy(linears: list[nn.Linear], weights: Sequence[NDArray[np.float32]], biases: Sequence[NDArray[np.float32]]
+             ) -> None:
         with torch.no_grad():
             for m, w, b in zip(linears, weights, biases):
                 m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))

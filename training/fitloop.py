@@ -18,11 +18,16 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # torch and tqdm are imported where they are used; to mypy they are Any (pyproject.toml)
+    from torch import Tensor, nn, optim
+    from tqdm import tqdm
 
 __all__ = ["FitLoop", "gradient_step", "save_checkpoint"]
 
 
-def gradient_step(net, opt, loss, max_norm: float = 1.0) -> None:
+def gradient_step(net: nn.Module, opt: optim.Optimizer, loss: Tensor, max_norm: float = 1.0) -> None:
     """One optimizer step of ``opt`` on ``loss``, the gradients of ``net`` clipped to norm ``max_norm``."""
     import torch
 
@@ -32,7 +37,7 @@ def gradient_step(net, opt, loss, max_norm: float = 1.0) -> None:
     opt.step()
 
 
-def save_checkpoint(state: dict, path: Path) -> None:
+def save_checkpoint(state: dict[str, Any], path: Path) -> None:
     """``torch.save`` to a temporary name, then rename: a checkpoint on disk is whole or absent."""
     import torch
 
@@ -55,8 +60,10 @@ class FitLoop:
         progress: Show a tqdm bar.
     """
 
-    def __init__(self, checkpoint: str | Path | None, key: dict, net, opt, sched, copied, epochs: int,
-                 steps_per_epoch, checkpoint_minutes: float = 5.0, progress: bool = True) -> None:
+    def __init__(self, checkpoint: str | Path | None, key: dict[str, Any], net: nn.Module, opt: optim.Optimizer,
+                 sched: optim.lr_scheduler.LRScheduler, copied: Any, epochs: int,
+                 steps_per_epoch: int | list[int] | tuple[int, ...], checkpoint_minutes: float = 5.0,
+                 progress: bool = True) -> None:
         self.path = Path(checkpoint) if checkpoint else None
         self.key = json.loads(json.dumps(key))
         self.net, self.opt, self.sched = net, opt, sched
@@ -66,7 +73,7 @@ class FitLoop:
                       else [int(steps_per_epoch)] * epochs)
         self.interval = 60 * checkpoint_minutes
         self.epoch = self.step = 0
-        self.history: list[dict] = []
+        self.history: list[dict[str, Any]] = []
         self._before = 0.0
         if self.path is not None and self.path.is_file():
             import torch
@@ -79,7 +86,7 @@ class FitLoop:
                 self.epoch, self.step = state["epoch"], state["step"]
                 self.history, self._before = state["history"], state["elapsed"]
                 self.copied = state.get("copied", copied)
-        self.bar = None
+        self.bar: tqdm | None = None
         if progress:
             from tqdm import tqdm
 
@@ -101,13 +108,13 @@ class FitLoop:
                          "history": self.history, "elapsed": self.elapsed, "copied": self.copied}, self.path)
         self._last = time.monotonic()
 
-    def optimize(self, loss, max_norm: float = 1.0, show_loss: bool = False) -> None:
+    def optimize(self, loss: Tensor, max_norm: float = 1.0, show_loss: bool = False) -> None:
         """One optimizer step on ``loss`` (gradients clipped to ``max_norm``), then :meth:`step_done`."""
         gradient_step(self.net, self.opt, loss, max_norm)
         self.sched.step()
         self.step_done(loss if show_loss else None)
 
-    def step_done(self, loss=None) -> None:
+    def step_done(self, loss: Tensor | None = None) -> None:
         """One step finished: count it, show it (and now and then ``loss``), checkpoint when it is time."""
         self.step += 1
         if self.bar:
@@ -117,7 +124,7 @@ class FitLoop:
         if self.path is not None and time.monotonic() - self._last > self.interval:
             self.save()
 
-    def epoch_done(self, figures: dict, log: Callable[[dict], None] | None = None) -> None:
+    def epoch_done(self, figures: dict[str, float], log: Callable[[dict[str, Any]], None] | None = None) -> None:
         """An epoch finished with these held-out ``figures``: record, checkpoint, then report them."""
         self.history.append({"epoch": self.epoch + 1, **figures})
         self.epoch += 1

@@ -36,15 +36,23 @@ net) and the plots ``elo_by_generation.png`` and ``elo_by_time.png``.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import resource
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .expert import join_param, learned_spec, write_json
+from .expert import Out, join_param, learned_spec, write_json
+
+if TYPE_CHECKING:
+    from arena.ray_backend import RayBackend
+
+    from .cluster import RayLabeller
 
 __all__ = ["FIXED", "FORMAT", "Pipeline", "run_expert"]
 
@@ -88,14 +96,14 @@ class Pipeline:
     ``args`` carries the flags of :func:`training.cli.build_parser`'s ``expert`` command.
     """
 
-    def __init__(self, args, out=print) -> None:
+    def __init__(self, args: argparse.Namespace, out: Out = print) -> None:
         self.args = args
         self.say_ = out
         self.root = Path(args.out_dir).resolve()
         self.path = self.root / "manifest.json"
         self.t0 = time.monotonic()
         self.base = 0.0
-        self.manifest: dict = {}
+        self.manifest: dict[str, Any] = {}
         self._saved = self.t0
 
     # ----- bookkeeping -------------------------------------------------------------------
@@ -113,7 +121,7 @@ class Pipeline:
         write_json(self.path, self.manifest)
         self._saved = time.monotonic()
 
-    def settings(self) -> dict:
+    def settings(self) -> dict[str, Any]:
         """The settings that fix what the run computes."""
         return {k: getattr(self.args, k) for k in FIXED}
 
@@ -161,9 +169,10 @@ class Pipeline:
         match = (champ.get("eval") or {}).get(f"learned|{target}")
         return bool(match and match.get("score_low") is not None and match["score_low"] > 0.5)
 
-    def champion_generation(self) -> dict | None:
+    def champion_generation(self) -> dict[str, Any] | None:
         """The generation whose net is the champion (None before generation 0 is screened)."""
         name = self.manifest.get("champion")
+        gen: dict[str, Any]
         for gen in self.manifest["generations"]:
             if gen.get("policy") == name and gen.get("done"):
                 return gen
@@ -238,7 +247,7 @@ class Pipeline:
         return True
 
     # ----- the stages --------------------------------------------------------------------
-    def label(self, g: int, gen: dict, gdir: Path) -> bool:
+    def label(self, g: int, gen: dict[str, Any], gdir: Path) -> bool:
         """Stage 1: the teacher labels this generation's games (resuming its shards)."""
         from . import teacher
 
@@ -255,9 +264,9 @@ class Pipeline:
         if summary["complete"]:
             gen["data_done"] = True
         self.save()
-        return summary["complete"]
+        return bool(summary["complete"])
 
-    def fit(self, g: int, gen: dict, gdir: Path, records: Path | None) -> None:
+    def fit(self, g: int, gen: dict[str, Any], gdir: Path, records: Path | None) -> None:
         """Stage 2: fit this generation's net on the window's data (and the records), from the champion."""
         from .afterfit import AfterstateConfig, fit_afterstate
         from .stream import ShardSource, chunk_rows_for
@@ -265,7 +274,7 @@ class Pipeline:
         args = self.args
         gens = self.manifest["generations"]
         first = 0 if not args.data_window else max(0, g - args.data_window + 1)
-        sources: list = [(x["data"], 1.0) for x in gens[first: g + 1]]
+        sources: list[tuple[str, float]] = [(x["data"], 1.0) for x in gens[first: g + 1]]
         if records is not None and g == 0:
             sources += [(str(records / _file_name(path)), weight) for path, weight in args.records]
         source = ShardSource(sources, chunk_rows_for(args.memory_gb))
@@ -292,7 +301,7 @@ class Pipeline:
         self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
                  f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
 
-    def screen(self, g: int, gen: dict, gdir: Path) -> None:
+    def screen(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
         """Stage 3: the new net against the champion and the reference agents (resumable arena files)."""
         args = self.args
         gen.setdefault("eval", {})
@@ -303,7 +312,7 @@ class Pipeline:
         with self.timed(gen, "screen"):
             self._screens(g, gen, gdir, opponents)
 
-    def _screens(self, g: int, gen: dict, gdir: Path, opponents: list[str]) -> None:
+    def _screens(self, g: int, gen: dict[str, Any], gdir: Path, opponents: list[str]) -> None:
         from .evaluate import head_to_head
 
         args = self.args
@@ -324,7 +333,7 @@ class Pipeline:
             self.say(f"generation {g}:   {_score(m)} against {opp}")
             self.save()
 
-    def promote(self, g: int, gen: dict) -> None:
+    def promote(self, g: int, gen: dict[str, Any]) -> None:
         """Stage 4: the new net becomes the champion if it beat the champion (generation 0's always)."""
         champion = self.manifest.get("champion")
         if champion is None:
@@ -344,7 +353,7 @@ class Pipeline:
 
     # ----- helpers -----------------------------------------------------------------------
     @contextlib.contextmanager
-    def timed(self, gen: dict, stage: str):
+    def timed(self, gen: dict[str, Any], stage: str) -> Iterator[None]:
         """Add the block's seconds to ``gen["seconds"][stage]``, also when it is interrupted (then saved)."""
         t = time.monotonic()
         try:
@@ -368,7 +377,7 @@ class Pipeline:
                 (out / "done").write_text(json.dumps(summary) + "\n")
         return root
 
-    def labeller(self):
+    def labeller(self) -> RayLabeller | None:
         """The Ray labeller with ``--backend ray``, else None (local processes)."""
         if self.args.backend != "ray":
             return None
@@ -376,7 +385,7 @@ class Pipeline:
 
         return RayLabeller(self.args.ray_address or None, self.args.workers)
 
-    def arena_backend(self):
+    def arena_backend(self) -> RayBackend | None:
         """The arena's backend for the screens: its Ray backend with ``--backend ray``, else None (processes)."""
         if self.args.backend != "ray":
             return None
@@ -392,7 +401,7 @@ class Pipeline:
         plot_generations(self.manifest, self.root / "elo_by_time.png", x="hours")
 
 
-def _score(m: dict) -> str:
+def _score(m: dict[str, Any]) -> str:
     if m.get("score") is None:
         return "no score"
     low = "n/a" if m.get("score_low") is None else f"{m['score_low']:.1%}"
@@ -400,6 +409,6 @@ def _score(m: dict) -> str:
     return f"{m['score']:.1%} [{low}, {high}] over {m['games']} games"
 
 
-def run_expert(args, out=print) -> int:
+def run_expert(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-train expert``: run (or resume) the pipeline; the exit code."""
     return Pipeline(args, out).run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from arena import results as results_mod
 from arena import stats
@@ -13,10 +14,13 @@ from arena.tournament import FINISHED, game_points
 
 from .evaluate import ms_per_decision
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
 __all__ = ["generation_series", "plot_generations", "plot_speed", "speed_points"]
 
 
-def _pyplot():
+def _pyplot() -> ModuleType | None:
     try:
         import matplotlib
 
@@ -27,13 +31,14 @@ def _pyplot():
     return plt
 
 
-def generation_series(manifest: dict, x: str = "generation") -> dict[str, list[tuple[float, float, float, float]]]:
+def generation_series(manifest: dict[str, Any], x: str = "generation"
+                      ) -> dict[str, list[tuple[float, float, float, float]]]:
     """Per ``"<candidate> vs <opponent>"``: ``(x, elo, low, high)`` of every measured generation.
 
     ``x`` is the generation's number (``"generation"``) or the run's wall-clock hours when
     it ended (``"hours"``, from its ``elapsed`` seconds; generations without it are left out).
     """
-    series: dict[str, list] = {}
+    series: dict[str, list[tuple[float, float, float, float]]] = {}
     for gen in manifest.get("generations", []):
         if x == "hours" and gen.get("elapsed") is None:
             continue
@@ -49,17 +54,16 @@ def generation_series(manifest: dict, x: str = "generation") -> dict[str, list[t
     return series
 
 
-def plot_generations(manifest: dict | str | Path, path: str | Path, x: str = "generation") -> bool:
+def plot_generations(manifest: dict[str, Any] | str | Path, path: str | Path, x: str = "generation") -> bool:
     """Elo (95% interval) of each generation's policy and search against each opponent; False without matplotlib.
 
     ``x="hours"`` draws it against the run's wall-clock hours instead of the generation number.
     """
-    if not isinstance(manifest, dict):
-        manifest = json.loads(Path(manifest).read_text())
+    run: dict[str, Any] = manifest if isinstance(manifest, dict) else json.loads(Path(manifest).read_text())
     plt = _pyplot()
     if plt is None:
         return False
-    series = generation_series(manifest, x)
+    series = generation_series(run, x)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     spread = 0.06 if x == "generation" else 0.0
     for k, (name, pts) in enumerate(sorted(series.items())):
@@ -82,7 +86,7 @@ def plot_generations(manifest: dict | str | Path, path: str | Path, x: str = "ge
     return True
 
 
-def speed_points(lines: list[dict]) -> list[dict]:
+def speed_points(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per spec in arena result lines: Bradley-Terry Elo (95% interval) and ms a decision.
 
     The ratings are anchored on ``random`` when it plays, else on the first spec.
@@ -92,9 +96,10 @@ def speed_points(lines: list[dict]) -> list[dict]:
     if len(specs) < 2:
         raise ValueError(f"an Elo needs games between at least 2 agents; the results hold {len(specs)}")
     idx = {s: i for i, s in enumerate(specs)}
-    games = [(idx[ln["specs"][0]], idx[ln["specs"][1]], game_points(ln, ln["specs"][0])) for ln in lines]
+    games = [(idx[ln["specs"][0]], idx[ln["specs"][1]], cast(float, game_points(ln, ln["specs"][0])))  # finished
+             for ln in lines]
     ratings = stats.bradley_terry(specs, games, anchor=idx.get(ANCHOR, 0))
-    out = []
+    out: list[dict[str, Any]] = []
     for s in specs:
         iv = ratings.interval(idx[s])
         out.append({"spec": s, "elo": iv.value, "low": iv.low, "high": iv.high, "ms": ms_per_decision(lines, s),
@@ -102,7 +107,7 @@ def speed_points(lines: list[dict]) -> list[dict]:
     return out
 
 
-def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
+def plot_speed(results: str | Path, path: str | Path) -> list[dict[str, Any]]:
     """Plot Elo against milliseconds per decision for every spec of one arena results file; return the points.
 
     Raises ``RuntimeError`` when matplotlib is missing.
@@ -135,7 +140,7 @@ def plot_speed(results: str | Path, path: str | Path) -> list[dict]:
         def crowded(lo: float, hi: float, gap: float) -> bool:
             return any(lo < qx < hi and abs(p["elo"] - qy) < gap for qx, qy in at)
 
-        style = {"xytext": (5, dy), "ha": "left"}
+        style: dict[str, Any] = {"xytext": (5, dy), "ha": "left"}
         if crowded(x, x + width, 40):
             # A label moved left must keep well clear of the markers there, or it reads as theirs.
             if not crowded(x - width, x, 60):

@@ -14,9 +14,15 @@ from __future__ import annotations
 import math
 import os
 import random
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agents.learned.agent import LearnedAgent, cached_policy
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+    from mulle_env.engine import Move, PlayerView
 
 __all__ = ["SELF", "OpponentPool", "parse_weights"]
 
@@ -77,9 +83,10 @@ class OpponentPool:
         self._rng = random.Random(seed)
         self._fixed = {s: agents.make(s) for s in weights if s != SELF}
         self._snapshots: list[str] = []
-        self._dir_stamp = None
-        self.current = None
-        self.current_name = None
+        self._dir_stamp: int | None = None
+        #: The opponent of the game being played (``None`` until the first draw).
+        self.current: Agent | None = None
+        self.current_name: str | None = None
         self._scan()
         if self._snapshots or any(w > 0 for s, w in self.weights.items() if s != SELF):
             self.reset()
@@ -112,22 +119,28 @@ class OpponentPool:
         name = self._rng.choices(names, weights=[self.weights.get(s, 1.0) for s in names])[0]
         if name == SELF:
             path = self._rng.choice(self._snapshots)
-            self.current = LearnedAgent.from_policy(cached_policy(path))
+            current: Agent = LearnedAgent.from_policy(cached_policy(path))
             self.current_name = f"self:{Path(path).stem}"
         else:
-            self.current = self._fixed[name]
+            current = self._fixed[name]
             self.current_name = name
-        self.current.reset()
+        self.current = current
+        current.reset()
 
     @property
     def needs_view(self) -> bool:
         """Whether the drawn opponent reads its view (``random`` does not: the envs then skip building it)."""
         return getattr(self.current, "needs_view", True)
 
-    def act(self, view, legal_moves, rng):
-        """The drawn opponent's move."""
-        return self.current.act(view, legal_moves, rng)
+    def _drawn(self) -> Agent:
+        if self.current is None:  # only 'self' in the pool, and the trainer saved no snapshot before the game
+            raise RuntimeError("the opponent pool has drawn no opponent yet: reset() draws one at each new game")
+        return self.current
 
-    def observe(self, event) -> None:
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
+        """The drawn opponent's move."""
+        return self._drawn().act(view, legal_moves, rng)
+
+    def observe(self, event: tuple[int, Move]) -> None:
         """Pass the event on to the drawn opponent."""
-        self.current.observe(event)
+        self._drawn().observe(event)

@@ -34,7 +34,19 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # torch, sb3 and tqdm are imported where they are used; to mypy they are Any
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+    from tqdm import tqdm
+
+    from .pool import OpponentPool
 
 __all__ = ["SELFPLAY", "PPORun", "build_parser", "main", "parse_args", "planned_steps", "train"]
 
@@ -49,7 +61,7 @@ class TrainingDependencyError(ImportError):
     """torch / stable-baselines3 / sb3-contrib are missing (they are the optional ``train`` extra)."""
 
 
-def _import_training_stack():
+def _import_training_stack() -> None:
     try:
         import sb3_contrib  # noqa: F401
         import stable_baselines3  # noqa: F401
@@ -174,7 +186,7 @@ def _writable_dir(path: Path) -> Path | None:
     return p
 
 
-def _checked(parser: argparse.ArgumentParser, check, path: str, flag: str, **kw) -> None:
+def _checked(parser: argparse.ArgumentParser, check: Callable[..., object], path: str, flag: str, **kw: Any) -> None:
     """A :mod:`mulle_env.files` check of ``path``; exit 2 with its message."""
     from mulle_env.files import PathError
 
@@ -256,15 +268,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def rollout_steps(args) -> int:
+def rollout_steps(args: argparse.Namespace) -> int:
     """Steps one PPO rollout collects: ``--n-steps`` x ``--envs``; training runs whole rollouts."""
-    return args.n_steps * args.envs
+    return int(args.n_steps * args.envs)
 
 
-def planned_steps(args) -> int:
+def planned_steps(args: argparse.Namespace) -> int:
     """The steps a run trains in all: ``--steps`` rounded up to whole rollouts."""
     rollout = rollout_steps(args)
-    return -(-args.steps // rollout) * rollout
+    return int(-(-args.steps // rollout) * rollout)
 
 
 def say(message: str) -> None:
@@ -275,8 +287,9 @@ def say(message: str) -> None:
     sys.stdout.flush()
 
 
-def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
-    def make():
+def _make_env_fn(rank: int, args: argparse.Namespace, snapshot_dir: str, weights: dict[str, float]
+                 ) -> Callable[[], Monitor]:
+    def make() -> Monitor:
         from stable_baselines3.common.monitor import Monitor
 
         if args.vec == "subproc":  # this runs in the env's own worker process
@@ -295,7 +308,7 @@ def _make_env_fn(rank: int, args, snapshot_dir: str, weights: dict):
     return make
 
 
-def _batched_env(args, snapshot_dir: str, weights: dict):
+def _batched_env(args: argparse.Namespace, snapshot_dir: str, weights: dict[str, float]) -> VecMonitor:
     """The batched vector env as an sb3 VecEnv: a lone agent spec runs as the env's opponent (``random`` inside
     the stepper), a mix gets one :class:`OpponentPool` per game, seeded as the ``dummy`` envs' pools are."""
     from stable_baselines3.common.vec_env import VecMonitor
@@ -306,6 +319,7 @@ def _batched_env(args, snapshot_dir: str, weights: dict):
     from .sb3_vec import SB3VectorEnv
 
     live = [s for s, w in weights.items() if w > 0]
+    opponent: str | list[OpponentPool]
     if live == [SELFPLAY]:
         opponent = SELF_PLAY
     elif SELFPLAY in weights:
@@ -338,7 +352,7 @@ class PPORun:
     the optional warm start), :meth:`learn`, then :meth:`finish` (or :meth:`interrupted`).
     """
 
-    def __init__(self, args) -> None:
+    def __init__(self, args: argparse.Namespace) -> None:
         import torch
 
         from .pool import parse_weights
@@ -353,7 +367,8 @@ class PPORun:
         self.state_path = out / "state.json"
         self.weights = parse_weights(args.opponents)
         self.command = _command()
-        self.state = {"best": None, "elapsed_before": 0.0, "runs": []}
+        #: What carries over a resume (``state.json``): the best and last evaluations, time spent, every run.
+        self.state: dict[str, Any] = {"best": None, "elapsed_before": 0.0, "runs": []}
         self.latest = _latest_checkpoint(self.ckpt_dir) if args.resume else None
         if args.resume and self.state_path.is_file():
             self.state = json.loads(self.state_path.read_text())
@@ -361,12 +376,19 @@ class PPORun:
         if SELFPLAY in self.weights and args.vec != "batched":
             raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
         self.vec_env = self._make_env()
-        self.bc_figures = self.state.get("bc")
-        self.model = None
-        self.eval_fh = self.eval_csv = None
+        self.bc_figures: dict[str, Any] | None = self.state.get("bc")
+        self._model: MaskablePPO | None = None
+        self._eval_log: tuple[TextIO, csv.DictWriter[str]] | None = None
+
+    @property
+    def model(self) -> MaskablePPO:
+        """The model being trained (:meth:`make_model` makes it)."""
+        if self._model is None:
+            raise RuntimeError("PPORun.make_model() makes the model first")
+        return self._model
 
     # ----- setting up --------------------------------------------------------------------
-    def _make_env(self):
+    def _make_env(self) -> VecEnv:
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
         args = self.args
@@ -375,7 +397,7 @@ class PPORun:
         fns = [_make_env_fn(i, args, str(self.pool_dir), self.weights) for i in range(args.envs)]
         return SubprocVecEnv(fns) if args.vec == "subproc" else DummyVecEnv(fns)
 
-    def _logger(self):
+    def _logger(self) -> Logger:
         from stable_baselines3.common.logger import configure
 
         run_no = len(list(self.log_root.glob("run*")))
@@ -396,13 +418,16 @@ class PPORun:
         args = self.args
         logger = self._logger()
         if self.latest is not None:
-            self.model = MaskablePPO.load(self.latest, env=self.vec_env, device="cpu")
+            self._model = MaskablePPO.load(self.latest, env=self.vec_env, device="cpu")
             say(f"mulle-train: resumed from {self.latest} at step {self.model.num_timesteps}")
         else:
-            def lr_schedule(progress_remaining: float) -> float:
-                return args.lr_final + (args.lr - args.lr_final) * progress_remaining
+            lr: float = args.lr
+            lr_final: float = args.lr_final
 
-            self.model = MaskablePPO(
+            def lr_schedule(progress_remaining: float) -> float:
+                return lr_final + (lr - lr_final) * progress_remaining
+
+            self._model = MaskablePPO(
                 "MlpPolicy", self.vec_env, learning_rate=lr_schedule, n_steps=args.n_steps,
                 batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 clip_range=args.clip, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
@@ -452,17 +477,18 @@ class PPORun:
         """Open ``eval.csv`` for appending (its header on a new file)."""
         eval_path = self.out / "eval.csv"
         new_eval_file = not eval_path.is_file()
-        self.eval_fh = open(eval_path, "a", newline="")  # noqa: SIM115 - written by the hooks, closed in close()
-        self.eval_csv = csv.DictWriter(self.eval_fh, fieldnames=EVAL_FIELDS)
+        fh = open(eval_path, "a", newline="")  # noqa: SIM115 - written by the hooks, closed in close()
+        writer = csv.DictWriter(fh, fieldnames=EVAL_FIELDS)
         if new_eval_file:
-            self.eval_csv.writeheader()
+            writer.writeheader()
+        self._eval_log = fh, writer
 
     # ----- what the hooks do -------------------------------------------------------------
     def elapsed(self) -> float:
         """Training seconds over every run that resumed this one."""
-        return self.state["elapsed_before"] + time.monotonic() - self.t_start
+        return float(self.state["elapsed_before"]) + time.monotonic() - self.t_start
 
-    def metadata(self, evaluation: dict | None) -> dict:
+    def metadata(self, evaluation: dict[str, Any] | None) -> dict[str, Any]:
         """The metadata a policy file of this run carries."""
         args, model = self.args, self.model
         return {
@@ -473,7 +499,7 @@ class PPORun:
             "created": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
 
-    def evaluate(self) -> dict:
+    def evaluate(self) -> dict[str, Any]:
         """A duplicate match of the current policy against ``--eval-opponent``; keeps the best as ``best.npz``."""
         from agents.learned.agent import LearnedAgent
         from agents.learned.policy import save_policy
@@ -481,13 +507,16 @@ class PPORun:
         from .evaluate import duplicate_match
         from .export import policy_from_sb3
 
+        if self._eval_log is None:
+            raise RuntimeError("PPORun.open_eval_log() opens eval.csv before the first evaluation")
+        fh, writer = self._eval_log
         args, model = self.args, self.model
         pol = policy_from_sb3(model.policy)
         res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
         res.update(timesteps=int(model.num_timesteps), games_trained=int(model.num_timesteps) // 96,
                    elapsed_s=round(self.elapsed(), 1))
-        self.eval_csv.writerow({k: res.get(k) for k in EVAL_FIELDS})
-        self.eval_fh.flush()
+        writer.writerow({k: res.get(k) for k in EVAL_FIELDS})
+        fh.flush()
         for k in ("score", "score_low", "mean_diff"):
             model.logger.record(f"eval/{k}", res[k])
         say(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
@@ -515,7 +544,7 @@ class PPORun:
         tmp.write_text(json.dumps({**self.state, "elapsed_before": self.elapsed()}, indent=1))
         tmp.replace(self.state_path)
 
-    def hooks(self):
+    def hooks(self) -> BaseCallback:
         """The sb3 callback: progress bar, evaluations and checkpoints at rollout starts, ``--max-minutes``."""
         from stable_baselines3.common.callbacks import BaseCallback
 
@@ -523,9 +552,9 @@ class PPORun:
         total = planned_steps(args)
 
         class Hooks(BaseCallback):
-            def __init__(self):
+            def __init__(self) -> None:
                 super().__init__()
-                self.bar = None
+                self.bar: tqdm | None = None
                 self.next_ckpt = self.next_eval = 0
 
             def _on_training_start(self) -> None:
@@ -596,10 +625,10 @@ class PPORun:
         self.close()
         say(f"mulle-train: checkpoint saved in {self.ckpt_dir}; continue with the same command and --resume")
 
-    def finish(self) -> dict:
+    def finish(self) -> dict[str, Any]:
         """The final evaluation and checkpoint, ``--export`` and ``summary.json``; returns the summary."""
         args, model = self.args, self.model
-        last = self.state.get("last_eval") or {}
+        last: dict[str, Any] = self.state.get("last_eval") or {}
         final = last if last.get("timesteps") == int(model.num_timesteps) else self.evaluate()
         self.checkpoint()
         self.close()
@@ -614,12 +643,12 @@ class PPORun:
 
     def close(self) -> None:
         """Close the evaluation log and the environments."""
-        if self.eval_fh is not None:
-            self.eval_fh.close()
+        if self._eval_log is not None:
+            self._eval_log[0].close()
         self.vec_env.close()
 
 
-def train(args) -> dict:
+def train(args: argparse.Namespace) -> dict[str, Any]:
     """Run the pipeline described in the module docstring; return a summary dict."""
     _import_training_stack()
     run = PPORun(args)
@@ -634,10 +663,10 @@ def train(args) -> dict:
     return run.finish()
 
 
-def summary_text(summary: dict, out: Path) -> str:
+def summary_text(summary: dict[str, Any], out: Path) -> str:
     """The end-of-run summary for people (``summary.json`` holds the same figures for programs)."""
 
-    def ev(e: dict | None) -> str:
+    def ev(e: dict[str, Any] | None) -> str:
         if not e:
             return "not evaluated"
         return (f"score {e['score']:.3f} [{e['score_low']:.3f}, {e['score_high']:.3f}] against {e['opponent']} "

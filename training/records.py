@@ -25,7 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from mulle_env.engine import GameRecord, Match, MulleError, Ruleset
 from mulle_env.files import check_input_path
@@ -34,6 +36,8 @@ from mulle_env.observation import layout_fingerprint
 from .teacher import (
     FORMAT,
     MAX_LEGAL,
+    Afterstates,
+    GameDecision,
     TeacherDataError,
     _check_dir,
     decision_afterstates,
@@ -63,7 +67,7 @@ def _digest(path: Path) -> str:
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def read_records(path: str | Path):
+def read_records(path: str | Path) -> Iterator[tuple[str, GameRecord]]:
     """Yield ``(where, GameRecord)`` for every finished-or-running game of a record file (aborted arena games skipped).
 
     ``where`` is ``file:line``. A file whose text starts with ``{`` and parses as one JSON
@@ -99,7 +103,7 @@ def read_records(path: str | Path):
             yield from _record(f"{p}:{n}", data)
 
 
-def _stored_games(p: Path):
+def _stored_games(p: Path) -> Iterator[tuple[str, GameRecord]]:
     # Training knows every layer (docs/architecture.md): the store's own reader, read-only,
     # beside a running server (SQLite's WAL lets readers in while it writes).
     from live.store import GameStore, StoreError
@@ -115,7 +119,7 @@ def _stored_games(p: Path):
         store.close()
 
 
-def _record(where: str, data) -> list:
+def _record(where: str, data: Any) -> list[tuple[str, GameRecord]]:
     if isinstance(data, dict) and data.get("status") not in (None, "ok", "forfeit"):
         return []  # an arena game that did not finish
     try:
@@ -124,10 +128,13 @@ def _record(where: str, data) -> list:
         raise RecordsError(f"{where}: {exc}") from None
 
 
-def _decisions(where: str, record: GameRecord, game: int) -> tuple[list, list, list]:
+def _decisions(where: str, record: GameRecord, game: int
+               ) -> tuple[list[GameDecision], list[float], list[Afterstates]]:
     """Replay one record: its decisions with a choice (rows, outcomes, afterstates)."""
     m = Match(record.seed, record.ruleset, record.specs)
-    rows, after, steps = [], [], [0, 0]
+    rows: list[GameDecision] = []
+    after: list[Afterstates] = []
+    steps = [0, 0]
     try:
         for i, text in enumerate(record.moves, 1):
             st = m.state
@@ -136,6 +143,7 @@ def _decisions(where: str, record: GameRecord, game: int) -> tuple[list, list, l
             chosen = next((mv for mv in legal if str(mv) == text), None)
             if chosen is None:
                 m.play(text)  # raises the engine's error saying why the move is illegal
+            assert chosen is not None  # (for mypy: play raised)
             if len(legal) > 1:
                 view = m.view(p)
                 row = decision_row(view, legal, chosen, [], steps[p])
@@ -150,7 +158,8 @@ def _decisions(where: str, record: GameRecord, game: int) -> tuple[list, list, l
     return rows, outcomes, after
 
 
-def records_to_data(paths, out: str | Path, rules=None, shard_games: int = 50, progress=None) -> dict:
+def records_to_data(paths: str | Path | Iterable[str | Path], out: str | Path, rules: dict[str, Any] | None = None,
+                    shard_games: int = 50, progress: Callable[[int], object] | None = None) -> dict[str, Any]:
     """Turn the games of the record files ``paths`` played under ``rules`` into a cloning data set in ``out``.
 
     Returns ``{"games", "decisions", "other_rules", "files"}``. A rerun with the same
@@ -166,7 +175,9 @@ def records_to_data(paths, out: str | Path, rules=None, shard_games: int = 50, p
                         for p in paths]}
     _check_dir(out, spec)
     games = decisions = other = 0
-    rows, outcomes, after = [], [], []
+    rows: list[GameDecision] = []
+    outcomes: list[float] = []
+    after: list[Afterstates] = []
 
     def flush(shard: int) -> None:
         nonlocal rows, outcomes, after

@@ -28,11 +28,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from agents.base import Agent
 from agents.match import play_agents
 from agents.rollout import best_index
 from arena import stats
-from training.teacher import deal_seed
+from training.teacher import deal_seed, values_moves
+
+if TYPE_CHECKING:
+    from mulle_env.engine import GameState, Move, PlayerView
 
 __all__ = ["KINDS", "format_table", "paired_difference", "regret_table"]
 
@@ -42,14 +47,14 @@ KINDS = ("capture", "build", "discard", "trotta")
 _TIE = 1e-9
 
 
-class _Driver:
+class _Driver(Agent):
     """The driver's seat in every game: plays the driver's move; every listener hears each move.
 
     One object sits in both seats because the match tells each distinct agent every move
     once: two seat objects would make every listener hear each move twice.
     """
 
-    def __init__(self, driver, listeners) -> None:
+    def __init__(self, driver: Agent, listeners: Sequence[Agent]) -> None:
         self.driver, self.listeners = driver, listeners
         self.spec = getattr(driver, "spec", "driver")
 
@@ -57,15 +62,15 @@ class _Driver:
         for a in self.listeners:
             a.reset()
 
-    def observe(self, event) -> None:
+    def observe(self, event: tuple[int, Move]) -> None:
         for a in self.listeners:
             a.observe(event)
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         return self.driver.act(view, legal_moves, rng)
 
 
-def _pick(agent, spec: str, view, legal: list, rng: random.Random) -> int:
+def _pick(agent: Agent, spec: str, view: PlayerView, legal: list[Move], rng: random.Random) -> int:
     move = agent.act(view, list(legal), rng)
     try:
         return legal.index(move)
@@ -75,7 +80,7 @@ def _pick(agent, spec: str, view, legal: list, rng: random.Random) -> int:
 
 
 def regret_table(players: Sequence[str], reference: str, games: int, every: int = 4, seed: int = 0,
-                 driver: str = "learned", progress: Callable[[int, int], None] | None = None) -> dict:
+                 driver: str = "learned", progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Each player's agreement with ``reference`` and regret by it, on the driver's self-play decisions.
 
     Returns a JSON-ready dict: the settings, ``decisions`` (how many were valued), and per
@@ -94,7 +99,7 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
     if games < 1 or every < 1:
         raise ValueError(f"games and every must be positive, not {games} and {every}")
     ref = agents.make(reference)
-    if not callable(getattr(ref, "move_values", None)):
+    if not values_moves(ref):
         raise ValueError(f"reference {reference!r} cannot value moves (no move_values); use pimc or netsearch")
     if getattr(ref, "prior", 0):
         raise ValueError(f"reference {reference!r} adds prior x log-probability to its values, which are then "
@@ -106,7 +111,7 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
     rows: list[tuple[list[float], list[int], str]] = []
     counter = [0]
 
-    def on_move(state, player, legal, move) -> None:
+    def on_move(state: GameState, player: int, legal: list[Move], move: Move) -> None:
         if len(legal) < 2:
             return
         counter[0] += 1
@@ -130,12 +135,12 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
         if progress is not None:
             progress(g + 1, games)
     n = len(rows)
-    out = {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every, "seed": seed,
+    out: dict[str, Any] = {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every, "seed": seed,
            "decisions": n, "kinds": [k for _, _, k in rows], "players": []}
     for i, spec in enumerate(specs):
         regrets = [max(v) - v[p[i]] for v, p, _ in rows]
         iv = stats.mean_interval(regrets)
-        by_kind = {}
+        by_kind: dict[str, dict[str, float]] = {}
         for kind in KINDS:
             of_kind = [r for r, (_, _, k) in zip(regrets, rows) if k == kind]
             if of_kind:
@@ -147,7 +152,7 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
     return out
 
 
-def paired_difference(result: dict, a: str, b: str, kind: str | None = None) -> dict | None:
+def paired_difference(result: dict[str, Any], a: str, b: str, kind: str | None = None) -> dict[str, Any] | None:
     """Mean regret of player ``a`` minus player ``b`` on the same decisions, with its 95% interval.
 
     ``kind`` restricts it to the decisions where the reference prefers that kind of move;
@@ -164,7 +169,7 @@ def paired_difference(result: dict, a: str, b: str, kind: str | None = None) -> 
     return None if iv is None else {**iv.to_dict(), "decisions": len(diffs)}
 
 
-def format_table(result: dict) -> list[str]:
+def format_table(result: dict[str, Any]) -> list[str]:
     """The lines ``mulle-expert regret`` prints for a :func:`regret_table` result."""
     lines = [f"{result['decisions']} decisions from {result['games']} games of {result['driver']} "
              f"(every {result['every']}th with a choice), valued by {result['reference']}",
@@ -181,6 +186,7 @@ def format_table(result: dict) -> list[str]:
         lines.append(f"{'a random legal move':52s} {'':>7s} {result['random']:>28.3f}")
     first = result["players"][0]["spec"] if result["players"] else None
     for p in result["players"][1:]:
+        assert first is not None  # a second player comes after a first
         parts = []
         for kind in (None, *KINDS):
             d = paired_difference(result, first, p["spec"], kind)

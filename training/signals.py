@@ -12,19 +12,22 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import NoReturn
 
 __all__ = ["exit_code", "terminate_as_interrupt"]
 
 _received: list[int] = []
 
 
-def _raise(signum, frame):
+def _raise(signum: int, frame: FrameType | None) -> NoReturn:
     _received.append(signum)
     raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
-def terminate_as_interrupt():
+def terminate_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM raises ``KeyboardInterrupt`` (main thread only; elsewhere a no-op)."""
     _received.clear()
     if threading.current_thread() is not threading.main_thread():

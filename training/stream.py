@@ -24,16 +24,19 @@ latter (:mod:`training.afterfit`).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mulle_env.observation import OBS_SIZE
 
-from .teacher import CodedRows, TeacherDataError, _Coder, check_data_dir
+from .teacher import CodedRows, TeacherData, TeacherDataError, _Coder, check_data_dir
 
-__all__ = ["BYTES_PER_ROW", "Chunk", "MemorySource", "ShardSource", "chunk_rows_for", "parse_source"]
+__all__ = ["BYTES_PER_ROW", "Chunk", "MemorySource", "ShardSource", "Source", "chunk_rows_for", "parse_source"]
 
 #: Memory one afterstate row of a loaded chunk takes: its encoding (a byte per entry), target, decision index.
 BYTES_PER_ROW = OBS_SIZE + 4 + 4 + 8
@@ -74,16 +77,48 @@ class Chunk:
     only the move played (game records).
     """
 
-    data: dict
-    ids: np.ndarray
-    weight: np.ndarray
-    choice: np.ndarray
+    data: TeacherData
+    ids: NDArray[np.integer[Any]]
+    weight: NDArray[np.float32]
+    choice: NDArray[np.bool_]
+
+
+class Source(Protocol):
+    """What a fit reads its decisions through: :class:`MemorySource` or :class:`ShardSource`."""
+
+    @property
+    def games(self) -> NDArray[np.integer[Any]]:
+        """Each decision's game (global numbers, unique across data sets)."""
+
+    @property
+    def counts(self) -> NDArray[np.integer[Any]]:
+        """Each decision's number of afterstate rows (its stored legal moves)."""
+
+    @property
+    def decisions(self) -> int:
+        """Number of decisions."""
+
+    def describe(self) -> dict[str, Any]:
+        """What identifies the data (a checkpoint of another data set is not resumed)."""
+
+    def plan(self, epoch: int, seed: int) -> list[list[int]]:
+        """The chunks of epoch ``epoch``, in the order they are read."""
+
+    def decisions_of(self, chunk: list[int]) -> NDArray[np.integer[Any]]:
+        """The global numbers of the decisions of ``chunk``, in the order :meth:`load` gives them."""
+
+    def load(self, chunk: list[int]) -> Chunk:
+        """``chunk``'s decisions, loaded."""
+
+    def subset(self, decisions: NDArray[np.integer[Any]]) -> Chunk:
+        """Just ``decisions`` (global numbers, sorted), loaded."""
 
 
 class MemorySource:
     """Teacher data already in memory (:func:`training.teacher.load`), as one chunk."""
 
-    def __init__(self, data: dict, weight: np.ndarray | None = None, choice: np.ndarray | None = None) -> None:
+    def __init__(self, data: TeacherData, weight: NDArray[Any] | None = None,
+                 choice: NDArray[Any] | None = None) -> None:
         self.data = data
         n = len(data["action"])
         self.weight = np.ones(n, dtype=np.float32) if weight is None else np.asarray(weight, dtype=np.float32)
@@ -96,7 +131,7 @@ class MemorySource:
         """Number of decisions."""
         return len(self.games)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What identifies the data (a checkpoint of another data set is not resumed)."""
         value = self.data["values"][self.data["legal"] >= 0]
         return {"decisions": self.decisions, "digest": float(np.nansum(value[:: max(1, len(value) // 997)]))}
@@ -105,7 +140,7 @@ class MemorySource:
         """The chunks of one epoch: here always the one chunk ``0``."""
         return [[0]]
 
-    def decisions_of(self, chunk: list[int]) -> np.ndarray:
+    def decisions_of(self, chunk: list[int]) -> NDArray[np.integer[Any]]:
         """The global numbers of the decisions of ``chunk``: here all."""
         return np.arange(self.decisions)
 
@@ -113,7 +148,7 @@ class MemorySource:
         """The whole data as one chunk."""
         return Chunk(self.data, np.arange(self.decisions), self.weight, self.choice)
 
-    def subset(self, decisions: np.ndarray) -> Chunk:
+    def subset(self, decisions: NDArray[np.integer[Any]]) -> Chunk:
         """Just ``decisions`` (global numbers, sorted), loaded."""
         return _take(self.load([0]), np.asarray(decisions))
 
@@ -126,12 +161,14 @@ class ShardSource:
         chunk_rows: Afterstate rows a chunk holds at most (:func:`chunk_rows_for`).
     """
 
-    def __init__(self, sources, chunk_rows: int | None = None) -> None:
+    def __init__(self, sources: Iterable[str | tuple[str | Path, float]], chunk_rows: int | None = None) -> None:
         self.chunk_rows = int(chunk_rows or chunk_rows_for(4.0))
         self.shards: list[Path] = []
         self.source_of: list[int] = []
         self.dirs: list[tuple[str, float, bool]] = []
-        games, counts, owner = [], [], []
+        games: list[NDArray[np.int64]] = []
+        counts: list[NDArray[np.integer[Any]]] = []
+        owner: list[NDArray[np.int32]] = []
         offset = 0
         for k, src in enumerate(sources):
             d, weight = (src if isinstance(src, tuple) else parse_source(src))
@@ -168,7 +205,7 @@ class ShardSource:
         """Number of decisions in all shards."""
         return len(self.games)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What identifies the data: its directories, weights and every shard's name and size."""
         names = "|".join(f"{p.parent.name}/{p.name}:{p.stat().st_size}" for p in self.shards)
         return {"decisions": self.decisions, "sources": [[Path(d).name, w] for d, w, _ in self.dirs],
@@ -179,7 +216,9 @@ class ShardSource:
         if int(self.rows_of.sum()) <= self.chunk_rows:
             return [list(range(len(self.shards)))]
         order = np.random.default_rng([seed, epoch, 7]).permutation(len(self.shards))
-        chunks, cur, rows = [], [], 0
+        chunks: list[list[int]] = []
+        cur: list[int] = []
+        rows = 0
         for s in order.tolist():
             if cur and rows + self.rows_of[s] > self.chunk_rows:
                 chunks.append(sorted(cur))
@@ -190,7 +229,7 @@ class ShardSource:
             chunks.append(sorted(cur))
         return chunks
 
-    def decisions_of(self, chunk: list[int]) -> np.ndarray:
+    def decisions_of(self, chunk: list[int]) -> NDArray[np.integer[Any]]:
         """The global numbers of the decisions of the shards ``chunk``, in the order :meth:`load` gives them."""
         return np.concatenate([np.arange(self.first[s], self.first[s + 1]) for s in chunk])
 
@@ -198,14 +237,17 @@ class ShardSource:
         """Read the shards ``chunk`` (sorted) into memory: a byte per encoding entry when the values allow."""
         return self._read(chunk, None)
 
-    def subset(self, decisions: np.ndarray) -> Chunk:
+    def subset(self, decisions: NDArray[np.integer[Any]]) -> Chunk:
         """Just ``decisions`` (global numbers, sorted), read from the shards that hold them."""
         decisions = np.asarray(decisions, dtype=np.int64)
         shards = np.unique(self.shard_of[decisions]).tolist()
         return self._read(shards, decisions)
 
-    def _read(self, shards: list[int], keep: np.ndarray | None) -> Chunk:
-        parts, ids, rows_total = [], [], 0
+    def _read(self, shards: list[int], keep: NDArray[np.integer[Any]] | None) -> Chunk:
+        # A shard's small arrays, and where to read its afterstates ("_path", "_rows").
+        parts: list[dict[str, Any]] = []
+        ids: list[NDArray[np.integer[Any]]] = []
+        rows_total = 0
         for s in shards:
             lo, hi = self.first[s], self.first[s + 1]
             sel = None if keep is None else keep[(keep >= lo) & (keep < hi)] - lo
@@ -221,9 +263,10 @@ class ShardSource:
             ids.append(np.arange(lo, hi) if sel is None else sel + lo)
             rows_total += len(part["after_banked"])
         small = [k for k in parts[0] if not k.startswith("_") and all(k in p for p in parts)]
-        data = {k: np.concatenate([p[k] for p in parts]) for k in small}
-        coder = _Coder()
-        arr = np.empty((rows_total, OBS_SIZE), dtype=np.uint8)
+        data: TeacherData = {k: np.concatenate([p[k] for p in parts]) for k in small}
+        coder: _Coder | None = _Coder()
+        # Byte codes while the coder has room, else float16.
+        arr: NDArray[Any] = np.empty((rows_total, OBS_SIZE), dtype=np.uint8)
         at = 0
         for p in parts:
             with np.load(p["_path"], allow_pickle=False) as z:
@@ -248,7 +291,7 @@ class ShardSource:
         return Chunk(data, gid, weight, choice)
 
 
-def _row_ranges(counts: np.ndarray, decisions: np.ndarray) -> np.ndarray:
+def _row_ranges(counts: NDArray[np.integer[Any]], decisions: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
     """The afterstate rows of ``decisions`` (local numbers) in a shard whose decisions have ``counts`` rows."""
     start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     if len(decisions) == 0:
@@ -256,12 +299,12 @@ def _row_ranges(counts: np.ndarray, decisions: np.ndarray) -> np.ndarray:
     return np.concatenate([np.arange(start[i], start[i] + counts[i]) for i in decisions])
 
 
-def _take(chunk: Chunk, decisions: np.ndarray) -> Chunk:
+def _take(chunk: Chunk, decisions: NDArray[np.integer[Any]]) -> Chunk:
     """The part of an in-memory chunk that is ``decisions`` (indices into it)."""
     data = chunk.data
     counts = (data["legal"] >= 0).sum(axis=1)
     rows = _row_ranges(counts, decisions)
-    out = {}
+    out: TeacherData = {}
     for k, v in data.items():
         if k in ("after_obs", "after_banked"):
             out[k] = v[rows] if k == "after_banked" else _rows_of(v, rows)
@@ -270,11 +313,11 @@ def _take(chunk: Chunk, decisions: np.ndarray) -> Chunk:
     return Chunk(out, chunk.ids[decisions], chunk.weight[decisions], chunk.choice[decisions])
 
 
-def _rows_of(obs, rows: np.ndarray):
+def _rows_of(obs: NDArray[Any] | CodedRows, rows: NDArray[np.int64]) -> NDArray[Any] | CodedRows:
     if isinstance(obs, CodedRows):
         return CodedRows(obs.codes[rows], obs.table)
     return obs[rows]
 
 
-def _read_spec(d: Path) -> dict:
+def _read_spec(d: Path) -> dict[str, Any]:
     return check_data_dir(d)

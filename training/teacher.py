@@ -52,11 +52,13 @@ import io
 import json
 import os
 import random
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, wait
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 from agents.base import Agent
 from agents.learned.afterstate import encode_afterstates
@@ -66,10 +68,17 @@ from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
 from .workers import process_pool
 
-__all__ = ["FORMAT", "MAX_LEGAL", "CodedRows", "LabellingAgent", "TeacherDataError", "banked_points",
-           "check_data_dir", "deal_seed", "decision_afterstates", "decision_arrays", "decision_row", "generate",
-           "label_shard", "load", "move_keys", "play_shard", "shard_arrays", "shard_bytes", "stable_digest",
-           "write_shard"]
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+    from mulle_env.engine import Move, PlayerView
+
+    from .cluster import RayLabeller
+
+__all__ = ["FORMAT", "MAX_LEGAL", "Afterstates", "Arrays", "CodedRows", "DecisionRow", "GameDecision", "LabellingAgent",
+           "TeacherData", "TeacherDataError", "Valuer", "banked_points", "check_data_dir", "deal_seed",
+           "decision_afterstates", "decision_arrays", "decision_row", "generate", "label_shard", "load", "move_keys",
+           "play_shard", "shard_arrays", "shard_bytes", "stable_digest", "values_moves", "write_shard"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
@@ -80,9 +89,33 @@ SELF = "self"
 #: Arrays of encodings, loaded straight into one preallocated array each (see :func:`load`).
 _LARGE = ("obs", "after_obs")
 
+#: A shard's arrays by key (the table of the module docstring).
+Arrays = dict[str, NDArray[Any]]
+#: Teacher data in memory (:func:`load`): the arrays by key. The encodings (``obs``, ``after_obs``) may be
+#: :class:`CodedRows` instead, which index like the arrays (rows in, float32 rows out): hence ``Any``.
+TeacherData = dict[str, Any]
+#: One stored decision (:func:`decision_row`): ``(obs, keys, values, key played, seat, step, banked)``.
+DecisionRow = tuple[NDArray[np.float16], list[int], list[float], int, int, int, float]
+#: A stored decision with its game's index first: the rows :func:`decision_arrays` takes.
+GameDecision = tuple[int, NDArray[np.float16], list[int], list[float], int, int, int, float]
+#: The afterstates of a decision's stored moves (:func:`decision_afterstates`): ``(after_obs, after_banked)``.
+Afterstates = tuple[NDArray[np.float16], NDArray[np.float32]]
+
 
 class TeacherDataError(ValueError):
     """A data directory made with other settings, or a teacher that cannot label moves."""
+
+
+class Valuer(Protocol):
+    """What makes an agent a teacher: ``move_values`` (:meth:`agents.pimc.PIMCAgent.move_values`, ...)."""
+
+    def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
+                    ) -> list[tuple[Move, float]]: ...
+
+
+def values_moves(agent: object) -> TypeIs[Valuer]:
+    """Whether ``agent`` can label moves: it has a callable ``move_values``."""
+    return callable(getattr(agent, "move_values", None))
 
 
 class CodedRows:
@@ -95,7 +128,7 @@ class CodedRows:
     float32 rows, like ``array[rows].astype(np.float32)``.
     """
 
-    def __init__(self, codes: np.ndarray, table: np.ndarray) -> None:
+    def __init__(self, codes: NDArray[np.uint8], table: NDArray[np.float32]) -> None:
         self.codes = codes
         self.table = np.asarray(table, dtype=np.float32)
 
@@ -107,10 +140,10 @@ class CodedRows:
         """``(rows, OBS_SIZE)``, as the float16 array's."""
         return self.codes.shape
 
-    def __getitem__(self, rows) -> np.ndarray:
+    def __getitem__(self, rows: NDArray[np.integer[Any]] | slice) -> NDArray[np.float32]:
         return self.table[self.codes[rows]]
 
-    def astype(self, dtype) -> np.ndarray:
+    def astype(self, dtype: DTypeLike) -> NDArray[Any]:
         """All rows decoded to ``dtype`` (as ``ndarray.astype``)."""
         return self.table[self.codes].astype(dtype, copy=False)
 
@@ -124,7 +157,7 @@ class _Coder:
         self.lut = np.full(1 << 16, -1, dtype=np.int16)
         self.values: list[np.uint16] = []
 
-    def encode(self, a: np.ndarray) -> np.ndarray | None:
+    def encode(self, a: NDArray[Any]) -> NDArray[np.uint8] | None:
         if a.dtype != np.float16:
             raise TeacherDataError(f"encodings are stored as float16, this shard's are {a.dtype}")
         bits = a.view(np.uint16)
@@ -137,11 +170,11 @@ class _Coder:
         self.values.extend(new.astype(np.uint16))
         return self.lut[bits].astype(np.uint8)
 
-    def table(self) -> np.ndarray:
+    def table(self) -> NDArray[np.float32]:
         return np.array(self.values, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
-def stable_digest(*parts) -> int:
+def stable_digest(*parts: object) -> int:
     """A 64-bit number from ``parts`` joined by ``|``, the same in every process and on every machine.
 
     The seeds of the self-play games of teacher data and of DMC rounds come from it.
@@ -154,7 +187,7 @@ def deal_seed(seed: int, game: int) -> int:
     return stable_digest("teacher-deal", seed, game) >> 11
 
 
-def banked_points(view) -> float:
+def banked_points(view: PlayerView) -> float:
     """The score difference the viewer has banked: finished sets exactly, the set in play as mulle + tabbe + intake.
 
     Equal to :func:`agents.rollout.set_value` of the state the view comes from (tested),
@@ -184,8 +217,8 @@ class LabellingAgent(Agent):
     ``rows`` collects ``(obs, legal ids, values, action, seat, step, banked)`` per decision with a choice.
     """
 
-    def __init__(self, teacher: Agent, record_seats=(0, 1), afterstates: bool = False) -> None:
-        if not callable(getattr(teacher, "move_values", None)):
+    def __init__(self, teacher: Agent, record_seats: Iterable[int] = (0, 1), afterstates: bool = False) -> None:
+        if not values_moves(teacher):
             raise TeacherDataError(f"teacher {teacher.spec!r} has no move_values(view, legal_moves, rng); "
                                    "use pimc or netsearch")
         self.teacher = teacher
@@ -193,9 +226,9 @@ class LabellingAgent(Agent):
         self.name = teacher.name
         self.record_seats = tuple(record_seats)
         self.afterstates = bool(afterstates)
-        self.rows: list[tuple] = []
+        self.rows: list[DecisionRow] = []
         #: Per recorded decision, ``(after_obs float16 (k, OBS_SIZE), after_banked (k,))`` with ``afterstates``.
-        self.after: list[tuple[np.ndarray, np.ndarray]] = []
+        self.after: list[Afterstates] = []
         self._steps = [0, 0]
 
     def reset(self) -> None:
@@ -203,11 +236,11 @@ class LabellingAgent(Agent):
         self.teacher.reset()
         self._steps = [0, 0]
 
-    def observe(self, event) -> None:
+    def observe(self, event: tuple[int, Move]) -> None:
         """Pass the move on to the teacher."""
         self.teacher.observe(event)
 
-    def act(self, view, legal_moves, rng):
+    def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The teacher's best-valued move (first on a tie), recording the decision."""
         p = view.player
         step = self._steps[p]
@@ -223,15 +256,16 @@ class LabellingAgent(Agent):
         return move
 
 
-def move_keys(view, legal_moves) -> list[int]:
+def move_keys(view: PlayerView, legal_moves: Sequence[Move]) -> list[int]:
     """The numbers a decision's moves are stored under: their action ids, or under ``forced_capture=False``
     (where a ``taking`` capture has no id) their places in the legal list."""
     if view.ruleset.forced_capture:
-        return [m.id for m in legal_moves]
+        return [m.id for m in legal_moves]  # type: ignore[misc]  # forced capture: every move has an id
     return list(range(len(legal_moves)))
 
 
-def decision_row(view, legal_moves, move, scored, step: int) -> tuple:
+def decision_row(view: PlayerView, legal_moves: Sequence[Move], move: Move, scored: Iterable[tuple[Move, float]],
+                 step: int) -> DecisionRow:
     """One stored decision ``(obs, keys, values, key played, seat, step, banked)``; ``scored`` holds the
     ``(move, value)`` pairs a teacher searched (none for a game record's decision)."""
     keys = move_keys(view, legal_moves)
@@ -245,7 +279,7 @@ def decision_row(view, legal_moves, move, scored, step: int) -> tuple:
             view.player, step, banked_points(view))
 
 
-def decision_afterstates(view, legal_moves, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: list[int]) -> Afterstates:
     """``(after_obs float16, after_banked)`` of the stored moves ``ids`` (keys of :func:`move_keys`)."""
     by_key = dict(zip(move_keys(view, legal_moves), legal_moves))
     obs, banked = encode_afterstates(view, [by_key[i] for i in ids])
@@ -253,17 +287,19 @@ def decision_afterstates(view, legal_moves, ids: list[int]) -> tuple[np.ndarray,
 
 
 def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                 rules: dict | None = None, afterstates: bool = False) -> dict[str, np.ndarray]:
+                 rules: dict[str, Any] | None = None, afterstates: bool = False) -> Arrays:
     """Play the games of shard ``shard``: its arrays (the table of the module docstring)."""
     import agents
 
-    rows, outcomes, after = [], [], []
+    rows: list[GameDecision] = []
+    outcomes: list[float] = []
+    after: list[Afterstates] = []
     for g in range(shard * shard_games, (shard + 1) * shard_games):
         opp_spec = opponents[(g // 2) % len(opponents)]
         seat = g % 2
         if opp_spec == SELF:
             bot = LabellingAgent(agents.make(teacher), afterstates=afterstates)
-            seats = [bot, bot]
+            seats: list[Agent] = [bot, bot]
         else:
             bot = LabellingAgent(agents.make(teacher), record_seats=(seat,), afterstates=afterstates)
             opp = agents.make(opp_spec)
@@ -278,7 +314,8 @@ def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: in
     return decision_arrays(rows, outcomes, after if afterstates else None)
 
 
-def decision_arrays(rows: list[tuple], outcomes: list[float], after: list | None) -> dict[str, np.ndarray]:
+def decision_arrays(rows: Sequence[GameDecision], outcomes: Sequence[float],
+                    after: Sequence[Afterstates] | None) -> Arrays:
     """A shard's arrays from its decisions: ``rows`` of ``(game, obs, ids, values, action, seat, step, banked)``,
     each decision's final score difference, and (or ``None``) its ``(after_obs, after_banked)``."""
     n = len(rows)
@@ -287,7 +324,7 @@ def decision_arrays(rows: list[tuple], outcomes: list[float], after: list | None
     for i, (_, _, ids, vals, *_rest) in enumerate(rows):
         legal[i, : len(ids)] = ids
         values[i, : len(vals)] = vals
-    arrays = {
+    arrays: Arrays = {
         "obs": np.array([r[1] for r in rows], dtype=np.float16).reshape(n, OBS_SIZE),
         "legal": legal,
         "values": values,
@@ -305,10 +342,10 @@ def decision_arrays(rows: list[tuple], outcomes: list[float], after: list | None
     return arrays
 
 
-def shard_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+def shard_bytes(arrays: Arrays) -> bytes:
     """A shard file's bytes: a compressed ``.npz`` (the same arrays give the same bytes, on every machine)."""
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]  # the keys name arrays, never allow_pickle
     return buf.getvalue()
 
 
@@ -324,22 +361,22 @@ def write_shard(out_dir: str | Path, shard: int, data: bytes) -> None:
 
 
 def label_shard(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                rules: dict | None = None, afterstates: bool = False) -> tuple[int, bytes]:
+                rules: dict[str, Any] | None = None, afterstates: bool = False) -> tuple[int, bytes]:
     """Play shard ``shard`` and return ``(decisions, file bytes)``: what a remote worker sends back to be written."""
     arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates)
     return len(arrays["action"]), shard_bytes(arrays)
 
 
 def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-               rules: dict | None = None, afterstates: bool = False) -> int:
+               rules: dict[str, Any] | None = None, afterstates: bool = False) -> int:
     """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
     n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates)
     write_shard(out_dir, shard, data)
     return n
 
 
-def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict | None,
-          afterstates: bool = False) -> dict:
+def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict[str, Any] | None,
+          afterstates: bool = False) -> dict[str, Any]:
     import agents
 
     # Canonical specs leave defaults out, so "pimc" can name another agent after a default changes:
@@ -350,7 +387,7 @@ def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules
             "versions": versions, "afterstates": bool(afterstates)}
 
 
-def _check_dir(out: Path, spec: dict) -> None:
+def _check_dir(out: Path, spec: dict[str, Any]) -> None:
     path = out / "spec.json"
     if path.is_file():
         old = json.loads(path.read_text())
@@ -369,14 +406,14 @@ def _check_dir(out: Path, spec: dict) -> None:
         os.replace(tmp, path)
 
 
-def check_data_dir(d: str | Path) -> dict:
+def check_data_dir(d: str | Path) -> dict[str, Any]:
     """The ``spec.json`` of the teacher data directory ``d``; a :class:`TeacherDataError` if it is not one of this
     encoding."""
     d = Path(d)
     spec_path = d / "spec.json"
     if not spec_path.is_file():
         raise TeacherDataError(f"{d} is not a teacher data directory (no spec.json)")
-    spec = json.loads(spec_path.read_text())
+    spec: dict[str, Any] = json.loads(spec_path.read_text())
     if spec.get("format") != FORMAT:
         raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
     if spec.get("obs_fingerprint") != layout_fingerprint():
@@ -390,9 +427,10 @@ def shard_path(out_dir: str | Path, shard: int) -> Path:
     return Path(out_dir) / f"shard_{shard:05d}.npz"
 
 
-def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents=(SELF,),
-             shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict | None = None,
-             afterstates: bool = False, backend=None, stop: Callable[[], bool] | None = None) -> dict:
+def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents: Iterable[str] = (SELF,),
+             shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict[str, Any] | None = None,
+             afterstates: bool = False, backend: RayLabeller | None = None,
+             stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Make the missing shards of a data set of ``games`` teacher games; return a summary.
 
     Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
@@ -414,7 +452,7 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
         raise TeacherDataError(f"workers must be >= 1, not {workers}")
     opponents = [str(o) for o in opponents] or [SELF]
     teacher = agents.canonical(teacher)
-    if not callable(getattr(agents.make(teacher), "move_values", None)):
+    if not values_moves(agents.make(teacher)):
         raise TeacherDataError(f"teacher {teacher!r} cannot value moves (no move_values); use pimc or netsearch")
     opponents = [o if o == SELF else agents.canonical(o) for o in opponents]
     out = Path(out_dir)
@@ -436,9 +474,14 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
             bar.update(shard_games)
 
     rest = (teacher, opponents, shard_games, seed, rules, afterstates)
+
+    def arrived(k: int, n: int, data: bytes) -> None:
+        write_shard(out, k, data)
+        done(n)
+
     try:
         if backend is not None:
-            backend.run(todo, rest, lambda k, n, data: (write_shard(out, k, data), done(n)), stop)
+            backend.run(todo, rest, arrived, stop)
         elif workers == 1:
             for k in todo:
                 if stop():
@@ -454,11 +497,12 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
             "complete": missing == 0}
 
 
-def _local_pool(out: Path, todo: list[int], rest: tuple, workers: int, done, stop) -> None:
+def _local_pool(out: Path, todo: list[int], rest: tuple[Any, ...], workers: int, done: Callable[[int], None],
+                stop: Callable[[], bool]) -> None:
     """Play shards ``todo`` in ``workers`` processes, at most ``2 * workers`` submitted at a time."""
     with process_pool(workers) as pool:
         queue = list(reversed(todo))
-        pending: set = set()
+        pending: set[Future[int]] = set()
         try:
             while queue or pending:
                 while queue and len(pending) < 2 * workers and not stop():
@@ -474,8 +518,8 @@ def _local_pool(out: Path, todo: list[int], rest: tuple, workers: int, done, sto
             raise
 
 
-def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARGE,
-         compact: bool = False) -> dict[str, np.ndarray]:
+def load(data_dirs: str | Path | Iterable[str | Path], max_games: int | None = None,
+         large: tuple[str, ...] = _LARGE, compact: bool = False) -> TeacherData:
     """Every finished shard of one or more data directories, concatenated (checked against this encoding).
 
     ``game`` indices are made unique across directories. ``max_games`` keeps the first
@@ -489,7 +533,8 @@ def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARG
         raise ValueError(f"large must name some of {', '.join(_LARGE)}, not {sorted(unknown)}")
     if isinstance(data_dirs, (str, Path)):
         data_dirs = [data_dirs]
-    parts: list[dict[str, np.ndarray]] = []
+    # A shard's small arrays, and where to read its large ones ("_path", "_large").
+    parts: list[dict[str, Any]] = []
     offset = 0
     for d in data_dirs:
         d = Path(d)
@@ -515,12 +560,13 @@ def load(data_dirs, max_games: int | None = None, large: tuple[str, ...] = _LARG
     # Keys every shard has (data sets with and without afterstates load as the former's common part).
     small = [k for k in parts[0] if not k.startswith("_") and all(k in p for p in parts)]
     present = [k for k in large if all(k in p["_large"] for p in parts)]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in small}
+    out: TeacherData = {k: np.concatenate([p[k] for p in parts]) for k in small}
     rows = {"obs": "action", "after_obs": "after_banked"}
     for k in present:
         total = sum(len(p[rows[k]]) for p in parts)
         coder = _Coder() if compact else None
-        arr = np.empty((total, OBS_SIZE), dtype=np.uint8 if coder else np.float16)
+        # Byte codes while the coder has room, else float16.
+        arr: NDArray[Any] = np.empty((total, OBS_SIZE), dtype=np.uint8 if coder else np.float16)
         at = 0
         for p in parts:
             with np.load(p["_path"], allow_pickle=False) as z:
