@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from mulle_env.observation import OBS_SIZE
 
-from .teacher import CodedRows, TeacherData, TeacherDataError, _Coder, check_data_dir
+from .teacher import CodedRows, TeacherData, TeacherDataError, _stack_rows, check_data_dir
 
 __all__ = ["BYTES_PER_ROW", "Chunk", "MemorySource", "ShardSource", "Source", "chunk_rows_for", "parse_source"]
 
@@ -264,26 +264,7 @@ class ShardSource:
             rows_total += len(part["after_banked"])
         small = [k for k in parts[0] if not k.startswith("_") and all(k in p for p in parts)]
         data: TeacherData = {k: np.concatenate([p[k] for p in parts]) for k in small}
-        coder: _Coder | None = _Coder()
-        # Byte codes while the coder has room, else float16.
-        arr: NDArray[Any] = np.empty((rows_total, OBS_SIZE), dtype=np.uint8)
-        at = 0
-        for p in parts:
-            with np.load(p["_path"], allow_pickle=False) as z:
-                a = z["after_obs"]
-            if "_rows" in p:
-                a = a[p["_rows"]]
-            if coder is not None:
-                codes = coder.encode(a)
-                if codes is None:  # more distinct values than a byte holds: go on in float16
-                    wide = np.empty((rows_total, OBS_SIZE), dtype=np.float16)
-                    np.take(coder.table().astype(np.float16), arr[:at], out=wide[:at])
-                    arr, coder = wide, None
-                else:
-                    a = codes
-            arr[at: at + len(a)] = a
-            at += len(a)
-        data["after_obs"] = CodedRows(arr, coder.table()) if coder is not None else arr
+        data["after_obs"] = _stack_rows(parts, "after_obs", rows_total, compact=True)
         gid = np.concatenate(ids)
         src = np.asarray(self.source_of)[self.shard_of[gid]]
         weight = np.array([w for _, w, _ in self.dirs], dtype=np.float32)[src]

@@ -563,25 +563,32 @@ def load(data_dirs: str | Path | Iterable[str | Path], max_games: int | None = N
     out: TeacherData = {k: np.concatenate([p[k] for p in parts]) for k in small}
     rows = {"obs": "action", "after_obs": "after_banked"}
     for k in present:
-        total = sum(len(p[rows[k]]) for p in parts)
-        coder = _Coder() if compact else None
-        # Byte codes while the coder has room, else float16.
-        arr: NDArray[Any] = np.empty((total, OBS_SIZE), dtype=np.uint8 if coder else np.float16)
-        at = 0
-        for p in parts:
-            with np.load(p["_path"], allow_pickle=False) as z:
-                a = z[k]
-            if coder is not None:
-                codes = coder.encode(a)
-                if codes is None:
-                    # Too many distinct values for a byte: decode what is done, go on in float16.
-                    wide = np.empty((total, OBS_SIZE), dtype=np.float16)
-                    # Straight into place: a float32 temporary would double the peak memory.
-                    np.take(coder.table().astype(np.float16), arr[:at], out=wide[:at])
-                    arr, coder = wide, None
-                else:
-                    a = codes
-            arr[at : at + len(a)] = a
-            at += len(a)
-        out[k] = CodedRows(arr, coder.table()) if coder is not None else arr
+        out[k] = _stack_rows(parts, k, sum(len(p[rows[k]]) for p in parts), compact)
     return out
+
+
+def _stack_rows(parts: list[dict[str, Any]], key: str, total: int, compact: bool) -> NDArray[Any] | CodedRows:
+    """The ``key`` encodings of every part's shard (``"_path"``; only the rows ``"_rows"`` where a part has
+    them) one after the other, ``total`` rows in all, read straight into one array: byte codes while the
+    coder has room (``compact``), else float16."""
+    coder = _Coder() if compact else None
+    arr: NDArray[Any] = np.empty((total, OBS_SIZE), dtype=np.uint8 if coder else np.float16)
+    at = 0
+    for p in parts:
+        with np.load(p["_path"], allow_pickle=False) as z:
+            a = z[key]
+        if "_rows" in p:
+            a = a[p["_rows"]]
+        if coder is not None:
+            codes = coder.encode(a)
+            if codes is None:
+                # Too many distinct values for a byte: decode what is done, go on in float16.
+                wide = np.empty((total, OBS_SIZE), dtype=np.float16)
+                # Straight into place: a float32 temporary would double the peak memory.
+                np.take(coder.table().astype(np.float16), arr[:at], out=wide[:at])
+                arr, coder = wide, None
+            else:
+                a = codes
+        arr[at : at + len(a)] = a
+        at += len(a)
+    return CodedRows(arr, coder.table()) if coder is not None else arr
