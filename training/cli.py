@@ -282,14 +282,21 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     return ap
 
 
+def _canonical_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> str:
+    """``spec`` in its canonical text, or exit 2 naming ``flag`` and what is wrong with it."""
+    import agents
+
+    try:
+        return agents.canonical(spec)
+    except agents.AgentSpecError as exc:
+        parser.error(f"{flag} {spec!r}: {exc}")
+
+
 def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     import agents
 
     def check(flag: str, spec: str) -> str:
-        try:
-            return agents.canonical(spec)
-        except agents.AgentSpecError as exc:
-            parser.error(f"{flag} {spec!r}: {exc}")
+        return _canonical_spec(parser, flag, spec)
 
     # Canonical texts, so that equal agents written differently compare equal on resume.
     args.teacher = check("--teacher", args.teacher)
@@ -504,10 +511,7 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     from mulle_env.extras import EXTRAS
 
     def canon(flag: str, spec: str) -> str:
-        try:
-            return agents.canonical(spec)
-        except agents.AgentSpecError as exc:
-            parser.error(f"{flag} {spec!r}: {exc}")
+        return _canonical_spec(parser, flag, spec)
 
     args.first_teacher = canon("--first-teacher", args.first_teacher)
     if not callable(getattr(agents.make(args.first_teacher), "move_values", None)):
