@@ -19,7 +19,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import expert
 from .expert import MANIFEST, Out, join_param, write_json
@@ -28,44 +28,28 @@ __all__ = ["EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main
 
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {v}")
-    return v
+_N = TypeVar("_N", int, float)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {v}")
-    return v
+def _number_type(convert: Callable[[str], _N], ok: Callable[[_N], bool], what: str) -> Callable[[str], _N]:
+    """An argparse ``type=``: ``convert`` the text, keep it if ``ok``, else say it ``must be <what>``."""
+
+    def parse(text: str) -> _N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}") from None
+        if not ok(value):  # NaN fails every comparison, so it is refused too
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
+        return value
+
+    return parse
 
 
-def _nonnegative_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, not {text!r}") from None
-    if not 0 <= v < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text!r}")
-    return v
-
-
-def _unit_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, not {text!r}")
-    return value
+_positive = _number_type(int, lambda v: v >= 1, "a positive integer")
+_positive_float = _number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
+_nonnegative_float = _number_type(float, lambda v: 0 <= v < float("inf"), "a finite number >= 0")
+_unit_float = _number_type(float, lambda v: 0.0 <= v <= 1.0, "a number from 0 to 1")
 
 
 def _widths(text: str) -> list[int]:
