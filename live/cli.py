@@ -199,8 +199,6 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
     # the collector's full passes, which otherwise pause every table for tens of milliseconds.
     gc.collect()
     gc.freeze()
-    where = f"; games are stored in {config.db}" if config.db else "; no game history is kept (--no-db)"
-    print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops){where}", file=out, flush=True)
     stopped_by: list[int] = []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -208,6 +206,10 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
         # Both stop the same way: the tables close, the agents' threads stop, every finished game is written.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no handlers on Windows or off the main thread
             loop.add_signal_handler(sig, lambda s=sig: (stopped_by.append(s), stop.set()))
+    # Only now: whoever starts the server waits for this line, then may stop it at once. Printed before the
+    # handlers, a Ctrl-C in between was lost where SIGINT starts out ignored (nohup, background jobs).
+    where = f"; games are stored in {config.db}" if config.db else "; no game history is kept (--no-db)"
+    print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops){where}", file=out, flush=True)
     try:
         await stop.wait()
     finally:

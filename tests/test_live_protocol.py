@@ -908,6 +908,35 @@ def test_cli_ctrl_c_still_exits_0(tmp_path):
             proc.wait()
 
 
+def test_ctrl_c_at_the_instant_the_server_says_it_is_ready_stops_it():
+    """The crash hunt's hang: started where SIGINT is inherited as ignored (``nohup ... &``, CI jobs), the
+    server printed its "Ctrl-C stops" line before it installed its handlers, so a Ctrl-C sent on seeing
+    the line was dropped and the server ran on. The line must come only once Ctrl-C works."""
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "from live.cli import main\n"
+            "class Out:\n"
+            "    def write(self, s):\n"
+            "        sys.stdout.write(s)\n"
+            "        if 'Ctrl-C stops' in s:\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "    def flush(self):\n"
+            "        sys.stdout.flush()\n"
+            "sys.exit(main(['--port', '0', '--no-db'], out=Out()))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the server ignored a Ctrl-C sent as it said Ctrl-C stops it")
+    assert proc.returncode == 0, err
+    assert "Ctrl-C stops" in out and "Traceback" not in err
+
+
 def test_the_package_imports_without_aiohttp():
     import subprocess
     import sys

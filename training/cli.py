@@ -422,19 +422,19 @@ def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-exp
     Ctrl-C and 143 by SIGTERM (both shut down cleanly: finished work is kept, and the same
     command continues).
     """
-    from .signals import exit_code, terminate_as_interrupt
+    from arena.shutdown import TerminateAsInterrupt
 
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     args.argv = [prog, *(sys.argv[1:] if argv is None else argv)]
     args.prog = prog
-    with terminate_as_interrupt():
+    with TerminateAsInterrupt() as stop:
         try:
             return _dispatch(parser, args, out, prog)
         except KeyboardInterrupt:
             print(f"\n{prog}: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
                   "run the same command again to continue", file=sys.stderr)
-            return exit_code()
+            return stop.exit_code
 
 
 def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, str | Path]] = (),

@@ -691,9 +691,9 @@ def main(argv: list[str] | None = None) -> int:
 
     An interrupted run saves a checkpoint first; the same command with ``--resume`` continues.
     """
-    from .signals import exit_code, terminate_as_interrupt
+    from arena.shutdown import TerminateAsInterrupt
 
-    with terminate_as_interrupt():
+    with TerminateAsInterrupt() as stop:
         try:
             args = parse_args(argv)
             total = planned_steps(args)
@@ -708,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         except KeyboardInterrupt:
             print("mulle-train: interrupted", file=sys.stderr)
-            return exit_code()
+            return stop.exit_code
     return 0
 
 
