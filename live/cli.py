@@ -191,7 +191,7 @@ def export(db: str, out: str, table: str | None = None, player: str | None = Non
     return n
 
 
-async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
+async def _serve(config: LiveConfig, host: str, port: int, out) -> int:
     from .server import start
 
     runner, url = await start(config, host, port)
@@ -208,9 +208,9 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> None:
             loop.add_signal_handler(sig, lambda s=sig: (stopped_by.append(s), stop.set()))
     # Only now: whoever starts the server waits for this line, then may stop it at once. Printed before the
     # handlers, a Ctrl-C in between was lost where SIGINT starts out ignored (nohup, background jobs).
-    where = f"; games are stored in {config.db}" if config.db else "; no game history is kept (--no-db)"
-    print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops){where}", file=out, flush=True)
     try:
+        where = f"; games are stored in {config.db}" if config.db else "; no game history is kept (--no-db)"
+        print(f"mulle-serve: open {url}/ in a browser (Ctrl-C stops){where}", file=out, flush=True)
         await stop.wait()
     finally:
         await runner.cleanup()

@@ -36,15 +36,6 @@ def test_one_chunk_from_disk_is_the_in_memory_fit_bit_for_bit(data, tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(weights(tmp_path / "mem.npz"), weights(tmp_path / "disk.npz")))
 
 
-def test_a_logits_fit_refuses_streamed_data_up_front(data, tmp_path):
-    from training.expert import fit_net
-
-    # Only afterstate fits stream; a logits fit given a ShardSource says so before any work.
-    with pytest.raises(ValueError, match="logits nets are fitted to teacher data in memory"):
-        fit_net("logits", ShardSource([data]), tmp_path / "x.npz", {"epochs": 1}, progress=False)
-    assert not (tmp_path / "x.npz").exists()
-
-
 def test_chunks_hold_at_most_their_rows_and_an_epoch_visits_every_shard_once(data):
     source = ShardSource([data], chunk_rows=3000)
     assert source.rows_of.max() <= 3000 < source.rows_of.sum()

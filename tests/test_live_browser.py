@@ -79,15 +79,15 @@ def browser(server):
     # server plays on; Playwright's driver and the browser are not ours to check and do not start with it.
     preload = os.environ.pop("LD_PRELOAD", None)
     try:
-        pw = sync_playwright().start()
-        args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-        # A small /dev/shm (containers) crashes Chromium's renderer unless it uses /tmp.
-        args += ["--disable-gpu", "--disable-dev-shm-usage"]
-        b = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=args)
+        pw = sync_playwright().start()  # its driver, and the browsers the driver starts, take this environment
     finally:
         if preload is not None:
             os.environ["LD_PRELOAD"] = preload
     try:
+        args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        # A small /dev/shm (containers) crashes Chromium's renderer unless it uses /tmp.
+        args += ["--disable-gpu", "--disable-dev-shm-usage"]
+        b = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=args)
         yield b
         b.close()
     finally:

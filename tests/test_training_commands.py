@@ -190,3 +190,38 @@ def test_worker_env_names_every_blas():
     from mulle_env.threads import THREAD_VARIABLES, worker_env
 
     assert worker_env() == dict.fromkeys(THREAD_VARIABLES, "1") and "OPENBLAS_NUM_THREADS" in THREAD_VARIABLES
+
+
+# ----- checked before any work (no torch needed to refuse) ------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["expert", "--memory-gb", "inf"], "--memory-gb: must be a positive number, not 'inf'"),
+    (["expert", "--lr", "nan"], "--lr: must be a positive number, not 'nan'"),
+    (["expert", "--hours", "inf"], "--hours: must be a finite number >= 0, not 'inf'"),
+    (["fit", "DATA", "--out", "OUT", "--checkpoint-minutes", "inf"], "--checkpoint-minutes: must be a positive"),
+    (["dmc", "NET", "--out", "OUT", "--epsilon", "nan"], "--epsilon: must be a number from 0 to 1, not 'nan'"),
+])
+def test_infinite_or_nan_numbers_are_refused_naming_the_flag(argv, message, tmp_path, capsys):
+    from training import cli
+
+    argv = [str(tmp_path / a) if a in ("DATA", "OUT", "NET") else a for a in argv]
+    if argv[0] == "expert":
+        argv += ["--out-dir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_logits_fit_refuses_streamed_data_up_front(tmp_path):
+    from training import teacher
+    from training.expert import fit_net
+    from training.stream import ShardSource
+
+    data = tmp_path / "data"
+    teacher.generate(data, "pimc:samples=2,horizon=2", 1, seed=3, shard_games=1, rules={"sets": 1}, afterstates=True,
+                     progress=False)
+    # Only afterstate fits take a data source; a logits fit says so before any work (and before importing torch).
+    with pytest.raises(ValueError, match="logits nets are fitted to the dict of arrays .* not to a ShardSource"):
+        fit_net("logits", ShardSource([data]), tmp_path / "x.npz", {"epochs": 1}, progress=False)
+    assert not (tmp_path / "x.npz").exists()

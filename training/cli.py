@@ -279,14 +279,12 @@ def _canonical_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> st
 def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     import agents
 
-    def check(flag: str, spec: str) -> str:
-        return _canonical_spec(parser, flag, spec)
-
     # Canonical texts, so that equal agents written differently compare equal on resume.
-    args.teacher = check("--teacher", args.teacher)
-    args.reference = check("--reference", args.reference)
-    args.eval_opponents = [check("--eval-opponents", spec) for spec in args.eval_opponents]
-    args.opponents = [spec if spec == "self" else check("--opponents", spec) for spec in args.opponents]
+    args.teacher = _canonical_spec(parser, "--teacher", args.teacher)
+    args.reference = _canonical_spec(parser, "--reference", args.reference)
+    args.eval_opponents = [_canonical_spec(parser, "--eval-opponents", spec) for spec in args.eval_opponents]
+    args.opponents = [spec if spec == "self" else _canonical_spec(parser, "--opponents", spec)
+                      for spec in args.opponents]
     try:
         name, params = agents.parse_spec(args.search)
         agents.canonical(args.search)
@@ -494,10 +492,7 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     import agents
     from mulle_env.extras import EXTRAS
 
-    def canon(flag: str, spec: str) -> str:
-        return _canonical_spec(parser, flag, spec)
-
-    args.first_teacher = canon("--first-teacher", args.first_teacher)
+    args.first_teacher = _canonical_spec(parser, "--first-teacher", args.first_teacher)
     if not callable(getattr(agents.make(args.first_teacher), "move_values", None)):
         parser.error(f"--first-teacher {args.first_teacher!r} cannot value moves; use pimc or netsearch")
     try:
@@ -511,9 +506,9 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     except agents.AgentSpecError:
         parser.error(f"--teacher {args.teacher!r}: agent {name!r} takes no policy=<file>; use netsearch")
     args.teacher = agents.canonical(args.teacher) if args.teacher != name else args.teacher
-    args.screen_opponents = [canon("--screen-opponents", o) for o in args.screen_opponents]
+    args.screen_opponents = [_canonical_spec(parser, "--screen-opponents", o) for o in args.screen_opponents]
     if args.target:
-        args.target = canon("--target", args.target)
+        args.target = _canonical_spec(parser, "--target", args.target)
         if args.target not in args.screen_opponents:
             args.screen_opponents.append(args.target)
     args.extras = None if args.extras in ("", "none") else args.extras

@@ -202,8 +202,9 @@ def fit_net(net: str, data: TeacherData | Source, out: str | Path, settings: dic
 
         return fit_afterstate(data, out, AfterstateConfig(**settings), **kw)
     if not isinstance(data, dict):
-        raise ValueError("logits nets are fitted to teacher data in memory (training.teacher.load), not to data "
-                         "streamed from disk; stream data for afterstate nets (--net afterstate)")
+        raise ValueError(f"logits nets are fitted to the dict of arrays training.teacher.load returns, not to a "
+                         f"{type(data).__name__}; the data sources (streamed or in memory) are for afterstate nets "
+                         "(--net afterstate)")
     from training import distill
 
     return distill.fit(data, out, distill.FitConfig(**settings), **kw)
