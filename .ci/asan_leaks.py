@@ -26,7 +26,9 @@ def main(workdir: str, logdir: str) -> int:
                     ours.append(block.strip())
         # "CHECK failed" is the sanitizer runtime itself giving up (e.g. an interceptor without its real
         # function): the process is gone, and with LSAN_OPTIONS=exitcode=0 it even exits 0.
-        if "ERROR: AddressSanitizer" in text or "runtime error:" in text or "CHECK failed" in text:
+        # "has encountered a fatal error": LeakSanitizer could not check a process (and ended it, exit 0).
+        fatal = ("ERROR: AddressSanitizer", "runtime error:", "CHECK failed", "has encountered a fatal error")
+        if any(f in text for f in fatal):
             errors.append(f"{path.name}:\n{text[:4000]}")
     for block in ours:
         print("leak in the project's compiled code:\n" + block + "\n", file=sys.stderr)

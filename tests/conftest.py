@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import mulle_env
 from mulle_env import engine
+
+# Under .ci/sanitize the processes the tests start get their own sanitizer options (no leak check at exit,
+# which could replace their exit status); see the comment there.
+if "MULLE_ASAN_CHILD_OPTIONS" in os.environ:
+    os.environ["ASAN_OPTIONS"] = os.environ["MULLE_ASAN_CHILD_OPTIONS"]
 
 ENGINES = sorted(engine.backends())
 
