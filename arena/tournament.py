@@ -29,6 +29,7 @@ from mulle_env.files import check_output_path
 from . import results as results_mod
 from .game import result_check
 from .schedule import Plan
+from .shutdown import deferred_interrupts
 from .stats import SPRT
 from .worker import agent_version, engine_backend, engine_version, line_versions, load_game
 
@@ -330,13 +331,14 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
         where = order.get(line["game_id"])
         if where is not None:
             line.setdefault("index", where[0])
-        writer.write(line)
-        outcome.played += 1
-        if line.get("status") in FINISHED:
-            by_id[line["game_id"]] = line
-        else:
-            failed.add(line["game_id"])
-            outcome.aborted.append(f"{line['game_id']}: {line.get('error')}")
+        with deferred_interrupts():  # a line on disk is a line counted: Ctrl-C/SIGTERM wait for both
+            writer.write(line)
+            outcome.played += 1
+            if line.get("status") in FINISHED:
+                by_id[line["game_id"]] = line
+            else:
+                failed.add(line["game_id"])
+                outcome.aborted.append(f"{line['game_id']}: {line.get('error')}")
         if on_line is not None:
             on_line(line)
         show.update()

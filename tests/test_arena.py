@@ -361,6 +361,31 @@ class _StopAfter:
             raise KeyboardInterrupt
 
 
+def test_a_signal_right_after_a_line_is_written_still_counts_that_game(tmp_path, monkeypatch):
+    """A sanitizer run stopped an arena by SIGTERM just after it wrote its 8th line: the report counted 7
+    games while the file held 8. Writing a line and counting it must not be cut apart by Ctrl-C/SIGTERM."""
+    import os
+    import signal
+
+    from arena import results as results_mod
+
+    write = results_mod.Writer.write
+    written = []
+
+    def write_then_signal(self, line):
+        write(self, line)
+        written.append(line["game_id"])
+        if len(written) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, delivered right after the line is on disk
+
+    monkeypatch.setattr(results_mod.Writer, "write", write_then_signal)
+    out = tmp_path / "r.jsonl"
+    outcome = run(Plan(("random", "heuristic"), 8, ruleset=RULES), str(out), ProcessBackend(1), progress=False)
+    on_disk = [json.loads(x)["game_id"] for x in out.read_text().splitlines()]
+    assert outcome.interrupted and on_disk == written and len(on_disk) >= 3
+    assert outcome.played == len(on_disk) and sorted(x["game_id"] for x in outcome.lines) == sorted(on_disk)
+
+
 def test_schedule_is_lazy_memory_does_not_grow_with_games(tmp_path):
     import tracemalloc
 
