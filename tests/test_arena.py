@@ -380,7 +380,12 @@ def test_a_signal_right_after_a_line_is_written_still_counts_that_game(tmp_path,
 
     monkeypatch.setattr(results_mod.Writer, "write", write_then_signal)
     out = tmp_path / "r.jsonl"
-    outcome = run(Plan(("random", "heuristic"), 8, ruleset=RULES), str(out), ProcessBackend(1), progress=False)
+    # Ctrl-C's own handler, also where this process started with SIGINT ignored (nohup, background CI jobs).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        outcome = run(Plan(("random", "heuristic"), 8, ruleset=RULES), str(out), ProcessBackend(1), progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     on_disk = [json.loads(x)["game_id"] for x in out.read_text().splitlines()]
     assert outcome.interrupted and on_disk == written and len(on_disk) >= 3
     assert outcome.played == len(on_disk) and sorted(x["game_id"] for x in outcome.lines) == sorted(on_disk)
