@@ -276,26 +276,32 @@ def _canonical_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> st
         parser.error(f"{flag} {spec!r}: {exc}")
 
 
-def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _policy_search_spec(parser: argparse.ArgumentParser, flag: str, spec: str, filled_with: str) -> str:
+    """Check a search spec whose ``policy=`` each generation fills in (exit 2 naming ``flag``); its agent's name."""
     import agents
 
+    try:
+        name, params = agents.parse_spec(spec)
+        agents.canonical(spec)
+    except agents.AgentSpecError as exc:
+        parser.error(f"{flag} {spec!r}: {exc}")
+    if "policy" in params:
+        parser.error(f"{flag} {spec!r}: leave policy= out, each generation fills in {filled_with}")
+    try:
+        agents.canonical(join_param(spec, "policy=x.npz"))
+    except agents.AgentSpecError:
+        parser.error(f"{flag} {spec!r}: agent {name!r} takes no policy=<file> parameter; use netsearch")
+    return name
+
+
+def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     # Canonical texts, so that equal agents written differently compare equal on resume.
     args.teacher = _canonical_spec(parser, "--teacher", args.teacher)
     args.reference = _canonical_spec(parser, "--reference", args.reference)
     args.eval_opponents = [_canonical_spec(parser, "--eval-opponents", spec) for spec in args.eval_opponents]
     args.opponents = [spec if spec == "self" else _canonical_spec(parser, "--opponents", spec)
                       for spec in args.opponents]
-    try:
-        name, params = agents.parse_spec(args.search)
-        agents.canonical(args.search)
-    except agents.AgentSpecError as exc:
-        parser.error(f"--search {args.search!r}: {exc}")
-    if "policy" in params:
-        parser.error(f"--search {args.search!r}: leave policy= out, each generation fills in its own file")
-    try:
-        agents.canonical(join_param(args.search, "policy=x.npz"))
-    except agents.AgentSpecError:
-        parser.error(f"--search {args.search!r}: agent {name!r} takes no policy=<file> parameter; use netsearch")
+    _policy_search_spec(parser, "--search", args.search, "its own file")
     if args.init_from:
         from agents.learned import PolicyFileError, load_policy
 
@@ -495,16 +501,7 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     args.first_teacher = _canonical_spec(parser, "--first-teacher", args.first_teacher)
     if not callable(getattr(agents.make(args.first_teacher), "move_values", None)):
         parser.error(f"--first-teacher {args.first_teacher!r} cannot value moves; use pimc or netsearch")
-    try:
-        name, params = agents.parse_spec(args.teacher)
-    except agents.AgentSpecError as exc:
-        parser.error(f"--teacher {args.teacher!r}: {exc}")
-    if "policy" in params:
-        parser.error(f"--teacher {args.teacher!r}: leave policy= out, each generation fills in the champion")
-    try:
-        agents.canonical(join_param(args.teacher, "policy=x.npz"))
-    except agents.AgentSpecError:
-        parser.error(f"--teacher {args.teacher!r}: agent {name!r} takes no policy=<file>; use netsearch")
+    name = _policy_search_spec(parser, "--teacher", args.teacher, "the champion")
     args.teacher = agents.canonical(args.teacher) if args.teacher != name else args.teacher
     args.screen_opponents = [_canonical_spec(parser, "--screen-opponents", o) for o in args.screen_opponents]
     if args.target:
