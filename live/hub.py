@@ -923,19 +923,11 @@ class Hub:
 
     def release(self, conn: Connection) -> None:
         """Forget an admitted connection (see :meth:`admit`)."""
-        n = self.connections_by_address.get(conn.address, 0) - 1
-        if n > 0:
-            self.connections_by_address[conn.address] = n
-        else:
-            self.connections_by_address.pop(conn.address, None)
+        _count_down(self.connections_by_address, conn.address)
 
     def table_closed(self, table: Table) -> None:
         """A table left the hub: it no longer counts against its opener's address."""
-        n = self.tables_by_address.get(table.address, 0) - 1
-        if n > 0:
-            self.tables_by_address[table.address] = n
-        else:
-            self.tables_by_address.pop(table.address, None)
+        _count_down(self.tables_by_address, table.address)
 
     def _new_table(self, name: str, address: str = "", **kw) -> Table:
         if len(self.tables) >= self.config.max_tables:
@@ -1087,3 +1079,12 @@ def _refusal(spec: str, ruleset: Ruleset) -> str | None:
         except ValueError as exc:
             return f"agent {spec!r} cannot play with this table's rules: {exc}"
     return None
+
+
+def _count_down(counts: dict[str, int], key: str) -> None:
+    """One less of ``key`` in a per-address count; an address that holds nothing leaves the dict."""
+    n = counts.get(key, 0) - 1
+    if n > 0:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
