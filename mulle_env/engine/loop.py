@@ -162,11 +162,18 @@ class GameLoop:
 
     # ----- the loop ----------------------------------------------------------------------
     def start(self) -> None:
-        """A new game begins: ``reset()`` every distinct seated agent once."""
+        """A new game begins: ``reset()`` every distinct seated agent once.
+
+        What the loop knows about each seat (does its agent read a view, does it observe)
+        is read again afterwards: an agent may become another one at ``reset()`` (an
+        opponent pool draws its next member then, and ``random`` reads no view while
+        ``heuristic`` does).
+        """
         for seat, agent in self._distinct:
             reset = getattr(agent, "reset", None)
             if reset is not None:
                 self._call(seat, "reset", reset)
+        self._seat_changed()
 
     def ask(self) -> tuple[int, Any, list[Any]]:
         """``(seat, view, legal_moves)``: what the agent of the seat to move is shown.
