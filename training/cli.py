@@ -1,16 +1,17 @@
-"""The one command line of the training package: ``mulle-train`` (and ``mulle-expert``).
-
-``mulle-train <command> ...``:
+"""The one command line of the training package: ``mulle-train <command>``.
 
 * ``ppo``: masked PPO on the environments (:mod:`training.ppo`); ``mulle-train`` with
   flags and no command word runs it, as it always has;
-* ``expert``: expert iteration from nothing, unattended, with budgets (:mod:`training.pipeline`);
+* ``expert``: expert iteration from nothing, unattended, with budgets and the recipes
+  ``--recipe quick|standard|long`` (:mod:`training.pipeline`, :mod:`training.recipes`);
 * ``run``, ``data``, ``fit``, ``records``, ``dmc``: expert iteration and its stages (:mod:`training.expert`);
+* ``exploit``: a best response trained against a frozen agent, and its score (:mod:`training.exploit`);
+* ``finetune``: an sb3 checkpoint of a policy file for ``ppo --init-from`` (:mod:`training.finetune`);
 * ``regret``: players' regret by a reference search (:mod:`training.regret`);
 * ``plot``, ``speed``: Elo by generation, Elo against thinking time (:mod:`training.plots`).
 
-``mulle-expert <command>`` is the same command line without ``ppo`` (its documented name
-for the expert-iteration commands).
+One parser tree (:func:`build_parser`). ``mulle-expert <command>`` is the same tree under
+its old name, kept working and deprecated (CHANGELOG, 0.3.0).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 from . import expert
 from .expert import MANIFEST, Out, join_param, write_json
 
-__all__ = ["EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
+__all__ = ["COMMANDS", "EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
 
 
 
@@ -82,10 +83,15 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     """``expert``: the unattended pipeline (:mod:`training.pipeline`), its defaults the shipped net's recipe."""
     from .pipeline import __doc__ as about
 
+    from .recipes import RECIPES
+
     e = sub.add_parser("expert", help="expert iteration from nothing, unattended (label, fit, screen, promote)",
                        description=about.split("\n\n")[0] + " See docs/learning.md.",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    e.add_argument("--out-dir", default="runs/expert-auto", help="the run's directory (its parent must exist)")
+    e.add_argument("--recipe", choices=list(RECIPES), default=None,
+                   help="named presets of the flags below, sized by measurement on 2 cores (quick: a few minutes, "
+                        "beats greedy; standard: one hour; long: 2.5 hours); flags given explicitly win")
+    e.add_argument("--out-dir", default="runs/expert-auto", help="the run's directory (made with its parents)")
     g = e.add_argument_group("budgets (any may be raised to continue a stopped run)")
     g.add_argument("--generations", type=_positive, default=8, help="stop after this many generations")
     g.add_argument("--hours", type=_nonnegative_float, default=0.0,
@@ -129,14 +135,23 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     e.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
-    """The expert-iteration commands of the training command line (their flags are a public interface)."""
+def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
+    """The one parser of the training command line: every command and its flags (a public interface)."""
     # Imported here, not at the top: a Ctrl-C while numpy loads is reported cleanly.
     from mulle_env.extras import EXTRAS
 
-    ap = argparse.ArgumentParser(prog=prog, description="Expert iteration for Mulle: a search labels "
-                                 "positions, a network learns them, the search uses the network; repeat.")
-    sub = ap.add_subparsers(dest="command", required=True)
+    from . import exploit, finetune, ppo
+
+    ap = argparse.ArgumentParser(prog=prog, description="Make policies for Mulle: masked PPO (ppo, the default "
+                                 "command), expert iteration (expert: a search labels positions, a network learns "
+                                 "them, the search uses the network; repeat) and its stages, best responses "
+                                 "(exploit). 'mulle-train COMMAND --help' tells each command's flags; "
+                                 "docs/learning.md is the guide.")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    pp = sub.add_parser("ppo", help="masked PPO against an opponent pool (the command run when none is named)",
+                        description=ppo.DESCRIPTION, epilog=ppo.EPILOG,
+                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ppo.add_arguments(pp)
     r = sub.add_parser("run", help="run (or resume) generations",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     r.add_argument("--out-dir", default="runs/expert", help="data, checkpoints, policies, results and manifest.json")
@@ -155,7 +170,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     r.add_argument("--init-from", default="", help="policy file whose weights start generation 0 (shapes must fit)")
     r.add_argument("--net", choices=("logits", "afterstate"), default="logits",
                    help="logits: one logit per action plus a value head; afterstate: score the position each move "
-                        "leaves (data made with afterstates, mulle-expert fit --net afterstate)")
+                        "leaves (data made with afterstates, mulle-train fit --net afterstate)")
     r.add_argument("--hidden", type=_widths, default=None,
                    help="hidden widths (default: 512,256 for logits nets, 256,256 for afterstate nets)")
     r.add_argument("--value-hidden", type=_widths, default=[256], help="value head hidden widths")
@@ -193,7 +208,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit a policy file to teacher data sets",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     f.add_argument("data", nargs="+",
-                   help="teacher data directories (mulle-expert data, or mulle-train records), each DIR or "
+                   help="teacher data directories (mulle-train data or records), each DIR or "
                         "DIR=WEIGHT (the weight multiplies its decisions' losses; default 1)")
     f.add_argument("--out", required=True, help="policy .npz file to write (its directory must exist)")
     f.add_argument("--net", choices=("afterstate", "logits"), default="afterstate",
@@ -230,7 +245,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     c.add_argument("--shard-games", type=_positive, default=50, help="games per shard")
     m = sub.add_parser("dmc", help="fine-tune an afterstate policy by Deep Monte-Carlo self-play",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    m.add_argument("init_from", help="afterstate policy file to start from (e.g. a mulle-expert fit)")
+    m.add_argument("init_from", help="afterstate policy file to start from (e.g. a mulle-train fit)")
     m.add_argument("--out", required=True, help="policy .npz file to write (rewritten after every round)")
     m.add_argument("--rounds", type=_positive, default=20, help="rounds to complete (raise it to continue)")
     m.add_argument("--games-per-round", type=_positive, default=1000, help="self-play games per round")
@@ -248,7 +263,7 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     m.add_argument("--threads", type=_positive, default=1, help="torch threads for the updates")
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
     p = sub.add_parser("plot", help="PNG of Elo by generation from a run's manifest")
-    p.add_argument("manifest", help="manifest.json of a mulle-expert run (or its --out-dir)")
+    p.add_argument("manifest", help="manifest.json of a mulle-train expert run (or its --out-dir)")
     p.add_argument("--out", default="elo_by_generation.png", help="PNG to write")
     s = sub.add_parser("speed", help="PNG of Elo against milliseconds per decision from one arena results file")
     s.add_argument("results", help="results .jsonl of one mulle-arena run (a round-robin of the agents to compare)")
@@ -263,7 +278,23 @@ def build_parser(prog: str = "mulle-expert") -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0, help="deals and every agent's random stream")
     g.add_argument("--json", default="", help="also write the table here")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    x = sub.add_parser("exploit", help="train a best response against a frozen agent and report its score",
+                       description=exploit.__doc__.split("\n\n")[0] if exploit.__doc__ else None,
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    exploit.add_arguments(x)
+    f = sub.add_parser("finetune", help="write an sb3 checkpoint of a policy file, for ppo --init-from",
+                       description=finetune.__doc__.split("\n\n")[0] if finetune.__doc__ else None)
+    finetune.add_arguments(f)
     return ap
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` in the tree of :func:`build_parser`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    raise KeyError(command)
 
 
 def _canonical_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> str:
@@ -331,7 +362,7 @@ def _dmc_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         parser.error(f"init_from: {exc}")
     if head != "afterstate":
         parser.error(f"init_from {args.init_from!r} holds a {head!r} net; dmc fine-tunes afterstate nets "
-                     "(mulle-expert fit --net afterstate)")
+                     "(mulle-train fit --net afterstate)")
     if _torch_missing("dmc"):
         return 2
     return _errors_exit_1((PolicyFileError, ValueError), expert.dmc, args, out)
@@ -342,7 +373,7 @@ def _torch_missing(command: str) -> bool:
     try:
         import torch  # noqa: F401
     except ImportError:
-        print(f'mulle-expert: error: {command} needs torch (pip install "mulle-env[train]")', file=sys.stderr)
+        print(f'mulle-train: error: {command} needs torch (pip install "mulle-env[train]")', file=sys.stderr)
         return True
     return False
 
@@ -353,7 +384,7 @@ def _errors_exit_1(errors: tuple[type[Exception], ...], fn: Callable[[argparse.N
     try:
         return fn(args, out)
     except errors as exc:
-        print(f"mulle-expert: error: {exc}", file=sys.stderr)
+        print(f"mulle-train: error: {exc}", file=sys.stderr)
         return 1
 
 
@@ -381,7 +412,7 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
     try:
         result = regret_table(args.players, args.reference, args.games, args.every, args.seed, args.driver, tick)
     except ValueError as exc:
-        print(f"mulle-expert: error: {exc}", file=sys.stderr)
+        print(f"mulle-train: error: {exc}", file=sys.stderr)
         return 1
     finally:
         if bar is not None:
@@ -394,32 +425,28 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
     return 0
 
 
-#: The commands of ``mulle-expert`` (all of ``mulle-train``'s but ``ppo``).
+#: The commands of expert iteration and its tools (everything but ``ppo``, ``exploit`` and ``finetune``).
 EXPERT_COMMANDS = ("expert", "run", "data", "fit", "records", "dmc", "plot", "speed", "regret")
+#: Every command of ``mulle-train``.
+COMMANDS = ("ppo", *EXPERT_COMMANDS, "exploit", "finetune")
 
 
 def train_main(argv: list[str] | None = None, out: Out = print) -> int:
-    """Entry point of ``mulle-train``: ``ppo`` (also when no command word is given) or an expert command."""
+    """Entry point of ``mulle-train``: one command of :func:`build_parser`; flags with no command word run ``ppo``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in EXPERT_COMMANDS:
-        return main(argv, out, prog="mulle-train")
-    if argv and argv[0] == "ppo":
-        argv = argv[1:]
-    elif argv and argv[0] in ("-h", "--help"):
-        out("mulle-train: make policies for Mulle. Commands: ppo (the default: masked PPO, flags below), "
-            f"{', '.join(EXPERT_COMMANDS)} (expert iteration: mulle-train run --help, ...).\n")
-    from .ppo import main as ppo_main
-
-    return ppo_main(argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["ppo", *argv]  # how mulle-train was first used: PPO's flags and no command word
+    return main(argv, out, prog="mulle-train")
 
 
 def expert_main(argv: list[str] | None = None, out: Out = print) -> int:
-    """Entry point of ``mulle-expert``: the expert-iteration commands of :func:`train_main` under their old name."""
+    """Entry point of ``mulle-expert`` (deprecated): the same command tree as ``mulle-train``."""
+    print("mulle-expert is deprecated: 'mulle-train COMMAND' takes the same commands and flags", file=sys.stderr)
     return main(argv, out, prog="mulle-expert")
 
 
-def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-expert") -> int:
-    """Run one expert command (``expert``, ``run``, ``data``, ...); returns the exit code.
+def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-train") -> int:
+    """Run one command (``ppo``, ``expert``, ``run``, ``data``, ...); returns the exit code.
 
     0 done, 1 an error of the run (a data directory made with other settings, an
     unusable policy file), 2 bad usage (a bad flag or path, named), 130 interrupted by
@@ -428,17 +455,36 @@ def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-exp
     """
     from arena.shutdown import TerminateAsInterrupt
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(prog)
+    _apply_recipe(parser, argv)
     args = parser.parse_args(argv)
-    args.argv = [prog, *(sys.argv[1:] if argv is None else argv)]
+    args.argv = [prog, *argv]
     args.prog = prog
+    if args.command == "ppo":
+        from .ppo import run_command
+
+        return run_command(_subparser(parser, "ppo"), args)  # PPO's own Ctrl-C handling saves a checkpoint
     with TerminateAsInterrupt() as stop:
         try:
-            return _dispatch(parser, args, out, prog)
+            return _dispatch(_subparser(parser, args.command), args, out, prog)
         except KeyboardInterrupt:
             print(f"\n{prog}: interrupted; finished shards, fit checkpoints, DMC rounds and arena games are saved: "
                   "run the same command again to continue", file=sys.stderr)
             return stop.exit_code
+
+
+def _apply_recipe(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``expert --recipe NAME``: the recipe's values become the defaults, so flags given explicitly win."""
+    if not argv or argv[0] != "expert":
+        return
+    from .recipes import RECIPES, recipe_defaults
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--recipe", choices=list(RECIPES))
+    known, _ = pre.parse_known_args(argv[1:])
+    if known.recipe:
+        _subparser(parser, "expert").set_defaults(**recipe_defaults(known.recipe))
 
 
 def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, str | Path]] = (),
@@ -466,6 +512,18 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
                 check_output_path(d, flag)
     except PathError as exc:
         parser.error(str(exc))
+
+
+def _make_dir(parser: argparse.ArgumentParser, flag: str, path: str | Path) -> None:
+    """Make the directory ``path`` with its parents (a run's home, named up front); exit 2 naming ``flag`` if not."""
+    d = Path(path)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        parser.error(f"{flag} {str(d)!r} is a file, not a directory")
+    except OSError as exc:
+        parser.error(f"{flag} {str(d)!r} cannot be made: {exc.strerror or exc}")
+    _check_paths(parser, dirs=[(flag, d)])
 
 
 def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Any]:
@@ -530,7 +588,7 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         records.append([str(Path(path).resolve()), weight])
         _check_paths(parser, inputs=[("--records", path)])
     args.records = records
-    _check_paths(parser, dirs=[("--out-dir", args.out_dir)])
+    _make_dir(parser, "--out-dir", args.out_dir)
     if args.backend == "ray":
         _need_ray(parser)
 
@@ -548,6 +606,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
 
     if args.command == "expert":
         _expert_args(parser, args)
+        if args.recipe:
+            out(f"{prog}: recipe {args.recipe}: " + ", ".join(
+                f"--{k.replace('_', '-')} {' '.join(v) if isinstance(v, list) else v}"
+                for k, v in _recipe_in_effect(args).items()))
         if _torch_missing("expert"):
             return 2
         from .pipeline import run_expert
@@ -610,7 +672,28 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
     if args.command == "regret":
         _check_paths(parser, outputs=[("--json", args.json)])
         return _regret_main(parser, args, out)
+    if args.command == "exploit":
+        from . import exploit
+
+        exploit.check_args(parser, args)
+        if _torch_missing("exploit"):
+            return 2
+        return _errors_exit_1((PolicyFileError, ValueError), exploit.run, args, out)
+    if args.command == "finetune":
+        from . import finetune
+
+        _check_paths(parser, outputs=[("out", args.out)], inputs=[("policy", args.policy)])
+        if _torch_missing("finetune"):
+            return 2
+        return _errors_exit_1((PolicyFileError, ValueError), finetune.run, args, out)
     return _speed_main(parser, args, out, prog)
+
+
+def _recipe_in_effect(args: argparse.Namespace) -> dict[str, Any]:
+    """The recipe's flags as this run has them (explicit flags won), for the first line of the run."""
+    from .recipes import recipe_defaults
+
+    return {k: getattr(args, k) for k in recipe_defaults(args.recipe)}
 
 
 def _speed_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out, prog: str) -> int:

@@ -229,16 +229,21 @@ def _round_games(policy: MLPPolicy, cfg: DMCConfig, rnd: int, workers: int,
 def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | None = None,
                  checkpoint: str | Path | None = None, workers: int = 1, threads: int = 1,
                  progress: bool = True, log: Callable[[dict[str, Any]], None] | None = None,
-                 metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+                 metadata: dict[str, Any] | None = None, max_seconds: float | None = None) -> dict[str, Any]:
     """Fine-tune the afterstate net ``init_from`` by DMC self-play; write the policy file ``out``.
 
     Runs ``config["rounds"]`` rounds (see the module docstring), resuming from
     ``checkpoint`` (default ``<out>.ckpt.pt``); raising ``rounds`` continues a finished
-    run. A checkpoint of another run (other settings or another starting net) is
-    refused with a ``ValueError`` naming the difference, never overwritten, and so is
+    run. ``max_seconds`` also stops it once the rounds done (over every resume) have
+    taken that long. A checkpoint of another run (other settings or another starting net)
+    is refused with a ``ValueError`` naming the difference, never overwritten, and so is
     an ``out`` that is the starting file. The policy file is rewritten after every
-    round. Returns the last round's figures.
+    round. A net that reads an extra-input block (``capture-v3``, the shipped net's) is
+    fine-tuned with it: the block is computed from each afterstate, after the suit swap.
+    Returns the last round's figures.
     """
+    from mulle_env.extras import with_extras
+
     import torch
 
     from .afterfit import _build, _load_numpy, to_policy
@@ -251,16 +256,14 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     start = load_policy(init_from)
     if start.head != "afterstate":
         raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets, this file holds a {start.head!r} net")
-    if start.extras is not None:
-        raise ValueError(f"{init_from}: DMC fine-tunes afterstate nets without extra inputs; this one reads "
-                         f"{start.extras!r}")
+    extras = start.extras
     if workers < 1:
         raise ValueError(f"workers must be >= 1, not {workers}")
     torch.set_num_threads(threads)
     hidden = list(start.hidden_sizes)
     activation = start.activation
-    net = _build({"seed": cfg["seed"], "hidden": hidden, "activation": activation})
-    _load_numpy(net, start)
+    net = _build({"seed": cfg["seed"], "hidden": hidden, "activation": activation, "extras": extras})
+    _load_numpy(net, start, extras)
     opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     ckpt = Path(checkpoint) if checkpoint else Path(str(out) + ".ckpt.pt")
     # Not the number of rounds (raising it continues a finished run), nor the start's path (its fingerprint).
@@ -290,6 +293,9 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                 "init_fingerprint": start.fingerprint(), "rounds_done": rnd, "history": history,
                 "dmc_seconds": round(elapsed, 1), **(metadata or {})}
 
+    def policy_now() -> MLPPolicy:
+        return to_policy(net, activation, meta_now(), extras=extras)
+
     bs = int(cfg["batch_size"])
     # The net writes points / VALUE_SCALE; the loss is reported in (points / 10)^2, as the fits do.
     scale = (VALUE_SCALE / 10.0) ** 2
@@ -303,9 +309,9 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         pool = process_pool(workers)
     t0 = time.monotonic()
     try:
-        while rnd < int(cfg["rounds"]):
+        while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed < max_seconds):
             net.eval()
-            policy = to_policy(net, activation)
+            policy = to_policy(net, activation, extras=extras)
             tg = time.monotonic()
             x16, target, stats = _round_games(policy, cfg, rnd, workers, pool)
             game_seconds = time.monotonic() - tg
@@ -319,7 +325,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                 if obs_perm is not None:
                     flip = np.random.default_rng([int(cfg["seed"]), rnd, b]).random(len(rows)) < 0.5
                     x[flip] = x[flip][:, obs_perm]
-                pred = net(torch.from_numpy(x))[:, 0]
+                pred = net(torch.from_numpy(with_extras(x, extras)))[:, 0]
                 loss = torch.mean((pred - y[rows]) ** 2) * scale
                 gradient_step(net, opt, loss)
                 losses.append(float(loss.detach()))
@@ -335,7 +341,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             elapsed += now - t0
             t0 = now
             net.eval()
-            save_policy(to_policy(net, activation, meta_now()), out)
+            save_policy(policy_now(), out)
             save_checkpoint({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
                              "history": history, "elapsed": elapsed}, ckpt)
             if bar:
@@ -356,5 +362,5 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     if not Path(out).is_file():
         # Nothing left to run and no file (e.g. it was deleted): write the checkpoint's net.
         net.eval()
-        save_policy(to_policy(net, activation, meta_now()), out)
+        save_policy(policy_now(), out)
     return {**(history[-1] if history else {}), "dmc_seconds": round(elapsed, 1)}

@@ -7,16 +7,17 @@ same ``--net``). The value head's target (final score difference / 100) is PPO's
 undiscounted return with ``--reward score --score-scale 100``, so it starts the critic
 close to right; with other widths the critic starts fresh. Then::
 
-    python -m training.finetune gen_002/policy.npz ft/init.zip
-    mulle-train --init-from ft/init.zip --net 512,256 --activation relu --lr 3e-5 ...
+    mulle-train finetune gen_002/policy.npz ft/init.zip      # or: python -m training.finetune ...
+    mulle-train ppo --init-from ft/init.zip --net 512,256 --activation relu --lr 3e-5 ...
 
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -28,7 +29,7 @@ from agents.learned.policy import load_policy
 if TYPE_CHECKING:  # torch is imported where it is used; to mypy it is Any
     from torch import nn
 
-__all__ = ["Copied", "main", "to_sb3_checkpoint"]
+__all__ = ["Copied", "add_arguments", "main", "run", "to_sb3_checkpoint"]
 
 
 class Copied(TypedDict):
@@ -55,6 +56,9 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> Copied:
     from mulle_env.gym_env import MulleEnv
 
     pol = load_policy(policy_path)
+    if pol.head != "logits":
+        raise ValueError(f"{policy_path}: holds a {pol.head!r} net; PPO fine-tunes logits nets (mulle-train ppo or "
+                         "fit --net logits make them), an afterstate net is fine-tuned by mulle-train dmc")
     hidden = list(pol.hidden_sizes)
     act = nn.ReLU if pol.activation == "relu" else nn.Tanh
     model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu", verbose=0,
@@ -79,22 +83,26 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> Copied:
     return {"net": ",".join(map(str, hidden)), "activation": pol.activation, "value": bool(value)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m training.finetune POLICY.npz OUT.zip``: write the checkpoint, print the mulle-train flags."""
-    import argparse
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags of ``mulle-train finetune`` (and of ``python -m training.finetune``)."""
+    ap.add_argument("policy", help="policy .npz (e.g. a mulle-train expert generation's policy.npz)")
+    ap.add_argument("out", help="checkpoint .zip to write (its directory is made)")
 
-    ap = argparse.ArgumentParser(prog="python -m training.finetune",
-                                 description="Write an sb3 checkpoint of a policy file for mulle-train --init-from.")
-    ap.add_argument("policy", help="policy .npz (e.g. a mulle-expert generation's policy.npz)")
-    ap.add_argument("out", help="checkpoint .zip to write")
-    args = ap.parse_args(argv)
-    if not Path(args.policy).is_file():
-        ap.error(f"policy {args.policy!r} does not exist")
+
+def run(args: argparse.Namespace, out: Callable[[str], object] = print) -> int:
+    """Write the checkpoint ``args.out`` of ``args.policy`` and say which flags ``mulle-train ppo`` needs."""
     info = to_sb3_checkpoint(args.policy, args.out)
-    print(f"wrote {args.out}; continue with: mulle-train --init-from {args.out} --net {info['net']} "
-          f"--activation {info['activation']} --reward score --score-scale 100 ..."
-          + ("" if info["value"] else " (the value head was not copied: its widths differ from the policy's)"))
+    out(f"wrote {args.out}; continue with: mulle-train ppo --init-from {args.out} --net {info['net']} "
+        f"--activation {info['activation']} --reward score --score-scale 100 ..."
+        + ("" if info["value"] else " (the value head was not copied: its widths differ from the policy's)"))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.finetune POLICY.npz OUT.zip``: the same as ``mulle-train finetune POLICY.npz OUT.zip``."""
+    from .cli import train_main
+
+    return train_main(["finetune", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ import contextlib
 import json
 import resource
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,6 +107,8 @@ class Pipeline:
         self.base = 0.0
         self.manifest: dict[str, Any] = {}
         self._saved = self.t0
+        #: What a Ctrl-C now waits for before the run stops (said at once, :meth:`announcing_interrupts`).
+        self.waiting_for = "the manifest to be written"
 
     # ----- bookkeeping -------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -178,8 +182,51 @@ class Pipeline:
                 return gen
         return None
 
+    _WAITING = {
+        "data": "the labelling workers to stop: generation {g}'s finished shards are on disk, the shards in progress "
+                "are labelled again on resume",
+        "fit": "the fit to stop: it resumes from its last checkpoint (written every {minutes:g} min and at each "
+               "epoch's end)",
+        "screen": "the screen's games in progress to stop: its finished games are in gen_{g:03d}/screen_*.jsonl",
+    }
+
+    @contextlib.contextmanager
+    def announcing_interrupts(self) -> Iterator[None]:
+        """Ctrl-C or SIGTERM say at once what the run waits for before it stops, then interrupt as before."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        # A signal that is ignored (SIGINT under nohup or in a background job) stays ignored.
+        previous = {sig: h for sig in (signal.SIGINT, signal.SIGTERM)
+                    if (h := signal.getsignal(sig)) is not signal.SIG_IGN}
+        said = [False]
+
+        def handle(signum: int, frame: Any) -> None:
+            if not said[0]:
+                said[0] = True
+                name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+                print(f"\n{self.args.prog}: {name}: stopping; waiting for {self.waiting_for}", file=sys.stderr,
+                      flush=True)
+            before = previous[signal.Signals(signum)]
+            if callable(before):
+                before(signum, frame)
+            elif signum == signal.SIGINT:
+                raise KeyboardInterrupt
+
+        for sig in previous:
+            signal.signal(sig, handle)
+        try:
+            yield
+        finally:
+            for sig, before in previous.items():
+                signal.signal(sig, before)
+
     def run(self) -> int:
         """Complete generations until a budget or the target stops the run; 0 when it stopped as asked."""
+        with self.announcing_interrupts():
+            return self._run()
+
+    def _run(self) -> int:
         error = self.open()
         if error:
             print(f"{self.args.prog}: error: {error}", file=sys.stderr)
@@ -356,10 +403,12 @@ class Pipeline:
     def timed(self, gen: dict[str, Any], stage: str) -> Iterator[None]:
         """Add the block's seconds to ``gen["seconds"][stage]``, also when it is interrupted (then saved)."""
         t = time.monotonic()
+        self.waiting_for = self._WAITING[stage].format(g=gen["generation"], minutes=self.args.checkpoint_minutes)
         try:
             yield
         finally:
             gen["seconds"][stage] = round(gen["seconds"].get(stage, 0) + time.monotonic() - t, 1)
+            self.waiting_for = "the manifest to be written"
             self.save()
 
     def records_dir(self) -> Path | None:

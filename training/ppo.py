@@ -48,7 +48,8 @@ if TYPE_CHECKING:  # torch, sb3 and tqdm are imported where they are used; to my
 
     from .pool import OpponentPool
 
-__all__ = ["SELFPLAY", "PPORun", "build_parser", "main", "parse_args", "planned_steps", "train"]
+__all__ = ["SELFPLAY", "PPORun", "add_arguments", "build_parser", "check_args", "main", "parse_args", "planned_steps",
+           "run_command", "steps_to_train", "train"]
 
 #: ``--opponents`` member for self-play in the batched env: the network being trained plays both seats.
 SELFPLAY = "selfplay"
@@ -73,18 +74,26 @@ def _import_training_stack() -> None:
         ) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line interface of ``mulle-train``."""
-    ap = argparse.ArgumentParser(
-        prog="mulle-train",
-        description="Train a Mulle policy with masked PPO (sb3-contrib) against an opponent pool and export it "
-        "as a numpy .npz policy for the 'learned' agent.",
-        epilog="Quick start (about 2 minutes on one core): mulle-train --out-dir runs/try --steps 20000 "
-        "--eval-games 40 --eval-every 10000 --checkpoint-every 10000 --export try.npz; then "
-        "mulle-arena learned:path=try.npz heuristic --games 20. Exit codes: 0 done, 2 bad arguments or "
-        "missing torch, 130 interrupted (a checkpoint is saved; continue with --resume). See docs/learning.md.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+#: What ``mulle-train ppo --help`` says first.
+DESCRIPTION = ("Train a Mulle policy with masked PPO (sb3-contrib) against an opponent pool and export it "
+               "as a numpy .npz policy for the 'learned' agent.")
+#: What ``mulle-train ppo --help`` says last.
+EPILOG = ("Quick start (about 2 minutes on one core): mulle-train ppo --out-dir runs/try --steps 20000 "
+          "--eval-games 40 --eval-every 10000 --checkpoint-every 10000 --export try.npz; then "
+          "mulle-arena learned:path=try.npz heuristic --games 20. Exit codes: 0 done, 2 bad arguments or "
+          "missing torch, 130 interrupted (a checkpoint is saved; continue with --resume). See docs/learning.md.")
+
+
+def build_parser(prog: str = "mulle-train ppo") -> argparse.ArgumentParser:
+    """A parser of the ``ppo`` command's flags alone (``mulle-train ppo`` is :func:`training.cli.build_parser`'s)."""
+    ap = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    add_arguments(ap)
+    return ap
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """Add the ``ppo`` command's flags to ``ap`` (the one definition of them)."""
     g = ap.add_argument_group("run")
     g.add_argument("--out-dir", default="runs/ppo", help="checkpoints, snapshots, logs and best.npz go here")
     g.add_argument("--steps", type=int, default=2_000_000, help="total PPO environment steps (learner decisions)")
@@ -139,7 +148,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--eval-games", type=int, default=400, help="games per evaluation (duplicate pairs x 2)")
     g.add_argument("--eval-opponent", default="heuristic", help="agent spec evaluated against")
     g.add_argument("--eval-seed", type=int, default=500_000, help="first deal seed of the evaluation games")
-    return ap
 
 
 def _net(text: str) -> list[int]:
@@ -198,12 +206,18 @@ def _checked(parser: argparse.ArgumentParser, check: Callable[..., object], path
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate every argument before anything runs: a bad one exits 2 naming its flag."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Validate parsed ``ppo`` flags before anything runs: a bad one exits 2 (``parser.error``) naming its flag."""
     import math
 
     from mulle_env.files import check_input_path, check_output_path
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     for dest, low, inclusive in _BOUNDS:
         value = getattr(args, dest)
         flag = "--" + dest.replace("_", "-")
@@ -265,7 +279,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if not args.resume and _latest_checkpoint(out / "checkpoints") is not None:
         parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
                      "or choose another --out-dir")
-    return args
 
 
 def rollout_steps(args: argparse.Namespace) -> int:
@@ -277,6 +290,17 @@ def planned_steps(args: argparse.Namespace) -> int:
     """The steps a run trains in all: ``--steps`` rounded up to whole rollouts."""
     rollout = rollout_steps(args)
     return int(-(-args.steps // rollout) * rollout)
+
+
+def steps_to_train(args: argparse.Namespace, at: int) -> int:
+    """The steps a run that stands at step ``at`` still trains: whole rollouts until ``--steps`` is reached.
+
+    sb3 collects whole rollouts while its step count is below the goal, so a resumed run
+    trains ``ceil((--steps - at) / rollout)`` rollouts: its end is not ``planned_steps``
+    when the checkpoint was written off that grid (an earlier run with other ``--envs``).
+    """
+    rollout = rollout_steps(args)
+    return max(0, -(-(args.steps - at) // rollout) * rollout)
 
 
 def say(message: str) -> None:
@@ -419,7 +443,11 @@ class PPORun:
         logger = self._logger()
         if self.latest is not None:
             self._model = MaskablePPO.load(self.latest, env=self.vec_env, device="cpu")
-            say(f"mulle-train: resumed from {self.latest} at step {self.model.num_timesteps}")
+            at = int(self.model.num_timesteps)
+            more = steps_to_train(args, at)
+            say(f"mulle-train: resumed from {self.latest} at step {at:,}: "
+                + (f"trains {more:,} more steps, to step {at + more:,}" if more else
+                   f"--steps {args.steps:,} is reached, nothing left to train (raise --steps to continue)"))
         else:
             lr: float = args.lr
             lr_final: float = args.lr_final
@@ -549,7 +577,6 @@ class PPORun:
         from stable_baselines3.common.callbacks import BaseCallback
 
         run, args = self, self.args
-        total = planned_steps(args)
 
         class Hooks(BaseCallback):
             def __init__(self) -> None:
@@ -565,8 +592,8 @@ class PPORun:
                     from tqdm import tqdm
 
                     # The real count: PPO trains whole rollouts, so --steps is rounded up to one.
-                    self.bar = tqdm(total=max(total, n), initial=n, unit="step", desc="ppo", dynamic_ncols=True,
-                                    mininterval=2.0)
+                    self.bar = tqdm(total=n + steps_to_train(args, n), initial=n, unit="step", desc="ppo",
+                                    dynamic_ncols=True, mininterval=2.0)
 
             def _on_rollout_start(self) -> None:
                 # Here the policy has been trained on every step counted so far, so an
@@ -687,21 +714,32 @@ def summary_text(summary: dict[str, Any], out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``mulle-train``: 0 done, 2 bad arguments or no torch, 130 Ctrl-C, 143 SIGTERM.
+    """``mulle-train ppo``'s flags alone: 0 done, 2 bad arguments or no torch, 130 Ctrl-C, 143 SIGTERM.
 
     An interrupted run saves a checkpoint first; the same command with ``--resume`` continues.
     """
+    parser = build_parser()
+    return run_command(parser, parser.parse_args(argv))
+
+
+def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Check the parsed flags (exit 2 naming a bad one) and train: :func:`main` after parsing."""
     from arena.shutdown import TerminateAsInterrupt
 
     with TerminateAsInterrupt() as stop:
         try:
-            args = parse_args(argv)
-            total = planned_steps(args)
-            say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about 96 learner "
-                f"decisions) into {args.out_dir}" + (", resuming its newest checkpoint" if args.resume else ""))
-            if args.steps % rollout_steps(args) and not args.resume:
-                say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs {args.envs} "
-                    f"= {rollout_steps(args)} steps, so --steps {args.steps} trains {total} steps")
+            check_args(parser, args)
+            if args.resume:
+                # The newest checkpoint's step count is read when the model loads (make_model says it).
+                say(f"mulle-train: PPO to step {planned_steps(args):,} at most (--steps {args.steps:,}) into "
+                    f"{args.out_dir}, resuming its newest checkpoint")
+            else:
+                total = planned_steps(args)
+                say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about 96 learner "
+                    f"decisions) into {args.out_dir}")
+                if args.steps % rollout_steps(args):
+                    say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs "
+                        f"{args.envs} = {rollout_steps(args)} steps, so --steps {args.steps} trains {total} steps")
             train(args)
         except TrainingDependencyError as exc:
             print(f"mulle-train: {exc}", file=sys.stderr)

@@ -1,0 +1,44 @@
+"""Named presets of ``mulle-train expert``'s flags: ``--recipe quick|standard|long``.
+
+A recipe is nothing but defaults: ``mulle-train expert --recipe quick --first-games 400``
+runs the quick recipe with 400 first games (flags given on the command line always
+win). Each is sized by measurement on 2 cores; the figures are in docs/learning.md and
+``benchmarks/results/time_to_strength.json`` (the long recipe's curve, whose first hour
+is the standard recipe).
+
+* ``quick``: one generation from ``pimc:samples=40`` labels, screened against
+  ``greedy``: a net that beats ``greedy`` in a few minutes, to see the whole pipeline work.
+* ``standard``: the long recipe's generations within one hour.
+* ``long``: 3,000 first games, then 1,500 ``netsearch`` games a generation, screened
+  against ``heuristic``, ``greedy`` and ``pimc`` (400 duplicate games each) for 2.5 hours.
+
+The defaults without a recipe (8,000 and 4,000 games a generation, 1,000-game screens,
+8 generations) are the shipped net's recipe, sized for runs of many hours.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RECIPES", "recipe_defaults"]
+
+_LONG: dict[str, Any] = {
+    "first_games": 3000, "games": 1500, "generations": 30, "hours": 2.5,
+    "screen_opponents": ["heuristic", "greedy", "pimc"], "screen_games": 400,
+}
+
+#: Recipe name -> the ``expert`` flags it sets (argparse destinations and values).
+RECIPES: dict[str, dict[str, Any]] = {
+    "quick": {"first_games": 200, "generations": 1, "screen_opponents": ["greedy"], "screen_games": 200,
+              "hours": 0.25},
+    "standard": {**_LONG, "hours": 1.0},
+    "long": _LONG,
+}
+
+
+def recipe_defaults(name: str) -> dict[str, Any]:
+    """The flags recipe ``name`` sets; a ``ValueError`` naming the recipes for an unknown one."""
+    try:
+        return dict(RECIPES[name])
+    except KeyError:
+        raise ValueError(f"unknown recipe {name!r}; the recipes are {', '.join(RECIPES)}") from None
