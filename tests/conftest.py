@@ -16,6 +16,25 @@ if "MULLE_ASAN_CHILD_OPTIONS" in os.environ:
 
 ENGINES = sorted(engine.backends())
 
+#: Optional packages whose code the suite tests, and the extra that brings each. In CI (``CI`` set) every one
+#: must be installed: their tests skip without them, and a test that skips in CI proves nothing.
+CI_PACKAGES = {"torch": "train", "sb3_contrib": "train", "stable_baselines3": "train", "ray": "ray",
+               "pettingzoo": "pettingzoo", "pyspiel": "openspiel", "aiohttp": "web", "playwright": "test"}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In CI, stop before any test when an optional package the suite tests is missing (nothing may skip for it)."""
+    if not os.environ.get("CI"):
+        return
+    import importlib.util
+
+    # find_spec looks without importing: no package's code runs here (the sanitizer run shares this file).
+    missing = [f"{name} (the {extra!r} extra)" for name, extra in CI_PACKAGES.items()
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.exit(f"CI is set but these packages are missing, so their tests would skip: {', '.join(missing)}; "
+                    'install the test extra (pip install -e ".[test]", after .ci/setup-torch)', returncode=4)
+
 
 @pytest.fixture(params=ENGINES)
 def engine_backend(request, monkeypatch):

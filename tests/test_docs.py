@@ -51,18 +51,10 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
         exec(compile(block, f"{page.name} python block {i + 1}", "exec"), namespace)
 
 
-def _expert_commands() -> tuple[str, ...]:
-    from training.cli import EXPERT_COMMANDS
-
-    return EXPERT_COMMANDS
-
-
 def _parser(tool: str):
     if tool == "mulle-arena":
         from arena.cli import build_parser
-    elif tool == "mulle-train":
-        from training.ppo import build_parser
-    elif tool == "mulle-expert":
+    elif tool in ("mulle-train", "mulle-expert"):  # one command tree under both names
         from training.cli import build_parser
     elif tool == "mulle-serve":
         from live.cli import build_parser
@@ -79,10 +71,11 @@ def test_shell_commands_parse(page):
         tool = Path(words[0]).name
         if words[1:] == ["--help"]:
             continue
-        if tool == "mulle-train" and words[1:2] and words[1] in _expert_commands():
-            tool = "mulle-expert"  # mulle-train <command>: the expert commands' parser
+        argv = words[1:]
+        if tool == "mulle-train" and (not argv or argv[0].startswith("-")):
+            argv = ["ppo", *argv]  # mulle-train with flags alone runs ppo (training.cli.train_main)
         try:
-            args = _parser(tool).parse_args(words[1:])
+            args = _parser(tool).parse_args(argv)
         except SystemExit as exc:
             raise AssertionError(f"{page.name}: {' '.join(words)} does not parse") from exc
         specs = getattr(args, "specs", []) if tool == "mulle-arena" else []

@@ -61,7 +61,7 @@ def test_a_generation_end_to_end_resumes_and_plots(tmp_path, capsys):
     assert code == 0 and not any("vs random" in ln for ln in lines)
     assert (root / "gen_000" / "eval_search_random.jsonl").read_text() == results
     commands = json.loads((root / "manifest.json").read_text())["commands"]
-    assert len(commands) == 2 and commands[0]["argv"][:3] == ["mulle-expert", "run", "--out-dir"]
+    assert len(commands) == 2 and commands[0]["argv"][:3] == ["mulle-train", "run", "--out-dir"]
     # Other settings are refused, naming them.
     assert cli.main(["run", "--out-dir", str(root), *TINY, "--games", "4", "--shard-games", "2"]) == 2
     assert "--games: 2 there, 4 now" in capsys.readouterr().err

@@ -82,7 +82,6 @@ def _backend_flags(p: argparse._ActionsContainer) -> None:
 def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``expert``: the unattended pipeline (:mod:`training.pipeline`), its defaults the shipped net's recipe."""
     from .pipeline import __doc__ as about
-
     from .recipes import RECIPES
 
     e = sub.add_parser("expert", help="expert iteration from nothing, unattended (label, fit, screen, promote)",

@@ -242,9 +242,9 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     fine-tuned with it: the block is computed from each afterstate, after the suit swap.
     Returns the last round's figures.
     """
-    from mulle_env.extras import with_extras
-
     import torch
+
+    from mulle_env.extras import with_extras
 
     from .afterfit import _build, _load_numpy, to_policy
     from .bc import suit_swap_permutations
