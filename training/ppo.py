@@ -300,7 +300,8 @@ def steps_to_train(args: argparse.Namespace, at: int) -> int:
     when the checkpoint was written off that grid (an earlier run with other ``--envs``).
     """
     rollout = rollout_steps(args)
-    return max(0, -(-(args.steps - at) // rollout) * rollout)
+    goal: int = args.steps
+    return max(0, -(-(goal - at) // rollout) * rollout)
 
 
 def say(message: str) -> None:
