@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -89,8 +90,105 @@ def run_generations(cmd: list[str], peak: list[float]) -> int:
         t.join()
 
 
+def _load_during(load_log: Path | None, t_from: float, t_to: float) -> dict[str, float] | None:
+    """Mean, lowest and highest 1-minute load in ``load_log`` (lines ``epoch load1 load5 ...``) between two times."""
+    if load_log is None or not load_log.is_file():
+        return None
+    loads = []
+    for line in load_log.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and t_from <= float(parts[0]) <= t_to:
+            loads.append(float(parts[1]))
+    if not loads:
+        return None
+    return {"mean": round(sum(loads) / len(loads), 2), "min": min(loads), "max": max(loads), "samples": len(loads)}
+
+
+def curve_from_manifest(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per finished generation: the run's minutes so far and the champion's screen against each opponent.
+
+    The recipe screens every new net against its ``--screen-opponents`` on the same deals (a seed used for
+    nothing else), so the champion's screens are the curve; a generation that was not promoted leaves the
+    champion, and its figures, as they were.
+    """
+    by_policy = {g.get("policy"): g for g in manifest["generations"] if g.get("done")}
+    rows = []
+    for gen in manifest["generations"]:
+        if not gen.get("done"):
+            continue
+        champ = by_policy.get(gen["champion"], gen)
+        scores = {}
+        for key, m in (champ.get("eval") or {}).items():
+            _, opp = key.split("|", 1)
+            if key.startswith("learned|") and not opp.startswith("learned:"):
+                scores[opp] = {k: m.get(k) for k in ("games", "score", "score_low", "score_high", "seed")}
+                scores[opp]["points_per_game"] = (m.get("points_per_game") or {}).get("value")
+        rows.append({"minutes": round(gen["elapsed"] / 60, 1), "generation": gen["generation"],
+                     "teacher": gen["teacher"], "games": gen.get("games"), "decisions": gen.get("decisions"),
+                     "promoted": gen["promoted"], "champion_generation": champ["generation"],
+                     "seconds": gen.get("seconds"), "peak_rss_mb": gen.get("peak_rss_mb"), "vs": scores})
+    return rows
+
+
+def recipe_main(args: argparse.Namespace) -> int:
+    """``--recipe NAME``: run (or resume, or with ``--collect-only`` only read) the recipe; write its curve."""
+    import shutil
+    import time
+
+    out = Path(args.out_dir).resolve()
+    manifest_path = out / "manifest.json"
+    peak = [0.0]
+    if not args.collect_only:
+        cmd = [sys.executable, "-m", "training.cli", "expert", "--recipe", args.recipe, "--out-dir", str(out),
+               "--workers", str(args.workers), "--no-progress", *shlex.split(args.expert_args)]
+        code = run_generations(cmd, peak)
+        if code != 0:
+            print(f"the pipeline exited with {code}", file=sys.stderr)
+            return code
+    manifest = json.loads(manifest_path.read_text())
+    rows = curve_from_manifest(manifest)
+    started = manifest["commands"][0]["time"]
+    t0 = time.mktime(time.strptime(started, "%Y-%m-%d %H:%M:%S"))
+    first: dict[str, float | None] = {}
+    for row in rows:
+        for opp, m in row["vs"].items():
+            if opp not in first and m.get("score_low") is not None and m["score_low"] > 0.5:
+                first[opp] = row["minutes"]
+    state = {
+        "recipe": args.recipe, "settings": manifest["settings"], "out_dir": str(out),
+        "stopped": manifest.get("stopped"), "elapsed_minutes": round(manifest.get("elapsed", 0) / 60, 1),
+        "curve": rows, "first_beats_minutes": first,
+        "peak_memory_mb": round(peak[0], 1) if peak[0] else max(((r["peak_rss_mb"] or 0) for r in rows), default=None),
+        "load_average_1min": _load_during(Path(args.load_log) if args.load_log else None, t0,
+                                          t0 + manifest.get("elapsed", 0)),
+        "machine": args.machine,
+        "command": f"python benchmarks/bench_time_to_strength.py --recipe {args.recipe} --out-dir {args.out_dir}",
+    }
+    json_path = Path(args.json)
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(state, indent=1) + "\n")
+    plot = out / "elo_by_time.png"
+    if args.plot and plot.is_file():
+        shutil.copyfile(plot, args.plot)
+    for row in rows:
+        vs = ", ".join(f"{o} {m['score']:.1%} [{m['score_low']:.1%}, {m['score_high']:.1%}]"
+                       for o, m in row["vs"].items() if m.get("score") is not None)
+        print(f"{row['minutes']:6.1f} min  generation {row['generation']} "
+              f"(champion: {row['champion_generation']}): {vs}")
+    print(f"wrote {json_path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--recipe", choices=("quick", "standard", "long"), default=None,
+                    help="run mulle-train expert --recipe NAME and write the curve of its own screens (the mode the "
+                         "committed figures come from); without it, the older per-generation evaluation below")
+    ap.add_argument("--collect-only", action="store_true", help="with --recipe: only read the run's manifest")
+    ap.add_argument("--load-log", default="", help="with --recipe: a file of 'epoch load1 ...' lines sampled "
+                                                   "during the run (e.g. from /proc/loadavg), summarised in the JSON")
+    ap.add_argument("--machine", default="", help="with --recipe: what the machine was (cores, what else ran)")
+    ap.add_argument("--plot", default="", help="with --recipe: copy the run's Elo-by-wall-clock plot here")
     ap.add_argument("--out-dir", default="runs/time-to-strength", help="the pipeline's run and the evaluations")
     ap.add_argument("--hours", type=float, default=8.0, help="training wall-clock budget")
     ap.add_argument("--generations", type=int, default=30, help="at most this many generations")
@@ -101,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tiny", action="store_true", help="a smoke run: tiny games, 20 evaluation games")
     ap.add_argument("--json", default="benchmarks/results/time_to_strength.json", help="figures written here")
     args = ap.parse_args(argv)
+    if args.recipe:
+        return recipe_main(args)
     if args.games < 1000 and not args.tiny:
         ap.error("--games must be at least 1000 (the issue's measure); --tiny for a smoke run")
     from training.evaluate import head_to_head
