@@ -13,8 +13,9 @@ Errors carry the platform's codes (:class:`ErrorCode`): 1xxx general, 2xxx sessi
 
 from __future__ import annotations
 
-import json
 from enum import IntEnum
+
+from mulle_env.files import JSONInputError, parse_json
 
 __all__ = [
     "CLIENT_TYPES", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
@@ -202,14 +203,11 @@ def parse(text: str | bytes, max_bytes: int) -> tuple[str, dict]:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"message of {size} bytes is over the limit of {max_bytes}",
                             {"size": size, "limit": max_bytes})
     try:
-        data = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"not valid JSON: {exc}",
-                            {"received_message": str(text)[:200]}) from None
-    except RecursionError:
-        # A few kB of [[[[...]]]] nest deeper than the parser goes: a bad message, not a dropped connection.
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "the JSON is nested too deeply; a message is a flat "
-                            "object {\"type\": \"...\", \"payload\": {...}}",
+        # The bounded reader: a few kB of [[[[...]]]] is a bad message, not a dropped connection.
+        data = parse_json(text, "the message", max_bytes=max_bytes)
+    except JSONInputError as exc:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"{exc.reason}; a message is a JSON object "
+                            "{\"type\": \"...\", \"payload\": {...}}",
                             {"received_message": str(text)[:200]}) from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE,

@@ -55,7 +55,7 @@ from mulle_env.engine.errors import AgentError, IllegalMoveError
 from mulle_env.engine.loop import GameLoop
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
-from mulle_env.files import PathError, check_output_path, read_text
+from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_text
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -458,11 +458,11 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     parsed = False
     if path.suffix != ".jsonl":
         try:
-            lines = [(1, json.loads(text))]
+            lines = [(1, parse_json(text, str(path), max_bytes=REPLAY_READ_LIMIT))]
             parsed = True
-        except json.JSONDecodeError as exc:
+        except JSONInputError as exc:
             if len(lines) < 2:  # else: a results file under another name
-                raise ReplayFileError(f"{path}: not valid JSON ({exc})") from None
+                raise ReplayFileError(str(exc)) from None
     if not lines:
         raise ReplayFileError(f"{path}: the file holds no games")
     k = 0 if game is None else game
@@ -471,10 +471,9 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     no, raw = lines[k]
     if not parsed:
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ReplayFileError(
-                f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
+            raw = parse_json(raw, f"{path}: game {k}", line=no, max_bytes=REPLAY_READ_LIMIT)
+        except JSONInputError as exc:
+            raise ReplayFileError(f"{exc}; other games may still be read") from None
     try:
         return me.GameRecord.from_dict(raw), raw
     except me.MulleError as exc:

@@ -137,7 +137,7 @@ def test_lines_of_an_older_pimc_are_played_again_and_heuristic_lines_stand(tmp_p
     assert sorted(backend.dispatched) == with_pimc and again.played == 4 and again.skipped == 2
     notes = [n for n in again.notes if "another version of an agent" in n]
     assert notes == ["4 game(s) were played by another version of an agent ('pimc' version '1', now '2' "
-                     "(4 game(s))); they are not counted and are played again"]
+                     "(4 game(s): line 1, 3, 4, 6)); they are not counted and are played again"]
     # The replayed lines supersede the old ones; the next resume plays nothing.
     assert sorted(x["game_id"] for x in again.lines) == sorted(x["game_id"] for x in lines)
     assert all("agent_versions" in x for x in again.lines if "pimc" in x["specs"])

@@ -158,7 +158,9 @@ def _rewrite(path, tmp_path, change):
          "writes 10 action logits"),
         (lambda a: a["layer0.bias"].__setitem__(0, np.nan), "NaN"),
         (lambda a: a.update({"layer0.weight": a["layer0.weight"].astype(np.int32)}), "must hold floats"),
-        (lambda a: a.update(metadata=np.array("{not json")), "metadata is not valid JSON"),
+        (lambda a: a.update(metadata=np.array("{not json")), "metadata, line 1: not valid JSON"),
+        # Metadata nested thousands deep raised a bare RecursionError (issue 31): the bounded reader refuses it.
+        (lambda a: a.update(metadata=np.array("[" * 5000 + "]" * 5000)), "metadata, line 1: nested more than 64 levels"),
     ],
 )
 def test_incompatible_files_fail_clearly(policy_file, tmp_path, change, message):
