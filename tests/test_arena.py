@@ -583,3 +583,21 @@ def test_plan_refuses_specs_that_name_no_agent_and_bad_time_limits():
         with pytest.raises(ValueError, match="move_timeout"):
             Plan(("random", "heuristic"), 2, move_timeout=bad)
     assert Plan(("crasher:at=2", "random"), 2, worker_init=INIT).specs[0] == "crasher:at=2"
+
+
+def test_every_line_set_aside_or_played_again_is_named_with_its_number_and_reason(tmp_path):
+    # A hand-edited line with all-zero sheets counted as a draw, and lines played again were not named (issue 31).
+    done, out = play(tmp_path, ["random", "heuristic"], 3)
+    rows = lines_of(out)
+    zero = {"mulle": 0, "tabbe": 0, "intake": 0, "bonus": 0, "total": 0}
+    rows[0].update(scores=[0, 0], winner=None, sheets=[[zero], [zero]])
+    rows[2].update(status="aborted", winner=None, forfeit=None, scores=None, sheets=None, error="cut off")
+    with open(out, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    again, _ = play(tmp_path, ["random", "heuristic"], 3)
+    assert again.played == 2 and len(again.lines) == 3
+    notes = " | ".join(again.notes)
+    assert "line 1: its result is not one the game can end with: set 1: the seats' intake points add up to 0" in notes
+    assert "1 aborted game(s) are played again: line 3" in notes
+    draws = [ln for ln in again.lines if ln["winner"] is None and ln["scores"] == [0, 0]]
+    assert not draws
