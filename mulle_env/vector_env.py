@@ -216,7 +216,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if not self._started:
             raise ResetNeededError("call reset() before step()")
         K, core = self.num_envs, self._core
-        acts = self._as_actions(actions)
+        acts, sent = self._as_actions(actions)
         rewards, terminated = self._rewards, self._terminated
         rewards.fill(0.0)
         terminated.fill(False)
@@ -226,7 +226,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             for i in np.flatnonzero(self._needs_reset).tolist():
                 core.start(i)
             self._needs_reset[:] = False
-        illegal = self._check_actions(acts, active)
+        illegal = self._check_actions(acts, active, sent)
         if illegal is not None:
             active = active & ~illegal
         core.step(acts, active)
@@ -289,7 +289,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._obs[idx] = obs
         self._mask[idx] = mask
 
-    def _as_actions(self, actions: Any) -> NDArray[np.int64]:
+    def _as_actions(self, actions: Any) -> tuple[NDArray[np.int64], NDArray[Any]]:
+        """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages)."""
         K = self.num_envs
         try:
             arr = np.asarray(actions)
@@ -299,17 +300,24 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise codec.IllegalActionError(
                 f"actions must be an array of shape ({K},) (one per game), not shape {arr.shape}"
             )
-        if arr.dtype.kind in "iu":
-            return arr.astype(np.int64, copy=False)
+        # A cast to int64 would wrap np.uint64(2**64 - 1) to -1 and overflow on a Python int of 2**70: values
+        # beyond the action range are clipped to just beyond it, and messages name what was sent.
+        if arr.dtype.kind == "i":
+            return arr.astype(np.int64, copy=False), arr
+        if arr.dtype.kind == "u":
+            return np.minimum(arr, _NA).astype(np.int64), arr
         # Floats and bools are refused as Mulle-v0 refuses them (codec.action_int): a policy's raw output is a bug.
-        if arr.dtype == object and all(codec.action_int(a) is not None for a in arr):
-            return arr.astype(np.int64)
+        if arr.dtype == object:
+            ints = [codec.action_int(a) for a in arr]
+            if all(i is not None for i in ints):
+                return np.array([min(max(i, -1), _NA) for i in ints if i is not None], dtype=np.int64), arr
         raise codec.IllegalActionError(
             f"actions must be ints from 0 to {_NA - 1} (Python or numpy integers, not floats or bools), "
             f"not {arr.dtype} values {arr!r}"
         )
 
-    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
+    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
+                       ) -> NDArray[np.bool_] | None:
         """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
         if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
             ok = self._mask_bool[self._rows, acts]
@@ -325,7 +333,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if self.illegal_action == "raise":
             i = int(np.flatnonzero(bad)[0])
             try:
-                codec.decode(self._core.stepper.state(i), acts[i])
+                codec.decode(self._core.stepper.state(i), sent[i])
             except IllegalMoveError as exc:
                 raise type(exc)(f"env {i}: {exc}") from None
             raise AssertionError("unreachable: decode accepted an action the mask rejects")

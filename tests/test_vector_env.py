@@ -182,6 +182,12 @@ def test_bad_actions_give_the_envs_errors(stepper):
         envs.step([legal[0], illegal])
     with pytest.raises(codec.IllegalActionError, match="out of range"):
         envs.step([legal[0], codec.NUM_ACTIONS])
+    # The message names the value sent: np.uint64(2**64 - 1) was reported as "action np.int64(-1)" (issue 31).
+    for sent, shown in ((np.array([legal[0], 2**64 - 1], dtype=np.uint64), r"np\.uint64\(18446744073709551615\)"),
+                        (np.array([legal[0], 2**70], dtype=object), str(2**70)),
+                        (np.array([legal[0], 3000], dtype=np.uint16), r"np\.uint16\(3000\)")):
+        with pytest.raises(codec.IllegalActionError, match=rf"env 1: action {shown} is out of range"):
+            envs.step(sent)
     with pytest.raises(codec.IllegalActionError, match=r"shape \(2,\)"):
         envs.step([legal[0]])
     for bad in ([legal[0] + 0.5, legal[1]], np.array(legal, dtype=float), [True, False], ["a", "b"]):
