@@ -15,6 +15,15 @@ has: the deal seed, then the opponent's seed, then (``seat="random"``) the seat;
 env, which has no opponent, draws the deal seed only. So game ``i`` of a vector env
 reset with ``seed + i`` plays the game ``Mulle-v0`` reset with that seed plays, on both
 backends.
+
+Copies. ``Mulle-v0`` and the AEC env copy (``copy.deepcopy``) and pickle, and the copy plays
+on independently (search and rollback users rely on it). The compiled stepper keeps its games
+and its in-stepper opponent's generator in C, out of pickle's reach, so these envs build their
+core with ``replayable=True``: the stepper is wrapped in a :class:`ReplayableStepper` that keeps
+each game's deal and moves, and a copy deals the same games again and replays those moves (the
+stepper is deterministic from them), then points the game loop at the copy's games. The
+vector env does not keep that log (one more Python step per game per batch) and refuses to be
+copied, naming itself.
 """
 
 from __future__ import annotations
@@ -156,6 +165,85 @@ def _extras_module() -> ModuleType:
     return extras
 
 
+def _rebuild_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool,
+                     deals: list[tuple[int, int, int] | None], moves: list[list[tuple[bool, int]]]
+                     ) -> ReplayableStepper:
+    """A :class:`ReplayableStepper` whose games are dealt ``deals`` and played ``moves`` (how a copy is made)."""
+    out = ReplayableStepper(make_stepper(num_envs, ruleset, internal_random), ruleset, internal_random)
+    acts, active = np.zeros(num_envs, dtype=np.int64), np.zeros(num_envs, dtype=bool)
+    for i, deal in enumerate(deals):
+        if deal is None:
+            continue
+        out.start(i, *deal)
+        for stepped, action in moves[i]:
+            if stepped:  # the learner's action, then the in-stepper opponent's answers
+                acts[i], active[i] = action, True
+                out.step(acts, active)
+                active[i] = False
+            else:
+                out.play(i, action)
+    return out
+
+
+class ReplayableStepper:
+    """A stepper (the contract of :mod:`mulle_env.stepper`) that keeps each game's deal and moves, to copy itself.
+
+    Copying or pickling it (``copy.deepcopy``, ``pickle``) deals the same games again in a new
+    stepper of the same backend and replays the moves: the compiled stepper's games and its
+    opponent's generator live in C, and the stepper is deterministic from the deal and the
+    moves. The log is one list append per move.
+    """
+
+    def __init__(self, inner: Stepper, ruleset: Ruleset, internal_random: bool) -> None:
+        self.inner = inner
+        self.ruleset = ruleset
+        self.internal_random = internal_random
+        self.num_envs = inner.num_envs
+        self.over = inner.over
+        self.to_move = inner.to_move
+        #: Per game: ``(game_seed, seat, opp_seed)`` it was dealt with, or ``None`` before its first deal.
+        self.deals: list[tuple[int, int, int] | None] = [None] * self.num_envs
+        #: Per game: ``(stepped, action)`` for each move since the deal (``stepped``: through :meth:`step`).
+        self.moves: list[list[tuple[bool, int]]] = [[] for _ in range(self.num_envs)]
+
+    def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
+        """Deal game ``i`` (and remember the deal)."""
+        self.inner.start(i, game_seed, seat, opp_seed)
+        self.deals[i] = (game_seed, seat, opp_seed)
+        self.moves[i] = []
+
+    def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
+        """The stepper's ``step`` (and remember each active game's action)."""
+        self.inner.step(actions, active)
+        if self.num_envs == 1:  # Mulle-v0's every step: no array scan
+            if active[0]:
+                self.moves[0].append((True, int(actions[0])))
+            return
+        for i in np.flatnonzero(active).tolist():
+            self.moves[i].append((True, int(actions[i])))
+
+    def play(self, i: int, action: int, /) -> None:
+        """The stepper's ``play`` (and remember the action)."""
+        self.inner.play(i, action)
+        self.moves[i].append((False, int(action)))
+
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8], /) -> None:
+        """The stepper's ``write``."""
+        self.inner.write(idx, seats, obs, mask)
+
+    def scores(self, i: int, /) -> tuple[int, int]:
+        """The stepper's ``scores``."""
+        return self.inner.scores(i)
+
+    def state(self, i: int, /) -> Any:
+        """The stepper's ``state``."""
+        return self.inner.state(i)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_stepper, (self.num_envs, self.ruleset, self.internal_random, list(self.deals),
+                                  [list(m) for m in self.moves])
+
+
 class _SteppedPlay:
     """Game ``i`` of a stepper, played the way the game loop plays a move: checked, then through the stepper.
 
@@ -170,6 +258,10 @@ class _SteppedPlay:
         self.stepper = stepper
         self.i = i
         self.state = stepper.state(i)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy reads its game from the copied stepper (its state is the stepper's own object).
+        return _SteppedPlay, (self.stepper, self.i)
 
     def __call__(self, move: Move | str) -> _Played:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
@@ -200,12 +292,15 @@ class EnvCore:
         extras: ``None`` or the name of an extra-input block (:data:`mulle_env.extras.EXTRAS`)
             appended to every observation.
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
+        replayable: keep each game's deal and moves (:class:`ReplayableStepper`), so that the
+            core copies and pickles (``Mulle-v0``, the AEC env; module docstring).
     """
 
     def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
                  ruleset: Ruleset | dict[str, Any] | None = None, illegal_action: str = "raise",
                  score_scale: float = 100.0,
-                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None) -> None:
+                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None,
+                 replayable: bool = False) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
         if reward not in REWARD_MODES:
@@ -237,7 +332,9 @@ class EnvCore:
                 check = getattr(agent, "check_ruleset", None)
                 if check is not None:
                     check(self.ruleset)
-        self.stepper = make_stepper(K, self.ruleset, self.internal_random)
+        self.stepper: Stepper = make_stepper(K, self.ruleset, self.internal_random)
+        if replayable:
+            self.stepper = ReplayableStepper(self.stepper, self.ruleset, self.internal_random)
         self.seats = np.zeros(K, dtype=np.int8)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
@@ -250,6 +347,19 @@ class EnvCore:
         self._opp_obs: NDArray[np.float32] | None = None
         self._opp_mask: NDArray[np.int8] | None = None
         self._one = (np.zeros(K, dtype=np.int64), np.zeros(K, dtype=bool))  # one game's step through the stepper
+
+    def __getstate__(self) -> dict[str, Any]:
+        if not isinstance(self.stepper, ReplayableStepper):
+            raise TypeError("this EnvCore keeps no log of its games (replayable=False), so it cannot be copied "
+                            "or pickled")
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # Each game loop reads its game from the copied stepper, not from a detached copy of the game.
+        for i, loop in enumerate(self.loops or ()):
+            if loop is not None:
+                loop.game = self.stepper.state(i)
 
     @staticmethod
     def _agents(opponent: Any, k: int) -> list[Any]:

@@ -339,6 +339,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise AssertionError("unreachable: decode accepted an action the mask rejects")
         return bad
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Refused up front, naming this env, rather than failing deep inside on the compiled stepper.
+        raise TypeError(f"{self!r} cannot be copied or pickled: it keeps no log of its {self.num_envs} games to "
+                        "replay them into a copy (Mulle-v0 and the AEC env do). Make another with the same "
+                        "arguments and reset it with the same seed to play the same games again")
+
     def __repr__(self) -> str:
         k, opp, stepper = (getattr(self, name, "?") for name in ("num_envs", "opponent", "stepper_kind"))
         return f"MulleVectorEnv(num_envs={k}, opponent={opp!r}, stepper={stepper!r})"
