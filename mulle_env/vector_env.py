@@ -57,6 +57,8 @@ in-stepper ``random`` opponent included.
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,7 +73,7 @@ from .engine.errors import IllegalMoveError
 from .engine.ruleset import Ruleset
 from .envcore import SELF_PLAY, EnvCore, OpponentPolicy, check_reset_options, check_seat, check_seed, final_reward
 from .gym_env import RESET_OPTIONS, ResetNeededError, check_render_mode
-from .observation import OBS_DTYPE
+from .observation import OBS_DTYPE, OBS_SIZE
 from .stepper import PyStepper, make_stepper
 
 __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
@@ -81,6 +83,55 @@ __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SEL
 STEPPERS = ("auto", "python", "c")
 
 _NA = codec.NUM_ACTIONS
+
+#: Bytes one game of the vector env holds besides its observation and mask rows: its state in the
+#: stepper, its generator, its bookkeeping. Measured: about 20 kB per game in all after ``reset``
+#: with the in-stepper ``random`` opponent (the lightest; 30 kB with ``heuristic``, whose agent
+#: and game loop add to it), so an estimate made with it is a floor.
+GAME_BYTES = 15_000
+
+
+def memory_estimate(num_envs: int, obs_size: int) -> int:
+    """The least memory in bytes ``num_envs`` games of the vector env take (:data:`GAME_BYTES` plus the arrays)."""
+    per_game = GAME_BYTES + obs_size * np.dtype(OBS_DTYPE).itemsize + _NA  # + its observation and mask rows
+    return num_envs * per_game
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the machine can still give (Linux ``MemAvailable``, else free pages), or ``None`` if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(num_envs: int, obs_size: int) -> None:
+    """Refuse, before anything is allocated, ``num_envs`` games that cannot fit in the memory available.
+
+    ``make_vec(num_envs=10**6)`` used to be accepted and took 200 s and 19 GB to reset. A
+    ``MemoryError`` names the estimate and what the machine has; an estimate above half of
+    it warns (the machine will swap or other work will lose its memory).
+    """
+    need = memory_estimate(num_envs, obs_size)
+    have = available_memory()
+    if have is None:
+        return
+    gib = 1024**3
+    if need > have:
+        raise MemoryError(
+            f"num_envs={num_envs:,} needs at least {need / gib:,.1f} GiB ({need // num_envs:,} bytes per game), "
+            f"more than the {have / gib:,.1f} GiB this machine has available; use fewer games "
+            f"(at most about {have // (need // num_envs):,} here)")
+    if need > have // 2:
+        warnings.warn(f"num_envs={num_envs:,} needs at least {need / gib:,.1f} GiB, more than half of the "
+                      f"{have / gib:,.1f} GiB this machine has available", ResourceWarning, stacklevel=3)
 
 
 class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[Any]]):
@@ -134,6 +185,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError(f"autoreset_mode must be AutoresetMode.SAME_STEP or NEXT_STEP, not {mode}")
         if opponent is None:
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
+        if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
+            check_memory(int(num_envs), OBS_SIZE)  # a floor: an extra-input block adds a few floats a game
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
                                     opponent_policy)
         K = self.num_envs = core.num_envs
