@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
     import agents
+    from mulle_env.engine.rng import seed_problem
     from mulle_env.files import PathError, check_output_path
 
     from .game import GameProtocolError
@@ -99,6 +100,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             call_path(args.worker_init)()
         except Exception as exc:
             parser.error(f"--worker-init {args.worker_init!r} failed: {type(exc).__name__}: {exc}")
+    if (why := seed_problem(args.seed, "--seed")) is not None:  # the one seed domain (docs/engine.md)
+        parser.error(why)
     if args.games < 1:
         parser.error(f"--games must be at least 1, not {args.games}")
     if args.workers < 1:

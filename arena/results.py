@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeGuard
 
+from mulle_env.engine.rng import seed_problem
 from mulle_env.files import JSONInputError, check_input_path, parse_json
 
 try:
@@ -196,8 +197,8 @@ def check_line(line: dict[str, Any]) -> str | None:
         return f"'game_id' must be a string, not {gid!r}"
     if not (isinstance(specs, list) and len(specs) == 2 and all(isinstance(x, str) for x in specs)):
         return f"'specs' must be a list of two spec strings, not {specs!r}"
-    if not _is_int(seed) or seed < 0:
-        return f"'seed' must be an int >= 0, not {seed!r}"
+    if (why := seed_problem(seed, "'seed'")) is not None or not _is_int(seed):
+        return why or f"'seed' must be an int, not {seed!r}"
     if not gid.startswith(f"{specs[0]}|{specs[1]}|{seed}|"):
         return f"'game_id' {gid!r} does not name the line's specs and seed"
     if status not in STATUSES:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Callable, Iterator
 
+from mulle_env.engine.rng import seed_problem
+
 from .worker import stable_seed
 
 #: Deal seeds are kept below 2**53 so that every JSON reader (JavaScript too) reads them exactly.
@@ -70,6 +72,8 @@ class Plan:
         dupes = sorted({s for s in specs if specs.count(s) > 1})
         if dupes:
             raise ValueError(f"agent spec(s) named twice: {', '.join(dupes)}; each agent may appear once")
+        if (why := seed_problem(self.seed, "the tournament seed")) is not None:
+            raise ValueError(why)
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
         object.__setattr__(self, "specs", specs)

@@ -44,6 +44,7 @@ from . import codec
 from .engine.errors import IllegalMoveError
 from .engine.loop import GameLoop
 from .engine.moves import MOVES, Move
+from .engine.rng import seed_problem
 from .engine.ruleset import Ruleset
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, observation_bounds
 from .stepper import Indices, Stepper, make_stepper
@@ -149,14 +150,16 @@ def check_seed(seed: int | np.integer[Any], what: str = "seed") -> int: ...
 @overload
 def check_seed(seed: Any, what: str = "seed") -> int | None: ...
 def check_seed(seed: Any, what: str = "seed") -> int | None:
-    """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3')."""
+    """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3', -1).
+
+    The one seed domain (:func:`mulle_env.engine.rng.seed_problem`, docs/engine.md "Seeds"), or ``None``.
+    """
     if seed is None:
         return None
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        if int(seed) < 0:
-            raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
-        return int(seed)
-    raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
+    why = seed_problem(seed, what)
+    if why is not None:
+        raise ValueError(f"{why} (or None)")
+    return int(seed)
 
 
 def _extras_module() -> ModuleType:

@@ -70,6 +70,7 @@ from numpy.typing import NDArray
 from . import codec
 from .engine import BACKEND
 from .engine.errors import IllegalMoveError
+from .engine.rng import SEED_DOMAIN, SEED_MAX
 from .engine.ruleset import Ruleset
 from .envcore import SELF_PLAY, EnvCore, OpponentPolicy, check_reset_options, check_seat, check_seed, final_reward
 from .gym_env import RESET_OPTIONS, ResetNeededError, check_render_mode
@@ -245,13 +246,16 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             seeds: list[int | None] = [None] * K
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             base = check_seed(seed)
+            if base + K - 1 > SEED_MAX:  # game i is seeded with seed + i: all of them in the one seed domain
+                raise ValueError(f"seed must leave room for num_envs={K} games (game i is seeded with seed + i): "
+                                 f"a whole number from 0 to 2**64 - {K}, not {seed!r}")
             seeds = [base + i for i in range(K)]
         elif isinstance(seed, (list, tuple, np.ndarray)):
             seeds = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             if len(seeds) != K:
                 raise ValueError(f"seed must be an int, None or a list of num_envs={K} seeds, not {seed!r}")
         else:
-            raise ValueError(f"seed must be a non-negative int, None or a list of num_envs={K} seeds, not {seed!r}")
+            raise ValueError(f"seed must be {SEED_DOMAIN}, None or a list of num_envs={K} seeds, not {seed!r:.60}")
         options = check_reset_options(options, RESET_OPTIONS)
         seat = check_seat(options.get("seat", self.seat_mode), "options['seat']")
         for i, s in enumerate(seeds):

@@ -581,6 +581,8 @@ def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for dest, flag in _PLAY_ONLY:
             if getattr(args, dest) is not None:
                 ap.error(f"{flag} only applies to a new game, not with --replay (the record fixes the game)")
+    if args.seed is not None and (why := me.seed_problem(args.seed, "--seed")) is not None:
+        ap.error(why)  # the one seed domain (docs/engine.md, "Seeds")
     if args.save is not None:
         try:
             check_output_path(args.save, "--save")

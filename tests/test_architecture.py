@@ -6,7 +6,7 @@
   a front end, or a training framework (torch, stable-baselines3).
 * The arena knows agents only through the ``agents`` package's registry (``agents.make`` and
   friends, never an agent module) and a game only through its protocol; of ``mulle_env`` it
-  uses only the game loop, its errors, the file checks and the worker threads setting.
+  uses only the game loop, its errors, the seed domain, the file checks and the worker threads setting.
 * The front ends (``live``, ``terminal``) never import training.
 * Nothing imports ``training`` but training itself (and tests, benchmarks and scripts).
 * No import cycle between the top-level packages.
@@ -86,7 +86,8 @@ def test_agents_never_import_the_arena_training_a_front_end_or_a_training_framew
 
 
 def test_the_arena_knows_agents_by_spec_and_mulle_env_only_by_its_loop_errors_files_and_threads():
-    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.files", "mulle_env.threads")
+    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.files",
+                "mulle_env.threads")
 
     def ok(name: str) -> bool:
         if top(name) == "agents":

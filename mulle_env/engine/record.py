@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 from .cards import CARD_NAMES, CARDS, COPIES, INTAKE_POINTS, Card, parse_card
 from .errors import InvalidCardError, InvalidMoveError, InvalidRulesetError, MulleError
 from .moves import Move
+from .rng import seed_problem
 from .rules import DEALS_PER_SET, HAND_SIZE
 from .ruleset import Ruleset
 from .state import Sheet, intake_bonus
@@ -141,7 +142,9 @@ class GameRecord:
             _fail(f"record_version {version!r} is not supported (this code reads version {RECORD_VERSION})")
         if "seed" not in data:
             _fail("the game record lacks 'seed' (needs seed and moves; optional ruleset, specs, result)")
-        seed = _int(data["seed"], "seed")
+        seed = data["seed"]
+        if (why := seed_problem(seed)) is not None:
+            _fail(why)
         # Arena results lines keep the move count under "moves" and the list under "move_list".
         moves = data.get("move_list", data.get("moves"))
         if moves is None or isinstance(moves, int) and "move_list" not in data:
