@@ -82,7 +82,8 @@ class Plan:
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
         import agents
 
-        from .worker import load_game, make_ruleset, run_init
+        from .game import make_ruleset
+        from .worker import load_game, run_init
 
         # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
         # The worker_init hook runs first, as in the workers, since it may register agents.

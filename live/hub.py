@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import agents
 from mulle_env.engine.cards import CARD_NAMES
 from mulle_env.engine.errors import AgentError, IllegalMoveError, MulleError
-from mulle_env.engine.loop import GameLoop
+from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.match import Match, MoveEvent
 from mulle_env.engine.moves import Move
 from mulle_env.engine.rng import SEED_MAX
@@ -1074,13 +1074,8 @@ def _refusal(spec: str, ruleset: Ruleset) -> str | None:
         agent = agents.make(spec)
     except ValueError as exc:
         return str(exc)
-    check = getattr(agent, "check_ruleset", None)
-    if check is not None:
-        try:
-            check(ruleset)
-        except ValueError as exc:
-            return f"agent {spec!r} cannot play with this table's rules: {exc}"
-    return None
+    why = ruleset_refusal(agent, ruleset)
+    return None if why is None else f"agent {spec!r} cannot play with this table's rules: {why}"
 
 
 def _count_down(counts: dict[str, int], key: str) -> None:

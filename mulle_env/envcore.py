@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from . import codec
 from .engine.errors import IllegalMoveError
-from .engine.loop import GameLoop
+from .engine.loop import GameLoop, agent_name, ruleset_refusal
 from .engine.moves import MOVES, Move
 from .engine.rng import seed_problem
 from .engine.ruleset import Ruleset
@@ -332,9 +332,8 @@ class EnvCore:
         if not (self.two_learners or self.self_play or self.internal_random):
             self.agents = self._agents(opponent, K)
             for agent in self.agents:
-                check = getattr(agent, "check_ruleset", None)
-                if check is not None:
-                    check(self.ruleset)
+                if (why := ruleset_refusal(agent, self.ruleset)) is not None:
+                    raise ValueError(f"opponent {agent_name(agent)!r} cannot play under these rules: {why}")
         self.stepper: Stepper = make_stepper(K, self.ruleset, self.internal_random)
         if replayable:
             self.stepper = ReplayableStepper(self.stepper, self.ruleset, self.internal_random)

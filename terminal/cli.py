@@ -52,7 +52,7 @@ from agents.registry import AgentSpecError, make
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
 from mulle_env.engine.errors import AgentError, IllegalMoveError
-from mulle_env.engine.loop import GameLoop
+from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
 from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_text
@@ -423,18 +423,14 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
 
 
 def check_agent_ruleset(agent, ruleset: me.Ruleset) -> None:
-    """Raise :class:`RulesetRefusedError` if ``agent`` says it cannot play under ``ruleset`` (its ``check_ruleset``)."""
-    check = getattr(agent, "check_ruleset", None)
-    if check is None:
-        return
-    try:
-        check(ruleset)
-    except ValueError as exc:
+    """Raise :class:`RulesetRefusedError` if ``agent`` cannot play under ``ruleset`` (:func:`ruleset_refusal`)."""
+    why = ruleset_refusal(agent, ruleset)
+    if why is not None:
         raise RulesetRefusedError(f"agent {getattr(agent, 'spec', agent)!r} cannot play with these rules (--rule): "
-                             f"{exc}") from None
+                                  f"{why}")
 
 
-#: The old name of :func:`play_interactive`.
+#: The old name of :func:`play_interactive`: a kept compatibility name (CHANGELOG, 0.2.0).
 play_game = play_interactive
 
 
@@ -529,7 +525,11 @@ def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = Fal
 
 
 def replay_game(record, input_fn, out: TextIO, step: bool = False) -> int:
-    """Replay a record given as a :class:`GameRecord` or its JSON dict (the old entry point)."""
+    """Replay a record given as a :class:`GameRecord` or its JSON dict.
+
+    The old entry point, a kept compatibility name (CHANGELOG, 0.2.0): new code calls
+    :func:`load_record` and :func:`replay_record`.
+    """
     raw = record if isinstance(record, dict) else None
     if raw is not None:
         try:

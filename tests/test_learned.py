@@ -21,13 +21,7 @@ from training.pool import OpponentPool, parse_weights
 
 
 def _learned_registered() -> None:
-    try:
-        agents.make("learned")
-    except agents.AgentSpecError as exc:
-        if "unknown agent" in str(exc):
-            from agents.learned import register
-
-            register()
+    agents.make("learned")  # a built-in: registered with the others (agents.builtin)
 
 
 def random_policy(seed: int = 0, hidden=(32, 16), activation="tanh") -> MLPPolicy:
