@@ -150,9 +150,9 @@ def sandbox(tmp_path, monkeypatch):
 
 
 def _play_main(argv: list[str]) -> int:
-    from terminal.cli import main
-
     import sys
+
+    from terminal.cli import main
 
     return main(argv, input_fn=lambda prompt: "q", out=sys.stdout)  # the redirected stdout: _run reads it
 
@@ -164,9 +164,9 @@ def _arena_main(argv: list[str]) -> int:
 
 
 def _serve_main(argv: list[str]) -> int:
-    from live.cli import main
-
     import sys
+
+    from live.cli import main
 
     return main(argv, out=sys.stdout)
 
