@@ -6,8 +6,7 @@ from importlib.util import find_spec
 
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
-from .learned import DEFAULT_POLICY_PATH
-from .learned import register as _register_learned
+from .learned import DEFAULT_POLICY_PATH, LearnedAgent
 from .netsearch import DEFAULT_NET_PATH, NetSearchAgent
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
@@ -20,8 +19,11 @@ register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - op
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
 register("netsearch", NetSearchAgent,
          "determinized search whose candidates, rollouts and leaf values come from a learned policy file")
-# learned:path=<file.npz> (agents/learned); its package registers itself with its own help text.
-_register_learned()
+# learned:path=<file.npz> (agents/learned). Registered here like every built-in: the learned package
+# knows nothing of the registry (it reached into its private table once; issue 31).
+register("learned", LearnedAgent,
+         "a policy network played with numpy: the shipped afterstate net distilled from search, "
+         "or any policy file (learned:path=<file.npz>)")
 # path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
 same_as_default("netsearch", policy=DEFAULT_NET_PATH)

@@ -1,6 +1,7 @@
-"""The old home of the agents' shared helpers, kept so that code written against it keeps working.
+"""The old home of the agents' shared helpers: a kept compatibility module (CHANGELOG, 0.2.0).
 
-New code imports :mod:`agents.effects` (what a move does, what a card is worth, from a
+Nothing in the project imports it any more; it stays so that code written against 0.1.0
+keeps working. New code imports :mod:`agents.effects` (what a move does, what a card is worth, from a
 view) and :mod:`agents.rollout` (playout policies, :func:`~agents.rollout.set_value`,
 rollouts).
 """

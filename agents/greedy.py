@@ -25,21 +25,12 @@ from collections.abc import Sequence
 
 from mulle_env.engine import GameState, Move, PlayerView, build_cards, set_points
 from mulle_env.engine.cards import INTAKE_POINTS
+from mulle_env.engine.knowledge import hold_probability as hold_probability  # its one home; a name here too
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 from .base import Agent
 from .effects import pile_points, twin_counts, view_state
 from .heuristic import rank_moves
-
-
-def hold_probability(copies: int, hand_size: int, unseen: int) -> float:
-    """Chance that a hand of ``hand_size`` drawn from ``unseen`` cards holds one of ``copies``."""
-    if copies <= 0 or hand_size <= 0 or unseen <= 0:
-        return 0.0
-    miss = 1.0
-    for i in range(hand_size):
-        miss *= max(0.0, (unseen - copies - i) / (unseen - i))
-    return 1.0 - miss
 
 
 def reply_exposure(st: GameState, opponent: int, counts: list[int], hand_size: int, unseen: int) -> float:

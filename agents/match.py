@@ -56,5 +56,9 @@ def play_game(
     ruleset: Ruleset | None = None,
     on_move: Callable[[GameState, int, list[Move], Move], None] | None = None,
 ) -> GameState:
-    """Like :func:`play_agents`, but return the finished state (the name the training tools have used)."""
+    """Like :func:`play_agents`, but return the finished state.
+
+    A kept compatibility name (CHANGELOG, 0.2.0): the name the training tools used; new code
+    calls :func:`play_agents`, which returns the :class:`~mulle_env.Match` (record included).
+    """
     return play_agents(bots, seed, rngs, ruleset, on_move).state

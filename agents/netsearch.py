@@ -74,7 +74,10 @@ LEAVES = ("auto", "value", "score")
 
 
 def limit_blas_threads() -> bool:
-    """One BLAS thread in this process: :func:`mulle_env.threads.single_blas_thread` (kept for old callers).
+    """One BLAS thread in this process: :func:`mulle_env.threads.single_blas_thread`.
+
+    A kept compatibility name (CHANGELOG, 0.2.0) for old callers; new code calls
+    :func:`mulle_env.threads.single_blas_thread`.
 
     netsearch no longer calls it itself: worker processes (the arena's, training's) get one
     BLAS thread from :mod:`mulle_env.threads`, and a command run in one process keeps the

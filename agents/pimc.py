@@ -29,7 +29,8 @@ from mulle_env.engine import GameState, Move, PlayerView
 
 from .heuristic import rank_moves
 from .inference import HistorySearchAgent, sample_hidden
-from .rollout import POLICIES, rollout_value, rollout_values  # noqa: F401 - rollout_value: also its old home
+from .rollout import POLICIES, rollout_values
+from .rollout import rollout_value as rollout_value  # its old home: a kept compatibility name (CHANGELOG, 0.2.0)
 
 ROLLOUTS = tuple(POLICIES)
 HORIZONS = ("deal", "set", "game")

@@ -87,10 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     """Parse and validate; bad arguments exit with code 2 and a message saying what is allowed."""
     import agents
+    from mulle_env.engine.rng import seed_problem
     from mulle_env.files import PathError, check_output_path
 
-    from .game import GameProtocolError
-    from .worker import call_path, load_game, make_ruleset
+    from .game import GameProtocolError, make_ruleset
+    from .worker import call_path, load_game
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -99,6 +100,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             call_path(args.worker_init)()
         except Exception as exc:
             parser.error(f"--worker-init {args.worker_init!r} failed: {type(exc).__name__}: {exc}")
+    if (why := seed_problem(args.seed, "--seed")) is not None:  # the one seed domain (docs/engine.md)
+        parser.error(why)
     if args.games < 1:
         parser.error(f"--games must be at least 1, not {args.games}")
     if args.workers < 1:
@@ -215,15 +218,11 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset: Any) -> None:
     """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
     import agents
+    from mulle_env.engine.loop import ruleset_refusal
 
     for spec in specs:
-        check = getattr(agents.make(spec), "check_ruleset", None)
-        if check is None:
-            continue
-        try:
-            check(ruleset)
-        except ValueError as exc:
-            parser.error(f"agent {spec!r} cannot play with these rules (--rule): {exc}")
+        if (why := ruleset_refusal(agents.make(spec), ruleset)) is not None:
+            parser.error(f"agent {spec!r} cannot play with these rules (--rule): {why}")
 
 
 def main(argv: list[str] | None = None) -> int:

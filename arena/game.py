@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Game", "GameProtocolError", "GameResult", "GameState", "check_game", "result_check"]
+__all__ = ["Game", "GameProtocolError", "GameResult", "GameState", "check_game", "make_ruleset", "result_check"]
 
 
 @runtime_checkable
@@ -64,6 +64,16 @@ class Game(Protocol):
         """A new game from a deal seed and the game's ruleset object."""
 
 
+def make_ruleset(game: Any, rules: dict[str, Any] | None) -> Any:
+    """The game's ruleset object for the dict ``rules`` (the dict itself if the game has no ``Ruleset``).
+
+    Part of the game protocol (a game's optional ``Ruleset.from_dict``), so it lives here;
+    ``arena.worker.make_ruleset`` is the same function under its old home.
+    """
+    cls = getattr(game, "Ruleset", None)
+    return cls.from_dict(rules or {}) if cls is not None and hasattr(cls, "from_dict") else rules
+
+
 class GameProtocolError(TypeError):
     """A game module that does not satisfy the arena's game protocol."""
 
@@ -101,7 +111,6 @@ def result_check(game: Any, name: str) -> Callable[[dict[str, Any]], str | None]
     check = getattr(game, "check_result", None)
     if check is None:
         return None
-    from .worker import make_ruleset
 
     rulesets: dict[str, Any] = {}  # a results file holds one or a few rulesets: build each once
 

@@ -4,7 +4,7 @@ Ray is an optional extra (``pip install 'mulle-env[ray]'``). Without ``--ray-add
 a local Ray is started with ``workers`` CPUs; with one (``auto``, ``ray://host:10001``)
 the tasks go to that cluster, whose workers must have this package installed.
 
-Each game is one Ray task running :func:`arena.worker.play_game`, so results are the
+Each game is one Ray task running :func:`arena.worker.play_task`, so results are the
 same as with the process pool. Ray retries a task whose worker process died (up to
 ``max_attempts`` runs); a game that still fails, or runs past ``game_timeout``, is
 recorded as ``aborted``. Results come back to this process, which writes the file, so
@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 from mulle_env.threads import worker_env
 
-from .worker import aborted, play_game
+from .worker import aborted, play_task
 
 log = logging.getLogger("arena.ray")
 
@@ -83,7 +83,7 @@ class RayBackend:
             return bool(pending)
 
         ray = self.init()
-        remote = ray.remote(play_game).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
+        remote = ray.remote(play_task).options(max_retries=self.max_attempts - 1, retry_exceptions=False)
         window = 2 * self.workers
         inflight: dict[str, Any] = {}
         stopping = False

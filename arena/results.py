@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeGuard
 
-from mulle_env.files import check_input_path
+from mulle_env.engine.rng import seed_problem
+from mulle_env.files import JSONInputError, check_input_path, parse_json
 
 try:
     import fcntl
@@ -50,7 +51,12 @@ class Loaded:
     """What :func:`load` found in an existing results file."""
 
     lines: list[dict[str, Any]] = field(default_factory=list)
+    #: The line number in the file of each of :attr:`lines` (same order).
+    numbers: list[int] = field(default_factory=list)
+    #: Line numbers of lines that are not a JSON object with a ``game_id`` (why: :attr:`corrupt_why`).
     corrupt: list[int] = field(default_factory=list)
+    #: What is wrong with each line of :attr:`corrupt`, by line number.
+    corrupt_why: dict[int, str] = field(default_factory=dict)
     #: ``(line number, what is wrong)`` of JSON lines that break the schema.
     invalid: list[tuple[int, str]] = field(default_factory=list)
     #: Line numbers of lines longer than :data:`MAX_LINE_BYTES` (skipped unread).
@@ -64,17 +70,16 @@ class Loaded:
         """Human-readable notes about skipped or repaired lines."""
         out = []
         if self.corrupt:
-            shown = ", ".join(map(str, self.corrupt[:10])) + (" ..." if len(self.corrupt) > 10 else "")
-            out.append(f"skipped {len(self.corrupt)} corrupt line(s) (line {shown})")
+            shown = "; ".join(f"line {no}: {self.corrupt_why.get(no, 'not a results line')}" for no in self.corrupt)
+            out.append(f"set aside {len(self.corrupt)} corrupt line(s) ({shown}); those games are played again")
         if self.too_long:
-            shown = ", ".join(map(str, self.too_long[:10])) + (" ..." if len(self.too_long) > 10 else "")
-            out.append(f"skipped {len(self.too_long)} line(s) longer than {MAX_LINE_BYTES:,} bytes, which no "
+            shown = ", ".join(map(str, self.too_long))
+            out.append(f"set aside {len(self.too_long)} line(s) longer than {MAX_LINE_BYTES:,} bytes, which no "
                        f"game writes (line {shown})")
         if self.invalid:
-            shown = "; ".join(f"line {no}: {why}" for no, why in self.invalid[:5])
-            more = f"; and {len(self.invalid) - 5} more" if len(self.invalid) > 5 else ""
-            out.append(f"skipped {len(self.invalid)} line(s) that break the results schema or hold a result no "
-                       f"game can end with ({shown}{more}); those games are played again")
+            shown = "; ".join(f"line {no}: {why}" for no, why in self.invalid)
+            out.append(f"set aside {len(self.invalid)} line(s) that break the results schema or hold a result no "
+                       f"game can end with ({shown}); those games are played again")
         if self.torn_size:
             out.append(
                 f"cut off a truncated last line ({self.torn_size} bytes"
@@ -145,12 +150,16 @@ def load(path: str, repair: bool = True, check: Callable[[dict[str, Any]], str |
 def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict[str, Any]], str | None] | None) -> None:
     """Add line ``no`` to ``out``: as a line, or as a corrupt or invalid one."""
     try:
-        obj = json.loads(raw)
-    except ValueError:
+        # Bounded: a line nested thousands deep is set aside like any other line that is not JSON.
+        obj = parse_json(raw, "results line", line=no, max_bytes=MAX_LINE_BYTES)
+    except JSONInputError as exc:
         out.corrupt.append(no)
+        out.corrupt_why[no] = exc.reason
         return
     if not isinstance(obj, dict) or "game_id" not in obj:
         out.corrupt.append(no)
+        out.corrupt_why[no] = ("a JSON object without a 'game_id'" if isinstance(obj, dict)
+                               else f"a JSON {type(obj).__name__}, not an object with a 'game_id'")
         return
     why = check_line(obj)
     if why is None and check is not None:
@@ -159,6 +168,7 @@ def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict[str, Any]
         out.invalid.append((no, why))
         return
     out.lines.append(obj)
+    out.numbers.append(no)
 
 
 STATUSES = ("ok", "forfeit", "aborted")
@@ -187,8 +197,8 @@ def check_line(line: dict[str, Any]) -> str | None:
         return f"'game_id' must be a string, not {gid!r}"
     if not (isinstance(specs, list) and len(specs) == 2 and all(isinstance(x, str) for x in specs)):
         return f"'specs' must be a list of two spec strings, not {specs!r}"
-    if not _is_int(seed) or seed < 0:
-        return f"'seed' must be an int >= 0, not {seed!r}"
+    if (why := seed_problem(seed, "'seed'")) is not None or not _is_int(seed):
+        return why or f"'seed' must be an int, not {seed!r}"
     if not gid.startswith(f"{specs[0]}|{specs[1]}|{seed}|"):
         return f"'game_id' {gid!r} does not name the line's specs and seed"
     if status not in STATUSES:

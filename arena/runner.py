@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from mulle_env.threads import single_blas_thread
 
-from .worker import aborted, play_game
+from .worker import aborted, play_task
 
 log = logging.getLogger("arena.runner")
 
@@ -84,7 +84,7 @@ def _worker_main(conn: Connection, log_queue: Any, level: int) -> None:
         try:
             # The game's clock starts once it is set up, not at the send: a fresh worker's
             # start-up (imports, agents built, on a loaded machine) is no game's time.
-            line = play_game(task, on_begin=lambda: conn.send(BEGUN))
+            line = play_task(task, on_begin=lambda: conn.send(BEGUN))
         except Exception as exc:  # the game or arena failed, not an agent: nobody forfeits
             log.exception("game %s failed outside the agents", task.get("game_id"))
             line = aborted(task, f"arena error: {type(exc).__name__}: {exc}")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Callable, Iterator
 
+from mulle_env.engine.rng import seed_problem
+
 from .worker import stable_seed
 
 #: Deal seeds are kept below 2**53 so that every JSON reader (JavaScript too) reads them exactly.
@@ -70,6 +72,8 @@ class Plan:
         dupes = sorted({s for s in specs if specs.count(s) > 1})
         if dupes:
             raise ValueError(f"agent spec(s) named twice: {', '.join(dupes)}; each agent may appear once")
+        if (why := seed_problem(self.seed, "the tournament seed")) is not None:
+            raise ValueError(why)
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
         object.__setattr__(self, "specs", specs)
@@ -78,7 +82,8 @@ class Plan:
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
         import agents
 
-        from .worker import load_game, make_ruleset, run_init
+        from .game import make_ruleset
+        from .worker import load_game, run_init
 
         # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
         # The worker_init hook runs first, as in the workers, since it may register agents.

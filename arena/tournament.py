@@ -151,6 +151,11 @@ def timed_out_under(line: dict[str, Any]) -> float | None:
         return None
 
 
+def _numbers(nos: list[int]) -> str:
+    """Line numbers as a note names them: every one, so each line set aside or played again can be found."""
+    return ", ".join(map(str, nos))
+
+
 def _replay_reason(plan: Plan, line: dict[str, Any]) -> str | None:
     """Why a finished line of ``plan`` is played again in this run (``None``: it stands)."""
     if plan.save_games and "move_list" not in line:
@@ -239,26 +244,29 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
     by_id: dict[str, dict[str, Any]] = {}
     order: dict[str, tuple[int, int]] = {}  # game_id -> (game index, pairing index) of this plan's lines
     redo: dict[str, str] = {}  # game_id -> why a finished game is played again
-    other_version = foreign = 0
-    # game_id -> _version_changes of its line played by another agent version
-    changed: dict[str, list[tuple[str, str, str]]] = {}
+    line_no: dict[str, int] = {}  # game_id -> line number of the line that stands (or is played again)
+    other_version: list[int] = []  # line numbers
+    aborted: dict[str, int] = {}  # game_id -> line number of an aborted game, played again
+    foreign = 0
+    # game_id -> (line number, _version_changes) of its line played by another agent version
+    changed: dict[str, tuple[int, list[tuple[str, str, str]]]] = {}
     # Only older single-format lines (no "index") of this tournament's specs need the seed scan.
     pairs = {frozenset(p) for p in plan.pairings()}
     legacy = {ln["seed"] for ln in loaded.lines if "index" not in ln and frozenset(ln["specs"]) in pairs}
     finder = plan.deal_finder(legacy) if not plan.duplicate and legacy else None
-    for line in loaded.lines:
+    for no, line in zip(loaded.numbers or range(1, len(loaded.lines) + 1), loaded.lines):
         where = plan.locate(line, finder)
         if where is None:
             foreign += 1
         elif line.get("engine_version") != version:
-            other_version += 1
+            other_version.append(no)
         elif line.get("status") not in FINISHED:
-            continue  # an aborted game is played again whoever played it
+            aborted[line["game_id"]] = no  # an aborted game is played again whoever played it
         elif changes := _version_changes(line, versions):
-            changed[line["game_id"]] = changes
+            changed[line["game_id"]] = (no, changes)
         else:
             gid = line["game_id"]
-            by_id[gid], order[gid] = line, where
+            by_id[gid], order[gid], line_no[gid] = line, where, no
             why = _replay_reason(plan, line)
             if why:
                 redo[gid] = why
@@ -266,34 +274,38 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
                 redo.pop(gid, None)  # a later line of the game stands
     if other_version:
         notes.append(
-            f"{other_version} line(s) were played by another engine version (not {version!r}); "
-            "they are not counted and those games are played again"
+            f"{len(other_version)} line(s) were played by another engine version (not {version!r}): "
+            f"line {_numbers(other_version)}; they are not counted and those games are played again"
         )
+    aborted_again = sorted(no for gid, no in aborted.items() if gid not in by_id)
+    if aborted_again:
+        notes.append(f"{len(aborted_again)} aborted game(s) are played again: line {_numbers(aborted_again)}")
     # A game the current agents finished already (a replay of an earlier run) needs no note.
-    changed_agents: dict[tuple[str, str, str], int] = {}  # (spec, version played, version now) -> games
+    changed_agents: dict[tuple[str, str, str], list[int]] = {}  # (spec, version played, version now) -> lines
     other_agent = 0
-    for gid, changes in changed.items():
+    for gid, (no, changes) in changed.items():
         if gid not in by_id:
             other_agent += 1
             for change in changes:
-                changed_agents[change] = changed_agents.get(change, 0) + 1
+                changed_agents.setdefault(change, []).append(no)
     if other_agent:
-        what = "; ".join(f"{spec!r} version {played!r}, now {now!r} ({n} game(s))"
-                         for (spec, played, now), n in sorted(changed_agents.items()))
+        what = "; ".join(f"{spec!r} version {played!r}, now {now!r} ({len(nos)} game(s): line {_numbers(nos)})"
+                         for (spec, played, now), nos in sorted(changed_agents.items()))
         notes.append(f"{other_agent} game(s) were played by another version of an agent ({what}); "
                      "they are not counted and are played again")
     if foreign:
         notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) "
                      "and are ignored")
-    n_moves = sum(1 for why in redo.values() if why == "moves")
-    n_timeout = len(redo) - n_moves
+    n_moves = sorted(line_no[gid] for gid, why in redo.items() if why == "moves")
+    n_timeout = sorted(line_no[gid] for gid, why in redo.items() if why != "moves")
     if n_moves:
-        notes.append(f"{n_moves} earlier game(s) were played without --save-games and have no move list; "
-                     "they are played again to record their moves (the new line supersedes the old one)")
+        notes.append(f"{len(n_moves)} earlier game(s) were played without --save-games and have no move list "
+                     f"(line {_numbers(n_moves)}); they are played again to record their moves (the new line "
+                     "supersedes the old one)")
     if n_timeout:
         limit = "no limit" if plan.move_timeout is None else f"{plan.move_timeout:g} s"
-        notes.append(f"{n_timeout} game(s) forfeited on a shorter move time limit than this run's ({limit}) "
-                     "are played again (the new line supersedes the old one)")
+        notes.append(f"{len(n_timeout)} game(s) forfeited on a shorter move time limit than this run's ({limit}) "
+                     f"are played again (line {_numbers(n_timeout)}; the new line supersedes the old one)")
     for note in notes[len(loaded.problems()):]:
         log.warning("%s: %s", out, note)
     skipped = len(by_id) - len(redo)

@@ -37,6 +37,9 @@ import agents
 from mulle_env.engine.errors import AgentError, IllegalMoveError
 from mulle_env.engine.loop import GameLoop
 
+from .game import check_game
+from .game import make_ruleset as make_ruleset  # its old home: kept for old imports (CHANGELOG)
+
 log = logging.getLogger("arena.worker")
 
 #: Keys of a result line that vary from run to run (timings, which process played).
@@ -81,8 +84,6 @@ def load_game(path: str) -> Any:
     """
     game = _games.get(path)
     if game is None:
-        from .game import check_game
-
         game = call_path(path) if ":" in path else importlib.import_module(path)
         check_game(game, f"--game {path!r}")
         _games[path] = game
@@ -102,12 +103,6 @@ def engine_backend(game: Any) -> str | None:
     """
     backend = getattr(game, "BACKEND", None)
     return backend if isinstance(backend, str) else None
-
-
-def make_ruleset(game: Any, rules: dict[str, Any] | None) -> Any:
-    """The game's ruleset object for the dict ``rules`` (the dict itself if the game has no Ruleset)."""
-    cls = getattr(game, "Ruleset", None)
-    return cls.from_dict(rules or {}) if cls is not None and hasattr(cls, "from_dict") else rules
 
 
 def stable_seed(*parts: object) -> int:
@@ -380,7 +375,7 @@ def play_task(task: dict[str, Any], on_begin: Callable[[], None] | None = None) 
     return line
 
 
-#: The old name of :func:`play_task`, kept for code that imports it.
+#: The old name of :func:`play_task`: a kept compatibility name (CHANGELOG, 0.2.0); the arena itself calls play_task.
 play_game = play_task
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import agents
 from mulle_env.engine import fallback_notice
+from mulle_env.engine.loop import ruleset_refusal
 from mulle_env.engine.ruleset import Ruleset
 from mulle_env.files import PathError, check_input_path, check_output_path
 
@@ -119,9 +120,9 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         parser.error(f"argument --port: must be 0 to 65535, not {args.port}")
     try:
         opponent = agents.canonical(args.opponent)
-        check = getattr(agents.make(opponent), "check_ruleset", None)
-        if check is not None:
-            check(Ruleset())  # a live table plays the default rules (only its number of sets varies)
+        # A live table plays the default rules (only its number of sets varies).
+        if (why := ruleset_refusal(agents.make(opponent), Ruleset())) is not None:
+            raise ValueError(f"agent {opponent!r} cannot play with the live tables' rules: {why}")
     except ValueError as exc:
         parser.error(f"argument --opponent: {exc}")
     limits = tuple(args.allow_agent) if args.allow_agent else DEFAULT_AGENT_LIMITS

@@ -40,9 +40,10 @@ from dataclasses import dataclass
 import agents
 from mulle_env.engine.cards import CARD_NAMES
 from mulle_env.engine.errors import AgentError, IllegalMoveError, MulleError
-from mulle_env.engine.loop import GameLoop
+from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.match import Match, MoveEvent
 from mulle_env.engine.moves import Move
+from mulle_env.engine.rng import SEED_MAX
 from mulle_env.engine.ruleset import Ruleset
 
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
@@ -218,7 +219,8 @@ class Table:
         # A chosen seed deals this table's games (seed, seed+1, ...) only while at most one person can
         # know it: game_over publishes each game's seed, so with two people the next deal would be
         # computable by both (and the opener knew every deal). A second person switches to fresh seeds.
-        self._seeds = itertools.count(seed) if seed is not None else None
+        # seed, seed + 1, ... wrapping at the top of the one seed domain (docs/engine.md, "Seeds").
+        self._seeds = (s % (SEED_MAX + 1) for s in itertools.count(seed)) if seed is not None else None
         #: Whether the running game (or, in the lobby, the next one) deals from a chosen seed (table info).
         self.seeded = self._seeds is not None
         self._seated_before = False
@@ -1072,13 +1074,8 @@ def _refusal(spec: str, ruleset: Ruleset) -> str | None:
         agent = agents.make(spec)
     except ValueError as exc:
         return str(exc)
-    check = getattr(agent, "check_ruleset", None)
-    if check is not None:
-        try:
-            check(ruleset)
-        except ValueError as exc:
-            return f"agent {spec!r} cannot play with this table's rules: {exc}"
-    return None
+    why = ruleset_refusal(agent, ruleset)
+    return None if why is None else f"agent {spec!r} cannot play with this table's rules: {why}"
 
 
 def _count_down(counts: dict[str, int], key: str) -> None:

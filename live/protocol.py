@@ -13,8 +13,10 @@ Errors carry the platform's codes (:class:`ErrorCode`): 1xxx general, 2xxx sessi
 
 from __future__ import annotations
 
-import json
 from enum import IntEnum
+
+from mulle_env.engine.rng import seed_problem
+from mulle_env.files import JSONInputError, parse_json
 
 __all__ = [
     "CLIENT_TYPES", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
@@ -104,12 +106,23 @@ def _int(payload: dict, key: str, low: int, high: int) -> int | None:
     return value
 
 
+def _seed(payload: dict) -> int | None:
+    """The optional ``seed``: the one seed domain of every command (docs/engine.md, "Seeds")."""
+    value = payload.get("seed")
+    if value is None:
+        return None
+    why = seed_problem(value, "'seed'")
+    if why is not None:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, why[:200], {"field": "seed"})
+    return int(value)
+
+
 def _check_join(p: dict) -> dict:
     if "session_id" in p:
         return {"session_id": _str(p, "session_id", 128)}
     out = {"table_name": _str(p, "table_name"), "player_name": _str(p, "player_name", 32)}
     out["opponent"] = _str(p, "opponent", 200, required=False)
-    out["seed"] = _int(p, "seed", 0, 2**63 - 1)
+    out["seed"] = _seed(p)
     out["sets"] = _int(p, "sets", 1, MAX_SETS)
     out["agent_delay_ms"] = _int(p, "agent_delay_ms", 0, 10_000)
     return out
@@ -159,7 +172,7 @@ def _check_watch(p: dict) -> dict:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE,
                             "watch needs 'agents' (two specs, a new agents' table) or 'table_name' (an existing table)",
                             {"field": "agents"})
-    out["seed"] = _int(p, "seed", 0, 2**63 - 1)
+    out["seed"] = _seed(p)
     out["sets"] = _int(p, "sets", 1, MAX_SETS)
     return out
 
@@ -202,14 +215,11 @@ def parse(text: str | bytes, max_bytes: int) -> tuple[str, dict]:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"message of {size} bytes is over the limit of {max_bytes}",
                             {"size": size, "limit": max_bytes})
     try:
-        data = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"not valid JSON: {exc}",
-                            {"received_message": str(text)[:200]}) from None
-    except RecursionError:
-        # A few kB of [[[[...]]]] nest deeper than the parser goes: a bad message, not a dropped connection.
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "the JSON is nested too deeply; a message is a flat "
-                            "object {\"type\": \"...\", \"payload\": {...}}",
+        # The bounded reader: a few kB of [[[[...]]]] is a bad message, not a dropped connection.
+        data = parse_json(text, "the message", max_bytes=max_bytes)
+    except JSONInputError as exc:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"{exc.reason}; a message is a JSON object "
+                            "{\"type\": \"...\", \"payload\": {...}}",
                             {"received_message": str(text)[:200]}) from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE,

@@ -31,6 +31,7 @@ from aiohttp import WSMsgType, web
 import agents
 from mulle_env.engine.errors import MulleError
 from mulle_env.engine.record import GameRecord
+from mulle_env.files import JSONInputError, parse_json
 
 from .hub import Connection, Hub, LiveConfig
 from .protocol import MAX_SETS, ProtocolError, parse
@@ -64,12 +65,16 @@ async def _agents(request: web.Request) -> web.Response:
                               "allowed": hub.limits.describe()})
 
 
-def _replay_body(text: str) -> tuple[int, str]:
-    """Check and replay one upload (in a worker thread: a 10-set game takes a good fraction of a second)."""
+def _replay_body(body: bytes) -> tuple[int, str]:
+    """Check and replay one upload (in a worker thread: a 10-set game takes a good fraction of a second).
+
+    ``body`` is the request's bytes: one that is not UTF-8, not JSON or nested too deeply is a 400
+    that says which (the bounded reader), never a 500.
+    """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the parser goes
-        return 400, json.dumps({"error": f"not valid JSON: {type(exc).__name__}: {exc}"})
+        data = parse_json(body, "the request body", max_bytes=MAX_REPLAY_BYTES)
+    except JSONInputError as exc:
+        return 400, json.dumps({"error": str(exc)})
     try:
         record = GameRecord.from_dict(data)
     except MulleError as exc:
@@ -91,10 +96,10 @@ def _replay_body(text: str) -> tuple[int, str]:
 async def _replay(request: web.Request) -> web.Response:
     if request.content_length is not None and request.content_length > MAX_REPLAY_BYTES:
         return web.json_response({"error": f"a replay upload is at most {MAX_REPLAY_BYTES} bytes"}, status=413)
-    text = await request.text()
+    body = await request.read()
     # Replaying and encoding every frame is CPU work of up to a second: off the event loop, in a pool of its
     # own (two threads, so a crowd of uploads queues there and never takes the agents' threads).
-    status, body = await asyncio.get_running_loop().run_in_executor(request.app[_REPLAY_POOL], _replay_body, text)
+    status, body = await asyncio.get_running_loop().run_in_executor(request.app[_REPLAY_POOL], _replay_body, body)
     return web.Response(text=body, status=status, content_type="application/json")
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mulle_env.engine.record import GameRecord
-from mulle_env.files import PathError, check_output_path
+from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json
 
 __all__ = ["SCHEMA_VERSION", "FinishedGame", "GameStore", "StoreError", "default_db_path"]
 
@@ -238,7 +238,7 @@ class GameStore:
             if row is None:
                 return None
             out = self._summary(con, row[:9])
-            out["record"] = json.loads(row[9])
+            out["record"] = _stored_record(row[9], game_id)
             return out
         finally:
             con.close()
@@ -266,7 +266,7 @@ class GameStore:
                 if not rows:
                     return
                 for gid, table_name, finished_at, record in rows:
-                    out = json.loads(record)
+                    out = _stored_record(record, gid)
                     out.update(game_id=gid, table=table_name, players=_players(con, gid),
                                finished_at=_iso(finished_at))
                     yield out
@@ -280,6 +280,20 @@ class GameStore:
         # The seed is text: a 63-bit number does not survive a JavaScript number (issue 24, defect 1).
         return {"id": gid, "table": table_name, "finished_at": _iso(finished_at), "seed": seed, "sets": sets,
                 "moves": moves, "scores": [s0, s1], "winner": winner, "players": _players(con, gid)}
+
+
+def _stored_record(text: object, game_id: int) -> dict:
+    """The stored record of game ``game_id`` read back by the bounded reader: a store is a file anyone can edit."""
+    where = f"stored game {game_id}"
+    if not isinstance(text, (str, bytes)):
+        raise StoreError(f"{where}: the record is {type(text).__name__}, not JSON text")
+    try:
+        out = parse_json(text, where)
+    except JSONInputError as exc:
+        raise StoreError(str(exc)) from None
+    if not isinstance(out, dict):
+        raise StoreError(f"{where}: the record is a JSON {type(out).__name__}, not an object")
+    return out
 
 
 def _filters(table: str | None, player: str | None) -> tuple[str, tuple]:

@@ -15,6 +15,15 @@ has: the deal seed, then the opponent's seed, then (``seat="random"``) the seat;
 env, which has no opponent, draws the deal seed only. So game ``i`` of a vector env
 reset with ``seed + i`` plays the game ``Mulle-v0`` reset with that seed plays, on both
 backends.
+
+Copies. ``Mulle-v0`` and the AEC env copy (``copy.deepcopy``) and pickle, and the copy plays
+on independently (search and rollback users rely on it). The compiled stepper keeps its games
+and its in-stepper opponent's generator in C, out of pickle's reach, so these envs build their
+core with ``replayable=True``: the stepper is wrapped in a :class:`ReplayableStepper` that keeps
+each game's deal and moves, and a copy deals the same games again and replays those moves (the
+stepper is deterministic from them), then points the game loop at the copy's games. The
+vector env does not keep that log (one more Python step per game per batch) and refuses to be
+copied, naming itself.
 """
 
 from __future__ import annotations
@@ -33,8 +42,9 @@ from numpy.typing import NDArray
 
 from . import codec
 from .engine.errors import IllegalMoveError
-from .engine.loop import GameLoop
+from .engine.loop import GameLoop, agent_name, ruleset_refusal
 from .engine.moves import MOVES, Move
+from .engine.rng import seed_problem
 from .engine.ruleset import Ruleset
 from .observation import OBS_DTYPE, OBS_SIZE, SHEET_BOUND_PER_SET, observation_bounds
 from .stepper import Indices, Stepper, make_stepper
@@ -140,20 +150,101 @@ def check_seed(seed: int | np.integer[Any], what: str = "seed") -> int: ...
 @overload
 def check_seed(seed: Any, what: str = "seed") -> int | None: ...
 def check_seed(seed: Any, what: str = "seed") -> int | None:
-    """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3')."""
+    """``seed`` as an int (numpy ints too) or ``None``; a ValueError naming it for anything else (1.5, True, '3', -1).
+
+    The one seed domain (:func:`mulle_env.engine.rng.seed_problem`, docs/engine.md "Seeds"), or ``None``.
+    """
     if seed is None:
         return None
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        if int(seed) < 0:
-            raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
-        return int(seed)
-    raise ValueError(f"{what} must be a non-negative int or None, not {seed!r}")
+    why = seed_problem(seed, what)
+    if why is not None:
+        raise ValueError(f"{why} (or None)")
+    return int(seed)
 
 
 def _extras_module() -> ModuleType:
     from . import extras
 
     return extras
+
+
+def _rebuild_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool,
+                     deals: list[tuple[int, int, int] | None], moves: list[list[tuple[bool, int]]]
+                     ) -> ReplayableStepper:
+    """A :class:`ReplayableStepper` whose games are dealt ``deals`` and played ``moves`` (how a copy is made)."""
+    out = ReplayableStepper(make_stepper(num_envs, ruleset, internal_random), ruleset, internal_random)
+    acts, active = np.zeros(num_envs, dtype=np.int64), np.zeros(num_envs, dtype=bool)
+    for i, deal in enumerate(deals):
+        if deal is None:
+            continue
+        out.start(i, *deal)
+        for stepped, action in moves[i]:
+            if stepped:  # the learner's action, then the in-stepper opponent's answers
+                acts[i], active[i] = action, True
+                out.step(acts, active)
+                active[i] = False
+            else:
+                out.play(i, action)
+    return out
+
+
+class ReplayableStepper:
+    """A stepper (the contract of :mod:`mulle_env.stepper`) that keeps each game's deal and moves, to copy itself.
+
+    Copying or pickling it (``copy.deepcopy``, ``pickle``) deals the same games again in a new
+    stepper of the same backend and replays the moves: the compiled stepper's games and its
+    opponent's generator live in C, and the stepper is deterministic from the deal and the
+    moves. The log is one list append per move.
+    """
+
+    def __init__(self, inner: Stepper, ruleset: Ruleset, internal_random: bool) -> None:
+        self.inner = inner
+        self.ruleset = ruleset
+        self.internal_random = internal_random
+        self.num_envs = inner.num_envs
+        self.over = inner.over
+        self.to_move = inner.to_move
+        #: Per game: ``(game_seed, seat, opp_seed)`` it was dealt with, or ``None`` before its first deal.
+        self.deals: list[tuple[int, int, int] | None] = [None] * self.num_envs
+        #: Per game: ``(stepped, action)`` for each move since the deal (``stepped``: through :meth:`step`).
+        self.moves: list[list[tuple[bool, int]]] = [[] for _ in range(self.num_envs)]
+
+    def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
+        """Deal game ``i`` (and remember the deal)."""
+        self.inner.start(i, game_seed, seat, opp_seed)
+        self.deals[i] = (game_seed, seat, opp_seed)
+        self.moves[i] = []
+
+    def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
+        """The stepper's ``step`` (and remember each active game's action)."""
+        self.inner.step(actions, active)
+        if self.num_envs == 1:  # Mulle-v0's every step: no array scan
+            if active[0]:
+                self.moves[0].append((True, int(actions[0])))
+            return
+        for i in np.flatnonzero(active).tolist():
+            self.moves[i].append((True, int(actions[i])))
+
+    def play(self, i: int, action: int, /) -> None:
+        """The stepper's ``play`` (and remember the action)."""
+        self.inner.play(i, action)
+        self.moves[i].append((False, int(action)))
+
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8], /) -> None:
+        """The stepper's ``write``."""
+        self.inner.write(idx, seats, obs, mask)
+
+    def scores(self, i: int, /) -> tuple[int, int]:
+        """The stepper's ``scores``."""
+        return self.inner.scores(i)
+
+    def state(self, i: int, /) -> Any:
+        """The stepper's ``state``."""
+        return self.inner.state(i)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_stepper, (self.num_envs, self.ruleset, self.internal_random, list(self.deals),
+                                  [list(m) for m in self.moves])
 
 
 class _SteppedPlay:
@@ -170,6 +261,10 @@ class _SteppedPlay:
         self.stepper = stepper
         self.i = i
         self.state = stepper.state(i)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy reads its game from the copied stepper (its state is the stepper's own object).
+        return _SteppedPlay, (self.stepper, self.i)
 
     def __call__(self, move: Move | str) -> _Played:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
@@ -200,12 +295,15 @@ class EnvCore:
         extras: ``None`` or the name of an extra-input block (:data:`mulle_env.extras.EXTRAS`)
             appended to every observation.
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
+        replayable: keep each game's deal and moves (:class:`ReplayableStepper`), so that the
+            core copies and pickles (``Mulle-v0``, the AEC env; module docstring).
     """
 
     def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
                  ruleset: Ruleset | dict[str, Any] | None = None, illegal_action: str = "raise",
                  score_scale: float = 100.0,
-                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None) -> None:
+                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None,
+                 replayable: bool = False) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
         if reward not in REWARD_MODES:
@@ -234,10 +332,11 @@ class EnvCore:
         if not (self.two_learners or self.self_play or self.internal_random):
             self.agents = self._agents(opponent, K)
             for agent in self.agents:
-                check = getattr(agent, "check_ruleset", None)
-                if check is not None:
-                    check(self.ruleset)
-        self.stepper = make_stepper(K, self.ruleset, self.internal_random)
+                if (why := ruleset_refusal(agent, self.ruleset)) is not None:
+                    raise ValueError(f"opponent {agent_name(agent)!r} cannot play under these rules: {why}")
+        self.stepper: Stepper = make_stepper(K, self.ruleset, self.internal_random)
+        if replayable:
+            self.stepper = ReplayableStepper(self.stepper, self.ruleset, self.internal_random)
         self.seats = np.zeros(K, dtype=np.int8)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
@@ -250,6 +349,19 @@ class EnvCore:
         self._opp_obs: NDArray[np.float32] | None = None
         self._opp_mask: NDArray[np.int8] | None = None
         self._one = (np.zeros(K, dtype=np.int64), np.zeros(K, dtype=bool))  # one game's step through the stepper
+
+    def __getstate__(self) -> dict[str, Any]:
+        if not isinstance(self.stepper, ReplayableStepper):
+            raise TypeError("this EnvCore keeps no log of its games (replayable=False), so it cannot be copied "
+                            "or pickled")
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # Each game loop reads its game from the copied stepper, not from a detached copy of the game.
+        for i, loop in enumerate(self.loops or ()):
+            if loop is not None:
+                loop.game = self.stepper.state(i)
 
     @staticmethod
     def _agents(opponent: Any, k: int) -> list[Any]:

@@ -98,6 +98,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+from .engine.knowledge import miss_probability
 from .engine.moves import MIN_BUILD_VALUE
 from .engine.rules import HAND_SIZE
 from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
@@ -139,13 +140,9 @@ _MULLE13 = _MULLE * (np.array(HAND_VALUE) <= 13)
 # C(U - k, h) / C(U, h) = prod_{i<h} (U - k - i) / (U - i). A table, because a decision's few rows
 # would otherwise pay eight small numpy calls.
 _MAX_UNSEEN, _MAX_K = 2 * NUM_FACES, 8
-_NONE = np.ones((_MAX_UNSEEN + 1, _MAX_K + 1, HAND_SIZE + 1), np.float64)
-for _u in range(_MAX_UNSEEN + 1):
-    for _k in range(_MAX_K + 1):
-        for _h in range(1, HAND_SIZE + 1):
-            _i = _h - 1
-            _NONE[_u, _k, _h] = _NONE[_u, _k, _i] * (max(_u - _k - _i, 0) / max(_u - _i, 1))
-_NONE = _NONE.astype(np.float32)
+# The one home of the probability is the engine's knowledge module; the compiled extras read this table.
+_NONE = np.array([[[miss_probability(_k, _h, _u) for _h in range(HAND_SIZE + 1)] for _k in range(_MAX_K + 1)]
+                  for _u in range(_MAX_UNSEEN + 1)], np.float64).astype(np.float32)
 
 # Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
 _SAME = np.zeros((13, _NV), np.float32)

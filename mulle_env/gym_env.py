@@ -146,7 +146,8 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
             raise ValueError(f"Mulle-v0 plays against an opponent: an agent spec such as 'heuristic' or an agent "
                              f"object, not {opponent!r} (self-play: the vector env's opponent='self', or the "
                              "PettingZoo env)")
-        self._core = core = EnvCore(1, opponent, reward, seat, ruleset, illegal_action, score_scale, extras)
+        self._core = core = EnvCore(1, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
+                                    replayable=True)  # copies and pickles (envcore's docstring)
         self.ruleset = core.ruleset
         #: The opponent agent (``random`` plays inside the stepper, drawing exactly as this agent would).
         self.opponent = core.agents[0] if core.agents else resolve_agent(opponent)

@@ -62,7 +62,7 @@ except ImportError as _exc:  # an optional extra: say how to get it
 import numpy as np
 
 from .codec import NUM_ACTIONS, check_ruleset, max_game_length
-from .engine import CARDS, MOVES, GameState, IllegalMoveError, Ruleset, new_game
+from .engine import CARDS, MOVES, GameState, IllegalMoveError, Ruleset, new_game, seed_problem
 from .observation import OBS_SIZE, OBS_SLICES, encode_into
 
 __all__ = [
@@ -138,8 +138,8 @@ def chance_actions(seed: int, seeds: int = 0) -> list[int]:
         if not 0 <= seed < seeds:
             raise ValueError(f"with seeds={seeds} the seed must be in 0..{seeds - 1}, not {seed}")
         return [seed]
-    if not 0 <= seed < 1 << (8 * SEED_BYTES):
-        raise ValueError(f"seed must be in 0..2**64-1 (the engine reads seeds modulo 2**64), not {seed}")
+    if (why := seed_problem(seed)) is not None:  # the one seed domain: 8 chance bytes give every seed in it
+        raise ValueError(why)
     return [(seed >> (8 * k)) & 0xFF for k in range(SEED_BYTES)]
 
 

@@ -89,7 +89,8 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         super().__init__()
         check_render_mode(render_mode, self.metadata["render_modes"])
         # Both seats are learners: the core has no opponent and draws only each game's deal seed.
-        self._core = core = EnvCore(1, None, reward, 0, ruleset, illegal_action, score_scale, extras)
+        self._core = core = EnvCore(1, None, reward, 0, ruleset, illegal_action, score_scale, extras,
+                                    replayable=True)  # copies and pickles (envcore's docstring)
         self.ruleset = core.ruleset
         self.reward_mode = reward
         self.illegal_action = illegal_action
@@ -109,6 +110,14 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         self._started = False
         self.np_random, _ = seeding.np_random(None)
         self._clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The whole env, game included: EzPickle (PettingZoo's base) would pickle only the constructor's
+        # arguments, and a "copy" would be a fresh env. The core copies its games (envcore's docstring).
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @property
     def game(self) -> GameState | None:

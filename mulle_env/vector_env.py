@@ -57,6 +57,8 @@ in-stepper ``random`` opponent included.
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,10 +70,11 @@ from numpy.typing import NDArray
 from . import codec
 from .engine import BACKEND
 from .engine.errors import IllegalMoveError
+from .engine.rng import SEED_DOMAIN, SEED_MAX
 from .engine.ruleset import Ruleset
 from .envcore import SELF_PLAY, EnvCore, OpponentPolicy, check_reset_options, check_seat, check_seed, final_reward
 from .gym_env import RESET_OPTIONS, ResetNeededError, check_render_mode
-from .observation import OBS_DTYPE
+from .observation import OBS_DTYPE, OBS_SIZE
 from .stepper import PyStepper, make_stepper
 
 __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
@@ -81,6 +84,55 @@ __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SEL
 STEPPERS = ("auto", "python", "c")
 
 _NA = codec.NUM_ACTIONS
+
+#: Bytes one game of the vector env holds besides its observation and mask rows: its state in the
+#: stepper, its generator, its bookkeeping. Measured: about 20 kB per game in all after ``reset``
+#: with the in-stepper ``random`` opponent (the lightest; 30 kB with ``heuristic``, whose agent
+#: and game loop add to it), so an estimate made with it is a floor.
+GAME_BYTES = 15_000
+
+
+def memory_estimate(num_envs: int, obs_size: int) -> int:
+    """The least memory in bytes ``num_envs`` games of the vector env take (:data:`GAME_BYTES` plus the arrays)."""
+    per_game = GAME_BYTES + obs_size * np.dtype(OBS_DTYPE).itemsize + _NA  # + its observation and mask rows
+    return num_envs * per_game
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the machine can still give (Linux ``MemAvailable``, else free pages), or ``None`` if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(num_envs: int, obs_size: int) -> None:
+    """Refuse, before anything is allocated, ``num_envs`` games that cannot fit in the memory available.
+
+    ``make_vec(num_envs=10**6)`` used to be accepted and took 200 s and 19 GB to reset. A
+    ``MemoryError`` names the estimate and what the machine has; an estimate above half of
+    it warns (the machine will swap or other work will lose its memory).
+    """
+    need = memory_estimate(num_envs, obs_size)
+    have = available_memory()
+    if have is None:
+        return
+    gib = 1024**3
+    if need > have:
+        raise MemoryError(
+            f"num_envs={num_envs:,} needs at least {need / gib:,.1f} GiB ({need // num_envs:,} bytes per game), "
+            f"more than the {have / gib:,.1f} GiB this machine has available; use fewer games "
+            f"(at most about {have // (need // num_envs):,} here)")
+    if need > have // 2:
+        warnings.warn(f"num_envs={num_envs:,} needs at least {need / gib:,.1f} GiB, more than half of the "
+                      f"{have / gib:,.1f} GiB this machine has available", ResourceWarning, stacklevel=3)
 
 
 class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[Any]]):
@@ -134,6 +186,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError(f"autoreset_mode must be AutoresetMode.SAME_STEP or NEXT_STEP, not {mode}")
         if opponent is None:
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
+        if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
+            check_memory(int(num_envs), OBS_SIZE)  # a floor: an extra-input block adds a few floats a game
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
                                     opponent_policy)
         K = self.num_envs = core.num_envs
@@ -192,13 +246,16 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             seeds: list[int | None] = [None] * K
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             base = check_seed(seed)
+            if base + K - 1 > SEED_MAX:  # game i is seeded with seed + i: all of them in the one seed domain
+                raise ValueError(f"seed must leave room for num_envs={K} games (game i is seeded with seed + i): "
+                                 f"a whole number from 0 to 2**64 - {K}, not {seed!r}")
             seeds = [base + i for i in range(K)]
         elif isinstance(seed, (list, tuple, np.ndarray)):
             seeds = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             if len(seeds) != K:
                 raise ValueError(f"seed must be an int, None or a list of num_envs={K} seeds, not {seed!r}")
         else:
-            raise ValueError(f"seed must be a non-negative int, None or a list of num_envs={K} seeds, not {seed!r}")
+            raise ValueError(f"seed must be {SEED_DOMAIN}, None or a list of num_envs={K} seeds, not {seed!r:.60}")
         options = check_reset_options(options, RESET_OPTIONS)
         seat = check_seat(options.get("seat", self.seat_mode), "options['seat']")
         for i, s in enumerate(seeds):
@@ -216,7 +273,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if not self._started:
             raise ResetNeededError("call reset() before step()")
         K, core = self.num_envs, self._core
-        acts = self._as_actions(actions)
+        acts, sent = self._as_actions(actions)
         rewards, terminated = self._rewards, self._terminated
         rewards.fill(0.0)
         terminated.fill(False)
@@ -226,7 +283,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             for i in np.flatnonzero(self._needs_reset).tolist():
                 core.start(i)
             self._needs_reset[:] = False
-        illegal = self._check_actions(acts, active)
+        illegal = self._check_actions(acts, active, sent)
         if illegal is not None:
             active = active & ~illegal
         core.step(acts, active)
@@ -289,7 +346,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._obs[idx] = obs
         self._mask[idx] = mask
 
-    def _as_actions(self, actions: Any) -> NDArray[np.int64]:
+    def _as_actions(self, actions: Any) -> tuple[NDArray[np.int64], NDArray[Any]]:
+        """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages)."""
         K = self.num_envs
         try:
             arr = np.asarray(actions)
@@ -299,17 +357,24 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise codec.IllegalActionError(
                 f"actions must be an array of shape ({K},) (one per game), not shape {arr.shape}"
             )
-        if arr.dtype.kind in "iu":
-            return arr.astype(np.int64, copy=False)
+        # A cast to int64 would wrap np.uint64(2**64 - 1) to -1 and overflow on a Python int of 2**70: values
+        # beyond the action range are clipped to just beyond it, and messages name what was sent.
+        if arr.dtype.kind == "i":
+            return arr.astype(np.int64, copy=False), arr
+        if arr.dtype.kind == "u":
+            return np.minimum(arr, _NA).astype(np.int64), arr
         # Floats and bools are refused as Mulle-v0 refuses them (codec.action_int): a policy's raw output is a bug.
-        if arr.dtype == object and all(codec.action_int(a) is not None for a in arr):
-            return arr.astype(np.int64)
+        if arr.dtype == object:
+            ints = [codec.action_int(a) for a in arr]
+            if all(i is not None for i in ints):
+                return np.array([min(max(i, -1), _NA) for i in ints if i is not None], dtype=np.int64), arr
         raise codec.IllegalActionError(
             f"actions must be ints from 0 to {_NA - 1} (Python or numpy integers, not floats or bools), "
             f"not {arr.dtype} values {arr!r}"
         )
 
-    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
+    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
+                       ) -> NDArray[np.bool_] | None:
         """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
         if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
             ok = self._mask_bool[self._rows, acts]
@@ -325,11 +390,17 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if self.illegal_action == "raise":
             i = int(np.flatnonzero(bad)[0])
             try:
-                codec.decode(self._core.stepper.state(i), acts[i])
+                codec.decode(self._core.stepper.state(i), sent[i])
             except IllegalMoveError as exc:
                 raise type(exc)(f"env {i}: {exc}") from None
             raise AssertionError("unreachable: decode accepted an action the mask rejects")
         return bad
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Refused up front, naming this env, rather than failing deep inside on the compiled stepper.
+        raise TypeError(f"{self!r} cannot be copied or pickled: it keeps no log of its {self.num_envs} games to "
+                        "replay them into a copy (Mulle-v0 and the AEC env do). Make another with the same "
+                        "arguments and reset it with the same seed to play the same games again")
 
     def __repr__(self) -> str:
         k, opp, stepper = (getattr(self, name, "?") for name in ("num_envs", "opponent", "stepper_kind"))

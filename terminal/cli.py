@@ -52,10 +52,10 @@ from agents.registry import AgentSpecError, make
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
 from mulle_env.engine.errors import AgentError, IllegalMoveError
-from mulle_env.engine.loop import GameLoop
+from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
-from mulle_env.files import PathError, check_output_path, read_text
+from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_text
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -423,18 +423,14 @@ def play_interactive(opponent: str, seed: int, seat: int, ruleset: me.Ruleset, i
 
 
 def check_agent_ruleset(agent, ruleset: me.Ruleset) -> None:
-    """Raise :class:`RulesetRefusedError` if ``agent`` says it cannot play under ``ruleset`` (its ``check_ruleset``)."""
-    check = getattr(agent, "check_ruleset", None)
-    if check is None:
-        return
-    try:
-        check(ruleset)
-    except ValueError as exc:
+    """Raise :class:`RulesetRefusedError` if ``agent`` cannot play under ``ruleset`` (:func:`ruleset_refusal`)."""
+    why = ruleset_refusal(agent, ruleset)
+    if why is not None:
         raise RulesetRefusedError(f"agent {getattr(agent, 'spec', agent)!r} cannot play with these rules (--rule): "
-                             f"{exc}") from None
+                                  f"{why}")
 
 
-#: The old name of :func:`play_interactive`.
+#: The old name of :func:`play_interactive`: a kept compatibility name (CHANGELOG, 0.2.0).
 play_game = play_interactive
 
 
@@ -458,11 +454,11 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     parsed = False
     if path.suffix != ".jsonl":
         try:
-            lines = [(1, json.loads(text))]
+            lines = [(1, parse_json(text, str(path), max_bytes=REPLAY_READ_LIMIT))]
             parsed = True
-        except json.JSONDecodeError as exc:
+        except JSONInputError as exc:
             if len(lines) < 2:  # else: a results file under another name
-                raise ReplayFileError(f"{path}: not valid JSON ({exc})") from None
+                raise ReplayFileError(str(exc)) from None
     if not lines:
         raise ReplayFileError(f"{path}: the file holds no games")
     k = 0 if game is None else game
@@ -471,10 +467,9 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     no, raw = lines[k]
     if not parsed:
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ReplayFileError(
-                f"{path}: game {k} (line {no}) is not valid JSON ({exc}); other games may still be read") from None
+            raw = parse_json(raw, f"{path}: game {k}", line=no, max_bytes=REPLAY_READ_LIMIT)
+        except JSONInputError as exc:
+            raise ReplayFileError(f"{exc}; other games may still be read") from None
     try:
         return me.GameRecord.from_dict(raw), raw
     except me.MulleError as exc:
@@ -530,7 +525,11 @@ def replay_record(record: me.GameRecord, input_fn, out: TextIO, step: bool = Fal
 
 
 def replay_game(record, input_fn, out: TextIO, step: bool = False) -> int:
-    """Replay a record given as a :class:`GameRecord` or its JSON dict (the old entry point)."""
+    """Replay a record given as a :class:`GameRecord` or its JSON dict.
+
+    The old entry point, a kept compatibility name (CHANGELOG, 0.2.0): new code calls
+    :func:`load_record` and :func:`replay_record`.
+    """
     raw = record if isinstance(record, dict) else None
     if raw is not None:
         try:
@@ -582,6 +581,8 @@ def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for dest, flag in _PLAY_ONLY:
             if getattr(args, dest) is not None:
                 ap.error(f"{flag} only applies to a new game, not with --replay (the record fixes the game)")
+    if args.seed is not None and (why := me.seed_problem(args.seed, "--seed")) is not None:
+        ap.error(why)  # the one seed domain (docs/engine.md, "Seeds")
     if args.save is not None:
         try:
             check_output_path(args.save, "--save")

@@ -6,7 +6,7 @@
   a front end, or a training framework (torch, stable-baselines3).
 * The arena knows agents only through the ``agents`` package's registry (``agents.make`` and
   friends, never an agent module) and a game only through its protocol; of ``mulle_env`` it
-  uses only the game loop, its errors, the file checks and the worker threads setting.
+  uses only the game loop, its errors, the seed domain, the file checks and the worker threads setting.
 * The front ends (``live``, ``terminal``) never import training.
 * Nothing imports ``training`` but training itself (and tests, benchmarks and scripts).
 * No import cycle between the top-level packages.
@@ -86,7 +86,8 @@ def test_agents_never_import_the_arena_training_a_front_end_or_a_training_framew
 
 
 def test_the_arena_knows_agents_by_spec_and_mulle_env_only_by_its_loop_errors_files_and_threads():
-    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.files", "mulle_env.threads")
+    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.files",
+                "mulle_env.threads")
 
     def ok(name: str) -> bool:
         if top(name) == "agents":
@@ -119,3 +120,35 @@ def test_no_import_cycle_between_the_top_level_packages():
 
     cycles = [f"{a} <-> {b}" for a in PACKAGES for b in edges[a] if reaches(b, a)]
     assert not cycles, edges
+
+
+def test_the_two_small_import_circles_stay_broken():
+    # arena.game <-> arena.worker (make_ruleset belongs with the game protocol) and the agents registry <->
+    # agents.learned (which reached into the registry's private table): issue 31.
+    assert not {n for n in imports(ROOT / "arena/game.py") if n.startswith("arena.worker")}
+    learned = [f"{module_name(p)} imports {n}" for p in files("agents/learned") for n in sorted(imports(p))
+               if n.startswith(("agents.registry", "agents.builtin")) or n in ("agents", "agents.register")]
+    assert not learned
+
+
+def test_knowledge_written_once_has_one_home():
+    import agents.greedy
+    import mulle_env.extras
+    from mulle_env.engine import knowledge
+    from mulle_env.engine.loop import ruleset_refusal
+
+    assert agents.greedy.hold_probability is knowledge.hold_probability
+    assert mulle_env.extras._NONE[40, 2, 8] == pytest.approx(knowledge.miss_probability(2, 8, 40), rel=1e-6)
+    assert knowledge.hold_probability(1, 1, 4) == pytest.approx(0.25)
+
+    class Picky:
+        def check_ruleset(self, ruleset):
+            if ruleset != "default":
+                raise ValueError(f"trained under the default rules, not {ruleset!r}")
+
+    assert ruleset_refusal(Picky(), "default") is None and ruleset_refusal(object(), "x") is None
+    assert ruleset_refusal(Picky(), "x") == "trained under the default rules, not 'x'"
+    # Nobody asks an agent's check_ruleset by hand any more.
+    asking = [str(p.relative_to(ROOT)) for pkg in PACKAGES for p in files(pkg)
+              if 'getattr(agent, "check_ruleset"' in p.read_text() or "\"check_ruleset\", None)" in p.read_text()]
+    assert asking == ["mulle_env/engine/loop.py"], asking

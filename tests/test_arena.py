@@ -53,8 +53,9 @@ def test_deal_seeds_are_the_arenas_own_and_below_2_53():
     assert len(set(seeds)) == len(seeds) and all(0 <= x < 2**53 for x in seeds)
     # The arena knows a game only through its play interface, never the engine's internals: of
     # mulle_env it uses only the game-agnostic parts every tool shares (the one game loop and its
-    # errors, the path checks, the workers' BLAS setting).
-    shared = {"mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.files", "mulle_env.threads"}
+    # errors, the seed domain, the path checks, the workers' BLAS setting).
+    shared = {"mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.files",
+              "mulle_env.threads"}
     for path in Path(__file__).resolve().parents[1].joinpath("arena").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
@@ -426,7 +427,7 @@ def test_a_second_writer_of_the_same_file_is_refused(tmp_path):
     (lambda ln: ln.update(winner=5), "'winner' must be 0, 1 or null"),
     (lambda ln: ln.pop("scores"), "'scores' and 'winner' are required"),
     (lambda ln: ln.update(winner=1, scores=[90, 10]), "contradicts the scores"),
-    (lambda ln: ln.update(seed="7"), "'seed' must be an int"),
+    (lambda ln: ln.update(seed="7"), "'seed' must be a whole number from 0 to 2**64 - 1, not '7'"),
     (lambda ln: ln.update(status="won"), "'status' must be one of"),
     (lambda ln: ln.update(scores=[float("nan"), 3]), "'scores' must be a list of two numbers"),
 ])
@@ -559,7 +560,7 @@ def test_ray_backend_reads_its_tasks_lazily(monkeypatch):
         cancel=lambda ref, force: None,
     )
     monkeypatch.setitem(sys.modules, "ray", fake)
-    monkeypatch.setattr("arena.ray_backend.play_game", lambda task: {"game_id": task["game_id"]})
+    monkeypatch.setattr("arena.ray_backend.play_task", lambda task: {"game_id": task["game_id"]})
     taken = []
 
     def tasks():
@@ -583,3 +584,21 @@ def test_plan_refuses_specs_that_name_no_agent_and_bad_time_limits():
         with pytest.raises(ValueError, match="move_timeout"):
             Plan(("random", "heuristic"), 2, move_timeout=bad)
     assert Plan(("crasher:at=2", "random"), 2, worker_init=INIT).specs[0] == "crasher:at=2"
+
+
+def test_every_line_set_aside_or_played_again_is_named_with_its_number_and_reason(tmp_path):
+    # A hand-edited line with all-zero sheets counted as a draw, and lines played again were not named (issue 31).
+    done, out = play(tmp_path, ["random", "heuristic"], 3)
+    rows = lines_of(out)
+    zero = {"mulle": 0, "tabbe": 0, "intake": 0, "bonus": 0, "total": 0}
+    rows[0].update(scores=[0, 0], winner=None, sheets=[[zero], [zero]])
+    rows[2].update(status="aborted", winner=None, forfeit=None, scores=None, sheets=None, error="cut off")
+    with open(out, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    again, _ = play(tmp_path, ["random", "heuristic"], 3)
+    assert again.played == 2 and len(again.lines) == 3
+    notes = " | ".join(again.notes)
+    assert "line 1: its result is not one the game can end with: set 1: the seats' intake points add up to 0" in notes
+    assert "1 aborted game(s) are played again: line 3" in notes
+    draws = [ln for ln in again.lines if ln["winner"] is None and ln["scores"] == [0, 0]]
+    assert not draws

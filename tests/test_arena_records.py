@@ -94,6 +94,40 @@ def test_the_game_loops_have_distinct_names_and_keep_the_old_ones():
     assert agents.match.play_game is not agents.match.play_agents  # the old one returns the state
 
 
+def test_the_kept_compatibility_names_are_the_new_ones_under_their_old_homes(monkeypatch):
+    # Leftovers of the restructuring kept for 0.1.0 code, each listed in CHANGELOG.md (issue 31).
+    import agents.effects
+    import agents.evaluation
+    import agents.netsearch
+    import agents.pimc
+    import agents.rollout
+    import terminal.cli
+    from arena import game, worker
+    from mulle_env.threads import single_blas_thread
+
+    assert agents.evaluation.move_effect is agents.effects.move_effect
+    assert agents.evaluation.set_value is agents.rollout.set_value
+    assert agents.pimc.rollout_value is agents.rollout.rollout_value
+    assert worker.make_ruleset is game.make_ruleset
+    calls = []
+    monkeypatch.setattr(agents.netsearch, "single_blas_thread", lambda: calls.append(1) or True)
+    assert agents.netsearch.limit_blas_threads() is True and calls == [1]
+    assert single_blas_thread is not None
+    st = me.new_game(seed=2, ruleset=me.Ruleset(sets=1))
+    moves = []
+    while not st.is_over():
+        moves.append(str(st.legal_moves()[0]))
+        st.play(st.legal_moves()[0])
+    out = io.StringIO()
+    assert terminal.cli.replay_game({"seed": 2, "ruleset": {"sets": 1}, "moves": moves}, input, out) == 0
+    assert f"{len(moves)} moves" in out.getvalue()
+    text = (Path(__file__).resolve().parents[1] / "CHANGELOG.md").read_text()
+    for name in ("agents.evaluation", "agents.match.play_game", "arena.worker.play_game", "terminal.cli.play_game",
+                 "agents.netsearch.limit_blas_threads", "agents.pimc.rollout_value", "terminal.cli.replay_game",
+                 "arena.worker.make_ruleset"):
+        assert f"`{name}`" in text, name
+
+
 class _Recorded:
     """A backend that plays nothing: it hands back recorded lines for the games it is given."""
 
@@ -137,7 +171,7 @@ def test_lines_of_an_older_pimc_are_played_again_and_heuristic_lines_stand(tmp_p
     assert sorted(backend.dispatched) == with_pimc and again.played == 4 and again.skipped == 2
     notes = [n for n in again.notes if "another version of an agent" in n]
     assert notes == ["4 game(s) were played by another version of an agent ('pimc' version '1', now '2' "
-                     "(4 game(s))); they are not counted and are played again"]
+                     "(4 game(s): line 1, 3, 4, 6)); they are not counted and are played again"]
     # The replayed lines supersede the old ones; the next resume plays nothing.
     assert sorted(x["game_id"] for x in again.lines) == sorted(x["game_id"] for x in lines)
     assert all("agent_versions" in x for x in again.lines if "pimc" in x["specs"])

@@ -90,3 +90,39 @@ def test_the_ruleset_decides_how_many_sets_and_how_much_a_mulle_is_worth():
         me.check_result(result, {"jokers": 1})
     with pytest.raises(me.InvalidRecordError, match="a result is a JSON object"):
         me.check_result([1, 2], None)
+
+
+def _zero_sheets(sets: int) -> dict:
+    zero = {"mulle": 0, "tabbe": 0, "intake": 0, "bonus": 0, "total": 0}
+    return {"scores": [0, 0], "winner": None, "sheets": [[dict(zero) for _ in range(sets)] for _ in (0, 1)]}
+
+
+def test_every_set_hands_out_its_intake_points_the_lower_bound():
+    # A hand-edited line whose sheets were all zero passed as a draw (issue 31): only the upper bound was checked.
+    with pytest.raises(me.InvalidRecordError, match="set 1: the seats' intake points add up to 0, not the 40 a set"):
+        me.check_result(_zero_sheets(1), me.Ruleset(sets=1))
+    result = copy.deepcopy(_played("python", 5, me.Ruleset(sets=1)))
+    for p in (0, 1):  # one intake point less for each seat, everything else consistent
+        sheet = result["sheets"][p][0]
+        sheet["intake"] -= 1
+        sheet["bonus"] = me.intake_bonus(sheet["intake"])
+        sheet["total"] = sheet["mulle"] + sheet["tabbe"] + sheet["bonus"]
+    result["scores"] = [result["sheets"][p][0]["total"] for p in (0, 1)]
+    s = result["scores"]
+    result["winner"] = 0 if s[0] > s[1] else 1 if s[1] > s[0] else None
+    result.pop("totals")
+    with pytest.raises(me.InvalidRecordError, match="intake points add up to 38, not the 40"):
+        me.check_result(result, me.Ruleset(sets=1))
+
+
+def test_a_set_without_a_capture_is_possible_only_where_any_card_may_be_discarded():
+    loose = me.Ruleset(sets=1, discard_only_if_no_capture=False)
+    st = me.new_game(seed=8, ruleset=loose)
+    while not st.is_over():  # discard whatever can be discarded: nobody ever captures
+        moves = st.legal_moves()
+        st = st.play(next((m for m in moves if str(m).startswith("discard")), moves[0]))
+    result = st.result().to_dict()
+    assert result["sheets"] == _zero_sheets(1)["sheets"]  # a real game: the exception is needed
+    me.check_result(result, loose)
+    with pytest.raises(me.InvalidRecordError, match="intake points add up to 0"):
+        me.check_result(_zero_sheets(1), me.Ruleset(sets=1))

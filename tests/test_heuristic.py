@@ -8,9 +8,10 @@ import pytest
 from engine_helpers import build, position
 
 import agents
-from agents.evaluation import move_effect, pile_points, set_value, twin_counts
+from agents.effects import move_effect, pile_points, twin_counts
 from agents.greedy import hold_probability, reply_exposure
 from agents.heuristic import CLASS_NAMES, classify, rank_moves
+from agents.rollout import set_value
 from mulle_env.engine.moves import CAPTURE_ID, MOVES
 
 

@@ -21,13 +21,7 @@ from training.pool import OpponentPool, parse_weights
 
 
 def _learned_registered() -> None:
-    try:
-        agents.make("learned")
-    except agents.AgentSpecError as exc:
-        if "unknown agent" in str(exc):
-            from agents.learned import register
-
-            register()
+    agents.make("learned")  # a built-in: registered with the others (agents.builtin)
 
 
 def random_policy(seed: int = 0, hidden=(32, 16), activation="tanh") -> MLPPolicy:
@@ -158,7 +152,9 @@ def _rewrite(path, tmp_path, change):
          "writes 10 action logits"),
         (lambda a: a["layer0.bias"].__setitem__(0, np.nan), "NaN"),
         (lambda a: a.update({"layer0.weight": a["layer0.weight"].astype(np.int32)}), "must hold floats"),
-        (lambda a: a.update(metadata=np.array("{not json")), "metadata is not valid JSON"),
+        (lambda a: a.update(metadata=np.array("{not json")), "metadata, line 1: not valid JSON"),
+        # Metadata nested thousands deep raised a bare RecursionError (issue 31): the bounded reader refuses it.
+        (lambda a: a.update(metadata=np.array("[" * 5000 + "]" * 5000)), "metadata, line 1: nested more than 64"),
     ],
 )
 def test_incompatible_files_fail_clearly(policy_file, tmp_path, change, message):

@@ -760,6 +760,10 @@ def test_replay_api_reads_records_and_arena_lines(server):
             for bad in ("{", json.dumps({"seed": 1, "moves": 3}), json.dumps({"seed": 1, "moves": ["discard KL 2"]})):
                 async with s.post(server.url + "/api/replay", data=bad) as r:
                     assert r.status == 400 and (await r.json())["error"]
+            # A body that is not UTF-8 answered 500 with a UnicodeDecodeError traceback in the log (issue 31).
+            async with s.post(server.url + "/api/replay", data=b'{"seed": "\xff\xfe"}',
+                              headers={"Content-Type": "application/json; charset=utf-8"}) as r:
+                assert r.status == 400 and "not UTF-8" in (await r.json())["error"]
             async with s.get(server.url + "/api/agents") as r:
                 body = await r.json()
                 assert "heuristic" in body["agents"] and body["allowed"] == list(TEST_LIMITS)

@@ -135,8 +135,10 @@ def test_a_cancelled_think_does_not_run_its_queued_move_later():
 def test_replay_upload_nested_too_deep_is_a_clear_400():
     from live.server import _replay_body
 
-    status, body = _replay_body("[" * 100_000 + "]" * 100_000)
-    assert status == 400 and "not valid JSON" in json.loads(body)["error"]
+    status, body = _replay_body(b"[" * 100_000 + b"]" * 100_000)
+    assert status == 400 and "nested more than" in json.loads(body)["error"]
+    status, body = _replay_body(b'{"seed": 1, "moves": ["\xff"]}')
+    assert status == 400 and "the request body: not UTF-8 text" in json.loads(body)["error"]
 
 
 def test_move_previews_say_what_each_move_takes_and_builds_on():

@@ -357,7 +357,7 @@ def test_replay_skips_a_torn_line_it_is_not_asked_for(tmp_path):
     code, text, _ = run(["--replay", str(path), "--game", "1"])
     assert code == 0 and "Replay of seed 2" in text
     code, text, _ = run(["--replay", str(path), "--game", "2"])
-    assert code == 2 and "game 2 (line 3) is not valid JSON" in text
+    assert code == 2 and "game 2, line 3: not valid JSON" in text
     # A bad line in the middle keeps its index: game 2 is still the third line.
     path.write_text(json.dumps(games[0]) + "\n{torn\n" + json.dumps(games[1]) + "\n")
     code, text, _ = run(["--replay", str(path), "--game", "2"])
@@ -378,6 +378,9 @@ def test_replay_skips_a_torn_line_it_is_not_asked_for(tmp_path):
         ('{"seed": 1, "moves": [], "ruleset": {"colour": 1}}', "unknown ruleset flag"),
         ('{"seed": 1, "moves": ["discard"]}', "move 1"),
         ("", "not valid JSON"),
+        # A RecursionError traceback and exit 1 before the bounded reader (issue 31).
+        ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
+        ('{"seed": 1, "moves": ' + "[" * 70 + "]" * 70 + "}", "nested more than 64 levels deep"),
     ],
 )
 def test_malformed_replay_files(tmp_path, content, words):

@@ -218,7 +218,7 @@ def test_ruleset_flags_validate():
         me.Ruleset(sets=0)
     r = me.Ruleset(mulle_hand_values=True)
     assert me.Ruleset.from_dict(r.to_dict()) == r and r.changes() == {"mulle_hand_values": True}
-    with pytest.raises(ValueError, match="seed must be an int"):
+    with pytest.raises(ValueError, match="seed must be a whole number from 0 to"):
         me.new_game("7")
 
 

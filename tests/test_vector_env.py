@@ -182,6 +182,12 @@ def test_bad_actions_give_the_envs_errors(stepper):
         envs.step([legal[0], illegal])
     with pytest.raises(codec.IllegalActionError, match="out of range"):
         envs.step([legal[0], codec.NUM_ACTIONS])
+    # The message names the value sent: np.uint64(2**64 - 1) was reported as "action np.int64(-1)" (issue 31).
+    for sent, shown in ((np.array([legal[0], 2**64 - 1], dtype=np.uint64), r"np\.uint64\(18446744073709551615\)"),
+                        (np.array([legal[0], 2**70], dtype=object), str(2**70)),
+                        (np.array([legal[0], 3000], dtype=np.uint16), r"np\.uint16\(3000\)")):
+        with pytest.raises(codec.IllegalActionError, match=rf"env 1: action {shown} is out of range"):
+            envs.step(sent)
     with pytest.raises(codec.IllegalActionError, match=r"shape \(2,\)"):
         envs.step([legal[0]])
     for bad in ([legal[0] + 0.5, legal[1]], np.array(legal, dtype=float), [True, False], ["a", "b"]):
@@ -276,3 +282,26 @@ def test_agents_that_need_no_view_get_none(needs_view):
 
     assert Peeker().needs_view is True
     MulleEnv(opponent=Peeker(), seat=1).reset(seed=0)
+
+
+def test_num_envs_that_cannot_fit_in_memory_is_refused_up_front_with_the_estimate(monkeypatch):
+    import time
+
+    import mulle_env.vector_env as vec
+
+    # make_vec(num_envs=10**6) was accepted and its reset took 200 s and 19 GB (issue 31).
+    t0 = time.monotonic()
+    estimate = r"num_envs=1,000,000,000 needs at least [\d,.]+ GiB \([\d,]+ bytes per game\), more than the"
+    with pytest.raises(MemoryError, match=estimate + r" [\d,.]+ GiB this machine has available"):
+        make_vec(10**9, opponent="random")
+    assert time.monotonic() - t0 < 5  # refused before anything was allocated
+    # The estimate is a floor: what a reset env really holds per game is at least that much.
+    assert 19_000 < vec.memory_estimate(1, OBS_SIZE) < 21_000
+    monkeypatch.setattr(vec, "available_memory", lambda: 100 * vec.memory_estimate(1, OBS_SIZE))
+    with pytest.raises(MemoryError, match="at most about 100 here"):
+        make_vec(101, opponent="random")
+    with pytest.warns(ResourceWarning, match="more than half"):
+        make_vec(60, opponent="random")
+    make_vec(40, opponent="random").close()
+    monkeypatch.setattr(vec, "available_memory", lambda: None)  # unknown: no check
+    make_vec(2, opponent="random").close()

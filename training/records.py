@@ -23,14 +23,13 @@ and line: nothing is silently skipped.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from mulle_env.engine import GameRecord, Match, MulleError, Ruleset
-from mulle_env.files import check_input_path
+from mulle_env.files import DEFAULT_READ_LIMIT, JSONInputError, check_input_path, parse_json
 from mulle_env.observation import layout_fingerprint
 
 from .teacher import (
@@ -85,9 +84,9 @@ def read_records(path: str | Path) -> Iterator[tuple[str, GameRecord]]:
     whole = None
     if head.lstrip().startswith("{") and "\n{" not in head.strip():
         try:
-            whole = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            whole = None
+            whole = parse_json(p.read_bytes(), str(p)) if p.stat().st_size <= DEFAULT_READ_LIMIT else None
+        except JSONInputError:
+            whole = None  # read line by line below, where a bad line is named
     if isinstance(whole, dict):
         yield from _record(f"{p}", whole)
         return
@@ -96,10 +95,10 @@ def read_records(path: str | Path) -> Iterator[tuple[str, GameRecord]]:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordsError(f"{p}:{n}: not JSON ({exc.msg}); a record file holds one game record per "
-                                   "line (or one record as a JSON object)") from None
+                data = parse_json(line, str(p), line=n)
+            except JSONInputError as exc:
+                raise RecordsError(f"{exc}; a record file holds one game record per line (or one record as "
+                                   "a JSON object)") from None
             yield from _record(f"{p}:{n}", data)
 
 
@@ -115,6 +114,8 @@ def _stored_games(p: Path) -> Iterator[tuple[str, GameRecord]]:
     try:
         for game in store.export():
             yield from _record(f"{p}#{game['game_id']}", game)
+    except StoreError as exc:  # a hand-edited row the bounded reader refuses
+        raise RecordsError(f"{p}: {exc}") from None
     finally:
         store.close()
 

@@ -45,21 +45,6 @@ __all__ = [
     "PolicyFileError",
     "encode_afterstates",
     "load_policy",
-    "register",
     "save_policy",
 ]
 
-
-def register() -> None:
-    """Register ``learned`` in the agent registry (for processes where agents.builtin does not yet).
-
-    Usable as an arena worker-init hook: ``agents.learned:register``.
-    """
-    from ..registry import _REGISTRY
-    from ..registry import register as _register
-    from .agent import LearnedAgent
-
-    if "learned" not in _REGISTRY:
-        _register("learned", LearnedAgent,
-                  "a policy network played with numpy: the shipped afterstate net distilled from search, "
-                  "or any policy file (learned:path=<file.npz>)")

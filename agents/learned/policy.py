@@ -542,10 +542,12 @@ def load_policy(path: str | Path) -> MLPPolicy:
 
 def _json_object(data: Arrays, key: str, where: str) -> dict[str, Any]:
     """The JSON object stored as text under ``key``; a :class:`PolicyFileError` naming ``key`` otherwise."""
+    from mulle_env.files import JSONInputError, parse_json
+
     try:
-        obj = json.loads(_scalar(data, key, str, where))
-    except json.JSONDecodeError as exc:
-        raise PolicyFileError(f"{where}: {key} is not valid JSON ({exc})") from None
+        obj = parse_json(_scalar(data, key, str, where), f"{where}: {key}")
+    except JSONInputError as exc:
+        raise PolicyFileError(str(exc)) from None
     if not isinstance(obj, dict):
         raise PolicyFileError(f"{where}: {key} must be a JSON object, not {type(obj).__name__}")
     return obj

@@ -46,6 +46,7 @@ from .loop import GameLoop
 from .match import Match, MoveEvent, NotYourTurnError, move_event
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import GameRecord, InvalidRecordError
+from .rng import SEED_MAX, seed_problem
 from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, GameStateBase, PlayerView
 
@@ -137,6 +138,7 @@ __all__ = [
     "NotYourTurnError",
     "PlayerView",
     "Ruleset",
+    "SEED_MAX",
     "SetPoints",
     "backends",
     "fallback_notice",
@@ -150,5 +152,6 @@ __all__ = [
     "new_game",
     "parse_card",
     "replay",
+    "seed_problem",
     "set_points",
 ]

@@ -24,9 +24,38 @@ from .rules import MAX_MULLE_HAND_VALUE  # noqa: F401 - public here too
 from .state import Build, GameStateBase, intake_bonus
 
 __all__ = [
-    "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes", "intake_bonus",
-    "is_mulle_capture", "set_points",
+    "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes", "hold_probability", "intake_bonus",
+    "is_mulle_capture", "miss_probability", "set_points",
 ]
+
+
+def miss_probability(copies: int, hand_size: int, unseen: int) -> float:
+    """Chance that a hand of ``hand_size`` cards drawn from ``unseen`` holds none of ``copies`` cards of a value.
+
+    The hypergeometric ``C(U - k, h) / C(U, h) = prod_{i<h} (U - k - i) / (U - i)``, the one
+    home of the opponent-holds-a-card probability: ``greedy`` weighs replies with
+    :func:`hold_probability`, the ``capture-v3`` extra inputs (``mulle_env.extras``) tabulate
+    this function, and the compiled extras read that table (their C twin). The opponent's
+    hand is taken as a uniform draw from the cards it cannot be seen not to hold.
+
+    >>> miss_probability(1, 1, 4), miss_probability(0, 8, 40), miss_probability(1, 8, 8)
+    (0.75, 1.0, 0.0)
+    """
+    miss = 1.0
+    for i in range(hand_size):
+        # max(): a hand larger than what is unseen (no real position) gives 0, never a division by zero.
+        miss *= max(unseen - copies - i, 0) / max(unseen - i, 1)
+    return miss
+
+
+def hold_probability(copies: int, hand_size: int, unseen: int) -> float:
+    """Chance that a hand of ``hand_size`` drawn from ``unseen`` cards holds at least one of ``copies``.
+
+    ``1 - miss_probability(...)``; 0 when there are no copies or no hand.
+    """
+    if copies <= 0 or hand_size <= 0 or unseen <= 0:
+        return 0.0
+    return 1.0 - miss_probability(copies, hand_size, unseen)
 
 
 

@@ -56,10 +56,29 @@ from typing import Any, NoReturn
 
 from .errors import AgentError, IllegalMoveError
 
-__all__ = ["GameLoop", "agent_name"]
+__all__ = ["GameLoop", "agent_name", "ruleset_refusal"]
 
 #: ``guard(seat, stage)``: a context manager wrapped around each call into an agent.
 Guard = Callable[[int, str], AbstractContextManager[Any]]
+
+
+def ruleset_refusal(agent: Any, ruleset: Any) -> str | None:
+    """Why ``agent`` cannot play under ``ruleset``, or ``None`` if it can: the one place this is asked.
+
+    An agent may say it cannot play a ruleset (a policy trained under other rules) with an
+    optional ``check_ruleset(ruleset)`` that raises ``ValueError`` saying why; an agent
+    without one plays any ruleset. The environments, ``mulle-arena``, ``mulle-play`` and
+    ``mulle-serve`` (its command line and its tables) all ask here before a game starts, and
+    each words the refusal for its own user.
+    """
+    check = getattr(agent, "check_ruleset", None)
+    if check is None:
+        return None
+    try:
+        check(ruleset)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def agent_name(agent: Any) -> str:

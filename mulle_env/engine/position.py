@@ -9,6 +9,7 @@ from . import rules
 from .cards import CARD_NAMES, COPIES, DECK_SIZE, HAND_VALUE, INTAKE_POINTS, NUM_FACES, parse_card
 from .errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
 from .moves import MAX_BUILD_VALUE, MIN_BUILD_VALUE
+from .rng import seed_problem
 from .ruleset import Ruleset
 
 if TYPE_CHECKING:
@@ -110,8 +111,10 @@ def read_position(cls: type[_State], data: Any, ruleset: Ruleset | dict[str, Any
     except InvalidRulesetError as exc:
         raise InvalidPositionError(f"ruleset: {exc}") from None
     seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        _fail(f"'seed' must be an int or null, not {seed!r}")
+    if seed is not None:
+        if (why := seed_problem(seed, "'seed'")) is not None:
+            _fail(f"{why} (or null)")
+        seed = int(seed)
     to_move = _seat(data["to_move"], "to_move", False)
     hands = [sorted(h) for h in _pair(data, "hands", None, _cards)]
     for p, hand in enumerate(hands):

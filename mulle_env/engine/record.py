@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 from .cards import CARD_NAMES, CARDS, COPIES, INTAKE_POINTS, Card, parse_card
 from .errors import InvalidCardError, InvalidMoveError, InvalidRulesetError, MulleError
 from .moves import Move
+from .rng import seed_problem
 from .rules import DEALS_PER_SET, HAND_SIZE
 from .ruleset import Ruleset
 from .state import Sheet, intake_bonus
@@ -141,7 +142,9 @@ class GameRecord:
             _fail(f"record_version {version!r} is not supported (this code reads version {RECORD_VERSION})")
         if "seed" not in data:
             _fail("the game record lacks 'seed' (needs seed and moves; optional ruleset, specs, result)")
-        seed = _int(data["seed"], "seed")
+        seed = data["seed"]
+        if (why := seed_problem(seed)) is not None:
+            _fail(why)
         # Arena results lines keep the move count under "moves" and the list under "move_list".
         moves = data.get("move_list", data.get("moves"))
         if moves is None or isinstance(moves, int) and "move_list" not in data:
@@ -203,8 +206,14 @@ def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -
     Checked, with RULES.md 6: ``ruleset.sets`` sheets per seat, whole numbers; in each
     sheet ``bonus`` is ``2 x (intake - 20)`` above 20 and ``total`` is ``mulle + tabbe +
     bonus``; in each set no more than the cards can give (both seats' mulle points at
-    most one card of each face, their intake points at most 40, at most
-    :data:`MAX_TABBE_PER_SET` tabbes each); the scores are the sums of the set totals (and
+    most one card of each face, at most :data:`MAX_TABBE_PER_SET` tabbes each) and no
+    less than every set hands out: the seats' intake points add up to exactly 40, since
+    every card of the set ends in someone's intake (RULES.md 5.2: the last capturer takes
+    the table). The one exception is a set in which nobody captured at all, whose sheets
+    are all zero; it can only happen where a card that could capture may be discarded
+    (``discard_only_if_no_capture=False``); under the default rules each of the 12
+    capturing values can be discarded at most once before every later card of it
+    captures. The scores are the sums of the set totals (and
     ``totals`` the sums of the sheets); the winner is the seat with the higher score.
     This is the engine's own check of a result, without replaying the game (a
     :class:`GameRecord` with its moves is checked by :meth:`GameRecord.replay`).
@@ -244,6 +253,11 @@ def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -
             if both[0][key] + both[1][key] > most:
                 _fail(f"set {k + 1}: the seats' {key} points add up to {both[0][key] + both[1][key]}, more than "
                       f"the {most} a set's cards can give")
+        intake = both[0]["intake"] + both[1]["intake"]
+        no_capture = not rules.discard_only_if_no_capture and all(v == 0 for s in both for v in s.values())
+        if intake != INTAKE_PER_SET and not no_capture:
+            _fail(f"set {k + 1}: the seats' intake points add up to {intake}, not the {INTAKE_PER_SET} a set hands "
+                  f"out (every card of a set ends in someone's intake: RULES.md 5.2 and 6.3)")
     sums = [sum(s["total"] for s in read[p]) for p in (0, 1)]
     if scores != sums:
         _fail(f"scores {scores} are not the sums of the set totals in sheets ({sums})")

@@ -7,12 +7,48 @@ deck on every machine, in every process, under any ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _MASK = (1 << 64) - 1
+
+#: The largest seed: seeds are the whole numbers ``0 .. SEED_MAX`` (docs/engine.md, "Seeds").
+SEED_MAX = _MASK
+#: The seed domain in words, as every refusal says it.
+SEED_DOMAIN = "a whole number from 0 to 2**64 - 1"
+
+
+def seed_problem(seed: object, what: str = "seed") -> str | None:
+    """Why ``seed`` is outside the one seed domain (``None``: it is a seed), naming ``what`` and the value sent.
+
+    The domain (docs/engine.md, "Seeds") is the whole numbers ``0 .. 2**64 - 1``: the deal
+    reads a seed as 64 bits, so every seed in it deals its own game and none outside it
+    could (``-1`` and ``2**64 - 1``, ``2**64`` and ``0`` would deal the same). Python and
+    numpy integers are seeds; bools, floats and text are not. Every entry point that takes
+    a seed asks here: ``new_game``, ``GameState.from_dict``, ``GameRecord.from_dict``,
+    ``Mulle-v0``, the vector and AEC envs, ``mulle-arena --seed``, ``mulle-play --seed``
+    and ``mulle-serve``'s messages; each raises its own error type with this text.
+    """
+    if isinstance(seed, bool) or type(seed).__name__ in ("bool", "bool_"):  # numpy's bools too
+        return f"{what} must be {SEED_DOMAIN}, not {seed!r}"
+    try:
+        value = operator.index(seed)  # type: ignore[arg-type]  # anything else is refused below
+    except TypeError:
+        return f"{what} must be {SEED_DOMAIN}, not {seed!r:.60}"
+    if not 0 <= value <= SEED_MAX:
+        return f"{what} must be {SEED_DOMAIN}, not {seed!r:.60}"
+    return None
+
+
+def check_seed(seed: object, what: str = "seed") -> int:
+    """``seed`` as a Python int if it lies in the seed domain (:func:`seed_problem`), else a ``ValueError``."""
+    why = seed_problem(seed, what)
+    if why is not None:
+        raise ValueError(why)
+    return operator.index(seed)  # type: ignore[arg-type]  # seed_problem checked it
 
 
 def splitmix64(x: int) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from .errors import (
     MulleError,
 )
 from .moves import MOVES, Move
-from .rng import derive_seed, shuffled
+from .rng import check_seed, derive_seed, seed_problem, shuffled
 from .rules import INTAKE_BONUS_FROM as INTAKE_BONUS_FROM  # public here too
 from .rules import SHEET_KEYS as SHEET_KEYS
 from .rules import Sheet as Sheet
@@ -586,8 +586,8 @@ class GameState(GameStateBase):
             ruleset = Ruleset()
         elif not isinstance(ruleset, Ruleset):
             raise ValueError(f"ruleset must be a Ruleset, not {ruleset!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an int or None, not {seed!r}")
+        if seed is not None:
+            seed = check_seed(seed)  # the one seed domain (docs/engine.md, "Seeds"); None: a position by hand
         self._ruleset = ruleset
         self._seed = seed
         self._hands: list[list[int]] = [[], []]
@@ -894,11 +894,13 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, 
 def start_game(cls: type[_State], seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> _State:
     """``new_game`` of the backend whose state class is ``cls`` (both backends use this).
 
-    Checks ``seed`` (an int, not a bool) and reads a dict ``ruleset`` with
-    :meth:`Ruleset.from_dict`, then deals the first set.
+    Checks ``seed`` (the one seed domain, :func:`~mulle_env.engine.rng.seed_problem`) and
+    reads a dict ``ruleset`` with :meth:`Ruleset.from_dict`, then deals the first set.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, not {seed!r}")  # noqa: TRY004 - the engine API raises ValueError
+    why = seed_problem(seed)
+    if why is not None:
+        raise ValueError(why)
+    seed = int(seed)
     if ruleset is not None and not isinstance(ruleset, Ruleset):
         ruleset = Ruleset.from_dict(ruleset)
     st = cls(ruleset, seed)
