@@ -107,7 +107,7 @@ def test_files_for_another_layout_are_refused_naming_the_difference(tmp_path, mo
     [
         (lambda a: a.update(obs_fingerprint=np.array("0123456789abcdef")), "does not match the stored obs_layout"),
         (lambda a: a.pop("obs_layout"), "missing 'obs_layout'"),
-        (lambda a: a.update(obs_layout=np.array("{oops")), "obs_layout is not valid JSON"),
+        (lambda a: a.update(obs_layout=np.array("{oops")), "obs_layout, line 1: not valid JSON"),
         (lambda a: a.update(obs_version=np.array(7)), "obs_version 7 disagrees"),
         (lambda a: a.pop("value1.bias"), "missing array 'value1.bias' \\(value_layers is 2\\)"),
         (lambda a: a.update({"value1.weight": np.zeros((8, 3), np.float32), "value1.bias": np.zeros(3)}),

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from mulle_env.files import MAX_JSON_DEPTH, JSONInputError, PathError, parse_json, read_json
+from mulle_env.files import MAX_JSON_DEPTH, JSONInputError, parse_json, read_json
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -31,7 +31,7 @@ def test_refusals_name_the_source_and_what_is_wrong(text, reason):
         parse_json(text, "x.jsonl", line=7)
     assert str(exc.value).startswith("x.jsonl, line 7: ") and reason in str(exc.value)
     assert exc.value.line == 7 and reason in exc.value.reason
-    assert isinstance(exc.value, PathError) and isinstance(exc.value, ValueError)
+    assert isinstance(exc.value, ValueError)
 
 
 def test_the_depth_limit_is_exact_and_brackets_in_strings_do_not_count():
@@ -119,3 +119,14 @@ def test_training_record_readers_name_file_and_line(tmp_path):
     path.write_text('{"seed": 1, "moves": []}\n' + DEEP + "\n")
     with pytest.raises(RecordsError, match=r"games.jsonl', line 2: nested more than 64|games.jsonl, line 2: nested"):
         list(read_records(path))
+
+
+def test_positions_from_json_use_the_same_reader():
+    import mulle_env as me
+
+    with pytest.raises(me.InvalidPositionError, match="the position, line 1: nested more than 64 levels deep"):
+        me.GameState.from_json(DEEP)
+    with pytest.raises(me.InvalidPositionError, match="the position: not UTF-8 text"):
+        me.GameState.from_json(b"\xff")
+    st = me.new_game(seed=3)
+    assert me.GameState.from_json(st.to_json()) == st

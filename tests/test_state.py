@@ -343,5 +343,5 @@ def test_text_arguments_given_whole_where_a_list_is_expected_are_named():
         me.Ruleset.from_strings("sets=1")
     with pytest.raises(me.InvalidPositionError, match="JSON is text"):
         me.GameState.from_json(5)
-    with pytest.raises(me.InvalidPositionError, match="not valid JSON"):
+    with pytest.raises(me.InvalidPositionError, match="not UTF-8 text"):
         me.GameState.from_json(b"\xff")

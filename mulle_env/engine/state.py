@@ -501,12 +501,14 @@ class GameStateBase:
     @classmethod
     def from_json(cls, text: str | bytes | bytearray, ruleset: Ruleset | dict[str, Any] | None = None) -> Self:
         """Read a position from JSON text."""
+        from .jsontext import JSONInputError, parse_json
+
         if not isinstance(text, (str, bytes, bytearray)):
             raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            raise InvalidPositionError(f"position is not valid JSON: {exc}") from None
+            data = parse_json(text, "the position")  # the one bounded reader of outside JSON
+        except JSONInputError as exc:
+            raise InvalidPositionError(str(exc)) from None
         return cls.from_dict(data, ruleset)
 
     @classmethod
