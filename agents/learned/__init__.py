@@ -36,6 +36,14 @@ if not TYPE_CHECKING:
         globals()[name] = value
         return value
 
+def register() -> None:
+    """Kept compatibility name (0.1.0): ``learned`` is a built-in agent now, registered with the others.
+
+    It did register ``learned`` by hand, e.g. as an arena worker-init hook
+    (``--worker-init agents.learned:register``); that hook keeps working and has nothing to do.
+    """
+
+
 __all__ = [
     "DEFAULT_POLICY_PATH",
     "FORMAT_VERSION",
@@ -45,6 +53,7 @@ __all__ = [
     "PolicyFileError",
     "encode_afterstates",
     "load_policy",
+    "register",
     "save_policy",
 ]
 
