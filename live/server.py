@@ -33,7 +33,8 @@ from mulle_env.engine.errors import MulleError
 from mulle_env.engine.record import GameRecord
 
 from .hub import Connection, Hub, LiveConfig
-from .protocol import MAX_SETS, ProtocolError, parse
+from .protocol import MAX_SETS, ProtocolError, js_safe, parse
+from .ratelimit import RateLimiter
 from .store import MAX_PAGE, GameStore
 from .views import replay_frames
 
@@ -44,6 +45,7 @@ log = logging.getLogger("live")
 _HUB = web.AppKey("hub", Hub)
 _SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 _REPLAY_POOL = web.AppKey("replay_pool", ThreadPoolExecutor)
+_RATES = web.AppKey("rates", RateLimiter)
 #: Largest replay upload (a record of a long game is a few kB).
 MAX_REPLAY_BYTES = 1 << 20
 #: Most moves a set can have: every card of the two decks played once (96 after the 8 first loose cards).
@@ -60,16 +62,28 @@ async def _index(request: web.Request) -> web.StreamResponse:
 
 async def _agents(request: web.Request) -> web.Response:
     hub = request.app[_HUB]
-    return web.json_response({"default": hub.config.opponent, "agents": agents.available(),
+    return _json({"default": hub.config.opponent, "agents": agents.available(),
                               "allowed": hub.limits.describe()})
+
+
+def _json(data, status: int = 200, headers: dict | None = None) -> web.Response:
+    """A JSON answer whose integers beyond 2**53 are strings (a JavaScript page's ``res.json()`` keeps them exact)."""
+    return web.json_response(js_safe(data), status=status, headers=headers)
 
 
 def _replay_body(text: str) -> tuple[int, str]:
     """Check and replay one upload (in a worker thread: a 10-set game takes a good fraction of a second)."""
     try:
         data = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the parser goes
-        return 400, json.dumps({"error": f"not valid JSON: {type(exc).__name__}: {exc}"})
+    except RecursionError:  # JSON nested deeper than the parser goes: say so, not how Python failed (defect 12)
+        return 400, json.dumps({"error": "not a game record: the JSON is nested too deeply (a record is an object "
+                                "with seed, moves and optionally ruleset, specs and result)"})
+    except ValueError as exc:
+        return 400, json.dumps({"error": f"not valid JSON: {exc}"})
+    seed = data.get("seed") if isinstance(data, dict) else None
+    if isinstance(seed, str) and seed.isdigit() and len(seed) < 21:
+        # The server's own JSON APIs give seeds beyond 2**53 as strings (defect 10): take them back.
+        data["seed"] = int(seed)
     try:
         record = GameRecord.from_dict(data)
     except MulleError as exc:
@@ -85,12 +99,12 @@ def _replay_body(text: str) -> tuple[int, str]:
         frames = replay_frames(record)
     except MulleError as exc:
         return 400, json.dumps({"error": str(exc)})
-    return 200, json.dumps({"record": record.to_dict(), "frames": frames}, separators=(",", ":"))
+    return 200, json.dumps({"record": js_safe(record.to_dict()), "frames": frames}, separators=(",", ":"))
 
 
 async def _replay(request: web.Request) -> web.Response:
     if request.content_length is not None and request.content_length > MAX_REPLAY_BYTES:
-        return web.json_response({"error": f"a replay upload is at most {MAX_REPLAY_BYTES} bytes"}, status=413)
+        return _json({"error": f"a replay upload is at most {MAX_REPLAY_BYTES} bytes"}, status=413)
     text = await request.text()
     # Replaying and encoding every frame is CPU work of up to a second: off the event loop, in a pool of its
     # own (two threads, so a crowd of uploads queues there and never takes the agents' threads).
@@ -174,22 +188,22 @@ async def _games(request: web.Request) -> web.Response:
     def read():
         return {"games": store.games(table, player, limit, offset), "total": store.count(table, player),
                 "limit": limit, "offset": offset}
-    return web.json_response(await _in_pool(request, read))
+    return _json(await _in_pool(request, read))
 
 
 async def _game(request: web.Request) -> web.Response:
     gid = _game_id(request)
     game = await _in_pool(request, _store(request).game, gid)
     if game is None:
-        return web.json_response({"error": f"no game {gid}"}, status=404)
-    return web.json_response(game)
+        return _json({"error": f"no game {gid}"}, status=404)
+    return _json(game)
 
 
 async def _game_record(request: web.Request) -> web.Response:
     gid = _game_id(request)
     text = await _in_pool(request, _store(request).record_text, gid)
     if text is None:
-        return web.json_response({"error": f"no game {gid}"}, status=404)
+        return _json({"error": f"no game {gid}"}, status=404)
     return web.Response(text=text, content_type="application/json",
                         headers={"Content-Disposition": f'attachment; filename="mulle-game-{gid}.json"'})
 
@@ -201,9 +215,42 @@ async def _on_shutdown(app: web.Application) -> None:
     app[_REPLAY_POOL].shutdown(wait=False, cancel_futures=True)
 
 
+def _route_class(request: web.Request) -> str | None:
+    """Which :data:`~live.ratelimit.HTTP_LIMITS` class a request counts against (``None``: ``/ws``, which has its
+    own per-address limits)."""
+    path = request.path
+    if path == "/ws":
+        return None
+    if path == "/api/replay":
+        return "replay"
+    if path.endswith("/analysis") and request.method == "POST":
+        return "analysis"
+    return "api" if path.startswith("/api/") else "page"
+
+
+@web.middleware
+async def _limit(request: web.Request, handler):
+    """Per-address limits on every HTTP route (issue 33, defect 4): 429 with ``Retry-After`` beyond them."""
+    kind = _route_class(request)
+    address = request.remote or ""
+    if kind is None or not request.app[_HUB].limited(address):
+        return await handler(request)
+    rates = request.app[_RATES]
+    wait = rates.acquire(address, kind)
+    if wait is not None:
+        text, seconds = rates.message(kind, wait)
+        return _json({"error": text}, status=429, headers={"Retry-After": str(seconds)})
+    try:
+        return await handler(request)
+    finally:
+        rates.release(address, kind)
+
+
 def make_app(config: LiveConfig | None = None) -> web.Application:
     """The aiohttp application serving the page, ``/ws`` and the APIs with a fresh :class:`Hub`."""
-    app = web.Application(client_max_size=MAX_REPLAY_BYTES)
+    # Bodies: at most 1 MiB (a replay upload); every other route is a GET and reads none.
+    app = web.Application(client_max_size=MAX_REPLAY_BYTES, middlewares=[_limit])
+    app[_RATES] = RateLimiter()
     app[_HUB] = Hub(config)
     app[_SOCKETS] = weakref.WeakSet()
     app[_REPLAY_POOL] = ThreadPoolExecutor(2, thread_name_prefix="live-replay")

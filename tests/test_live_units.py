@@ -136,7 +136,11 @@ def test_replay_upload_nested_too_deep_is_a_clear_400():
     from live.server import _replay_body
 
     status, body = _replay_body("[" * 100_000 + "]" * 100_000)
-    assert status == 400 and "not valid JSON" in json.loads(body)["error"]
+    error = json.loads(body)["error"]
+    # Issue 33, defect 12: it said "not valid JSON: RecursionError: maximum recursion depth exceeded while decoding a
+    # JSON array from a unicode string": Python's internals, not what a person sent wrong.
+    assert status == 400 and "nested too deeply" in error
+    assert "RecursionError" not in error and "recursion" not in error and "unicode" not in error
 
 
 def test_move_previews_say_what_each_move_takes_and_builds_on():
