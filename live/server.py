@@ -5,12 +5,16 @@ Routes:
 * ``GET /`` the page (static HTML, CSS and JavaScript shipped in ``live/static``; no build step);
 * ``GET /ws`` the WebSocket endpoint speaking :mod:`live.protocol`;
 * ``GET /api/agents`` the agent names the server can seat, with the default opponent;
+* ``GET /api/tables`` the open tables (name, seats, spectators, state) to join or watch;
 * ``POST /api/replay`` a game record or one arena results line (JSON) in, every position out
   (:func:`live.views.replay_frames`);
 * ``GET /api/games`` the stored games, newest first, paged (``limit``, ``offset``) and filtered
   (``table``, ``player``); ``GET /api/games/{id}`` one game with its record;
   ``GET /api/games/{id}/record`` the bare game record, byte for byte as stored (a download, or a
   body for ``/api/replay``). 404 when the server keeps no history (:class:`~live.store.GameStore`).
+
+Every HTTP route has per-address limits (:mod:`live.ratelimit`: ``429`` with ``Retry-After``), and
+integers beyond 2**53 go out as strings (:func:`live.protocol.js_safe`).
 
 Needs the ``web`` extra (``pip install -e ".[web]"``); the rest of the package does not.
 """
@@ -208,6 +212,11 @@ async def _game_record(request: web.Request) -> web.Response:
                         headers={"Content-Disposition": f'attachment; filename="mulle-game-{gid}.json"'})
 
 
+async def _tables(request: web.Request) -> web.Response:
+    """The open tables (:meth:`live.lobby.Lobby.listing`): the start page lists them with Join and Watch."""
+    return _json({"tables": request.app[_HUB].lobby.listing()})
+
+
 async def _on_shutdown(app: web.Application) -> None:
     for ws in list(app[_SOCKETS]):
         await ws.close(code=1001, message=b"server shutting down")
@@ -257,6 +266,7 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     app.router.add_get("/", _index)
     app.router.add_get("/ws", _ws)
     app.router.add_get("/api/agents", _agents)
+    app.router.add_get("/api/tables", _tables)
     app.router.add_post("/api/replay", _replay)
     app.router.add_get("/api/games", _games)
     app.router.add_get("/api/games/{id}", _game)
