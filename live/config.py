@@ -41,6 +41,7 @@ class LiveConfig:
         max_connections_per_address: WebSocket connections one client address may hold at once.
         trust_loopback: Exempt loopback addresses (127.0.0.0/8, ::1) from the per-address limits (a reverse
             proxy on the same machine, a benchmark); off by default, so a local client is limited like any other.
+        analysis_time: Seconds the post-game analyser (:mod:`live.analysis`) searches per decision.
     """
 
     opponent: str = "heuristic"
@@ -58,9 +59,10 @@ class LiveConfig:
     max_tables_per_address: int = 4
     max_connections_per_address: int = 16
     trust_loopback: bool = False
+    analysis_time: float = 0.25
 
     def __post_init__(self) -> None:
-        for name in ("grace", "close_after", "move_time", "agent_delay"):
+        for name in ("grace", "close_after", "move_time", "agent_delay", "analysis_time"):
             value = getattr(self, name)
             # not (value >= 0) also refuses NaN, which every comparison lets through and which
             # loop.call_later turns into "never" or "at once".

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import agents
 from mulle_env.engine.ruleset import Ruleset
 
+from .analysis import Analyses
 from .config import INLINE_AGENTS, WATCH_PREFIX, LiveConfig
 from .connection import Connection
 from .limits import AgentLimits
@@ -75,6 +76,8 @@ class Hub:
         #: The game history (``config.db``), written in a thread of its own; ``None`` keeps no history.
         self.store: GameStore | None = GameStore(self.config.db) if self.config.db else None
         self.store_pool = ThreadPoolExecutor(1, thread_name_prefix="live-store")
+        #: Post-game analyses, in a thread of their own (only with a store: that is where they are kept).
+        self.analyses: Analyses | None = Analyses(self.store, self.config.analysis_time) if self.store else None
 
     @property
     def tables(self) -> dict[str, Table]:
@@ -124,6 +127,8 @@ class Hub:
             t.watchers.clear()
             t.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.analyses is not None:
+            self.analyses.shutdown()
         self.store_pool.shutdown(wait=True)
         if self.store is not None:
             self.store.close()

@@ -6,6 +6,10 @@ Routes:
 * ``GET /ws`` the WebSocket endpoint speaking :mod:`live.protocol`;
 * ``GET /api/agents`` the agent names the server can seat, with the default opponent;
 * ``GET /api/tables`` the open tables (name, seats, spectators, state) to join or watch;
+* ``GET /api/games/{id}/analysis`` the post-game analysis (:mod:`live.analysis`), its progress while it runs;
+  ``POST`` the same address starts it in the background;
+* ``GET /api/ratings`` ratings with intervals from the stored games (``?player=NAME``: with that person's
+  history); ``GET /ratings`` the page showing them;
 * ``POST /api/replay`` a game record or one arena results line (JSON) in, every position out
   (:func:`live.views.replay_frames`);
 * ``GET /api/games`` the stored games, newest first, paged (``limit``, ``offset``) and filtered
@@ -50,6 +54,7 @@ _HUB = web.AppKey("hub", Hub)
 _SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 _REPLAY_POOL = web.AppKey("replay_pool", ThreadPoolExecutor)
 _RATES = web.AppKey("rates", RateLimiter)
+_RATINGS_CACHE = web.AppKey("ratings_cache", dict)
 #: Largest replay upload (a record of a long game is a few kB).
 MAX_REPLAY_BYTES = 1 << 20
 #: Most moves a set can have: every card of the two decks played once (96 after the 8 first loose cards).
@@ -212,9 +217,64 @@ async def _game_record(request: web.Request) -> web.Response:
                         headers={"Content-Disposition": f'attachment; filename="mulle-game-{gid}.json"'})
 
 
+async def _ratings(request: web.Request) -> web.Response:
+    """Ratings with intervals from the stored games (:mod:`live.ratings`), ``?player=NAME`` with that person's
+    history. Computed in the replay pool; the fit is kept until a game is added."""
+    store = _store(request)
+    player = request.query.get("player") or None
+    cache = request.app[_RATINGS_CACHE]
+
+    def compute():
+        from . import ratings as rt
+
+        with cache["lock"]:  # two pool threads: one fit at a time, the other then finds it done
+            rows = store.rating_rows()
+            key = (len(rows), rows[-1][0] if rows else 0)
+            if cache.get("key") != key:
+                games = rt.rated_games(rows)
+                cache.update(key=key, games=games, ratings=rt.ratings(games))
+            games, out = cache["games"], dict(cache["ratings"])
+        if player:
+            out["player"] = player
+            out["history"] = rt.history(games, player)
+        return out
+    return _json(await _in_pool(request, compute))
+
+
+async def _ratings_page(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(str(_static_dir() / "ratings.html"), headers={"Cache-Control": "no-cache"})
+
+
 async def _tables(request: web.Request) -> web.Response:
     """The open tables (:meth:`live.lobby.Lobby.listing`): the start page lists them with Join and Watch."""
     return _json({"tables": request.app[_HUB].lobby.listing()})
+
+
+async def _analysis(request: web.Request) -> web.Response:
+    """``GET``: the game's analysis (200, ``status`` ``done``), its progress (202), or 404 when none was asked for;
+    ``POST``: start it in the background (202 with the progress; 200 when it is kept already)."""
+    gid = _game_id(request)
+    store = _store(request)
+    analyses = request.app[_HUB].analyses
+    assert analyses is not None  # there is a store
+    game = await _in_pool(request, store.game, gid)
+    if game is None:
+        return _json({"error": f"no game {gid}"}, status=404)
+    kept = await _in_pool(request, store.analysis, gid)
+    if kept is not None:
+        return _json({"status": "done", "game_id": gid, **kept})
+    job = analyses.status(gid)
+    if request.method == "POST" and (job is None or job["status"] == "failed"):
+        try:
+            job = analyses.start(gid)
+        except OverflowError as exc:
+            return _json({"error": str(exc)}, status=429, headers={"Retry-After": "30"})
+    if job is None:
+        return _json({"status": "none", "game_id": gid,
+                      "error": f"game {gid} has not been analysed; POST to this address to start"}, status=404)
+    if job["status"] == "failed":
+        return _json({"game_id": gid, **job}, status=500)
+    return _json({"game_id": gid, **job}, status=202)
 
 
 async def _on_shutdown(app: web.Application) -> None:
@@ -260,6 +320,7 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     # Bodies: at most 1 MiB (a replay upload); every other route is a GET and reads none.
     app = web.Application(client_max_size=MAX_REPLAY_BYTES, middlewares=[_limit])
     app[_RATES] = RateLimiter()
+    app[_RATINGS_CACHE] = {"lock": threading.Lock()}
     app[_HUB] = Hub(config)
     app[_SOCKETS] = weakref.WeakSet()
     app[_REPLAY_POOL] = ThreadPoolExecutor(2, thread_name_prefix="live-replay")
@@ -267,10 +328,14 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     app.router.add_get("/ws", _ws)
     app.router.add_get("/api/agents", _agents)
     app.router.add_get("/api/tables", _tables)
+    app.router.add_get("/api/ratings", _ratings)
+    app.router.add_get("/ratings", _ratings_page)
     app.router.add_post("/api/replay", _replay)
     app.router.add_get("/api/games", _games)
     app.router.add_get("/api/games/{id}", _game)
     app.router.add_get("/api/games/{id}/record", _game_record)
+    app.router.add_get("/api/games/{id}/analysis", _analysis)
+    app.router.add_post("/api/games/{id}/analysis", _analysis)
     app.router.add_static("/static/", str(_static_dir()))
     app.on_shutdown.append(_on_shutdown)
     return app

@@ -43,7 +43,7 @@ from mulle_env.files import PathError, check_output_path
 __all__ = ["GAME_STATUSES", "SCHEMA_VERSION", "FinishedGame", "GameStore", "StoreError", "default_db_path"]
 
 #: The schema this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Written into the file (``PRAGMA application_id``) so a Mulle store is told from any other SQLite file.
 APPLICATION_ID = 0x4D554C4C  # "MULL"
 
@@ -77,6 +77,15 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # with its moves, as "abandoned"; every game stored before was played to the end.
     (
         "ALTER TABLE games ADD COLUMN status TEXT NOT NULL DEFAULT 'finished'",
+    ),
+    # 3 (issue 33): post-game analyses (live.analysis), one per game, kept beside it.
+    (
+        """CREATE TABLE analyses (
+               game_id INTEGER PRIMARY KEY REFERENCES games (id),
+               analyser TEXT NOT NULL,
+               created_at REAL NOT NULL,
+               result TEXT NOT NULL
+           )""",
     ),
 )
 assert len(_MIGRATIONS) == SCHEMA_VERSION
@@ -219,7 +228,34 @@ class GameStore:
                 raise
         return gid
 
+    def add_analysis(self, game_id: int, result: dict) -> None:
+        """Keep the analysis ``result`` (:func:`live.analysis.analyse`) of game ``game_id``, replacing an older one."""
+        text = json.dumps(result, separators=(",", ":"))
+        with self._lock:
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("INSERT OR REPLACE INTO analyses (game_id, analyser, created_at, result) "
+                            "VALUES (?, ?, ?, ?)", (game_id, result.get("analyser", ""), time.time(), text))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
     # ----- reading ---------------------------------------------------------------------
+    def analysis(self, game_id: int) -> dict | None:
+        """The kept analysis of game ``game_id`` with ``created_at``, or ``None``."""
+        con = self._read()
+        try:
+            row = con.execute("SELECT created_at, result FROM analyses WHERE game_id = ?", (game_id,)).fetchone()
+        finally:
+            con.close()
+        if row is None:
+            return None
+        out = json.loads(row[1])
+        out["created_at"] = _iso(row[0])
+        return out
+
     def _read(self) -> sqlite3.Connection:
         return _connect(str(self.path))
 
@@ -288,6 +324,22 @@ class GameStore:
                                finished_at=_iso(finished_at))
                     yield out
                     last = gid
+        finally:
+            con.close()
+
+    def rating_rows(self) -> list[tuple[int, str, int | None, list[list[dict]]]]:
+        """Every game played to the end, oldest first, as ``(id, finished_at, winner, players)`` (what
+        :mod:`live.ratings` rates; abandoned games have no result and are left out)."""
+        con = self._read()
+        try:
+            rows = con.execute("SELECT id, finished_at, winner FROM games WHERE status = 'finished' "
+                               "ORDER BY id").fetchall()
+            seats: dict[int, list[list[dict]]] = {gid: [[], []] for gid, _, _ in rows}
+            for gid, seat, frm, name, kind in con.execute(
+                    "SELECT p.game_id, p.seat, p.from_move, p.name, p.kind FROM players p JOIN games g ON g.id = "
+                    "p.game_id WHERE g.status = 'finished' ORDER BY p.game_id, p.seat, p.from_move"):
+                seats[gid][seat].append({"from_move": frm, "name": name, "kind": kind})
+            return [(gid, _iso(t), winner, seats[gid]) for gid, t, winner in rows]
         finally:
             con.close()
 
