@@ -67,7 +67,7 @@ def server(tmp_path_factory):
     from live.hub import LiveConfig
     from live.server import ServerThread
 
-    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True,
+    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True, analysis_time=0.02,
                                  db=str(tmp_path_factory.mktemp("store") / "games.db"))) as srv:
         yield srv
 
@@ -885,3 +885,64 @@ def test_the_card_room_moments_honour_reduced_motion_and_sound_is_off(server, br
             assert page.is_hidden("#hint")
         finally:
             ctx.close()
+
+
+def _store_game(server, table, seed, people=("Vera",)):
+    """A finished one-set game played by random agents, stored as the game of ``people`` at seat 0 (and 1)."""
+    import time as _time
+
+    from live.store import FinishedGame
+
+    names = [people[0], people[1] if len(people) > 1 else "random"]
+    m = Match(seed, {"sets": 1}, [f"person:{names[0]}", names[1]])
+    m.play_out([agents.make("random"), agents.make("heuristic")], [random.Random(4), random.Random(5)])
+    kinds = ["person", "person" if len(people) > 1 else "agent"]
+    game = FinishedGame(table, m.record(), (((1, names[0], kinds[0]),), ((1, names[1], kinds[1]),)), _time.time())
+    return server.call(lambda: server.hub.store.add(game)), m
+
+
+def test_a_stored_game_is_analysed_from_the_page_with_its_mistakes_marked(server, page):
+    """Issue 33: "Analyse" runs in the background with progress and shows, per move, what was played, the
+    analyser's choice and the points lost, the biggest mistakes marked."""
+    gid, m = _store_game(server, "browser-analyse", 51, ("Ulf",))
+    page.goto(server.url + "/")
+    page.fill("#games-player", "ulf")
+    page.press("#games-player", "Enter")
+    page.wait_for_selector(f'#games-list li[data-game="{gid}"]')
+    page.click(f'#games-list li[data-game="{gid}"] button:has-text("Analyse")')
+    page.wait_for_selector("#analysis:not([hidden])")
+    page.wait_for_selector("#analysis-list li", timeout=60_000)
+    analysis = server.call(lambda: server.hub.store.analysis(gid))
+    items = page.locator("#analysis-list li")
+    assert items.count() == len(analysis["decisions"]) > 0
+    marked = page.locator("#analysis-list li.mistake").evaluate_all("ls => ls.map(l => Number(l.value))")
+    assert marked == [d["number"] for d in analysis["decisions"] if d["mistake"]] and marked
+    first_mistake = next(d for d in analysis["decisions"] if d["mistake"])
+    text = page.locator(f'#analysis-list li[value="{first_mistake["number"]}"]').inner_text()
+    assert first_mistake["played"] in text and first_mistake["best"] in text and "points lost" in text
+    assert "Biggest mistakes at moves" in page.inner_text("#analysis-status")
+    assert axe_violations(page) == []
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#analysis")
+
+
+def test_the_ratings_page_shows_ratings_with_intervals_and_a_persons_history(server, page):
+    """Issue 33: a ratings page for named people and the agents, from the stored games."""
+    for i in range(4):
+        _store_game(server, "browser-ratings", 60 + i, ("Rut",))
+    page.goto(server.url + "/ratings?player=rut")
+    page.wait_for_selector('#ratings-body tr[data-key="person:rut"]')
+    import urllib.request
+
+    with urllib.request.urlopen(server.url + "/api/ratings?player=rut", timeout=10) as r:
+        body = json.loads(r.read())
+    row = page.locator('#ratings-body tr[data-key="person:rut"]').inner_text()
+    rut = next(p for p in body["players"] if p["key"] == "person:rut")
+    shown = page.evaluate("x => (x > 0 ? '+' : '') + x.toFixed(0)", rut["elo"])  # the page's own rounding
+    assert shown in row and " to " in row and str(rut["games"]) in row
+    page.wait_for_selector("#history-list li")
+    assert page.locator("#history-list li").count() == len(body["history"]) >= 4
+    assert axe_violations(page) == []
+    page.goto(server.url + "/")
+    page.click("a.header-link")  # the start page links to it
+    page.wait_for_url("**/ratings")

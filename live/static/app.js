@@ -334,7 +334,9 @@ function recordLinks(data) {
     ui.session = null;
     replayText(text);
   } });
-  return el("div", { class: "record-links" }, save, replay);
+  const links = el("div", { class: "record-links" }, save, replay);
+  if (data.game_id) links.append(el("button", { id: "analyse-record", type: "button", text: "Analyse", onclick: () => analyse(data.game_id) }));
+  return links;
 }
 
 // ----- entering and leaving ----------------------------------------------------------------------
@@ -813,8 +815,11 @@ async function loadGames(offset = 0) {
   fill($("games-list"), body.games.map((g) => {
     const names = g.players.map((seat) => seat.map((h) => h.name).join(" → "));
     const text = `#${g.id} ${g.table}: ${names[0]} ${g.scores[0]} – ${names[1]} ${g.scores[1]} (${g.finished_at.replace("T", " ").replace("Z", " UTC")})`;
-    return el("li", { "data-game": g.id }, el("span", { text }),
-      el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }));
+    const status = g.status === "abandoned" ? " – abandoned" : "";
+    return el("li", { "data-game": g.id }, el("span", { text: text + status }),
+      el("span", { class: "row-buttons" },
+        el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }),
+        el("button", { type: "button", text: "Analyse", "aria-label": `Analyse game ${g.id}`, onclick: () => analyse(g.id) })));
   }));
   const end = Math.min(body.offset + body.games.length, body.total);
   $("games-pos").textContent = body.total ? `${body.offset + 1}–${end} of ${body.total}` : "";
@@ -935,6 +940,55 @@ function renderHint() {
   box.hidden = false;
 }
 
+// ----- post-game analysis ------------------------------------------------------------------------
+async function analyse(id) {
+  // Ask the server to analyse the game in the background, show its progress, then every decision.
+  const panel = $("analysis");
+  panel.hidden = false;
+  $("analysis-title").textContent = `Analysis of game ${id}`;
+  $("analysis-status").textContent = "Starting the analysis…";
+  fill($("analysis-list"), []);
+  $("analysis-progress").hidden = true;
+  panel.focus();
+  ui.analysing = id;
+  let res;
+  try { res = await fetch(`/api/games/${id}/analysis`, { method: "POST" }); } catch (e) { $("analysis-status").textContent = `cannot reach the server: ${e}`; return; }
+  while (res.status === 202 && ui.analysing === id && !panel.hidden) {
+    const job = await res.json();
+    if (job.total) {
+      $("analysis-progress").hidden = false;
+      $("analysis-progress").max = job.total;
+      $("analysis-progress").value = job.done;
+      $("analysis-status").textContent = `Analysing: ${job.done} of ${job.total} decisions`;
+    } else $("analysis-status").textContent = "Waiting for the analyser…";
+    await new Promise((r) => setTimeout(r, 700));
+    try { res = await fetch(`/api/games/${id}/analysis`); } catch (e) { return; }
+  }
+  if (ui.analysing !== id || panel.hidden) return;
+  const body = await res.json();
+  if (!res.ok) { $("analysis-status").textContent = `cannot analyse: ${body.error}`; return; }
+  showAnalysis(body);
+}
+
+function showAnalysis(a) {
+  $("analysis-progress").hidden = true;
+  const people = [...new Set(a.decisions.map((d) => d.by))];
+  const lost = people.map((p) => `${p} lost ${a.decisions.filter((d) => d.by === p).reduce((s, d) => s + d.points_lost, 0).toFixed(1)} points`).join("; ");
+  const text = a.decisions.length
+    ? `${a.decisions.length} decisions analysed: ${lost} by the analyser's estimate. ` +
+      (a.mistakes.length ? `Biggest mistakes at moves ${a.mistakes.join(", ")}.` : "No big mistakes.")
+    : "No decision of a person to analyse in this game.";
+  $("analysis-status").textContent = text;
+  announce("The analysis is ready.");
+  fill($("analysis-list"), a.decisions.map((d) => {
+    const same = d.played === d.best;
+    const words = same ? `played ${d.played}, the analyser's choice too`
+      : `played ${d.played}; the analyser prefers ${d.best} (${d.points_lost.toFixed(1)} points lost)`;
+    return el("li", { value: d.number, class: d.mistake ? "mistake" : "", "data-move": d.played },
+      el("span", { text: `${d.by}: ${words}` }), d.mistake ? el("b", { class: "mistake-tag", text: " – mistake" }) : "");
+  }));
+}
+
 // ----- open tables: join, watch, invite --------------------------------------------------------------
 function inviteUrl(name) { return `${location.origin}/?table=${encodeURIComponent(name)}`; }
 
@@ -1030,6 +1084,7 @@ $("leave-btn").addEventListener("click", leave);
 $("error-close").addEventListener("click", clearError);
 $("rules-btn").addEventListener("click", () => toggleRules());
 $("rules-close").addEventListener("click", () => toggleRules(false));
+$("analysis-close").addEventListener("click", () => { $("analysis").hidden = true; ui.analysing = null; });
 $("take-back").addEventListener("click", () => ensureConnected(() => send("join", { session_id: ui.session })));
 $("start-btn").addEventListener("click", () => send("lobby_action", { action: "start_game" }));
 $("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value.trim() } }));
@@ -1049,6 +1104,7 @@ $("rp-fwd").addEventListener("click", () => showFrame(ui.frame + 1));
 $("rp-last").addEventListener("click", () => showFrame(ui.frames.length - 1));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
+  if (e.key === "Escape" && !$("analysis").hidden) { $("analysis").hidden = true; ui.analysing = null; return; }
   if (ui.mode !== "replay" || e.target.matches("input, textarea, select")) return;
   if (e.key === "ArrowLeft") showFrame(ui.frame - 1);
   if (e.key === "ArrowRight") showFrame(ui.frame + 1);
