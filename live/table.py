@@ -249,7 +249,9 @@ class Table:
 
     def close(self) -> None:
         """Close the table now: keep an unfinished game as abandoned, stop its agent, drop it from the lobby."""
-        self._close_handle = None
+        self.cancel_close()  # a close timer still pending must not run this a second time (and store the game twice)
+        if self.closed:
+            return
         if self.people() and self.seating.connected():
             return  # someone came back in time
         self.recorder.abandoned()

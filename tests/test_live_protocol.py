@@ -1312,3 +1312,32 @@ def test_open_tables_are_listed_with_seats_spectators_and_state(server):
         await a.close()
         await w.close()
     run(go())
+
+
+def test_a_table_closed_while_its_close_timer_runs_stores_its_game_once(tmp_path):
+    """The load benchmark's stop found it: the server closed every table, then the tables' pending close timers
+    closed them again and stored each unfinished game a second time (into a store already closed)."""
+    from live.store import GameStore
+
+    db = str(tmp_path / "g.db")
+    cfg = LiveConfig(opponent="random", grace=5, close_after=0.4, trust_loopback=True, db=db)
+
+    async def go(url):
+        c = await Client.open(url)
+        await c.join("twice", "Anna", sets=1)
+        await c.send("lobby_action", {"action": "start_game"})
+        await c.play_first(await c.expect("request"))
+        await c.expect("request")
+        await c.send("leave")  # an agent takes the seat; nobody is left, so the close timer starts
+        await asyncio.sleep(0.05)
+        await c.close()
+
+    with ServerThread(cfg) as srv:
+        run(go(srv.url))
+        table = srv.call(lambda: srv.hub.tables["twice"])
+        assert srv.call(lambda: table._close_handle is not None)
+        srv.call(table.close)
+        time.sleep(0.8)  # the timer's moment has passed
+        srv.call(lambda: srv.hub.store_pool.submit(lambda: None).result(5))
+        games = GameStore(db).games(table="twice")
+    assert [g["status"] for g in games] == ["abandoned"]
