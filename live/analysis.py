@@ -13,14 +13,19 @@ below 0); the biggest losses are flagged as mistakes.
 played, and ``pimc`` (``width=0``) values every legal move, while ``netsearch`` searches only its
 policy's best few.
 
-:class:`Analyses` runs them in one background thread of its own (never the agents' pool, never the
-event loop), one game at a time, reports progress while one runs, and keeps each finished analysis
-in the game store (:meth:`GameStore.add_analysis <live.store.GameStore.add_analysis>`).
+:class:`Analyses` runs them one game at a time in a process of its own at a lower priority (``nice``
+10), started for each analysis: the search is seconds of CPU in the compiled core, which holds
+Python's GIL while it runs, so in a thread it would take turns with the event loop that serves every
+table; in a process it does not, and the operating system gives the tables the CPU first. A thread
+of the server waits for the process, passes its progress on, and keeps each finished analysis in
+the game store (:meth:`GameStore.add_analysis <live.store.GameStore.add_analysis>`).
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import random
 import threading
 import time
@@ -124,6 +129,23 @@ def _values(analyser: Any, view: Any, legal: list, rng: random.Random, seconds: 
     return {m: v / batches for m, v in totals.items()}
 
 
+def _child(record: dict, players: list[list[dict]], seconds: float, seed: int, conn: Any) -> None:
+    """The analysis process: analyse, sending ``("progress", done, total)`` messages, then ``("done", result)`` or
+    ``("error", text)``."""
+    try:
+        os.nice(10)  # the tables first
+    except OSError:
+        pass
+    try:
+        result = analyse(GameRecord.from_dict(record), players, seconds, seed,
+                         progress=lambda done, total: conn.send(("progress", done, total)))
+        conn.send(("done", result))
+    except Exception as exc:  # noqa: BLE001 - reported to the server, which reports it to whoever asks
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
 class Analyses:
     """Analyses in one background thread, their progress, and the finished ones in ``store``.
 
@@ -138,6 +160,7 @@ class Analyses:
         self.seconds = seconds
         self.max_queued = max_queued
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="live-analysis")
+        self._process: Any = None
         self._lock = threading.Lock()
         #: game id -> {"status": "queued"/"running"/"failed", "done", "total", "error"?}; bounded.
         self._jobs: OrderedDict[int, dict[str, Any]] = OrderedDict()
@@ -175,8 +198,7 @@ class Analyses:
             self._jobs[game_id]["status"] = "running"
         try:
             game = self.store.game(game_id)
-            result = analyse(GameRecord.from_dict(game["record"]), game["players"], self.seconds, seed=game_id,
-                             progress=progress)
+            result = self._in_process(game["record"], game["players"], game_id, progress)
             self.store.add_analysis(game_id, result)
         except Exception as exc:  # noqa: BLE001 - reported to whoever asks, logged here
             log.exception("analysis of game %d failed", game_id)
@@ -186,6 +208,39 @@ class Analyses:
         with self._lock:
             self._jobs.pop(game_id, None)  # the store has it now
 
+    def _in_process(self, record: dict, players: list[list[dict]], seed: int,
+                    progress: Callable[[int, int], None]) -> dict[str, Any]:
+        # spawn, not fork: the server has threads (a fork would copy their locks mid-use).
+        ctx = multiprocessing.get_context("spawn")
+        receive, send = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=_child, args=(record, players, self.seconds, seed, send),
+                              name=f"live-analysis-{seed}", daemon=True)
+        process.start()
+        send.close()
+        self._process = process
+        try:
+            while True:
+                try:
+                    message = receive.recv()
+                except EOFError:
+                    process.join(5)
+                    raise RuntimeError(f"the analysis process ended without an answer (exit code {process.exitcode})")
+                if message[0] == "progress":
+                    progress(message[1], message[2])
+                elif message[0] == "done":
+                    return message[1]
+                else:
+                    raise RuntimeError(message[1])
+        finally:
+            receive.close()
+            process.join(5)
+            if process.is_alive():
+                process.terminate()
+            self._process = None
+
     def shutdown(self) -> None:
-        """Stop: a running analysis finishes its game, queued ones are dropped."""
+        """Stop: the running analysis's process is ended, queued ones are dropped."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        process = self._process
+        if process is not None and process.is_alive():
+            process.terminate()
