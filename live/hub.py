@@ -10,7 +10,8 @@ Each concern of a table has one home (issue 33): the table itself and the order 
 (:mod:`live.table`), its seats and grace periods (:mod:`live.seats`), its agents' moves under the
 arena's rules for timeouts and crashes (:mod:`live.turns`), and its games in the history
 (:mod:`live.recorder`). Everything on the event loop is cheap: building views and sending JSON;
-agents think in the hub's thread pool and the store writes in a thread of its own.
+agents think in the hub's thread pool, the store writes in a thread of its own, and post-game analyses
+run in a process of their own (:mod:`live.analysis`).
 """
 
 from __future__ import annotations
@@ -70,13 +71,13 @@ class Hub:
         #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001); the newest only.
         self.expired = _RecentSet(100_000)
         self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
-        self.limits: AgentLimits = self.config.limits  # type: ignore[attr-defined]
+        self.limits: AgentLimits = self.config.limits
         #: (canonical spec, ruleset) -> why the agent refuses (None: it builds and plays those rules); bounded.
         self._builds: dict[tuple[str, Ruleset], str | None] = {}
         #: The game history (``config.db``), written in a thread of its own; ``None`` keeps no history.
         self.store: GameStore | None = GameStore(self.config.db) if self.config.db else None
         self.store_pool = ThreadPoolExecutor(1, thread_name_prefix="live-store")
-        #: Post-game analyses, in a thread of their own (only with a store: that is where they are kept).
+        #: Post-game analyses, each in a process of its own (only with a store: that is where they are kept).
         self.analyses: Analyses | None = Analyses(self.store, self.config.analysis_time) if self.store else None
 
     @property
