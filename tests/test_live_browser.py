@@ -855,6 +855,14 @@ def test_the_rules_say_the_suits_the_winner_and_one_intake(server, page):
                   "draw", "Intake points", "one \"intake\" number"):
         assert words in text, words
     assert "intake points" in page.content()  # the score sheet's row says the same words
+    # In a later set the page shows that set's intake points (the bonus counts per set), not the game's sum.
+    m = Match(7, {"sets": 2})
+    rng, bot = random.Random(3), agents.make("random")
+    while len(m.state.sheets) < 1 or m.state.set_sheet(0)["intake"] == 0:
+        m.step(bot, rng)
+    view = m.view(0).to_dict()
+    assert view["scores"][0]["intake"] != m.state.set_sheet(0)["intake"]  # the game's sum differs
+    assert page.evaluate("v => setIntake(v, 0)", view) == m.state.set_sheet(0)["intake"]
 
 
 def test_the_card_room_moments_honour_reduced_motion_and_sound_is_off(server, browser):

@@ -562,7 +562,7 @@ function render() {
     fill($(`${side}-mulle`), v.mulle[seat].map((c) => cardEl(c, "mini")));
     // Intake is one number everywhere (defect 11): the intake points so far this set, as the score sheet counts
     // them (over the mulle and intake piles alike); the cards captured are said beside it.
-    $(`${side}-intake`).textContent = v.scores[seat].intake;
+    $(`${side}-intake`).textContent = setIntake(v, seat);
     $(`${side}-cards`).textContent = v.intake[seat].length + v.mulle[seat].length;
     $(`${side}-tabbe`).textContent = v.tabbe[seat];
     $(`${side}-score`).textContent = v.scores[seat].total;
@@ -571,6 +571,13 @@ function render() {
   renderSheets(v);
   renderScoreboard(v);
   renderHint();
+}
+
+function setIntake(v, seat) {
+  // The view's score is the game's so far (finished sets plus this one); the bonus counts per set, so the set's
+  // intake points are what the page shows: the game's minus the finished sets' (the last set's once it is over).
+  if (v.over && v.sheets.length) return v.sheets[v.sheets.length - 1][seat].intake;
+  return v.scores[seat].intake - v.sheets.reduce((sum, pair) => sum + pair[seat].intake, 0);
 }
 
 function renderHand(cards) {
