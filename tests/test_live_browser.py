@@ -766,7 +766,7 @@ def test_enter_shows_the_uses_a_second_enter_plays_and_every_move_is_announced_i
 def test_mouse_players_find_no_card_chosen_for_them_and_tab_reaches_the_hand_on_the_opponents_turn(server, page):
     """Defects 8 and 9: the first card was raised with its uses open every turn; one's own hand could not be
     reached with Tab during the opponent's turn."""
-    page.goto(server.url + "/?delay=1500&table=browser-mouse&name=Mo")
+    page.goto(server.url + "/?delay=4000&table=browser-mouse&name=Mo")  # the agent thinks 4 s: time to press Tab
     page.wait_for_selector("#agent-names option", state="attached")
     page.fill("#opponent", "random")
     page.select_option("#sets", "1")
@@ -776,7 +776,7 @@ def test_mouse_players_find_no_card_chosen_for_them_and_tab_reaches_the_hand_on_
     page.wait_for_selector("#hand.active .card")
     assert page.locator("#hand .card.selected").count() == 0 and page.is_hidden("#choices")
     play_one_by_mouse(page)
-    page.wait_for_selector("#top-turn:has-text('to move')")  # the agent thinks for 1.5 s
+    page.wait_for_selector("#top-turn:has-text('to move')")
     page.locator("#leave-btn").focus()
     reached = False
     for _ in range(25):
