@@ -248,13 +248,28 @@ class _TimedCall:
         return False
 
 
-def _timeout_text(seconds: float, stage: str) -> str:
+def timeout_text(seconds: float, stage: str) -> str:
+    """What an agent that ran out of time did, in the words every front end uses (the arena's results, the live
+    server's ``agent_replaced``): ``"exceeded the move time limit of 10 s"``."""
     return (f"exceeded the move time limit of {seconds:g} s" if stage == "act"
             else f"exceeded the time limit of {seconds:g} s in {stage}()")
 
 
+_timeout_text = timeout_text
+
 #: How a forfeit's error text says what the agent did, by the loop's stage.
 _FAILED_IN = {"act": "raised", "reset": "raised in reset():", "observe": "raised in observe():"}
+
+
+def crash_text(stage: str, exc: BaseException) -> str:
+    """What an agent that raised in ``stage`` (``act``, ``reset``, ``observe``) did: ``"raised RuntimeError: boom"``
+    (the arena's forfeit text; the live server replaces such an agent with the same words)."""
+    return f"{_FAILED_IN[stage]} {_describe(exc)}"
+
+
+def illegal_text(exc: IllegalMoveError) -> str:
+    """What an agent that answered with an illegal or malformed move did (the arena's forfeit text)."""
+    return f"played an illegal move: {type(exc).__name__}: {exc.reason}"
 
 
 def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int, str] | None:
@@ -263,7 +278,7 @@ def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int,
         # An armed guard (it has a limit) has seen a call start: seat and stage are set.
         return cast(int, guard.seat), _timeout_text(cast(float, guard.seconds), cast(str, guard.stage))
     if isinstance(exc, IllegalMoveError) and exc.seat in (0, 1):
-        return exc.seat, f"played an illegal move: {type(exc).__name__}: {exc.reason}"
+        return exc.seat, illegal_text(exc)
     if isinstance(exc, AgentError) and guard.seat is not None:
         # The loop hands on unchanged an AgentError from a game loop inside an agent (one that
         # plays games of its own), whose seat is not this game's: the agent whose call was
@@ -274,7 +289,7 @@ def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int,
         if isinstance(cause, MoveTimeout):
             return seat, _timeout_text(cast(float, guard.seconds), stage)
         log.debug("agent %r failed:\n%s", specs[seat], "".join(traceback.format_exception(cause or exc)))
-        return seat, f"{_FAILED_IN[stage]} {_describe(cause or exc)}"
+        return seat, crash_text(stage, cause or exc)
     return None  # anything else comes from the game itself: nobody forfeits
 
 

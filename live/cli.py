@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"SQLite file every finished game is stored in (default {default_db_path()}, "
                        "$XDG_DATA_HOME/mulle/live.db when XDG_DATA_HOME is set)")
     store.add_argument("--no-db", action="store_true", help="keep no game history")
+    store.add_argument("--analysis-time", type=_positive(float), default=0.25, metavar="SECONDS",
+                       help="the post-game analyser's time per decision (default 0.25; a game of 2 sets is about "
+                       "50 of a person's decisions)")
     store.add_argument("--export", metavar="FILE", default=None,
                        help="write the stored games to FILE as game records, one JSON line each (what mulle-play "
                        "--replay and the training readers take), and exit")
@@ -141,7 +144,7 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
                         max_message=args.max_message, workers=args.workers, db=db,
                         max_tables_per_address=args.max_tables_per_address,
                         max_connections_per_address=args.max_connections_per_address,
-                        trust_loopback=args.trust_loopback)
+                        trust_loopback=args.trust_loopback, analysis_time=args.analysis_time)
     return args, config
 
 

@@ -13,17 +13,29 @@ Errors carry the platform's codes (:class:`ErrorCode`): 1xxx general, 2xxx sessi
 
 from __future__ import annotations
 
+import unicodedata
 from enum import IntEnum
+from typing import Any
 
 from mulle_env.engine.rng import seed_problem
 from mulle_env.files import JSONInputError, parse_json
 
 __all__ = [
-    "CLIENT_TYPES", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "error_message", "message", "parse",
+    "CLIENT_TYPES", "JS_SAFE_INT", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "check_name",
+    "error_message", "js_safe", "message", "parse",
 ]
 
 #: Version of the message set; sent in ``joined_confirmation`` and ``watch_confirmation``.
 PROTOCOL_VERSION = 1
+
+#: Largest integer a JavaScript number holds exactly (2**53): larger ones go out as decimal strings (issue 33, 10).
+JS_SAFE_INT = 2**53
+
+#: Unicode categories a name may not contain: control (Cc), format (Cf: bidi overrides, zero-width joiners),
+#: surrogates, private use, unassigned, and line/paragraph separators (issue 33, defect 5).
+_REFUSED_CATEGORIES = {"Cc": "a control character", "Cf": "a formatting character (bidi override, zero-width...)",
+                       "Cs": "a surrogate", "Co": "a private-use character", "Cn": "an unassigned code point",
+                       "Zl": "a line separator", "Zp": "a paragraph separator"}
 
 #: Most sets a live game (``join``/``watch`` ``sets``) or a replayed record may have.
 MAX_SETS = 10
@@ -96,6 +108,43 @@ def _str(payload: dict, key: str, max_len: int = 64, required: bool = True) -> s
     return value.strip()
 
 
+def check_name(value: object, key: str, max_len: int) -> str:
+    """A person's or a table's name as the server keeps it: NFC, stripped, at most ``max_len`` characters, and
+    without control or formatting characters (``"\u202elraC"`` would show as "Carl"); ProtocolError 1001 naming
+    the character and its position otherwise."""
+    if not isinstance(value, str):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                            f"'{key}' must be a string of at most {max_len} characters, not {value!r:.80}",
+                            {"field": key})
+    text = unicodedata.normalize("NFC", value).strip()
+    if not text or len(text) > max_len:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'{key}' must be 1 to {max_len} characters (after Unicode "
+                            f"normalisation, spaces at the ends removed), not {len(text)}", {"field": key})
+    for i, ch in enumerate(text):
+        what = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if what is not None:
+            name = unicodedata.name(ch, "")
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE,
+                                f"'{key}' may not contain {what}: U+{ord(ch):04X}{' ' + name if name else ''} at "
+                                f"position {i + 1}; use letters, digits, spaces and punctuation",
+                                {"field": key, "code_point": f"U+{ord(ch):04X}", "position": i + 1})
+    return text
+
+
+def js_safe(value: Any) -> Any:
+    """``value`` (JSON-able) with every integer beyond what a JavaScript number holds exactly (±2**53) as a decimal
+    string: ``res.json()`` would round a 63-bit seed (issue 33, defect 10). Everything else is unchanged."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value) if abs(value) > JS_SAFE_INT else value
+    if isinstance(value, dict):
+        return {k: js_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [js_safe(v) for v in value]
+    return value
+
+
 def _int(payload: dict, key: str, low: int, high: int) -> int | None:
     value = payload.get(key)
     if value is None:
@@ -120,7 +169,8 @@ def _seed(payload: dict) -> int | None:
 def _check_join(p: dict) -> dict:
     if "session_id" in p:
         return {"session_id": _str(p, "session_id", 128)}
-    out = {"table_name": _str(p, "table_name"), "player_name": _str(p, "player_name", 32)}
+    out = {"table_name": check_name(p.get("table_name"), "table_name", 64),
+           "player_name": check_name(p.get("player_name"), "player_name", 32)}
     out["opponent"] = _str(p, "opponent", 200, required=False)
     out["seed"] = _seed(p)
     out["sets"] = _int(p, "sets", 1, MAX_SETS)
@@ -158,7 +208,9 @@ def _check_lobby(p: dict) -> dict:
 
 
 def _check_watch(p: dict) -> dict:
-    out: dict = {"table_name": _str(p, "table_name", required=False), "delay_ms": _int(p, "delay_ms", 0, 10_000)}
+    name = p.get("table_name")
+    out: dict = {"table_name": None if name is None else check_name(name, "table_name", 64),
+                 "delay_ms": _int(p, "delay_ms", 0, 10_000)}
     agents = p.get("agents")
     if agents is not None:
         if (not isinstance(agents, list) or len(agents) != 2

@@ -40,10 +40,10 @@ from pathlib import Path
 from mulle_env.engine.record import GameRecord
 from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json
 
-__all__ = ["SCHEMA_VERSION", "FinishedGame", "GameStore", "StoreError", "default_db_path"]
+__all__ = ["GAME_STATUSES", "SCHEMA_VERSION", "FinishedGame", "GameStore", "StoreError", "default_db_path"]
 
 #: The schema this code writes (``PRAGMA user_version``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 #: Written into the file (``PRAGMA application_id``) so a Mulle store is told from any other SQLite file.
 APPLICATION_ID = 0x4D554C4C  # "MULL"
 
@@ -73,8 +73,25 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
            )""",
         "CREATE INDEX players_by_name ON players (name COLLATE NOCASE, game_id)",
     ),
+    # 2 (issue 33): a game whose table closed before its end (everyone gone past the grace period) is kept too,
+    # with its moves, as "abandoned"; every game stored before was played to the end.
+    (
+        "ALTER TABLE games ADD COLUMN status TEXT NOT NULL DEFAULT 'finished'",
+    ),
+    # 3 (issue 33): post-game analyses (live.analysis), one per game, kept beside it.
+    (
+        """CREATE TABLE analyses (
+               game_id INTEGER PRIMARY KEY REFERENCES games (id),
+               analyser TEXT NOT NULL,
+               created_at REAL NOT NULL,
+               result TEXT NOT NULL
+           )""",
+    ),
 )
 assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+#: What a stored game's ``status`` may be.
+GAME_STATUSES = ("finished", "abandoned")
 
 #: Most games one page of :meth:`GameStore.games` returns.
 MAX_PAGE = 100
@@ -100,13 +117,22 @@ class FinishedGame:
         record: The game record (seed, ruleset, specs, moves, result).
         players: Per seat, who held it from which move on: ``[(from_move, name, kind), ...]`` with
             ``kind`` ``"person"`` or ``"agent"`` (``from_move`` 1 for whoever held it from the start).
-        finished_at: Unix time the game ended.
+        finished_at: Unix time the game ended (or was abandoned).
+        status: ``"finished"`` (played to the end) or ``"abandoned"`` (its table closed before the end: the
+            record has the moves played and no result; ``winner`` is ``None``, the scores are those so far).
+        scores: The running totals of an abandoned game (a finished one's come from its record).
     """
 
     table: str
     record: GameRecord
     players: tuple[tuple[tuple[int, str, str], ...], tuple[tuple[int, str, str], ...]]
     finished_at: float
+    status: str = "finished"
+    scores: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in GAME_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(GAME_STATUSES)}, not {self.status!r}")
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -181,17 +207,17 @@ class GameStore:
         """Store a finished game in one transaction, on disk when this returns; return its id."""
         rec = game.record
         result = rec.result or {}
-        scores = result.get("scores") or [0, 0]
+        scores = result.get("scores") or list(game.scores or (0, 0))
         text = json.dumps(rec.to_dict(), separators=(",", ":"))
         with self._lock:
             con = self._con
             con.execute("BEGIN IMMEDIATE")
             try:
                 cur = con.execute(
-                    "INSERT INTO games (table_name, finished_at, seed, sets, moves, score0, score1, winner, record) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO games (table_name, finished_at, seed, sets, moves, score0, score1, winner, record, "
+                    "status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (game.table, game.finished_at, str(rec.seed), rec.ruleset.sets, len(rec.moves), scores[0],
-                     scores[1], result.get("winner"), text))
+                     scores[1], result.get("winner"), text, game.status))
                 gid = cur.lastrowid
                 con.executemany("INSERT INTO players (game_id, seat, from_move, name, kind) VALUES (?, ?, ?, ?, ?)",
                                 [(gid, seat, frm, name, kind) for seat in (0, 1)
@@ -202,7 +228,34 @@ class GameStore:
                 raise
         return gid
 
+    def add_analysis(self, game_id: int, result: dict) -> None:
+        """Keep the analysis ``result`` (:func:`live.analysis.analyse`) of game ``game_id``, replacing an older one."""
+        text = json.dumps(result, separators=(",", ":"))
+        with self._lock:
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("INSERT OR REPLACE INTO analyses (game_id, analyser, created_at, result) "
+                            "VALUES (?, ?, ?, ?)", (game_id, result.get("analyser", ""), time.time(), text))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
     # ----- reading ---------------------------------------------------------------------
+    def analysis(self, game_id: int) -> dict | None:
+        """The kept analysis of game ``game_id`` with ``created_at``, or ``None``."""
+        con = self._read()
+        try:
+            row = con.execute("SELECT created_at, result FROM analyses WHERE game_id = ?", (game_id,)).fetchone()
+        finally:
+            con.close()
+        if row is None:
+            return None
+        out = json.loads(row[1])
+        out["created_at"] = _iso(row[0])
+        return out
+
     def _read(self) -> sqlite3.Connection:
         return _connect(str(self.path))
 
@@ -222,8 +275,8 @@ class GameStore:
         where, args = _filters(table, player)
         con = self._read()
         try:
-            rows = con.execute(f"SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner "
-                               f"FROM games g {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+            rows = con.execute(f"SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner, "
+                               f"status FROM games g {where} ORDER BY id DESC LIMIT ? OFFSET ?",
                                (*args, limit, max(0, int(offset)))).fetchall()
             return [self._summary(con, row) for row in rows]
         finally:
@@ -233,12 +286,12 @@ class GameStore:
         """The summary of game ``game_id`` with its ``record`` (a GameRecord dict), or ``None``."""
         con = self._read()
         try:
-            row = con.execute("SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner, record "
-                              "FROM games WHERE id = ?", (game_id,)).fetchone()
+            row = con.execute("SELECT id, table_name, finished_at, seed, sets, moves, score0, score1, winner, "
+                              "status, record FROM games WHERE id = ?", (game_id,)).fetchone()
             if row is None:
                 return None
-            out = self._summary(con, row[:9])
-            out["record"] = _stored_record(row[9], game_id)
+            out = self._summary(con, row[:10])
+            out["record"] = _stored_record(row[10], game_id)
             return out
         finally:
             con.close()
@@ -274,12 +327,28 @@ class GameStore:
         finally:
             con.close()
 
+    def rating_rows(self) -> list[tuple[int, str, int | None, list[list[dict]]]]:
+        """Every game played to the end, oldest first, as ``(id, finished_at, winner, players)`` (what
+        :mod:`live.ratings` rates; abandoned games have no result and are left out)."""
+        con = self._read()
+        try:
+            rows = con.execute("SELECT id, finished_at, winner FROM games WHERE status = 'finished' "
+                               "ORDER BY id").fetchall()
+            seats: dict[int, list[list[dict]]] = {gid: [[], []] for gid, _, _ in rows}
+            for gid, seat, frm, name, kind in con.execute(
+                    "SELECT p.game_id, p.seat, p.from_move, p.name, p.kind FROM players p JOIN games g ON g.id = "
+                    "p.game_id WHERE g.status = 'finished' ORDER BY p.game_id, p.seat, p.from_move"):
+                seats[gid][seat].append({"from_move": frm, "name": name, "kind": kind})
+            return [(gid, _iso(t), winner, seats[gid]) for gid, t, winner in rows]
+        finally:
+            con.close()
+
     @staticmethod
     def _summary(con: sqlite3.Connection, row) -> dict:
-        gid, table_name, finished_at, seed, sets, moves, s0, s1, winner = row
+        gid, table_name, finished_at, seed, sets, moves, s0, s1, winner, status = row
         # The seed is text: a 63-bit number does not survive a JavaScript number (issue 24, defect 1).
         return {"id": gid, "table": table_name, "finished_at": _iso(finished_at), "seed": seed, "sets": sets,
-                "moves": moves, "scores": [s0, s1], "winner": winner, "players": _players(con, gid)}
+                "moves": moves, "scores": [s0, s1], "winner": winner, "status": status, "players": _players(con, gid)}
 
 
 def _stored_record(text: object, game_id: int) -> dict:

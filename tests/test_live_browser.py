@@ -67,7 +67,7 @@ def server(tmp_path_factory):
     from live.hub import LiveConfig
     from live.server import ServerThread
 
-    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True,
+    with ServerThread(LiveConfig(opponent="random", grace=5, close_after=1, trust_loopback=True, analysis_time=0.02,
                                  db=str(tmp_path_factory.mktemp("store") / "games.db"))) as srv:
         yield srv
 
@@ -296,7 +296,10 @@ def test_screenshot_and_its_key_elements(server, page, tmp_path):
         assert label.startswith(f"[{b['value']}]") and ("locked" in label) == b["locked"]
     mulle = page.locator("#bottom-mulle .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
     assert mulle == view["mulle"][0]
-    assert page.inner_text("#bottom-intake") == str(len(view["intake"][0]))
+    # Intake is one number (issue 33, defect 11): the intake points the score sheet counts, cards captured beside it.
+    assert page.inner_text("#bottom-intake") == str(view["scores"][0]["intake"])
+    assert page.inner_text("#bottom-cards") == str(len(view["intake"][0]) + len(view["mulle"][0]))
+    assert page.inner_text("#my-hand-size") == str(len(view["hand"]))  # issue 33, defect 6
     assert page.inner_text("#top-tabbe") == str(view["tabbe"][1])
     # Suit colours: hearts and diamonds red, clubs and spades black.
     colours = page.locator("#hand .card:not(.unusable)").evaluate_all(
@@ -455,7 +458,9 @@ def test_the_preview_marks_what_a_capture_takes(server, page):
     card, capture = hit
     sit_down(page, server, "browser-preview", seed=seed, sets=1)
     start(page)
-    page.locator(f'#hand .card[data-card="{card}"]').first.focus()  # focusing shows the uses
+    page.locator(f'#hand .card[data-card="{card}"]').first.focus()
+    assert page.is_hidden("#choices")  # focus alone opens nothing (issue 33, defect 2)
+    page.keyboard.press("Enter")  # Enter shows the uses
     page.wait_for_selector("#choices:not([hidden])")
     page.locator(f'#choices button[data-move="{capture}"]').focus()
     marked = page.locator("#loose .card.target").evaluate_all("cs => cs.map(c => c.dataset.card)")
@@ -545,6 +550,8 @@ def test_a_phone_never_scrolls_sideways_and_reaches_every_choice(server, phone):
 def axe_violations(page) -> list[str]:
     from axe_playwright_python.sync_playwright import Axe
 
+    # Scan the page at rest: a card flying to a pile, half faded, is not text anyone has to read.
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
     results = Axe().run(page)
     return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
             for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
@@ -668,3 +675,282 @@ def test_the_start_page_lists_stored_games_and_replays_one(server, page):
     page.wait_for_selector("#replay-controls:not([hidden])")
     page.click("#rp-last")
     assert moves_logged(page) == m.moves
+
+
+# ----- issue 33: a card room people come back to --------------------------------------------------------
+
+
+def hand_cards(page) -> list[str]:
+    return page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+
+
+def play_one_by_mouse(page) -> None:
+    page.locator("#hand.active .card:not(.unusable)").first.click()
+    page.wait_for_selector("#choices:not([hidden])")
+    page.locator("#choices button[data-move]").first.click()
+
+
+def test_a_closed_tab_reopened_in_another_tab_takes_the_seat_back(server, browser):
+    """Defect 1: the session lived in the tab's sessionStorage; reopening the table gave 'error 2004: the name is
+    taken', and after the grace period the game was lost. Now a per-table token in localStorage holds the seat."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(10_000)
+        sit_down(page, server, "browser-comeback", seed=8, sets=1)
+        start(page)
+        play_one_by_mouse(page)
+        page.wait_for_selector("#hand.active .card")
+        before = hand_cards(page)
+        page.close()  # the tab is gone
+        table = server.call(lambda: server.hub.tables["browser-comeback"])
+        person = server.call(lambda: table.seats[0].person)
+        deadline = time.monotonic() + 10
+        while server.call(lambda: person.conn) is not None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # The table's link opened again in a new tab of the same browser: back at the seat, as it was.
+        again = ctx.new_page()
+        again.set_default_timeout(10_000)
+        again.goto(server.url + "/?delay=0&table=browser-comeback")
+        again.wait_for_selector("#hand.active .card")
+        assert hand_cards(again) == before and "you are back" in again.inner_text("#log")
+        assert again.is_hidden("#error") or "2004" not in again.inner_text("#error")
+        assert server.call(lambda: table.seats[0].person is person)
+        # Sitting down by name at that table from the start page (another tab) takes it back too, never 2004.
+        third = ctx.new_page()
+        third.set_default_timeout(10_000)
+        third.goto(server.url + "/?delay=0")
+        third.wait_for_selector("#agent-names option", state="attached")
+        third.fill("#table-name", "browser-comeback")
+        third.fill("#player-name", "anna")
+        third.click("#join-btn")
+        third.wait_for_selector("#hand.active .card")
+        assert hand_cards(third) == before
+        again.wait_for_selector("#elsewhere:not([hidden])")  # the other tab knows it moved
+    finally:
+        ctx.close()
+
+
+def test_enter_shows_the_uses_a_second_enter_plays_and_every_move_is_announced_in_order(server, page):
+    """Defects 2 and 3: focus opened a card's uses, so Enter on a one-use card played it at once, and one's own move
+    was never announced; the opponent's move was replaced by "Your turn." within milliseconds."""
+    for seed in range(200):
+        uses = uses_by_card(Match(seed, {"sets": 1}))
+        single = [c for c, u in uses.items() if len(u) == 1]
+        if single:
+            break
+    sit_down(page, server, "browser-enter", seed=seed, sets=1)
+    start(page)
+    table = server.call(lambda: server.hub.tables["browser-enter"])
+    page.locator(f'#hand .card[data-card="{single[0]}"]').first.focus()
+    assert page.is_hidden("#choices") and page.locator("#hand .card.selected").count() == 0
+    page.keyboard.press("Enter")  # shows the one use, focused; nothing is played
+    page.wait_for_selector("#choices:not([hidden])")
+    assert page.evaluate("() => document.activeElement.dataset.move") == uses[single[0]][0]
+    assert server.call(lambda: len(table.match.history)) == 0
+    n = page.evaluate("() => ui.announced.length")
+    page.keyboard.press("Enter")  # the second Enter plays it
+    page.wait_for_function("n => ui.announced.slice(n).includes('Your turn.')", arg=n)
+    said = page.evaluate("n => ui.announced.slice(n)", n)
+    mine = server.call(lambda: table.match.history[0])
+    theirs = server.call(lambda: table.match.history[1])
+    assert said[0].startswith("You: ") and single[0] in said[0]  # one's own move, confirmed aloud
+    assert said.index("Your turn.") > 1 and str(theirs.move).split()[1] in said[1]  # their move first, then the turn
+    assert mine.player == 0 and theirs.player == 1
+    # Each announcement is a line of its own in the polite region: none replaced another.
+    lines = page.locator("#announce p").all_inner_texts()
+    assert lines[-3:] == said[-3:]
+    assert page.get_attribute("#announce", "aria-atomic") == "false"
+
+
+def test_mouse_players_find_no_card_chosen_for_them_and_tab_reaches_the_hand_on_the_opponents_turn(server, page):
+    """Defects 8 and 9: the first card was raised with its uses open every turn; one's own hand could not be
+    reached with Tab during the opponent's turn."""
+    page.goto(server.url + "/?delay=4000&table=browser-mouse&name=Mo")  # the agent thinks 4 s: time to press Tab
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.fill("#opponent", "random")
+    page.select_option("#sets", "1")
+    page.click("#join-btn")
+    page.wait_for_selector("#game:not([hidden])")
+    page.click("#start-btn")
+    page.wait_for_selector("#hand.active .card")
+    assert page.locator("#hand .card.selected").count() == 0 and page.is_hidden("#choices")
+    play_one_by_mouse(page)
+    page.wait_for_selector("#top-turn:has-text('to move')")
+    page.locator("#leave-btn").focus()
+    reached = False
+    for _ in range(25):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => !!document.activeElement.closest('#hand')"):
+            reached = True
+            break
+    assert reached and page.locator("#hand.active").count() == 0
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-disabled')") == "true"
+    page.keyboard.press("ArrowRight")  # the cards can be read one by one
+    assert page.evaluate("() => !!document.activeElement.closest('#hand')")
+    page.wait_for_selector("#hand.active .card")
+    assert page.locator("#hand .card.selected").count() == 0 and page.is_hidden("#choices")
+
+
+def test_open_tables_are_listed_to_join_or_watch_with_an_invite_link(server, browser, page):
+    """Defect 6 and the open tables: a named table could not be watched from the page; a watcher saw a speed
+    control that only erred; the bottom seat's hand size was not shown."""
+    sit_down(page, server, "browser-open", seed=None, sets=1)
+    start(page)
+    other = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        w = other.new_page()
+        w.set_default_timeout(10_000)
+        w.goto(server.url + "/")
+        row = w.locator('#tables-list li[data-table="browser-open"]')
+        row.wait_for()
+        assert "Anna" in row.inner_text() and "playing" in row.inner_text()
+        assert row.locator("a").get_attribute("href").endswith("/?table=browser-open")
+        assert axe_violations(w) == []  # the start page with its open tables
+        row.locator("button", has_text="Watch").click()
+        w.wait_for_selector("#game:not([hidden])")
+        assert w.is_hidden("#watch-controls")  # a people's table: no pause control that only errs
+        assert w.locator("#top-hand .card.back").count() > 0 and w.locator("#hand .card").count() == 0  # no hand seen
+        assert w.inner_text("#my-hand-size") == w.inner_text("#opp-hand-size") != "0"
+        assert axe_violations(w) == []
+        w.click("#leave-btn")
+        # Join takes the agent's seat.
+        w.fill("#player-name", "Bert")
+        w.locator('#tables-list li[data-table="browser-open"] button', has_text="Join").click()
+        w.wait_for_selector("#bottom-name:has-text('Bert')")
+        table = server.call(lambda: server.hub.tables["browser-open"])
+        assert server.call(lambda: table.seats[1].person.name) == "Bert"
+        assert page.get_attribute("#invite", "href").endswith("/?table=browser-open")
+    finally:
+        other.close()
+
+
+def test_game_over_takes_the_focus_and_is_in_view_on_a_phone(server, phone):
+    """Defect 7: at game over the focus fell to <body>; on a phone the result box sat below the fold."""
+    sit_down(phone, server, "browser-phone-end", seed=12, sets=1)
+    start(phone)
+    while True:
+        phone.wait_for_selector("#hand.active .card:not(.unusable), #game-over:not([hidden])")
+        if phone.is_visible("#game-over"):
+            break
+        phone.locator("#hand.active .card:not(.unusable)").first.tap()
+        phone.locator("#choices button[data-move]").first.tap()
+    phone.wait_for_function("() => document.activeElement.id === 'game-over'")
+    phone.wait_for_function("""() => { const r = document.querySelector('#game-over').getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= innerHeight; }""")
+    # The scoreboard stays in view, wherever the page is scrolled.
+    phone.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    box = phone.locator("#scoreboard").bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844
+    no_sideways_scroll(phone)
+
+
+def test_the_rules_say_the_suits_the_winner_and_one_intake(server, page):
+    """Defect 11: the rules never said what KL, SP, HJ and RU mean or how the winner is decided, and "intake" was
+    three different numbers."""
+    page.goto(server.url + "/")
+    page.click("#rules-btn")
+    text = page.inner_text("#rules")
+    for words in ("KL = clubs", "SP = spades", "HJ = hearts", "RU = diamonds", "Who wins", "higher total wins",
+                  "draw", "Intake points", "one \"intake\" number"):
+        assert words in text, words
+    assert "intake points" in page.content()  # the score sheet's row says the same words
+    # In a later set the page shows that set's intake points (the bonus counts per set), not the game's sum.
+    m = Match(7, {"sets": 2})
+    rng, bot = random.Random(3), agents.make("random")
+    while len(m.state.sheets) < 1 or m.state.set_sheet(0)["intake"] == 0:
+        m.step(bot, rng)
+    view = m.view(0).to_dict()
+    assert view["scores"][0]["intake"] != m.state.set_sheet(0)["intake"]  # the game's sum differs
+    assert page.evaluate("v => setIntake(v, 0)", view) == m.state.set_sheet(0)["intake"]
+
+
+def test_the_card_room_moments_honour_reduced_motion_and_sound_is_off(server, browser):
+    """Cards move and a mulle gets its moment; with prefers-reduced-motion nothing moves; sound is off by default;
+    a first game shows hints."""
+    for reduced in (False, True):
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  reduced_motion="reduce" if reduced else "no-preference")
+        try:
+            page = ctx.new_page()
+            page.set_default_timeout(10_000)
+            sit_down(page, server, f"browser-feel-{int(reduced)}", seed=3, sets=1)
+            start(page)
+            assert page.is_visible("#hint") and "your turn" in page.inner_text("#hint").lower()  # a first game
+            assert not page.is_checked("#sound")
+            page.evaluate("""() => { window.__moves = 0; const real = Element.prototype.animate;
+                Element.prototype.animate = function (...a) { window.__moves += 1; return real.apply(this, a); }; }""")
+            play_one_by_mouse(page)
+            page.wait_for_selector("#hand.active .card")
+            moved = page.evaluate("() => window.__moves")
+            assert (moved == 0) == reduced, moved
+            page.evaluate("() => moment({mulles: 1, player: 1, tabbe: false})")
+            assert page.inner_text("#moment") == "Mulle!" and page.is_visible("#moment")
+            animated = page.evaluate("() => getComputedStyle(document.querySelector('#moment')).animationName")
+            assert (animated == "none") == reduced
+            assert page.evaluate("() => audio") is None  # no sound was made: it is off
+            page.uncheck("#hints")
+            assert page.is_hidden("#hint")
+        finally:
+            ctx.close()
+
+
+def _store_game(server, table, seed, people=("Vera",)):
+    """A finished one-set game played by random agents, stored as the game of ``people`` at seat 0 (and 1)."""
+    import time as _time
+
+    from live.store import FinishedGame
+
+    names = [people[0], people[1] if len(people) > 1 else "random"]
+    m = Match(seed, {"sets": 1}, [f"person:{names[0]}", names[1]])
+    m.play_out([agents.make("random"), agents.make("heuristic")], [random.Random(4), random.Random(5)])
+    kinds = ["person", "person" if len(people) > 1 else "agent"]
+    game = FinishedGame(table, m.record(), (((1, names[0], kinds[0]),), ((1, names[1], kinds[1]),)), _time.time())
+    return server.call(lambda: server.hub.store.add(game)), m
+
+
+def test_a_stored_game_is_analysed_from_the_page_with_its_mistakes_marked(server, page):
+    """Issue 33: "Analyse" runs in the background with progress and shows, per move, what was played, the
+    analyser's choice and the points lost, the biggest mistakes marked."""
+    gid, m = _store_game(server, "browser-analyse", 51, ("Ulf",))
+    page.goto(server.url + "/")
+    page.fill("#games-player", "ulf")
+    page.press("#games-player", "Enter")
+    page.wait_for_selector(f'#games-list li[data-game="{gid}"]')
+    page.click(f'#games-list li[data-game="{gid}"] button:has-text("Analyse")')
+    page.wait_for_selector("#analysis:not([hidden])")
+    page.wait_for_selector("#analysis-list li", timeout=60_000)
+    analysis = server.call(lambda: server.hub.store.analysis(gid))
+    items = page.locator("#analysis-list li")
+    assert items.count() == len(analysis["decisions"]) > 0
+    marked = page.locator("#analysis-list li.mistake").evaluate_all("ls => ls.map(l => Number(l.value))")
+    assert marked == [d["number"] for d in analysis["decisions"] if d["mistake"]] and marked
+    first_mistake = next(d for d in analysis["decisions"] if d["mistake"])
+    text = page.locator(f'#analysis-list li[value="{first_mistake["number"]}"]').inner_text()
+    assert first_mistake["played"] in text and first_mistake["best"] in text and "points lost" in text
+    assert "Biggest mistakes at moves" in page.inner_text("#analysis-status")
+    assert axe_violations(page) == []
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#analysis")
+
+
+def test_the_ratings_page_shows_ratings_with_intervals_and_a_persons_history(server, page):
+    """Issue 33: a ratings page for named people and the agents, from the stored games."""
+    for i in range(4):
+        _store_game(server, "browser-ratings", 60 + i, ("Rut",))
+    page.goto(server.url + "/ratings?player=rut")
+    page.wait_for_selector('#ratings-body tr[data-key="person:rut"]')
+    import urllib.request
+
+    with urllib.request.urlopen(server.url + "/api/ratings?player=rut", timeout=10) as r:
+        body = json.loads(r.read())
+    row = page.locator('#ratings-body tr[data-key="person:rut"]').inner_text()
+    rut = next(p for p in body["players"] if p["key"] == "person:rut")
+    shown = page.evaluate("x => (x > 0 ? '+' : '') + x.toFixed(0)", rut["elo"])  # the page's own rounding
+    assert shown in row and " to " in row and str(rut["games"]) in row
+    page.wait_for_selector("#history-list li")
+    assert page.locator("#history-list li").count() == len(body["history"]) >= 4
+    assert axe_violations(page) == []
+    page.goto(server.url + "/")
+    page.click("a.header-link")  # the start page links to it
+    page.wait_for_url("**/ratings")

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import os
+import random
 import re
 import signal
 import sqlite3
@@ -20,6 +21,7 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
+import agents
 from live.hub import LiveConfig
 from live.server import ServerThread
 from live.store import SCHEMA_VERSION, FinishedGame, GameStore, StoreError
@@ -141,7 +143,10 @@ def test_games_survive_a_restart_and_the_api_serves_them(tmp_path):
     with ServerThread(cfg) as srv:
         first = run(play(srv.url, "alpha"))
         # Committed before game_over was sent: a second connection finds it at once.
-        assert GameStore(db).game(first["game_id"])["record"] == first["record"]
+        stored = GameStore(db).game(first["game_id"])["record"]
+        # game_over's record gives the 63-bit seed as a string (issue 33, defect 10): JSON.parse would round it.
+        assert stored == {**first["record"], "seed": int(first["record"]["seed"])}
+        assert first["record"]["seed"] == first["seed"] == str(stored["seed"]) and stored["seed"] > 2**53
     with ServerThread(cfg) as srv:
         second = run(play(srv.url, "beta"))
         status, page = get(srv.url + "/api/games")
@@ -294,3 +299,139 @@ def test_kill_9_mid_play_loses_no_finished_game_and_never_corrupts_the_store(tmp
         record = GameRecord.from_dict(store.game(gid)["record"])
         assert record.replay().over  # every stored game is whole
     store.close()
+
+
+def _stored_game(store, table, seed, holders, winner_seat=None, status="finished"):
+    """Store a game whose seats were held by ``holders`` (per seat, ``[(from_move, name, kind)]``), won by
+    ``winner_seat`` (a played-out game's result with its winner overwritten, so the test picks who wins)."""
+    m = Match(seed, {"sets": 1}, ["x", "y"])
+    m.play_out([agents.make("random")] * 2, [random.Random(1), random.Random(2)])
+    rec = m.record()
+    result = dict(rec.result)
+    result["winner"] = winner_seat
+    rec = GameRecord(rec.seed, rec.moves, rec.ruleset, rec.specs, result if status == "finished" else None)
+    return store.add(FinishedGame(table, rec, (tuple(holders[0]), tuple(holders[1])), time.time(), status=status,
+                                  scores=(1, 2) if status == "abandoned" else None))
+
+
+def test_ratings_come_from_the_arenas_fit_over_the_games_that_count(tmp_path):
+    """Issue 33: GET /api/ratings rates people by name and agents by spec with the arena's Bradley-Terry fit."""
+    from arena.stats import bradley_terry
+
+    db = str(tmp_path / "g.db")
+    store = GameStore(db)
+    anna, rnd, heur = [(1, "Anna", "person")], [(1, "random", "agent")], [(1, "heuristic", "agent")]
+    for i, (seats, w) in enumerate([((anna, rnd), 0), ((anna, rnd), 0), ((rnd, [(1, "anna", "person")]), 1),
+                                    ((anna, rnd), 1), ((anna, heur), None), ((heur, rnd), 0), ((heur, rnd), 0),
+                                    ((rnd, heur), 1)]):
+        _stored_game(store, "r", 100 + i, seats, w)
+    # Not rated: a seat that changed hands mid-game, and an abandoned game.
+    _stored_game(store, "r", 200, ([(1, "Anna", "person"), (9, "random", "agent")], rnd), 0)
+    _stored_game(store, "r", 201, (anna, rnd), None, status="abandoned")
+    with ServerThread(LiveConfig(opponent="random", db=db, trust_loopback=True)) as srv:
+        status, body = get(srv.url + "/api/ratings?player=ANNA")
+    assert status == 200 and body["games"] == 8 and body["anchor"] == "agent:random"
+    by_key = {p["key"]: p for p in body["players"]}
+    assert set(by_key) == {"person:anna", "agent:random", "agent:heuristic"}
+    assert by_key["person:anna"]["games"] == 5 and (by_key["person:anna"]["wins"], by_key["person:anna"]["draws"],
+                                                     by_key["person:anna"]["losses"]) == (3, 1, 1)
+    assert by_key["agent:random"]["elo"] == 0.0 and by_key["agent:random"]["low"] == 0.0  # the anchor
+    # The same numbers as the arena's fit on those games: no second rating formula.
+    keys = ["agent:heuristic", "agent:random", "person:anna"]
+    games = [(2, 1, 1.0), (2, 1, 1.0), (1, 2, 0.0), (2, 1, 0.0), (2, 0, 0.5), (0, 1, 1.0), (0, 1, 1.0), (1, 0, 0.0)]
+    fit = bradley_terry(keys, games, anchor=1)
+    for i, key in enumerate(keys):
+        iv = fit.interval(i)
+        assert abs(by_key[key]["elo"] - iv.value) < 0.1 and abs(by_key[key]["high"] - iv.high) < 0.1
+    assert body["players"][0]["elo"] >= body["players"][-1]["elo"]
+    history = body["history"]
+    assert [h["result"] for h in history] == ["draw", "loss", "win", "win", "win"]  # newest first
+    # Each entry's rating is the fit on the games up to that one (Anna's fifth is the fifth stored).
+    assert history[0]["opponent"] == "heuristic"
+    assert abs(history[0]["elo"] - bradley_terry(keys, games[:5], anchor=1).interval(2).value) < 0.1
+
+
+def test_a_game_is_analysed_in_the_background_with_progress_and_kept_in_the_store(tmp_path):
+    """Issue 33: "Analyse" runs the analyser over a person's decisions: what was played, its choice, the points lost,
+    the biggest mistakes flagged; GET /api/games/{id}/analysis returns it, and the store keeps it."""
+    db = str(tmp_path / "g.db")
+    store = GameStore(db)
+    m = Match(41, {"sets": 1}, ["person:Anna", "heuristic"])
+    m.play_out([agents.make("random"), agents.make("heuristic")], [random.Random(1), random.Random(2)])
+    gid = store.add(FinishedGame("an", m.record(), (((1, "Anna", "person"),), ((1, "heuristic", "agent"),)),
+                                 time.time()))
+    choices = sum(1 for e, n in _decisions(m) if e == 0 and n > 1)
+
+    def post(url):
+        req = urllib.request.Request(url, data=b"", method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    cfg = LiveConfig(opponent="random", db=db, trust_loopback=True, analysis_time=0.01)
+    with ServerThread(cfg) as srv:
+        url = srv.url + f"/api/games/{gid}/analysis"
+        status, body = get(url)
+        assert status == 404 and body["status"] == "none" and "POST" in body["error"]
+        status, body = post(url)
+        assert status == 202 and body["status"] in ("queued", "running")
+        seen = set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            status, body = get(url)
+            if status == 200:
+                break
+            assert status == 202, body
+            seen.add((body["status"], body["done"], body["total"]))
+            time.sleep(0.05)
+        assert status == 200 and body["status"] == "done"
+        assert any(s == "running" and total == choices for s, _, total in seen), seen  # progress was reported
+    decisions = body["decisions"]
+    assert len(decisions) == choices and all(d["seat"] == 0 and d["by"] == "Anna" for d in decisions)
+    played = [d["played"] for d in decisions]
+    assert all(p in m.moves for p in played) and all(d["points_lost"] >= 0 for d in decisions)
+    assert all(d["points_lost"] == 0 for d in decisions if d["played"] == d["best"])
+    flagged = [d for d in decisions if d["mistake"]]
+    assert flagged and len(flagged) <= 5 and all(d["points_lost"] >= 3 for d in flagged)  # random play blunders
+    assert sorted(d["number"] for d in flagged) == body["mistakes"]
+    assert min(d["points_lost"] for d in flagged) >= max(d["points_lost"] for d in decisions if not d["mistake"])
+    # Kept: a restarted server answers at once, without analysing again.
+    with ServerThread(cfg) as srv:
+        status, again = get(srv.url + f"/api/games/{gid}/analysis")
+    assert status == 200 and again["decisions"] == decisions
+
+
+def _decisions(m: Match) -> list[tuple[int, int]]:
+    """(seat to move, number of legal moves) at every move of a played match."""
+    replay = Match(m.seed, m.ruleset, m.specs)
+    out = []
+    for text in m.moves:
+        out.append((replay.to_move, len(replay.legal_moves())))
+        replay.play(text)
+    return out
+
+
+def test_a_version_1_store_is_upgraded_with_its_games_finished_and_room_for_analyses(tmp_path):
+    """The store is versioned: version 1 (issue 24) opens as version 3, every old game 'finished'."""
+    from live.store import _MIGRATIONS, APPLICATION_ID
+
+    db = tmp_path / "old.db"
+    con = sqlite3.connect(db)
+    for sql in _MIGRATIONS[0]:
+        con.execute(sql)
+    con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 1")
+    m = Match(3, {"sets": 1}, ["person:Old", "random"])
+    m.play_out([agents.make("random")] * 2, [random.Random(1), random.Random(2)])
+    con.execute("INSERT INTO games (table_name, finished_at, seed, sets, moves, score0, score1, winner, record) "
+                "VALUES ('old', 0, '3', 1, ?, 1, 2, 1, ?)", (len(m.moves), json.dumps(m.record().to_dict())))
+    con.execute("INSERT INTO players VALUES (1, 0, 1, 'Old', 'person'), (1, 1, 1, 'random', 'agent')")
+    con.commit()
+    con.close()
+    store = GameStore(db)
+    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.games()[0]["status"] == "finished" and store.analysis(1) is None
+    store.add_analysis(1, {"analyser": "x", "decisions": []})
+    assert store.analysis(1)["decisions"] == []

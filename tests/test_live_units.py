@@ -136,7 +136,11 @@ def test_replay_upload_nested_too_deep_is_a_clear_400():
     from live.server import _replay_body
 
     status, body = _replay_body(b"[" * 100_000 + b"]" * 100_000)
-    assert status == 400 and "nested more than" in json.loads(body)["error"]
+    error = json.loads(body)["error"]
+    # Issue 33, defect 12: it said "not valid JSON: RecursionError: maximum recursion depth exceeded while decoding a
+    # JSON array from a unicode string": Python's internals, not what a person sent wrong.
+    assert status == 400 and "nested more than" in error
+    assert "RecursionError" not in error and "recursion" not in error and "unicode" not in error
     status, body = _replay_body(b'{"seed": 1, "moves": ["\xff"]}')
     assert status == 400 and "the request body: not UTF-8 text" in json.loads(body)["error"]
 
@@ -200,3 +204,44 @@ def test_the_engine_event_names_what_the_end_of_a_set_left_and_who_got_it():
     assert event.move.kind == "discard" and taker == before.last_capturer
     table = [*before.loose, *(f for b in before.builds for f in b.cards), int(event.move.card)]
     assert cards == sorted(table)
+
+
+def test_names_are_nfc_bounded_and_free_of_control_and_format_characters():
+    from live.protocol import check_name
+
+    assert check_name("  A\u030ase ", "player_name", 32) == "\u00c5se"
+    assert check_name("Zoë 🂡", "player_name", 32) == "Zoë 🂡"
+    with pytest.raises(ProtocolError, match="1 to 32 characters"):
+        check_name("x" * 33, "player_name", 32)
+    with pytest.raises(ProtocolError, match="U\\+202E RIGHT-TO-LEFT OVERRIDE at position 1"):
+        check_name("\u202elraC", "player_name", 32)
+    with pytest.raises(ProtocolError, match="must be a string"):
+        check_name(7, "player_name", 32)
+
+
+def test_js_safe_turns_only_integers_beyond_2_53_into_strings():
+    from live.protocol import js_safe
+
+    assert js_safe({"a": [2**53, 2**53 + 1, -(2**60)], "b": True, "c": 1.5, "d": None}) == {
+        "a": [2**53, str(2**53 + 1), str(-(2**60))], "b": True, "c": 1.5, "d": None}
+
+
+def test_the_rate_limiter_allows_a_burst_then_a_steady_rate_and_bounds_running_requests():
+    from live.ratelimit import HttpLimit, RateLimiter
+
+    now = [0.0]
+    rates = RateLimiter({"x": HttpLimit(burst=3, per_second=1.0, concurrent=2, what="things")}, clock=lambda: now[0])
+    assert rates.acquire("a", "x") is None and rates.acquire("a", "x") is None
+    assert rates.acquire("a", "x") == 1.0  # two running already
+    rates.release("a", "x")
+    assert rates.acquire("a", "x") is None  # the third of the burst
+    rates.release("a", "x")
+    rates.release("a", "x")
+    wait = rates.acquire("a", "x")
+    assert wait is not None and 0.9 < wait <= 1.0  # the bucket is empty: one a second
+    assert rates.acquire("b", "x") is None  # another address has its own bucket
+    rates.release("b", "x")
+    now[0] += 1.0
+    assert rates.acquire("a", "x") is None
+    text, seconds = rates.message("x", 0.2)
+    assert seconds == 1 and "too many things" in text and "try again in 1 s" in text

@@ -7,6 +7,25 @@ const SUIT_NAME = { KL: "clubs", SP: "spades", HJ: "hearts", RU: "diamonds" };
 const RANK_NAME = { A: "ace", J: "jack", Q: "queen", K: "king" };
 const params = new URLSearchParams(location.search);
 
+// A seat is held by a per-table token kept in localStorage (issue 33, defect 1): the table opened again in any
+// tab of this browser within the grace period takes the seat back with the game as it was.
+function seatTokens() {
+  try { return JSON.parse(localStorage.getItem("mulle-seats") || "{}") || {}; } catch (e) { return {}; }
+}
+function seatToken(table) { const t = seatTokens()[table]; return t && t.session ? t : null; }
+function keepSeatToken(table, session, name) {
+  const all = seatTokens();
+  all[table] = { session, name, at: Date.now() };
+  // Keep the newest few: a token is worth something only within a grace period.
+  const names = Object.keys(all).sort((a, b) => all[b].at - all[a].at);
+  for (const n of names.slice(20)) delete all[n];
+  localStorage.setItem("mulle-seats", JSON.stringify(all));
+}
+function dropSeatToken(table) {
+  const all = seatTokens();
+  if (table in all) { delete all[table]; localStorage.setItem("mulle-seats", JSON.stringify(all)); }
+}
+
 const ui = {
   ws: null,
   mode: null,          // "play" | "watch" | "replay"
@@ -24,6 +43,8 @@ const ui = {
   leaving: false,
   retry: null,
   oneClick: localStorage.getItem("mulle-one-click") === "1",
+  fallbackJoin: null,  // the join by name to send when a kept seat token turns out to be expired
+  announced: [],       // everything said aloud, in order (the live region keeps the last few)
   games: { offset: 0, limit: 10, total: 0 },
 };
 
@@ -73,10 +94,13 @@ function showError(text, kind = "error") {
 function clearError() { $("error").hidden = true; }
 
 function announce(text) {
-  // A screen reader reads the live region's new text: the opponent's moves, whose turn it is, results.
+  // A screen reader reads what is added to the polite live region, in order: each announcement is a line of its
+  // own, so "Your turn." never replaces the opponent's move before it was read (issue 33, defect 3). The region
+  // keeps the last few lines; ui.announced keeps everything said.
+  ui.announced.push(text);
   const box = $("announce");
-  box.textContent = "";
-  setTimeout(() => { box.textContent = text; }, 30);
+  box.append(el("p", { text }));
+  while (box.childElementCount > 8) box.firstElementChild.remove();
 }
 
 function setStatus(text) { $("status").textContent = text; }
@@ -131,6 +155,8 @@ function onMessage(msg) {
       ui.session = p.session_id;
       ui.elsewhere = false;
       sessionStorage.setItem("mulle-session", p.session_id);
+      keepSeatToken(p.table.table_name, p.session_id, p.player_name);
+      ui.fallbackJoin = null;
       ui.lastJoin = { table: p.table.table_name, name: p.player_name };
       sessionStorage.setItem("mulle-last-join", JSON.stringify(ui.lastJoin));
       ui.seat = p.seat;
@@ -175,7 +201,18 @@ function onMessage(msg) {
 
 function onError(p) {
   const d = p.details || {};
+  if ((p.code === 2000 || p.code === 2001) && ui.fallbackJoin) {
+    // A kept seat token for this table has expired: sit down by name instead, as the person asked.
+    const payload = ui.fallbackJoin;
+    ui.fallbackJoin = null;
+    dropSeatToken(payload.table_name);
+    sessionStorage.removeItem("mulle-session");
+    ui.session = null;
+    send("join", payload);
+    return;
+  }
   if (p.code === 2000 || p.code === 2001) {
+    if (ui.lastJoin) dropSeatToken(ui.lastJoin.table);
     // The session is gone (grace period over, or the server restarted): back to the start page, with the
     // table and name filled in so one click sits down again.
     sessionStorage.removeItem("mulle-session");
@@ -217,22 +254,37 @@ function onNotification(event, data, view) {
       const text = eventText(data);
       log(text, mine, "", data.move, data.number);
       showMove(data, text);
-      if (mine) clearError(); else announce(text);
+      // One's own move is confirmed aloud too (defect 2): "You: captured with KL 9, taking HJ 9".
+      if (mine) { clearError(); announce(`You: ${text.replace(/^You /, "")}`); } else announce(text);
+      moment(data);
       if (data.sweep) {
         const sweep = sweepText(data.sweep);
         log(sweep, false, "note");
-        announce(`${text}. ${sweep}`);
+        announce(sweep);
       }
       break;
     }
-    case "set_over":
-      log(`set ${data.set} over: ${seatName(0)} ${data.sheets[0].total}, ${seatName(1)} ${data.sheets[1].total}`, false, "note");
+    case "set_over": {
+      const text = `Set ${data.set} over: ${seatName(0)} ${data.sheets[0].total}, ${seatName(1)} ${data.sheets[1].total}.` +
+        (data.scores ? ` Score so far: ${seatName(0)} ${data.scores[0]}, ${seatName(1)} ${data.scores[1]}.` : "");
+      log(text, false, "note");
+      announce(text);
       break;
+    }
     case "game_over": {
       ui.request = null;
       const text = showLastGame(data);
       log(text, false, "note");
       announce(text);
+      if (ui.mode === "play") localStorage.setItem("mulle-played", "1");
+      // The result takes the focus (it fell to <body>) and comes into view, on a phone too (defect 7).
+      setTimeout(() => {
+        const box = $("game-over");
+        if (box.hidden) return;
+        const a = document.activeElement;
+        if (ui.mode === "play" || !a || a === document.body) box.focus({ preventScroll: true });
+        box.scrollIntoView({ block: "center", behavior: reducedMotion() ? "auto" : "smooth" });
+      }, 0);
       break;
     }
     case "game_started":
@@ -282,22 +334,32 @@ function recordLinks(data) {
     ui.session = null;
     replayText(text);
   } });
-  return el("div", { class: "record-links" }, save, replay);
+  const links = el("div", { class: "record-links" }, save, replay);
+  if (data.game_id) links.append(el("button", { id: "analyse-record", type: "button", text: "Analyse", onclick: () => analyse(data.game_id) }));
+  return links;
 }
 
 // ----- entering and leaving ----------------------------------------------------------------------
+function reducedMotion() { return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches; }
+
 function enterGame() {
   $("start").hidden = true;
   $("game").hidden = false;
   $("replay-controls").hidden = ui.mode !== "replay";
-  $("watch-controls").hidden = ui.mode !== "watch";
+  // The pause per move is an agents' table's (defect 6: a watcher of a people's table saw a control that only erred).
+  $("watch-controls").hidden = !(ui.mode === "watch" && ui.table && ui.table.watch);
   $("one-click-label").hidden = ui.mode !== "play";
+  $("hints-label").hidden = ui.mode !== "play";
+  const invite = ui.mode === "play" && ui.table && !ui.table.watch;
+  $("invite").hidden = !invite;
+  if (invite) $("invite").href = inviteUrl(ui.table.table_name);
   $("leave-btn").textContent = ui.mode === "play" ? "Leave" : "Close";
 }
 
 function leave() {
   ui.leaving = true;
   if (ui.mode === "play" || ui.mode === "watch") send("leave");
+  if (ui.mode === "play" && ui.table) dropSeatToken(ui.table.table_name);
   sessionStorage.removeItem("mulle-session");
   Object.assign(ui, { mode: null, session: null, seat: null, table: null, view: null, request: null, frames: null,
     elsewhere: false });
@@ -307,6 +369,7 @@ function leave() {
   $("start").hidden = false;
   restoreForm();
   loadGames(ui.games.offset);
+  loadTables();
   setTimeout(() => { ui.leaving = false; }, 100);
 }
 
@@ -433,8 +496,11 @@ function seatName(seat) {
 }
 
 function setView(view) {
+  // Cards move between hand, table and piles: where each card was is noted before drawing the new position.
+  const before = reducedMotion() ? null : cardRects();
   ui.view = view;
   render();
+  if (before) animateCards(before);
 }
 
 function myTurn() {
@@ -479,6 +545,8 @@ function render() {
   const hands = v.hands;
   const oppSize = v.hand_sizes ? v.hand_sizes[opp] : v.opponent_hand_size;
   $("opp-hand-size").textContent = oppSize;
+  // Every seat's hand size (defect 6: the bottom seat's was not shown).
+  $("my-hand-size").textContent = v.hand_sizes ? v.hand_sizes[me] : v.hand.length;
   fill($("top-hand"), hands ? hands[opp].map((c) => cardEl(c)) : Array.from({ length: oppSize }, () => backEl()));
   renderHand(hands ? hands[me] : v.hand);
 
@@ -492,12 +560,24 @@ function render() {
   // Captured piles: mulle pairs face up, intake as a count, tabbes and running score.
   for (const [side, seat] of [["top", opp], ["bottom", me]]) {
     fill($(`${side}-mulle`), v.mulle[seat].map((c) => cardEl(c, "mini")));
-    $(`${side}-intake`).textContent = v.intake[seat].length;
+    // Intake is one number everywhere (defect 11): the intake points so far this set, as the score sheet counts
+    // them (over the mulle and intake piles alike); the cards captured are said beside it.
+    $(`${side}-intake`).textContent = setIntake(v, seat);
+    $(`${side}-cards`).textContent = v.intake[seat].length + v.mulle[seat].length;
     $(`${side}-tabbe`).textContent = v.tabbe[seat];
     $(`${side}-score`).textContent = v.scores[seat].total;
   }
   if (!v.last_move && ui.mode !== "replay") fill($("last-move"), []);
   renderSheets(v);
+  renderScoreboard(v);
+  renderHint();
+}
+
+function setIntake(v, seat) {
+  // The view's score is the game's so far (finished sets plus this one); the bonus counts per set, so the set's
+  // intake points are what the page shows: the game's minus the finished sets' (the last set's once it is over).
+  if (v.over && v.sheets.length) return v.sheets[v.sheets.length - 1][seat].intake;
+  return v.scores[seat].intake - v.sheets.reduce((sum, pair) => sum + pair[seat].intake, 0);
 }
 
 function renderHand(cards) {
@@ -507,7 +587,8 @@ function renderHand(cards) {
   const focused = hand.contains(document.activeElement) ? [...hand.children].indexOf(document.activeElement) : -1;
   hand.classList.toggle("active", !!active);
   if (ui.selected && !cards.includes(ui.selected)) ui.selected = null;
-  let tabStop = active ? Math.max(0, cards.indexOf(ui.selected)) : -1;
+  // The hand is one tab stop at every moment, the opponent's turn included (defect 9): one can read one's cards.
+  let tabStop = Math.max(0, cards.indexOf(ui.selected));
   if (focused >= 0) tabStop = Math.min(focused, cards.length - 1);
   fill(hand, cards.map((c, i) => {
     const uses = active ? usesOf(c) : [];
@@ -518,11 +599,8 @@ function renderHand(cards) {
     if (active) {
       node.setAttribute("aria-label", `${c}, ${cardName(c)}: ${uses.length ? `${uses.length} use${uses.length > 1 ? "s" : ""}` : "no move now"}`);
       node.setAttribute("aria-pressed", ui.selected === c ? "true" : "false");
+      // Focus alone opens nothing (defects 2 and 8): Enter or a click shows the uses, a second Enter plays.
       node.addEventListener("click", () => clickCard(c));
-      node.addEventListener("focus", () => {
-        if (ui.cancelled === c) { ui.cancelled = null; return; }  // back from Escape: the uses stay closed
-        if (ui.selected !== c && usesOf(c).length) selectCard(c, false);
-      });
     } else {
       node.setAttribute("aria-disabled", "true");
     }
@@ -541,7 +619,7 @@ function renderSheets(v) {
   const tables = v.sheets.map((pair, i) => el("table", { class: "sheet", "data-set": i + 1 },
     el("tr", {}, el("th", { text: `Set ${i + 1}`, scope: "col" }), el("th", { text: seatName(0), scope: "col" }), el("th", { text: seatName(1), scope: "col" })),
     ...["mulle", "tabbe", "intake", "bonus", "total"].map((k) => el("tr", { class: k },
-      el("td", { text: k }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
+      el("td", { text: k === "intake" ? "intake points" : k }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
   fill(box, [el("h2", { text: "Score sheets" }), ...tables]);
 }
 
@@ -555,7 +633,7 @@ function clickCard(card) {
   if (!uses.length) return;
   // Nothing is played on the first click, unless the person chose "one click plays a card that has one use".
   if (ui.oneClick && uses.length === 1) { play(uses[0]); return; }
-  if (ui.selected === card && document.activeElement !== $("hand").querySelector(`[data-card="${card}"]`)) {
+  if (ui.selected === card) {  // a second click on the chosen card closes its uses
     ui.selected = null;
     render();
     return;
@@ -585,7 +663,7 @@ function handKey(e, i) {
     const card = cards[i].dataset.card;
     const uses = usesOf(card);
     if (!myTurn() || !uses.length) return;
-    if (uses.length === 1 && ui.selected === card) { play(uses[0]); return; }  // its one use was shown on focus
+    // The first Enter shows the card's uses and moves the focus onto the first; Enter there plays it.
     selectCard(card, true);
   } else if (e.key === "Escape") { e.preventDefault(); cancelChoice(); }
 }
@@ -596,7 +674,7 @@ function cancelChoice() {
   markTargets(null);
   render();
   const n = card && $("hand").querySelector(`[data-card="${card}"]`);
-  if (n && document.activeElement !== n) { ui.cancelled = card; n.focus(); }
+  if (n && document.activeElement !== n) n.focus();
 }
 
 function renderChoices(active) {
@@ -744,8 +822,11 @@ async function loadGames(offset = 0) {
   fill($("games-list"), body.games.map((g) => {
     const names = g.players.map((seat) => seat.map((h) => h.name).join(" → "));
     const text = `#${g.id} ${g.table}: ${names[0]} ${g.scores[0]} – ${names[1]} ${g.scores[1]} (${g.finished_at.replace("T", " ").replace("Z", " UTC")})`;
-    return el("li", { "data-game": g.id }, el("span", { text }),
-      el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }));
+    const status = g.status === "abandoned" ? " – abandoned" : "";
+    return el("li", { "data-game": g.id }, el("span", { text: text + status }),
+      el("span", { class: "row-buttons" },
+        el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }),
+        el("button", { type: "button", text: "Analyse", "aria-label": `Analyse game ${g.id}`, onclick: () => analyse(g.id) })));
   }));
   const end = Math.min(body.offset + body.games.length, body.total);
   $("games-pos").textContent = body.total ? `${body.offset + 1}–${end} of ${body.total}` : "";
@@ -757,6 +838,194 @@ async function replayStored(id) {
   const res = await fetch(`/api/games/${id}/record`);
   if (!res.ok) { showError(`cannot load game ${id}`); return; }
   replayText(await res.text());
+}
+
+// ----- the feel of a card room: motion, the mulle and tabbe moment, sound, the scoreboard, hints ---------------
+const PLACES = ["hand", "top-hand", "loose", "builds"];
+
+function cardRects() {
+  // Where each card is drawn now, by place and name (a name may be there twice: two decks).
+  const out = [];
+  for (const place of PLACES) {
+    for (const n of $(place).querySelectorAll(".card[data-card]")) out.push({ place, card: n.dataset.card, rect: n.getBoundingClientRect() });
+  }
+  return out;
+}
+
+function animateCards(before) {
+  // A card that changed place (hand to table, table to a build) slides from where it was; a card that left the
+  // table for a pile flies there. Nothing moves with prefers-reduced-motion (the caller does not call this then).
+  if (!document.body.animate) return;
+  const now = cardRects();
+  const left = before.slice();
+  const take = (card, test) => { const i = left.findIndex((b) => b.card === card && test(b)); return i >= 0 ? left.splice(i, 1)[0] : null; };
+  // Cards still in the same place stay put.
+  const moved = [];
+  for (const n of now) {
+    if (!take(n.card, (b) => b.place === n.place)) moved.push(n);
+  }
+  for (const n of moved) {
+    const from = take(n.card, () => true);
+    if (!from) continue;
+    const node = [...$(n.place).querySelectorAll(`.card[data-card="${n.card}"]`)].find((x) => x.getBoundingClientRect().x === n.rect.x && x.getBoundingClientRect().y === n.rect.y);
+    if (!node) continue;
+    const dx = from.rect.x - n.rect.x, dy = from.rect.y - n.rect.y;
+    node.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], { duration: 380, easing: "ease-out" });
+  }
+  // What is gone from the table went to a capturer's pile: a copy flies to it and fades.
+  const v = ui.view;
+  if (!v || !v.last_move) return;
+  const me = ui.seat !== null && ui.seat !== undefined ? ui.seat : 0;
+  const pile = $(v.last_move[0] === me ? "bottom-mulle" : "top-mulle");
+  const to = pile.getBoundingClientRect();
+  for (const gone of left.filter((b) => b.place === "loose" || b.place === "builds")) {
+    const ghost = cardEl(gone.card, "ghost");
+    ghost.setAttribute("aria-hidden", "true");
+    Object.assign(ghost.style, { left: `${gone.rect.x}px`, top: `${gone.rect.y}px`, width: `${gone.rect.width}px`, height: `${gone.rect.height}px` });
+    document.body.append(ghost);
+    const a = ghost.animate([{ transform: "none", opacity: 1 }, { transform: `translate(${to.x - gone.rect.x}px, ${to.y - gone.rect.y}px) scale(.6)`, opacity: 0.2 }],
+      { duration: 520, easing: "ease-in" });
+    a.onfinish = () => ghost.remove();
+  }
+}
+
+function moment(e) {
+  // A short moment for a mulle or a tabbe (issue 33): big words over the table, and a sound when sound is on.
+  const words = e.mulles ? `Mulle${e.mulles > 1 ? ` ×${e.mulles}` : ""}!` : (e.tabbe ? "Tabbe!" : null);
+  if (e.player === ui.seat || words) beep(words ? 880 : 520, words ? 0.18 : 0.06);
+  if (!words) return;
+  const box = $("moment");
+  box.textContent = words;
+  box.hidden = false;
+  box.classList.remove("show");
+  void box.offsetWidth;  // restart the animation
+  box.classList.add("show");
+  clearTimeout(ui.momentTimer);
+  ui.momentTimer = setTimeout(() => { box.hidden = true; }, 1300);
+}
+
+let audio = null;
+function beep(freq, seconds) {
+  // Sound is off unless the person turns it on (remembered in this browser).
+  if (!$("sound").checked) return;
+  try {
+    audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = freq;
+    gain.gain.setValueAtTime(0.08, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + seconds);
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + seconds);
+  } catch (err) { /* no audio here: the game goes on silently */ }
+}
+
+function renderScoreboard(v) {
+  // The running score, always in view (the bar stays at the top of the window).
+  if (!v) { $("scoreboard").textContent = ""; return; }
+  $("scoreboard").textContent = `Score: ${seatName(0)} ${v.scores[0].total} – ${seatName(1)} ${v.scores[1].total}`;
+}
+
+function hintsOn() { return ui.mode === "play" && $("hints").checked; }
+
+function renderHint() {
+  // A guided first game: what to do now, in plain words, until the person turns the hints off.
+  const box = $("hint");
+  if (!hintsOn() || !ui.view || ui.view.over) { box.hidden = true; return; }
+  let text;
+  if (!myTurn()) text = "Hint: the opponent is playing. Your cards stay readable with Tab and the arrow keys.";
+  else if (!ui.selected) {
+    const captures = ui.request.moves.filter((m) => m.startsWith("capture"));
+    text = "Hint: your turn. The lit cards can be played; choose one (click, or Enter) to see its uses." +
+      (captures.length ? ` You can capture now: ${[...new Set(captures.map(cardOf))].join(", ")}. Two identical cards taken together make a mulle.` :
+        " Nothing captures now: build on a card or lay one on the table.");
+  } else {
+    text = `Hint: each button is one way to play ${ui.selected}; pointing at one marks on the table what it takes or builds on. Enter or a click plays it, Escape goes back.`;
+  }
+  box.textContent = text;
+  box.hidden = false;
+}
+
+// ----- post-game analysis ------------------------------------------------------------------------
+async function analyse(id) {
+  // Ask the server to analyse the game in the background, show its progress, then every decision.
+  const panel = $("analysis");
+  panel.hidden = false;
+  $("analysis-title").textContent = `Analysis of game ${id}`;
+  $("analysis-status").textContent = "Starting the analysis…";
+  fill($("analysis-list"), []);
+  $("analysis-progress").hidden = true;
+  panel.focus();
+  ui.analysing = id;
+  let res;
+  try { res = await fetch(`/api/games/${id}/analysis`, { method: "POST" }); } catch (e) { $("analysis-status").textContent = `cannot reach the server: ${e}`; return; }
+  while (res.status === 202 && ui.analysing === id && !panel.hidden) {
+    const job = await res.json();
+    if (job.total) {
+      $("analysis-progress").hidden = false;
+      $("analysis-progress").max = job.total;
+      $("analysis-progress").value = job.done;
+      $("analysis-status").textContent = `Analysing: ${job.done} of ${job.total} decisions`;
+    } else $("analysis-status").textContent = "Waiting for the analyser…";
+    await new Promise((r) => setTimeout(r, 700));
+    try { res = await fetch(`/api/games/${id}/analysis`); } catch (e) { return; }
+  }
+  if (ui.analysing !== id || panel.hidden) return;
+  const body = await res.json();
+  if (!res.ok) { $("analysis-status").textContent = `cannot analyse: ${body.error}`; return; }
+  showAnalysis(body);
+}
+
+function showAnalysis(a) {
+  $("analysis-progress").hidden = true;
+  const people = [...new Set(a.decisions.map((d) => d.by))];
+  const lost = people.map((p) => `${p} lost ${a.decisions.filter((d) => d.by === p).reduce((s, d) => s + d.points_lost, 0).toFixed(1)} points`).join("; ");
+  const text = a.decisions.length
+    ? `${a.decisions.length} decisions analysed: ${lost} by the analyser's estimate. ` +
+      (a.mistakes.length ? `Biggest mistakes at moves ${a.mistakes.join(", ")}.` : "No big mistakes.")
+    : "No decision of a person to analyse in this game.";
+  $("analysis-status").textContent = text;
+  announce("The analysis is ready.");
+  fill($("analysis-list"), a.decisions.map((d) => {
+    const same = d.played === d.best;
+    const words = same ? `played ${d.played}, the analyser's choice too`
+      : `played ${d.played}; the analyser prefers ${d.best} (${d.points_lost.toFixed(1)} points lost)`;
+    return el("li", { value: d.number, class: d.mistake ? "mistake" : "", "data-move": d.played },
+      el("span", { text: `${d.by}: ${words}` }), d.mistake ? el("b", { class: "mistake-tag", text: " – mistake" }) : "");
+  }));
+}
+
+// ----- open tables: join, watch, invite --------------------------------------------------------------
+function inviteUrl(name) { return `${location.origin}/?table=${encodeURIComponent(name)}`; }
+
+async function loadTables() {
+  let res;
+  try { res = await fetch("/api/tables"); } catch (e) { return; }
+  if (!res.ok) return;
+  const body = await res.json();
+  $("tables-note").textContent = body.tables.length ? "" : "No open tables. Open one under Play.";
+  fill($("tables-list"), body.tables.map((t) => {
+    const seats = t.seats.map((s) => (s.kind === "person" ? s.name : `${s.name} (agent)`)).join(" vs ");
+    const state = t.phase === "lobby" ? "in the lobby" : "playing";
+    const parts = [el("span", { text: `${t.name}: ${seats}, ${state}, ${t.spectators} watching` })];
+    const buttons = el("span", { class: "row-buttons" });
+    if (t.joinable) {
+      buttons.append(el("button", { type: "button", text: "Join", "aria-label": `Join table ${t.name}`, onclick: () => {
+        $("table-name").value = t.name;
+        if ($("player-name").value.trim()) joinTable(); else { $("player-name").focus(); showError(`Your name, please, then Sit down at ${t.name}`, "info"); }
+      } }));
+    }
+    buttons.append(el("button", { type: "button", text: "Watch", "aria-label": `Watch table ${t.name}`, onclick: () => watchTable(t.name) }));
+    if (!t.watch) buttons.append(el("a", { href: inviteUrl(t.name), text: "Invite link", "aria-label": `Invite link to table ${t.name}` }));
+    parts.push(buttons);
+    return el("li", { "data-table": t.name }, ...parts);
+  }));
+}
+
+function watchTable(name) {
+  // Watch a named table (defect 6: only new agents' tables could be watched from the page).
+  ensureConnected(() => send("watch", { table_name: name }));
 }
 
 // ----- wiring ------------------------------------------------------------------------------------
@@ -780,6 +1049,14 @@ function joinTable() {
   // The seed stays text until JSON is written: digits past 2^53 must survive (defect 1).
   const seed = params.get("seed");
   ui.mode = "play";
+  const kept = seatToken(table);
+  if (kept && kept.name.toLowerCase() === name.toLowerCase()) {
+    // Our seat at this table may still be held for us (a closed tab, another tab): take it back.
+    ui.fallbackJoin = payload;
+    ui.session = kept.session;
+    ensureConnected(() => send("join", { session_id: kept.session }));
+    return;
+  }
   ensureConnected(() => {
     let text = JSON.stringify({ type: "join", payload });
     if (seed && /^\d{1,19}$/.test(seed)) text = text.replace(/}}$/, `,"seed":${seed}}}`);
@@ -814,10 +1091,17 @@ $("leave-btn").addEventListener("click", leave);
 $("error-close").addEventListener("click", clearError);
 $("rules-btn").addEventListener("click", () => toggleRules());
 $("rules-close").addEventListener("click", () => toggleRules(false));
+$("analysis-close").addEventListener("click", () => { $("analysis").hidden = true; ui.analysing = null; });
 $("take-back").addEventListener("click", () => ensureConnected(() => send("join", { session_id: ui.session })));
 $("start-btn").addEventListener("click", () => send("lobby_action", { action: "start_game" }));
 $("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value.trim() } }));
 $("one-click").checked = ui.oneClick;
+$("tables-refresh").addEventListener("click", loadTables);
+$("sound").checked = localStorage.getItem("mulle-sound") === "1";  // off by default
+$("sound").addEventListener("change", (e) => localStorage.setItem("mulle-sound", e.target.checked ? "1" : "0"));
+// Hints are on for a first game (nothing played in this browser yet) until the person turns them off.
+$("hints").checked = (localStorage.getItem("mulle-hints") ?? (localStorage.getItem("mulle-played") ? "0" : "1")) === "1";
+$("hints").addEventListener("change", (e) => { localStorage.setItem("mulle-hints", e.target.checked ? "1" : "0"); renderHint(); });
 $("one-click").addEventListener("change", (e) => { ui.oneClick = e.target.checked; localStorage.setItem("mulle-one-click", ui.oneClick ? "1" : "0"); });
 $("watch-speed").addEventListener("input", (e) => { $("watch-speed-out").textContent = `${e.target.value} ms`; });
 $("speed").addEventListener("change", (e) => { $("speed-out").textContent = `${e.target.value} ms`; send("set_speed", { delay_ms: Number(e.target.value) }); });
@@ -827,6 +1111,7 @@ $("rp-fwd").addEventListener("click", () => showFrame(ui.frame + 1));
 $("rp-last").addEventListener("click", () => showFrame(ui.frames.length - 1));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
+  if (e.key === "Escape" && !$("analysis").hidden) { $("analysis").hidden = true; ui.analysing = null; return; }
   if (ui.mode !== "replay" || e.target.matches("input, textarea, select")) return;
   if (e.key === "ArrowLeft") showFrame(ui.frame - 1);
   if (e.key === "ArrowRight") showFrame(ui.frame + 1);
@@ -846,6 +1131,15 @@ if (params.get("name")) $("player-name").value = params.get("name");
 if (!params.get("table") && !params.get("name")) restoreForm();
 loadAgents().catch((e) => showError(`cannot load the agent list: ${e}`));
 loadGames(0);
+loadTables();
+setInterval(() => { if (!$("start").hidden && !document.hidden) loadTables(); }, 5000);
 
-// Back after a reload inside the grace period: the stored session takes the seat again.
-if (ui.session) { ui.mode = "play"; connect(() => send("join", { session_id: ui.session })); }
+// Back after a reload inside the grace period: the stored session takes the seat again. Opening a table's link
+// in a new tab (or after closing the old one) finds the table's seat token in localStorage.
+const linked = params.get("table") && seatToken(params.get("table"));
+if (linked && (!params.get("name") || params.get("name").toLowerCase() === linked.name.toLowerCase())) {
+  ui.session = linked.session;
+  ui.lastJoin = { table: params.get("table"), name: linked.name };
+  ui.mode = "play";
+  connect(() => send("join", { session_id: linked.session }));
+} else if (ui.session) { ui.mode = "play"; connect(() => send("join", { session_id: ui.session })); }
