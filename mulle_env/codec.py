@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -214,7 +215,7 @@ def _as_index(index: object) -> int:
     return i
 
 
-def _legal_list(state: GameState, ids: list[int]) -> str:
+def _legal_list(state: GameState, ids: Sequence[int]) -> str:
     return ", ".join(f"{i} ({MOVES[i]})" for i in ids) or "none"
 
 

@@ -373,17 +373,24 @@ class EnvCore:
             self._opp_mask = np.zeros((self.num_envs, _NA), dtype=np.int8)
         obs, mask = self._opp_obs[:n], self._opp_mask[:n]  # type: ignore[index]  # made together
         self.write(pending, 1 - self.seats[pending], obs, mask)
-        acts = np.asarray(self.opponent_policy(obs, mask)).reshape(-1)
+        shown = mask.view()
+        shown.flags.writeable = False  # the policy reads the mask; legality is the games' own (below)
+        acts = np.asarray(self.opponent_policy(obs, shown)).reshape(-1)
         if acts.shape != (n,):
             raise ValueError(f"opponent_policy returned {acts.shape[0]} actions for {n} observations")
         for j, i in enumerate(pending.tolist()):
             a = acts[j]
-            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and mask[j, a]):
+            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and self._legal(i, int(a))):
                 raise IllegalMoveError(
                     f"opponent_policy chose action {a!r} in env {i}, which is not legal there; "
-                    f"legal: {np.flatnonzero(mask[j]).tolist()}",
+                    f"legal: {list(self.stepper.state(i).legal_ids())}",
                     agent="opponent_policy", seat=int(1 - self.seats[i]), reason="not a legal action")
             self.stepper.play(i, int(a))
+
+    def _legal(self, i: int, action: int) -> bool:
+        """Whether ``action`` is legal in game ``i``, by the game's own legal ids (never a mask handed out)."""
+        st = self.stepper.state(i)
+        return not st.over and action in st.legal_ids()
 
     # ----- actions, rewards ------------------------------------------------------------------
     def checked_action(self, i: int, action: Any) -> int | None:

@@ -16,10 +16,15 @@ current) and provides:
   ruleset)`` with the learner in ``seat``; with ``internal_random`` the opponent plays
   ``legal[random.Random(opp_seed).randrange(len(legal))]`` (exactly the ``random``
   agent) until the learner is to move or the game is over.
+* ``check(actions, active, ok)``: ``ok[i]`` (a bool array of K) is true where game ``i``
+  is inactive or ``actions[i]`` is legal there, judged by the game's own legal ids (never
+  by a mask a caller was handed); returns how many are not.
 * ``step(actions, active)``: for every ``i`` with ``active[i]``, play action ``actions[i]``
-  (already checked legal) for the learner; with ``internal_random`` the opponent then
-  moves until the learner is to move or the game is over.
-* ``play(i, action)``: one legal action in game ``i`` for whoever is to move.
+  for the learner; with ``internal_random`` the opponent then moves until the learner is
+  to move or the game is over. An illegal action raises ``ValueError`` before any game
+  moves.
+* ``play(i, action)``: one legal action in game ``i`` for whoever is to move (an illegal
+  one raises ``ValueError``).
 * ``write(idx, seats, obs, mask)``: for each ``j``, seat ``seats[j]``'s observation of game
   ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
   legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move).
@@ -63,6 +68,8 @@ class Stepper(Protocol):
         """Per game: the seat to move (kept current)."""
     def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
         """Deal game ``i``; an internal opponent moves until the learner is to move."""
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
+        """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
     def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
     def play(self, i: int, action: int, /) -> None:
@@ -114,11 +121,27 @@ class PyStepper:
         self.over[i] = st.over
         self.to_move[i] = st.to_move
 
+    def _legal(self, i: int, action: int) -> bool:
+        st = self._states[i]
+        return not st.over and action in st.legal_ids()
+
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_]) -> int:
+        """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
+        ok[:] = True
+        for i in np.flatnonzero(active).tolist():
+            ok[i] = self._legal(i, int(actions[i]))
+        return int(len(ok) - np.count_nonzero(ok))
+
     def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
         states = self._states
         internal = self.internal_random
-        for i in np.flatnonzero(active).tolist():
+        todo = np.flatnonzero(active).tolist()
+        for i in todo:  # every action checked before any is played: a refused step changes no game
+            if not self._legal(i, int(actions[i])):
+                raise ValueError(f"game {i}: action {int(actions[i])} is not legal there "
+                                 "(the game's own legal ids decide, not a mask)")
+        for i in todo:
             st = states[i]
             st.play_id(int(actions[i]))
             if internal:
@@ -127,6 +150,8 @@ class PyStepper:
 
     def play(self, i: int, action: int) -> None:
         """Play one legal ``action`` in game ``i`` for the seat to move."""
+        if not self._legal(i, action):
+            raise ValueError(f"game {i}: action {action} is not legal there")
         st = self._states[i]
         st.play_id(action)
         self._sync(i, st)
@@ -140,7 +165,7 @@ class PyStepper:
             m = mask[j]
             m.fill(0)
             if st.to_move == s and not st.over:
-                m[st.legal_ids()] = 1
+                m[list(st.legal_ids())] = 1
 
     def scores(self, i: int) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""

@@ -30,7 +30,10 @@ with ``info["final_scores"]``/``"_final_scores"`` in the ending step, and the ne
 ``step`` resets those games, ignores their actions and returns reward 0.
 
 ``obs`` and ``info["action_mask"]`` are written into arrays allocated once: the
-same arrays come back from every call, so copy them to keep them.
+same arrays come back from every call, so copy them to keep them. The masks handed out
+(``info["action_mask"]``, :meth:`MulleVectorEnv.action_masks`) are read-only views, and
+every action is checked against the game's own legal ids, never against a mask: what a
+caller writes into a mask cannot make an illegal move legal.
 
 Opponents
 ---------
@@ -161,7 +164,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
 
         self._obs = np.zeros((K, core.obs_size), dtype=OBS_DTYPE)
         self._mask = np.zeros((K, _NA), dtype=np.int8)
-        self._mask_bool = self._mask.view(bool)  # 0/1 int8 reads as bool without a copy
+        # What callers get: read-only views (0/1 int8 reads as bool without a copy). Actions are
+        # checked by the stepper against the games themselves, so even a view made writable
+        # again cannot smuggle a move in.
+        self._mask_out = _read_only(self._mask)
+        self._mask_bool = _read_only(self._mask.view(bool))
+        self._ok = np.ones(K, dtype=bool)
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._truncated = np.zeros(K, dtype=bool)
@@ -208,7 +216,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._needs_reset[:] = False
         self._started = True
         core.write(self._rows, core.seats, self._obs, self._mask)
-        return self._obs, {"action_mask": self._mask, "_action_mask": self._all, "seat": core.seats}
+        return self._obs, {"action_mask": self._mask_out, "_action_mask": self._all, "seat": core.seats}
 
     def step(self, actions: Any
              ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
@@ -248,7 +256,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     self._mask[i] = 0
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
-        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": self._all, "seat": core.seats}
+        info: dict[str, Any] = {"action_mask": self._mask_out, "_action_mask": self._all, "seat": core.seats}
         done = np.flatnonzero(terminated)
         if len(done):
             ended_mask = terminated.copy()
@@ -273,7 +281,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         return self._obs, rewards, terminated, self._truncated, info
 
     def action_masks(self) -> NDArray[np.bool_]:
-        """Bool ``(K, 2812)`` masks of the current observations (a view of ``info["action_mask"]``)."""
+        """Bool ``(K, 2812)`` masks of the current observations (a read-only view of ``info["action_mask"]``)."""
         return self._mask_bool
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -310,15 +318,18 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         )
 
     def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
-        """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
-        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
-            ok = self._mask_bool[self._rows, acts]
+        """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``.
+
+        Judged by the stepper from the games' own legal ids (never from the mask handed out).
+        """
+        ok, stepper = self._ok, self._core.stepper
+        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one call
+            if not stepper.check(acts, active, ok):
+                return None
         else:
             in_range = (acts >= 0) & (acts < _NA)
-            ok = in_range.copy()
-            ok[in_range] = self._mask_bool[self._rows[in_range], acts[in_range]]
-        if active is self._all and ok.all():
-            return None
+            stepper.check(np.where(in_range, acts, 0), active & in_range, ok)
+            ok &= in_range
         bad: NDArray[np.bool_] = active & ~ok
         if not bad.any():
             return None
@@ -328,9 +339,16 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 codec.decode(self._core.stepper.state(i), acts[i])
             except IllegalMoveError as exc:
                 raise type(exc)(f"env {i}: {exc}") from None
-            raise AssertionError("unreachable: decode accepted an action the mask rejects")
+            raise AssertionError("unreachable: decode accepted an action the stepper rejects")
         return bad
 
     def __repr__(self) -> str:
         k, opp, stepper = (getattr(self, name, "?") for name in ("num_envs", "opponent", "stepper_kind"))
         return f"MulleVectorEnv(num_envs={k}, opponent={opp!r}, stepper={stepper!r})"
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    """A read-only view of ``a`` (which stays writable for the env's own writers)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -63,7 +63,7 @@ PyObject *mod_extras_exp_mulle(PyObject *mod, PyObject *args);
 typedef struct {
     PyObject_HEAD
     PyObject *ruleset, *seed;  /* the Ruleset and the seed given (an int or None) */
-    PyObject *legal;           /* cached list of the legal ids, or NULL */
+    PyObject *legal;           /* cached tuple of the legal ids (immutable: handed out), or NULL */
     PyObject *public_;         /* cstate.py's cache of the public part of views, or NULL */
     PyObject *last_move_obj;   /* the Move of a `taking` capture (it has no id), or NULL */
     G g;                       /* last: the type's size is sizeof(Core) */

@@ -217,11 +217,13 @@ static PyObject *ids_list(Core *self) {
     if (self->legal) return self->legal;
     int ids[MAX_IDS];
     int n = legal_ids(&self->g, ids);
-    PyObject *l = FAILING(PyList_New(n));
+    /* A tuple: what legal_ids() hands out cannot be written back (an id appended to the
+     * cache would be played by play_id's callers as if the rules allowed it). */
+    PyObject *l = FAILING(PyTuple_New(n));
     if (!l) return NULL;
     for (int i = 0; i < n; i++) {
         Py_INCREF(ID_OBJS[ids[i]]);
-        PyList_SET_ITEM(l, i, ID_OBJS[ids[i]]);
+        PyTuple_SET_ITEM(l, i, ID_OBJS[ids[i]]);
     }
     self->legal = l;
     return l;
@@ -238,7 +240,7 @@ static PyObject *Core_legal_move_ids(Core *self, PyObject *unused) {
     if (need_init(self) < 0) return NULL;
     PyObject *l = ids_list(self);
     if (!l) return NULL;
-    return FAILING(PyList_GetSlice(l, 0, PyList_GET_SIZE(l)));
+    return FAILING(PySequence_List(l));
 }
 
 static PyObject *Core_n_legal(Core *self, PyObject *unused) {
@@ -951,9 +953,9 @@ static PyObject *Core_write_mask(Core *self, PyObject *arg) {
 }
 
 static PyMethodDef Core_methods[] = {
-    {"_ids", (PyCFunction)Core_ids, METH_NOARGS, "The cached legal id list itself (never mutate it)."},
+    {"_ids", (PyCFunction)Core_ids, METH_NOARGS, "The cached legal ids themselves (a tuple)."},
     {"legal_ids", (PyCFunction)Core_ids, METH_NOARGS,
-     "The legal move ids as the state's own cached list, without a copy, for hot paths (read it, never change it)."},
+     "The legal move ids as the state's own cached tuple (immutable), without a copy, for hot paths."},
     {"legal_move_ids", (PyCFunction)Core_legal_move_ids, METH_NOARGS,
      "Ids of the legal moves (Move.id), canonical order; the list is the caller's own."},
     {"n_legal", (PyCFunction)Core_n_legal, METH_NOARGS, "How many legal ids there are."},

@@ -18,7 +18,14 @@ typedef struct {
     int have_over, have_to_move;
     MT *rng;
     int8_t *seat;
+    /* Per game, the legal ids of the seat to move as a bitset (LEGAL_WORDS words), valid while
+     * legal_ok[i]: the stepper's own copy, which nothing handed out can reach. Every action is
+     * checked against it, so a mask written by a caller cannot make an illegal move legal. */
+    uint64_t *legal_bits;
+    uint8_t *legal_ok;
 } Stepper;
+
+#define LEGAL_WORDS (MAX_IDS / 64)
 
 static int read_index(Py_buffer *b, Py_ssize_t i, long long *out) {
     const char *f = b->format ? b->format : "B";
@@ -98,8 +105,28 @@ static void intvec_close(IntVec *v) {
 
 static inline Core *game(Stepper *s, Py_ssize_t i) { return (Core *)PyList_GET_ITEM(s->games, i); }
 
+/* Game i's legal ids into its bitset (ids: its legal ids, n of them). */
+static void keep_legal(Stepper *s, int i, const int *ids, int n) {
+    uint64_t *w = s->legal_bits + (size_t)i * LEGAL_WORDS;
+    memset(w, 0, LEGAL_WORDS * sizeof(uint64_t));
+    for (int j = 0; j < n; j++) w[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+    s->legal_ok[i] = 1;
+}
+
+/* Whether id is legal for the seat to move in game i, by the engine's own rules (never by a mask). */
+static int is_legal(Stepper *s, int i, long long id) {
+    Core *c = game(s, i);
+    if (id < 0 || id >= T.num_ids || c->g.over) return 0;
+    if (!s->legal_ok[i]) {
+        int ids[MAX_IDS];
+        keep_legal(s, i, ids, legal_ids(&c->g, ids));
+    }
+    return (int)((s->legal_bits[(size_t)i * LEGAL_WORDS + (id >> 6)] >> (id & 63)) & 1);
+}
+
 static void stepper_sync(Stepper *s, int i) {
     Core *c = game(s, i);
+    s->legal_ok[i] = 0; /* called after every change of game i */
     ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)c->g.over;
     ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)c->g.to_move;
 }
@@ -163,7 +190,9 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
     self->have_to_move = 1;
     self->rng = core_failpoint() ? NULL : PyMem_Calloc(k, sizeof(MT));
     self->seat = core_failpoint() ? NULL : PyMem_Calloc(k, 1);
-    if (!self->rng || !self->seat) {
+    self->legal_bits = core_failpoint() ? NULL : PyMem_Calloc((size_t)k * LEGAL_WORDS, sizeof(uint64_t));
+    self->legal_ok = core_failpoint() ? NULL : PyMem_Calloc(k, 1);
+    if (!self->rng || !self->seat || !self->legal_bits || !self->legal_ok) {
         PyErr_NoMemory();
         return -1;
     }
@@ -213,6 +242,8 @@ static void Stepper_dealloc(Stepper *self) {
     Stepper_clear(self);
     PyMem_Free(self->rng);
     PyMem_Free(self->seat);
+    PyMem_Free(self->legal_bits);
+    PyMem_Free(self->legal_ok);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -265,17 +296,24 @@ static PyObject *Stepper_step(Stepper *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "actions and active need %d entries", self->k);
         goto done;
     }
+    /* Every action is checked before any is played: a refused step changes no game. */
+    for (int i = 0; i < self->k; i++) {
+        long long on, id;
+        if (intvec_get(&m, i, &on) < 0) goto done;
+        if (!on) continue;
+        if (intvec_get(&a, i, &id) < 0) goto done;
+        if (!is_legal(self, i, id)) {
+            PyErr_Format(PyExc_ValueError, "game %d: action %lld is not legal there (the game's own legal ids "
+                         "decide, not a mask)", i, id);
+            goto done;
+        }
+    }
     for (int i = 0; i < self->k; i++) {
         long long on, id;
         if (intvec_get(&m, i, &on) < 0) goto done;
         if (!on) continue;
         if (intvec_get(&a, i, &id) < 0) goto done;
         Core *c = game(self, i);
-        if (id < 0 || id >= T.num_ids || c->g.over) {
-            PyErr_Format(PyExc_ValueError, "game %d: action %lld cannot be played (ids 0..%d, game on)", i, id,
-                         T.num_ids - 1);
-            goto done;
-        }
         int rc = core_play(c, (int)id, NULL, -1);
         Py_CLEAR(c->last_move_obj);
         if (rc == 0 && self->internal) rc = random_moves(self, i);
@@ -295,8 +333,8 @@ static PyObject *Stepper_play(Stepper *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "LL", &i, &id)) return NULL;
     if (check_index(self, i) < 0) return NULL;
     Core *c = game(self, (Py_ssize_t)i);
-    if (id < 0 || id >= T.num_ids || c->g.over) {
-        PyErr_Format(PyExc_ValueError, "game %lld: action %lld cannot be played", i, id);
+    if (!is_legal(self, (int)i, id)) {
+        PyErr_Format(PyExc_ValueError, "game %lld: action %lld is not legal there", i, id);
         return NULL;
     }
     int rc = core_play(c, (int)id, NULL, -1);
@@ -343,10 +381,12 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
         Core *c = game(self, (Py_ssize_t)i);
         if (write_obs(&c->g, (int)seat, (float *)ob.buf + j * T.obs_size) < 0) goto done;
         uint8_t *row = (uint8_t *)mb.buf + j * T.num_ids;
-        if (c->g.to_move == seat && !c->g.over)
-            write_mask(&c->g, row);
-        else
-            memset(row, 0, T.num_ids);
+        memset(row, 0, T.num_ids);
+        if (c->g.to_move == seat && !c->g.over) {
+            int ids[MAX_IDS], nl = legal_ids(&c->g, ids);
+            for (int q = 0; q < nl; q++) row[ids[q]] = 1;
+            keep_legal(self, (int)i, ids, nl);
+        }
     }
     Py_INCREF(Py_None);
     ret = Py_None;
@@ -355,6 +395,44 @@ done:
     if (have_mb) PyBuffer_Release(&mb);
     intvec_close(&iv);
     intvec_close(&sv);
+    return ret;
+}
+
+/* ok[i] = 1 where game i is inactive or actions[i] is legal there, else 0; returns how many are not. */
+static PyObject *Stepper_check(Stepper *self, PyObject *args) {
+    PyObject *acts, *active, *ok;
+    if (!PyArg_ParseTuple(args, "OOO", &acts, &active, &ok)) return NULL;
+    if (check_index(self, 0) < 0) return NULL;
+    IntVec a, m;
+    Py_buffer ob;
+    if (own_buffer(ok, &ob, self->k, "ok") < 0) return NULL;
+    if (intvec_open(acts, &a, "actions") < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    if (intvec_open(active, &m, "active") < 0) {
+        intvec_close(&a);
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    long bad = 0;
+    if (a.n < self->k || m.n < self->k) {
+        PyErr_Format(PyExc_ValueError, "actions and active need %d entries", self->k);
+        goto done;
+    }
+    for (int i = 0; i < self->k; i++) {
+        long long on, id;
+        if (intvec_get(&m, i, &on) < 0 || intvec_get(&a, i, &id) < 0) goto done;
+        int legal = !on || is_legal(self, i, id);
+        ((uint8_t *)ob.buf)[i] = (uint8_t)legal;
+        bad += !legal;
+    }
+    ret = PyLong_FromLong(bad);
+done:
+    intvec_close(&a);
+    intvec_close(&m);
+    PyBuffer_Release(&ob);
     return ret;
 }
 
@@ -409,6 +487,9 @@ static PyMethodDef Stepper_methods[] = {
     {"play", (PyCFunction)Stepper_play, METH_VARARGS, "play(i, action): one legal action for the seat to move."},
     {"write", (PyCFunction)Stepper_write, METH_VARARGS,
      "write(idx, seats, obs, mask): row j = observation and legal mask of seat seats[j] in game idx[j]."},
+    {"check", (PyCFunction)Stepper_check, METH_VARARGS,
+     "check(actions, active, ok): ok[i] = game i inactive or actions[i] legal there (by the game's own legal "
+     "ids); returns how many are not."},
     {"scores", (PyCFunction)Stepper_scores, METH_O, "scores(i): game i's two game totals by seat."},
     {"state", (PyCFunction)Stepper_state, METH_O, "state(i): game i itself (a cstate.GameState; read it only)."},
     {NULL}};
