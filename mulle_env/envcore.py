@@ -200,12 +200,15 @@ class EnvCore:
         extras: ``None`` or the name of an extra-input block (:data:`mulle_env.extras.EXTRAS`)
             appended to every observation.
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
+        num_threads: the compiled stepper's threads (an int or ``"auto"``,
+            :func:`mulle_env.stepper.resolve_threads`).
     """
 
     def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
                  ruleset: Ruleset | dict[str, Any] | None = None, illegal_action: str = "raise",
                  score_scale: float = 100.0,
-                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None) -> None:
+                 extras: str | None = None, opponent_policy: OpponentPolicy | None = None,
+                 num_threads: int | str = 1) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
         if reward not in REWARD_MODES:
@@ -237,7 +240,7 @@ class EnvCore:
                 check = getattr(agent, "check_ruleset", None)
                 if check is not None:
                     check(self.ruleset)
-        self.stepper = make_stepper(K, self.ruleset, self.internal_random)
+        self.stepper = make_stepper(K, self.ruleset, self.internal_random, num_threads)
         self.seats = np.zeros(K, dtype=np.int8)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
@@ -378,6 +381,12 @@ class EnvCore:
         acts = np.asarray(self.opponent_policy(obs, shown)).reshape(-1)
         if acts.shape != (n,):
             raise ValueError(f"opponent_policy returned {acts.shape[0]} actions for {n} observations")
+        if acts.dtype.kind in "iu":
+            try:  # on the stepper's threads; every action is checked before any is played
+                self.stepper.play_batch(pending, acts.astype(np.int64, copy=False))
+                return
+            except ValueError:
+                pass  # named below
         for j, i in enumerate(pending.tolist()):
             a = acts[j]
             if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and self._legal(i, int(a))):
@@ -385,7 +394,7 @@ class EnvCore:
                     f"opponent_policy chose action {a!r} in env {i}, which is not legal there; "
                     f"legal: {list(self.stepper.state(i).legal_ids())}",
                     agent="opponent_policy", seat=int(1 - self.seats[i]), reason="not a legal action")
-            self.stepper.play(i, int(a))
+        raise AssertionError("unreachable: the stepper refused actions the games allow")
 
     def _legal(self, i: int, action: int) -> bool:
         """Whether ``action`` is legal in game ``i``, by the game's own legal ids (never a mask handed out)."""
@@ -423,8 +432,11 @@ class EnvCore:
         return illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
 
     # ----- encoding ------------------------------------------------------------------------
-    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
-        """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``."""
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
+        """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``.
+
+        ``mask=None`` writes no dense mask (the stepper still keeps the legal ids for its checks).
+        """
         if self.extras is None:
             self.stepper.write(idx, seats, obs, mask)
             return

@@ -99,9 +99,19 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
         stepper: kept for old code: ``"auto"`` or the engine's backend; the stepper follows
             ``MULLE_ENGINE`` (:data:`mulle_env.engine.BACKEND`).
+        num_threads: threads the compiled stepper steps the K games on, with the GIL released
+            (default 1; ``"auto"``: the cores this process may run on). The same seed gives
+            the same games and outputs for every count. The in-stepper ``random`` opponent and
+            ``"self"``'s batched policy path run there; agent objects and specs act through
+            Python (holding the GIL) whatever the count. The Python engine runs on one thread.
+        dense_mask: write the dense ``(K, 2812)`` mask each step (default, what Gymnasium
+            wrappers and ``MaskablePPO`` read). ``False`` leaves ``info["action_mask"]`` out
+            and saves its writing, for drivers that read :meth:`legal_ids` instead;
+            :meth:`action_masks` then builds one on demand.
 
     Observations ``(K, 524)`` float32 (wider with ``extras``), ``info["action_mask"]``
-    ``(K, 2812)`` int8 and :meth:`action_masks` ``(K, 2812)`` bool (for ``MaskablePPO``).
+    ``(K, 2812)`` int8 and :meth:`action_masks` ``(K, 2812)`` bool (for ``MaskablePPO``), both
+    read-only; :meth:`legal_ids` gives the same legal actions sparse, in CSR form.
     ``info["seat"]`` is the learner's seat in each game.
     """
 
@@ -121,6 +131,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         stepper: str = "auto",
         render_mode: str | None = None,
         extras: str | None = None,
+        num_threads: int | str = 1,
+        dense_mask: bool = True,
     ) -> None:
         if stepper not in ("auto", BACKEND):
             raise ValueError(f"stepper={stepper!r}: the stepper follows the engine's backend, {BACKEND!r} here "
@@ -137,8 +149,10 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError(f"autoreset_mode must be AutoresetMode.SAME_STEP or NEXT_STEP, not {mode}")
         if opponent is None:
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
+        if not isinstance(dense_mask, (bool, np.bool_)):
+            raise ValueError(f"dense_mask must be True or False, not {dense_mask!r}")
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
-                                    opponent_policy)
+                                    opponent_policy, num_threads)
         K = self.num_envs = core.num_envs
         self.ruleset = core.ruleset
         self.metadata = {**self.metadata, "autoreset_mode": mode}
@@ -154,6 +168,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self.opponent = opponent
         #: Which stepper runs: ``"python"`` or ``"c"`` (the engine's backend).
         self.stepper_kind = "python" if isinstance(core.stepper, PyStepper) else "c"
+        #: Threads the stepper steps the games on (1 on the Python engine).
+        self.num_threads = core.stepper.num_threads
+        self.dense_mask = bool(dense_mask)
 
         self.single_action_space = core.action_space()
         self.single_observation_space = core.observation_space()
@@ -170,6 +187,10 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._mask_out = _read_only(self._mask)
         self._mask_bool = _read_only(self._mask.view(bool))
         self._ok = np.ones(K, dtype=bool)
+        self._mask_arg: NDArray[np.int8] | None = self._mask if self.dense_mask else None
+        # legal_ids(): CSR arrays written by the stepper, reused (ids grows when a step needs more room).
+        self._ids = np.zeros(K * 64, dtype=np.int32)
+        self._offsets = np.zeros(K + 1, dtype=np.int32)
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._truncated = np.zeros(K, dtype=bool)
@@ -215,8 +236,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         core.resolve()
         self._needs_reset[:] = False
         self._started = True
-        core.write(self._rows, core.seats, self._obs, self._mask)
-        return self._obs, {"action_mask": self._mask_out, "_action_mask": self._all, "seat": core.seats}
+        core.write(self._rows, core.seats, self._obs, self._mask_arg)
+        return self._obs, self._info()
 
     def step(self, actions: Any
              ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
@@ -238,7 +259,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if illegal is not None:
             active = active & ~illegal
         core.step(acts, active)
-        core.write(self._rows, core.seats, self._obs, self._mask)
+        core.write(self._rows, core.seats, self._obs, self._mask_arg)
         over = core.stepper.over
         ended = np.flatnonzero(over & active)
         final_scores = None
@@ -256,7 +277,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     self._mask[i] = 0
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
-        info: dict[str, Any] = {"action_mask": self._mask_out, "_action_mask": self._all, "seat": core.seats}
+        info = self._info()
         done = np.flatnonzero(terminated)
         if len(done):
             ended_mask = terminated.copy()
@@ -281,21 +302,58 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         return self._obs, rewards, terminated, self._truncated, info
 
     def action_masks(self) -> NDArray[np.bool_]:
-        """Bool ``(K, 2812)`` masks of the current observations (a read-only view of ``info["action_mask"]``)."""
-        return self._mask_bool
+        """Bool ``(K, 2812)`` masks of the current observations (a read-only view of ``info["action_mask"]``).
+
+        With ``dense_mask=False`` a fresh array built from :meth:`legal_ids`.
+        """
+        if self.dense_mask:
+            return self._mask_bool
+        ids, offsets = self.legal_ids()
+        mask = np.zeros((self.num_envs, _NA), dtype=bool)
+        mask[np.repeat(self._rows, np.diff(offsets)), ids] = True
+        return mask
+
+    def legal_ids(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """The learner's legal actions in every game, sparse: ``(ids, offsets)`` int32 arrays in CSR form.
+
+        Game ``i``'s legal ids are ``ids[offsets[i]:offsets[i + 1]]``, ascending; a game
+        that cannot move (a finished game under ``NEXT_STEP`` autoreset, or one ended by an
+        illegal action) has none. Written by the stepper from the games' own legal ids
+        into arrays it reuses (read-only views: copy them to keep them), so they are the
+        current step's only until the next ``step``/``reset``. ``mulle_env.codec.sample_csr``
+        draws a uniform legal action per game from them.
+        """
+        if not self._started:
+            raise ResetNeededError("call reset() before legal_ids()")
+        core = self._core
+        # A game waiting for its NEXT_STEP reset has no move: ask for the seat not to move.
+        seats = np.where(self._needs_reset, 1 - core.seats, core.seats) if self._needs_reset.any() else core.seats
+        total = core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+        if total > len(self._ids):
+            self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
+            core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+        return _read_only(self._ids[:total]), _read_only(self._offsets)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""
 
     # ----- internals -------------------------------------------------------------------
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self._core.seats}
+        if self.dense_mask:
+            info["action_mask"] = self._mask_out
+            info["_action_mask"] = self._all
+        return info
+
     def _write(self, idx: NDArray[np.intp]) -> None:
         core = self._core
         n = len(idx)
         obs = np.empty((n, core.obs_size), dtype=OBS_DTYPE)
-        mask = np.empty((n, _NA), dtype=np.int8)
+        mask = np.empty((n, _NA), dtype=np.int8) if self.dense_mask else None
         core.write(idx, core.seats[idx], obs, mask)
         self._obs[idx] = obs
-        self._mask[idx] = mask
+        if mask is not None:
+            self._mask[idx] = mask
 
     def _as_actions(self, actions: Any) -> NDArray[np.int64]:
         K = self.num_envs

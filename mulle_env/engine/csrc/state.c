@@ -410,28 +410,6 @@ static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
     return (PyObject *)self;
 }
 
-/* Play n uniformly random legal moves (or to the end) with a SplitMix64 stream: the raw-speed
- * benchmark and the long-run memory test. Returns the moves played. */
-static PyObject *Core_random_playout(Core *self, PyObject *args) {
-    unsigned long long seed;
-    long long n;
-    if (need_init(self) < 0 || !PyArg_ParseTuple(args, "KL", &seed, &n)) return NULL;
-    uint64_t x = seed;
-    long long done = 0;
-    int ids[MAX_IDS];
-    while (done < n && !self->g.over) {
-        int k = legal_ids(&self->g, ids);
-        if (k == 0) {
-            PyErr_SetString(PyExc_ValueError, "no legal move (a position the rules never reach)");
-            return NULL;
-        }
-        if (core_play(self, ids[splitmix(&x) % (uint64_t)k], NULL, -1) < 0) return NULL;
-        done++;
-    }
-    Py_CLEAR(self->last_move_obj);
-    return PyLong_FromLongLong(done);
-}
-
 static PyObject *Core_deal_set(Core *self, PyObject *unused) {
     if (need_init(self) < 0) return NULL;
     deal_set(&self->g);
@@ -963,8 +941,6 @@ static PyMethodDef Core_methods[] = {
      "Apply a move known to be legal (from legal_moves), skipping the check; returns self."},
     {"play_id", (PyCFunction)Core_play_id, METH_O,
      "Apply the legal move with id move_id (an int 0..NUM_MOVE_IDS-1, not a bool), unchecked; returns None."},
-    {"random_playout", (PyCFunction)Core_random_playout, METH_VARARGS,
-     "random_playout(seed, n): play up to n uniformly random legal moves inside the core; returns how many."},
     {"deal_set", (PyCFunction)Core_deal_set, METH_NOARGS,
      "Shuffle a fresh 104-card deck for the current set and make its first deal."},
     {"copy", (PyCFunction)Core_copy, METH_NOARGS, "An independent copy (one memcpy of the position)."},
