@@ -191,6 +191,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         # legal_ids(): CSR arrays written by the stepper, reused (ids grows when a step needs more room).
         self._ids = np.zeros(K * 64, dtype=np.int32)
         self._offsets = np.zeros(K + 1, dtype=np.int32)
+        self._ids_out, self._offsets_out = _read_only(self._ids), _read_only(self._offsets)
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._truncated = np.zeros(K, dtype=bool)
@@ -255,10 +256,22 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             for i in np.flatnonzero(self._needs_reset).tolist():
                 core.start(i)
             self._needs_reset[:] = False
-        illegal = self._check_actions(acts, active)
-        if illegal is not None:
-            active = active & ~illegal
-        core.step(acts, active)
+        illegal = None
+        if core.loops is None:
+            # The stepper checks every action against the games before it plays any: the usual,
+            # all-legal step is one call, and a refused one changed nothing and is sorted out below.
+            try:
+                core.step(acts, active)
+                stepped = True
+            except ValueError:
+                stepped = False
+        else:
+            stepped = False
+        if not stepped:
+            illegal = self._check_actions(acts, active)
+            if illegal is not None:
+                active = active & ~illegal
+            core.step(acts, active)
         core.write(self._rows, core.seats, self._obs, self._mask_arg)
         over = core.stepper.over
         ended = np.flatnonzero(over & active)
@@ -331,8 +344,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         total = core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
         if total > len(self._ids):
             self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
+            self._ids_out = _read_only(self._ids)
             core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
-        return _read_only(self._ids[:total]), _read_only(self._offsets)
+        return self._ids_out[:total], self._offsets_out
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""
