@@ -1,16 +1,22 @@
 /* The stepper's thread pool: the calling thread and n - 1 workers, each with its own RulesThread
  * (the capture search's memo and scratch space), so the rules run on all of them at once.
  *
- * A job is items 0..n-1 taken one at a time from a shared counter: which thread runs an item
- * changes nothing in what it computes (each item is one game, with its own random stream), so
- * the outputs are the same for every thread count. Workers wait on a condition variable
- * between jobs. Without POSIX threads (Windows) and in a process forked from the one that made
- * the pool (whose workers are not there) the caller runs every item itself.
+ * A job is items 0..n-1, claimed one at a time: which thread runs an item changes nothing in
+ * what it computes (each item is one game, with its own random stream), so the outputs are
+ * the same for every thread count. The caller claims items too and never waits for a worker
+ * that has not claimed one: on a machine whose cores are busy with other processes a worker
+ * may wake late, and then the caller (and the workers that did wake) simply do its share.
+ * Claims go through one atomic word, generation << 32 | next item: a worker that wakes after
+ * its job ended finds it exhausted (or takes part in the next one), and `inflight` counts the
+ * claims being made or run, which the caller waits out before it returns. Workers sleep on a
+ * condition variable between jobs. Without POSIX threads (Windows), and in a process forked
+ * from the one that started the workers, the caller runs every item itself.
  */
 #include "native.h"
 
 #ifndef _WIN32
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 #define HAVE_THREADS 1
 #else
@@ -25,28 +31,46 @@ typedef struct {
 struct Pool {
     int n;             /* threads, the caller included */
     RulesThread **rt;  /* per thread */
-    PoolJob job;
+    PoolJob job;       /* the current job: written before `state` publishes it */
     void *ctx;
     int n_items;
-    int next;          /* the next item (atomic) */
+    uint64_t state;    /* atomic: generation << 32 | the next item to claim */
+    int inflight;      /* atomic: claims being made or run */
 #if HAVE_THREADS
     pid_t pid;         /* the process that started the workers */
     pthread_t *tid;
     Worker *args;
     int started;       /* workers running */
     pthread_mutex_t mu;
-    pthread_cond_t go, done;
-    unsigned long generation;
-    int pending, quit;
+    pthread_cond_t go;
+    unsigned long wake; /* bumped for every job */
+    int quit;
 #endif
 };
 
+/* Claim and run items of the published job until none is left; a job ended meanwhile is left alone. */
 static void work(Pool *p, int w) {
     CORE->thread_enter(p->rt[w]);
     for (;;) {
-        int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (i >= p->n_items) break;
-        p->job(p->ctx, i);
+        __atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+        uint64_t st = __atomic_load_n(&p->state, __ATOMIC_SEQ_CST);
+        PoolJob job = __atomic_load_n(&p->job, __ATOMIC_RELAXED);
+        void *ctx = __atomic_load_n(&p->ctx, __ATOMIC_RELAXED);
+        uint32_t n = (uint32_t)__atomic_load_n(&p->n_items, __ATOMIC_RELAXED);
+        int claimed = 0;
+        /* A successful claim of (g, i) proves job, ctx and n were g's: the caller writes the next job's only
+         * after every item of g was claimed, and (g, i) never comes back. */
+        while ((uint32_t)st < n) {
+            uint64_t next = st + 1;
+            if (__atomic_compare_exchange_n(&p->state, &st, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+                claimed = 1;
+                break;
+            }
+            if ((st >> 32) != (next >> 32)) break; /* another job now: start over with its parameters */
+        }
+        if (claimed) job(ctx, (int)(uint32_t)st);
+        __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+        if (!claimed && (uint32_t)st >= n) break;
     }
     CORE->thread_enter(NULL);
 }
@@ -58,13 +82,12 @@ static void *worker_main(void *arg) {
     unsigned long seen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->generation == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
+        while (p->wake == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
         if (p->quit) break;
-        seen = p->generation;
+        seen = p->wake;
         pthread_mutex_unlock(&p->mu);
         work(p, me->index);
         pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -84,7 +107,6 @@ void pool_free(Pool *p) {
     }
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->go);
-    pthread_cond_destroy(&p->done);
     PyMem_Free(p->tid);
     PyMem_Free(p->args);
 #endif
@@ -108,7 +130,6 @@ Pool *pool_new(int n) {
 #if HAVE_THREADS
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
-    pthread_cond_init(&p->done, NULL);
     p->pid = getpid();
 #endif
     p->rt = native_failpoint() ? NULL : PyMem_Calloc(n, sizeof(RulesThread *));
@@ -144,25 +165,26 @@ oom:
 int pool_threads(const Pool *p) { return p->n; }
 
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
-    p->job = job;
-    p->ctx = ctx;
-    p->n_items = n_items;
-    p->next = 0;
+    __atomic_store_n(&p->job, job, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->ctx, ctx, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->n_items, n_items, __ATOMIC_RELAXED);
+    uint64_t generation = (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) >> 32) + 1;
+    __atomic_store_n(&p->state, generation << 32, __ATOMIC_SEQ_CST); /* publishes the job */
 #if HAVE_THREADS
     if (p->started && n_items > 1 && p->pid == getpid()) {
         pthread_mutex_lock(&p->mu);
-        p->pending = p->started;
-        p->generation++;
+        p->wake++;
         pthread_cond_broadcast(&p->go);
         pthread_mutex_unlock(&p->mu);
-        work(p, 0);
-        pthread_mutex_lock(&p->mu);
-        while (p->pending) pthread_cond_wait(&p->done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-        return;
     }
 #endif
     work(p, 0);
+    /* Every item is claimed; the claims still being run (or tried) must end before ctx goes away. */
+    while (__atomic_load_n(&p->inflight, __ATOMIC_SEQ_CST) > 0) {
+#if HAVE_THREADS
+        sched_yield();
+#endif
+    }
 }
 
 int pool_error(Pool *p) {
