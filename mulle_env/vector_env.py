@@ -274,7 +274,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             core.step(acts, active)
         core.write(self._rows, core.seats, self._obs, self._mask_arg)
         over = core.stepper.over
-        ended = np.flatnonzero(over & active)
+        ended = (over & active).nonzero()[0]
         final_scores = None
         if len(ended) or illegal is not None:
             final_scores = np.zeros((K, 2), dtype=np.int64)
@@ -291,7 +291,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
         info = self._info()
-        done = np.flatnonzero(terminated)
+        done = terminated.nonzero()[0]
         if len(done):
             ended_mask = terminated.copy()
             final_info: dict[str, Any] = {"final_scores": final_scores, "_final_scores": ended_mask}

@@ -165,18 +165,27 @@ oom:
 int pool_threads(const Pool *p) { return p->n; }
 
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
+#if HAVE_THREADS
+    int alone = !p->started || n_items <= 1 || p->pid != getpid();
+#else
+    int alone = 1;
+#endif
+    if (alone) { /* no claims to share: the items in order, on this thread's scratch space */
+        CORE->thread_enter(p->rt[0]);
+        for (int i = 0; i < n_items; i++) job(ctx, i);
+        CORE->thread_enter(NULL);
+        return;
+    }
     __atomic_store_n(&p->job, job, __ATOMIC_RELAXED);
     __atomic_store_n(&p->ctx, ctx, __ATOMIC_RELAXED);
     __atomic_store_n(&p->n_items, n_items, __ATOMIC_RELAXED);
     uint64_t generation = (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) >> 32) + 1;
     __atomic_store_n(&p->state, generation << 32, __ATOMIC_SEQ_CST); /* publishes the job */
 #if HAVE_THREADS
-    if (p->started && n_items > 1 && p->pid == getpid()) {
-        pthread_mutex_lock(&p->mu);
-        p->wake++;
-        pthread_cond_broadcast(&p->go);
-        pthread_mutex_unlock(&p->mu);
-    }
+    pthread_mutex_lock(&p->mu);
+    p->wake++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
 #endif
     work(p, 0);
     /* Every item is claimed; the claims still being run (or tried) must end before ctx goes away. */
