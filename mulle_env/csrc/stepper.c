@@ -205,7 +205,7 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
         PyErr_Format(PyExc_ValueError, "num_threads must be 1..1024, not %d", n_threads);
         return -1;
     }
-    if (self->games) {
+    if (self->games || self->g) { /* a second __init__, even after a failed first one */
         PyErr_SetString(PyExc_RuntimeError, "a Stepper is initialized once");
         return -1;
     }
