@@ -366,6 +366,22 @@ class EnvCore:
         for i in np.flatnonzero(active).tolist():
             self.learner_play(i, int(actions[i]))
 
+    def step_if_legal(self, actions: Indices, active: NDArray[np.bool_]) -> bool:
+        """:meth:`step` if every active game's action is legal there; else ``False``, with nothing played.
+
+        The stepper checks every action against the games before it plays any, so the usual
+        all-legal step costs no separate check. Games whose opponents are agents (played
+        one game at a time through the game loop) are not stepped here: ``False``.
+        """
+        if self.loops is not None:
+            return False
+        try:
+            self.stepper.step(actions, active)
+        except ValueError:
+            return False
+        self.resolve()  # outside the try: an error of the self-play policy is the caller's to see
+        return True
+
     def _policy_moves(self, pending: NDArray[np.intp]) -> None:
         if self.opponent_policy is None:
             raise ValueError('opponent="self" needs a batched policy: pass opponent_policy=fn or call '

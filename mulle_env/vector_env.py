@@ -257,17 +257,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 core.start(i)
             self._needs_reset[:] = False
         illegal = None
-        if core.loops is None:
-            # The stepper checks every action against the games before it plays any: the usual,
-            # all-legal step is one call, and a refused one changed nothing and is sorted out below.
-            try:
-                core.step(acts, active)
-                stepped = True
-            except ValueError:
-                stepped = False
-        else:
-            stepped = False
-        if not stepped:
+        # The usual, all-legal step is one stepper call; a refused one changed nothing and is sorted out here.
+        if not core.step_if_legal(acts, active):
             illegal = self._check_actions(acts, active)
             if illegal is not None:
                 active = active & ~illegal

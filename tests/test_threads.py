@@ -151,3 +151,22 @@ def test_random_playout_plays_the_same_moves_compiled_and_in_python(monkeypatch)
     monkeypatch.setattr(stepper_mod, "NATIVE", None)  # the Python loop, on this backend's state
     assert random_playout(twin, 99, 40) + random_playout(twin, 99, 10**6) == 40 + played
     assert twin.to_dict() == st.to_dict()
+
+
+def test_an_error_of_the_self_play_policy_surfaces_once_and_the_step_is_not_retried():
+    """The vector env's one-call step must not take the policy's own errors (ValueErrors too) for an illegal
+    learner action and step the games again."""
+    calls = []
+
+    def policy(obs, mask):
+        calls.append(len(obs))
+        if len(calls) == 3:
+            return np.zeros(len(obs) + 1, dtype=np.int64)  # one action too many: a ValueError
+        return np.asarray(mask).argmax(axis=1)
+
+    envs = MulleVectorEnv(4, opponent="self", seat=0, ruleset=ONE_SET, opponent_policy=policy)
+    obs, info = envs.reset(seed=2)
+    with pytest.raises(ValueError, match="opponent_policy returned"):
+        for _ in range(10):
+            envs.step(codec.sample_csr(*envs.unwrapped.legal_ids(), 0))
+    assert len(calls) == 3
