@@ -1,7 +1,7 @@
 /* The stepper's thread pool: the calling thread and n - 1 workers, each with its own RulesThread
  * (the capture search's memo and scratch space), so the rules run on all of them at once.
  *
- * A job is items 0..n-1, claimed one at a time: which thread runs an item changes nothing in
+ * A job is items 0..n-1, claimed a few at a time: which thread runs an item changes nothing in
  * what it computes (each item is one game, with its own random stream), so the outputs are
  * the same for every thread count. The caller claims items too and never waits for a worker
  * that has not claimed one: on a machine whose cores are busy with other processes a worker
@@ -58,17 +58,21 @@ static void work(Pool *p, int w) {
         void *ctx = __atomic_load_n(&p->ctx, __ATOMIC_RELAXED);
         uint32_t n = (uint32_t)__atomic_load_n(&p->n_items, __ATOMIC_RELAXED);
         int claimed = 0;
-        /* A successful claim of (g, i) proves job, ctx and n were g's: the caller writes the next job's only
-         * after every item of g was claimed, and (g, i) never comes back. */
+        uint32_t chunk = n / (uint32_t)(4 * p->n), end = 0;
+        if (chunk < 1) chunk = 1; /* a few claims per thread: fewer trips to the shared word, still balanced */
+        /* A successful claim of (g, i..end) proves job, ctx and n were g's: the caller writes the next job's
+         * only after every item of g was claimed, and (g, i) never comes back. */
         while ((uint32_t)st < n) {
-            uint64_t next = st + 1;
+            end = (uint32_t)st + chunk < n ? (uint32_t)st + chunk : n;
+            uint64_t next = (st & ~(uint64_t)0xFFFFFFFFu) | end;
             if (__atomic_compare_exchange_n(&p->state, &st, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
                 claimed = 1;
                 break;
             }
             if ((st >> 32) != (next >> 32)) break; /* another job now: start over with its parameters */
         }
-        if (claimed) job(ctx, (int)(uint32_t)st);
+        if (claimed)
+            for (uint32_t i = (uint32_t)st; i < end; i++) job(ctx, (int)i);
         __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
         if (!claimed && (uint32_t)st >= n) break;
     }
