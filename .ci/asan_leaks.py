@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-OURS = re.compile(r"mulle_env/engine/csrc/|agents/csrc/|_core\.cpython|_native\.cpython")
+OURS = re.compile(r"mulle_env/engine/csrc/|mulle_env/csrc/|agents/csrc/|_core\.cpython|_native\.cpython")
 
 
 def main(workdir: str, logdir: str) -> int:

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mulle_env.engine import BACKEND, backends
 from mulle_env.engine.moves import MOVES
+from mulle_env.stepper import random_playout
 
 
 def mulle_loop(mod, mode: str):
@@ -61,7 +62,7 @@ def mulle_loop(mod, mode: str):
                     play(MOVES[ids[randrange(len(ids))]])
                     moves += 1
             elif mode == "in_core":
-                moves += st.random_playout(g, 10**9)
+                moves += random_playout(st, g, 10**9)
             else:
                 while not st.is_over():
                     ms = st.legal_moves()
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
     for name, mod in sorted(backends().items()):
         for mode in ("ids", "hot", "checked"):
             configs[f"{name}_{mode}"] = mulle_loop(mod, mode)
-    if "c" in backends():
+    if BACKEND == "c":  # mulle_env._native, which follows the backend switch
         configs["c_in_core"] = mulle_loop(backends()["c"], "in_core")
     runs: dict[str, list[dict]] = {k: [] for k in configs}
     for r in range(args.rounds):

@@ -13,6 +13,11 @@ one random legal action applied, all through the env's public API in one process
   vectorization_mode="vector_entry_point", opponent="random")``, on the stepper of the
   engine's backend. One ``step`` = K decisions; the K random picks are one vectorized
   draw from the ``(K, 2812)`` mask (read by :func:`mulle_env.codec.batch_mask_indices`).
+- ``mulle_vector_sparse``: the same env with ``dense_mask=False``, driven by its sparse
+  legal ids: ``legal_ids()`` (CSR) and :func:`mulle_env.codec.sample_csr`, one thread.
+- ``mulle_vector_sparse_tN`` (``--threads``, default ``2``): that, with ``num_threads=N``.
+  Threads are judged by wall-clock decisions/s against ``mulle_vector_sparse`` in the same
+  rounds (``thread_scaling``): CPU time counts every thread's work, so it cannot show them.
 
 All three run on the engine's backend (``MULLE_ENGINE``; the report records it): for
 the pure-Python figures run the script again with ``MULLE_ENGINE=python``.
@@ -50,8 +55,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-#: The issue's aims, as ratios to RLCard UNO's plain env.step in the same run.
-AIMS = {"mulle_gym": 1.5, "mulle_pettingzoo": 1.0, "mulle_vector": 30.0}
+#: The aims (issues 21 and 32), as ratios to RLCard UNO's plain env.step in the same run.
+AIMS = {"mulle_gym": 1.5, "mulle_pettingzoo": 1.5, "mulle_vector": 15.0, "mulle_vector_sparse": 15.0}
+#: Issue 32's aim for two threads: wall-clock decisions/s over one thread's, on a 2-core machine.
+THREAD_AIM = {2: 1.6}
 BASELINE = "rlcard_uno"
 VECTOR_K = 64
 
@@ -151,6 +158,40 @@ def mulle_vector(seed: int, k: int = VECTOR_K):
     return loop
 
 
+def mulle_vector_sparse(seed: int, k: int = VECTOR_K, threads: int = 1):
+    import gymnasium as gym
+
+    import mulle_env  # noqa: F401
+    from mulle_env.codec import sample_csr
+
+    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
+                        dense_mask=False, num_threads=threads)
+    legal_ids = envs.unwrapped.legal_ids
+    envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+
+    def loop(deadline):
+        steps = 0
+        while time.perf_counter() < deadline:
+            envs.step(sample_csr(*legal_ids(), rng))
+            steps += k
+        return steps
+
+    return loop
+
+
+def _load() -> dict:
+    """The machine's load as ``uptime`` states it (other processes share the cores), and os.getloadavg()."""
+    import subprocess
+
+    try:
+        uptime = subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        uptime = None
+    avg = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+    return {"uptime": uptime, "load_average": avg}
+
+
 def rlcard_env(game: str, seed: int):
     import rlcard
 
@@ -211,6 +252,7 @@ OURS = {
     "mulle_gym": mulle_gym,
     "mulle_pettingzoo": mulle_pettingzoo,
     "mulle_vector": mulle_vector,
+    "mulle_vector_sparse": mulle_vector_sparse,
 }
 PEERS = {
     "rlcard_uno": lambda seed: rlcard_env("uno", seed),
@@ -228,6 +270,9 @@ def _table(report: dict) -> str:
         aim = AIMS.get(name)
         lines.append(f"{name:<28} {r['decisions_per_cpu_s']:>18,} {'' if ratio is None else f'{ratio:.2f}':>14} "
                      f"{'' if aim is None else f'{aim:g}':>6}")
+    for n, sc in report.get("thread_scaling", {}).items():
+        lines.append(f"mulle_vector_sparse on {n} threads: {sc['wall_ratio_to_1_thread']:.2f} x one thread's "
+                     f"wall-clock decisions/s" + (f" (aim {sc['aim']:g})" if "aim" in sc else ""))
     return "\n".join(lines)
 
 
@@ -241,18 +286,31 @@ def main(argv: list[str] | None = None) -> dict:
                         help="JSON file to write ('-' to only print)")
     parser.add_argument("--no-peers", action="store_true", help="measure only the mulle envs")
     parser.add_argument("--only", default="", help="comma-separated env names to run (default: all)")
+    parser.add_argument("--threads", default="2",
+                        help="comma-separated thread counts for mulle_vector_sparse_tN (default 2; '' for none), "
+                             "e.g. 2,4,8,16 for a scaling curve")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error(f"--seconds must be positive, not {args.seconds}")
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, not {args.rounds}")
+    try:
+        counts = sorted({int(t) for t in args.threads.split(",") if t.strip()} - {1})
+    except ValueError:
+        parser.error(f"--threads must be comma-separated thread counts, not {args.threads!r}")
+    if any(n < 1 for n in counts):
+        parser.error(f"--threads must be positive counts, not {args.threads!r}")
+    ours = dict(OURS)
+    for n in counts:
+        ours[f"mulle_vector_sparse_t{n}"] = lambda seed, n=n: mulle_vector_sparse(seed, threads=n)
     wanted = {s.strip() for s in args.only.split(",") if s.strip()}
-    unknown = wanted - set(OURS) - set(PEERS)
+    unknown = wanted - set(ours) - set(PEERS)
     if unknown:
-        parser.error(f"--only: unknown env(s) {sorted(unknown)}; known: {sorted(OURS) + sorted(PEERS)}")
+        parser.error(f"--only: unknown env(s) {sorted(unknown)}; known: {sorted(ours) + sorted(PEERS)}")
 
     loops, skipped = {}, {}
-    candidates = {**OURS, **({} if args.no_peers else PEERS)}
+    candidates = {**ours, **({} if args.no_peers else PEERS)}
+    load_before = _load()
     for name, make in candidates.items():
         if wanted and name not in wanted:
             continue
@@ -273,11 +331,23 @@ def main(argv: list[str] | None = None) -> dict:
             "decisions_per_s": round(statistics.median(r["decisions_per_s"] for r in rs)),
             "runs": rs,
         }
+    load_after = _load()
     ratios = {}
-    for ours in (n for n in OURS if n in runs):
-        for peer in (n for n in runs if n not in OURS):
-            per_round = [a["decisions_per_cpu_s"] / b["decisions_per_cpu_s"] for a, b in zip(runs[ours], runs[peer])]
-            ratios[f"{ours}/{peer}"] = round(statistics.median(per_round), 2)
+    for mine in (n for n in ours if n in runs):
+        for peer in (n for n in runs if n not in ours):
+            per_round = [a["decisions_per_cpu_s"] / b["decisions_per_cpu_s"] for a, b in zip(runs[mine], runs[peer])]
+            ratios[f"{mine}/{peer}"] = round(statistics.median(per_round), 2)
+    # Threads: wall-clock decisions/s over one thread's, per round (the same rounds), then the median.
+    scaling = {}
+    one = "mulle_vector_sparse"
+    for n in counts:
+        name = f"mulle_vector_sparse_t{n}"
+        if name in runs and one in runs:
+            per_round = [a["decisions_per_s"] / b["decisions_per_s"] for a, b in zip(runs[name], runs[one])]
+            ratio = round(statistics.median(per_round), 2)
+            scaling[str(n)] = {"wall_ratio_to_1_thread": ratio, "per_round": [round(r, 2) for r in per_round]}
+            if n in THREAD_AIM:
+                scaling[str(n)].update(aim=THREAD_AIM[n], met=ratio >= THREAD_AIM[n])
     aims = {}
     if BASELINE in runs:
         for name, aim in AIMS.items():
@@ -295,13 +365,16 @@ def main(argv: list[str] | None = None) -> dict:
         "results": results,
         "ratios": ratios,
         "skipped": skipped,
+        "thread_scaling": scaling,
         "vector_k": VECTOR_K,
         "backend": BACKEND,
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
-            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+            "cores_allowed": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "load_before": load_before,
+            "load_after": load_after,
         },
         "seconds_per_run": args.seconds,
         "rounds": args.rounds,

@@ -35,6 +35,8 @@ True
 from __future__ import annotations
 
 import operator
+import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,7 +63,7 @@ __all__ = [
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
     "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "batch_mask_indices", "describe",
     "action_to_move",
-    "action_int",
+    "action_int", "sample_csr",
 ]
 
 #: Size of the action space: one index per move id.
@@ -174,6 +176,39 @@ def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[n
     return rows, hits - rows * NUM_ACTIONS
 
 
+def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
+               rng: np.random.Generator | random.Random | int | None = None) -> NDArray[np.int64]:
+    """One uniformly random legal action per row of sparse legal ids in CSR form.
+
+    Row ``i``'s legal actions are ``ids[offsets[i]:offsets[i + 1]]`` (what the vector env's
+    ``legal_ids()`` returns); the result holds one of them per row, each equally likely, drawn
+    from ``rng`` (a numpy ``Generator``, a ``random.Random``, or a seed for
+    ``numpy.random.default_rng``). No dense mask is read or made. A row without a legal
+    action is refused (a ``ValueError`` naming it): it has nothing to sample.
+    """
+    ids = np.asarray(ids)
+    offsets = np.asarray(offsets)
+    if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind not in "iu" or ids.ndim != 1:
+        raise ValueError(f"expected 1-D integer ids and offsets of n + 1 entries, not shapes {ids.shape} and "
+                         f"{offsets.shape}")
+    counts = offsets[1:] - offsets[:-1]
+    if len(counts) and counts.min() <= 0:
+        row = int(np.flatnonzero(counts <= 0)[0])
+        raise ValueError(f"row {row} has no legal action (offsets[{row}] = {int(offsets[row])}, "
+                         f"offsets[{row + 1}] = {int(offsets[row + 1])}): nothing to sample")
+    if int(offsets[0]) < 0 or int(offsets[-1]) > len(ids):
+        raise ValueError(f"offsets run from {int(offsets[0])} to {int(offsets[-1])}, outside ids' {len(ids)} entries")
+    if isinstance(rng, random.Random):
+        draws = np.fromiter((rng.randrange(int(c)) for c in counts), dtype=np.int64, count=len(counts))
+    else:
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        # floor(u * count), u uniform in [0, 1): a third of Generator.integers' cost with an array bound
+        # (the clamp guards the last ulp of rounding).
+        draws = np.minimum((gen.random(len(counts)) * counts).astype(np.int64), counts - 1)
+    picked: NDArray[np.int64] = ids[offsets[:-1] + draws].astype(np.int64)
+    return picked
+
+
 def describe(index: int) -> str:
     """The move an index stands for, in the card notation (state-independent)."""
     return str(action_to_move(index))
@@ -214,7 +249,7 @@ def _as_index(index: object) -> int:
     return i
 
 
-def _legal_list(state: GameState, ids: list[int]) -> str:
+def _legal_list(state: GameState, ids: Sequence[int]) -> str:
     return ", ".join(f"{i} ({MOVES[i]})" for i in ids) or "none"
 
 

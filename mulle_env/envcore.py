@@ -169,10 +169,10 @@ def _extras_module() -> ModuleType:
 
 
 def _rebuild_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool,
-                     deals: list[tuple[int, int, int] | None], moves: list[list[tuple[bool, int]]]
-                     ) -> ReplayableStepper:
+                     deals: list[tuple[int, int, int] | None], moves: list[list[tuple[bool, int]]],
+                     num_threads: int = 1) -> ReplayableStepper:
     """A :class:`ReplayableStepper` whose games are dealt ``deals`` and played ``moves`` (how a copy is made)."""
-    out = ReplayableStepper(make_stepper(num_envs, ruleset, internal_random), ruleset, internal_random)
+    out = ReplayableStepper(make_stepper(num_envs, ruleset, internal_random, num_threads), ruleset, internal_random)
     acts, active = np.zeros(num_envs, dtype=np.int64), np.zeros(num_envs, dtype=bool)
     for i, deal in enumerate(deals):
         if deal is None:
@@ -225,14 +225,35 @@ class ReplayableStepper:
         for i in np.flatnonzero(active).tolist():
             self.moves[i].append((True, int(actions[i])))
 
+    @property
+    def num_threads(self) -> int:
+        """The stepper's threads."""
+        return self.inner.num_threads
+
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
+        """The stepper's ``check`` (nothing is played, nothing to remember)."""
+        return self.inner.check(actions, active, ok)
+
     def play(self, i: int, action: int, /) -> None:
         """The stepper's ``play`` (and remember the action)."""
         self.inner.play(i, action)
         self.moves[i].append((False, int(action)))
 
-    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8], /) -> None:
+    def play_batch(self, idx: Indices, actions: Indices, /) -> None:
+        """The stepper's ``play_batch`` (and remember each game's action, as one ``play`` each)."""
+        self.inner.play_batch(idx, actions)
+        for i, a in zip(np.asarray(idx).tolist(), np.asarray(actions).tolist()):
+            self.moves[i].append((False, int(a)))
+
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /
+              ) -> None:
         """The stepper's ``write``."""
         self.inner.write(idx, seats, obs, mask)
+
+    def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
+                  ) -> int:
+        """The stepper's ``legal_csr``."""
+        return self.inner.legal_csr(idx, seats, ids, offsets)
 
     def scores(self, i: int, /) -> tuple[int, int]:
         """The stepper's ``scores``."""
@@ -244,7 +265,7 @@ class ReplayableStepper:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _rebuild_stepper, (self.num_envs, self.ruleset, self.internal_random, list(self.deals),
-                                  [list(m) for m in self.moves])
+                                  [list(m) for m in self.moves], self.inner.num_threads)
 
 
 class _SteppedPlay:
@@ -297,13 +318,15 @@ class EnvCore:
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
         replayable: keep each game's deal and moves (:class:`ReplayableStepper`), so that the
             core copies and pickles (``Mulle-v0``, the AEC env; module docstring).
+        num_threads: the compiled stepper's threads (an int or ``"auto"``,
+            :func:`mulle_env.stepper.resolve_threads`).
     """
 
     def __init__(self, num_envs: int, opponent: Any, reward: str = "win", seat: int | str = "random",
                  ruleset: Ruleset | dict[str, Any] | None = None, illegal_action: str = "raise",
                  score_scale: float = 100.0,
                  extras: str | None = None, opponent_policy: OpponentPolicy | None = None,
-                 replayable: bool = False) -> None:
+                 replayable: bool = False, num_threads: int | str = 1) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
         if reward not in REWARD_MODES:
@@ -334,7 +357,7 @@ class EnvCore:
             for agent in self.agents:
                 if (why := ruleset_refusal(agent, self.ruleset)) is not None:
                     raise ValueError(f"opponent {agent_name(agent)!r} cannot play under these rules: {why}")
-        self.stepper: Stepper = make_stepper(K, self.ruleset, self.internal_random)
+        self.stepper: Stepper = make_stepper(K, self.ruleset, self.internal_random, num_threads)
         if replayable:
             self.stepper = ReplayableStepper(self.stepper, self.ruleset, self.internal_random)
         self.seats = np.zeros(K, dtype=np.int8)
@@ -475,6 +498,22 @@ class EnvCore:
         for i in np.flatnonzero(active).tolist():
             self.learner_play(i, int(actions[i]))
 
+    def step_if_legal(self, actions: Indices, active: NDArray[np.bool_]) -> bool:
+        """:meth:`step` if every active game's action is legal there; else ``False``, with nothing played.
+
+        The stepper checks every action against the games before it plays any, so the usual
+        all-legal step costs no separate check. Games whose opponents are agents (played
+        one game at a time through the game loop) are not stepped here: ``False``.
+        """
+        if self.loops is not None:
+            return False
+        try:
+            self.stepper.step(actions, active)
+        except ValueError:
+            return False
+        self.resolve()  # outside the try: an error of the self-play policy is the caller's to see
+        return True
+
     def _policy_moves(self, pending: NDArray[np.intp]) -> None:
         if self.opponent_policy is None:
             raise ValueError('opponent="self" needs a batched policy: pass opponent_policy=fn or call '
@@ -485,17 +524,30 @@ class EnvCore:
             self._opp_mask = np.zeros((self.num_envs, _NA), dtype=np.int8)
         obs, mask = self._opp_obs[:n], self._opp_mask[:n]  # type: ignore[index]  # made together
         self.write(pending, 1 - self.seats[pending], obs, mask)
-        acts = np.asarray(self.opponent_policy(obs, mask)).reshape(-1)
+        shown = mask.view()
+        shown.flags.writeable = False  # the policy reads the mask; legality is the games' own (below)
+        acts = np.asarray(self.opponent_policy(obs, shown)).reshape(-1)
         if acts.shape != (n,):
             raise ValueError(f"opponent_policy returned {acts.shape[0]} actions for {n} observations")
+        if acts.dtype.kind in "iu":
+            try:  # on the stepper's threads; every action is checked before any is played
+                self.stepper.play_batch(pending, acts.astype(np.int64, copy=False))
+                return
+            except ValueError:
+                pass  # named below
         for j, i in enumerate(pending.tolist()):
             a = acts[j]
-            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and mask[j, a]):
+            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and self._legal(i, int(a))):
                 raise IllegalMoveError(
                     f"opponent_policy chose action {a!r} in env {i}, which is not legal there; "
-                    f"legal: {np.flatnonzero(mask[j]).tolist()}",
+                    f"legal: {list(self.stepper.state(i).legal_ids())}",
                     agent="opponent_policy", seat=int(1 - self.seats[i]), reason="not a legal action")
-            self.stepper.play(i, int(a))
+        raise AssertionError("unreachable: the stepper refused actions the games allow")
+
+    def _legal(self, i: int, action: int) -> bool:
+        """Whether ``action`` is legal in game ``i``, by the game's own legal ids (never a mask handed out)."""
+        st = self.stepper.state(i)
+        return not st.over and action in st.legal_ids()
 
     # ----- actions, rewards ------------------------------------------------------------------
     def checked_action(self, i: int, action: Any) -> int | None:
@@ -528,8 +580,11 @@ class EnvCore:
         return illegal_reward(self.reward_mode, self.ruleset, self.score_scale)
 
     # ----- encoding ------------------------------------------------------------------------
-    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
-        """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``."""
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
+        """Row ``j``: seat ``seats[j]``'s observation (with the extra-input block) and legal mask of game ``idx[j]``.
+
+        ``mask=None`` writes no dense mask (the stepper still keeps the legal ids for its checks).
+        """
         if self.extras is None:
             self.stepper.write(idx, seats, obs, mask)
             return

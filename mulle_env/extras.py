@@ -103,15 +103,34 @@ from .engine.moves import MIN_BUILD_VALUE
 from .engine.rules import HAND_SIZE
 from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
 
-__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "afterstate_extras",
+__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "FIELDS", "FIELD_OFFSETS", "afterstate_extras",
            "afterstate_extras_numpy", "extends", "extras_size", "with_extras"]
 
 _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
-#: Floats of block ``capture-v1``.
-EXTRA_SIZE = 2 * NUM_FACES + 5 * _NV + 3
+#: The blocks' layout, written once: every field in order as ``(name, floats)`` (the tables of the
+#: module docstring), and the last field of each block; a block is its fields from the first
+#: on, so each begins with the one before it. The sizes, the offsets below and the compiled
+#: module's writer (mulle_env/csrc/extras.c, configured with :data:`FIELD_OFFSETS`) all come
+#: from here.
+FIELDS: tuple[tuple[str, int], ...] = (
+    ("twin_threat", NUM_FACES), ("twin_mine", NUM_FACES), ("take", _NV), ("unseen_value", _NV),
+    ("held_value", _NV), ("threat", _NV), ("clears", _NV), ("mulle_exposed", 1), ("mulle_mine", 1),
+    ("table_cards", 1),
+    ("intake_take", _NV), ("own_take", _NV), ("mulle_loose", 13),
+    ("p_holds", _NV), ("exp_take", _NV), ("exp_intake", _NV), ("build_at_risk", _NV), ("twin_exposed", 1),
+    ("exp_mulle", 1), ("exp_mulle_loose", 1), ("p_tabbe", 1),
+)
+_LAST_FIELD = {"capture-v1": "table_cards", "capture-v2": "mulle_loose", "capture-v3": "p_tabbe"}
+#: Each field's ``(offset, floats)`` in the blocks.
+FIELD_OFFSETS: dict[str, tuple[int, int]] = {}
+_at = 0
+for _name, _size in FIELDS:
+    FIELD_OFFSETS[_name] = (_at, _size)
+    _at += _size
 #: Floats of each block; every block begins with the one before it (a net grows into the next).
-EXTRA_SIZES: dict[str, int] = {"capture-v1": EXTRA_SIZE, "capture-v2": EXTRA_SIZE + 2 * _NV + 13,
-                                "capture-v3": EXTRA_SIZE + 6 * _NV + 17}
+EXTRA_SIZES: dict[str, int] = {block: sum(FIELD_OFFSETS[last]) for block, last in _LAST_FIELD.items()}
+#: Floats of block ``capture-v1``.
+EXTRA_SIZE = EXTRA_SIZES["capture-v1"]
 #: Names of the extra-input blocks this code computes, in the order each grows into the next.
 EXTRAS: tuple[str, ...] = tuple(EXTRA_SIZES)
 
@@ -177,16 +196,22 @@ _MULLE2[:NUM_FACES, 0] = _MULLE
 _MULLE2[NUM_FACES:, 1] = _MULLE
 
 # Where each block goes in the output.
-_O_THREAT = slice(0, NUM_FACES)
-_O_MINE = slice(NUM_FACES, 2 * NUM_FACES)
-_O_TWINS = slice(0, 2 * NUM_FACES)
-_O_TAKE = slice(2 * NUM_FACES, 2 * NUM_FACES + _NV)
-_O_UNSEEN = slice(_O_TAKE.stop, _O_TAKE.stop + _NV)
-_O_VALUE = slice(_O_TAKE.stop, _O_TAKE.stop + 2 * _NV)  # unseen_value, held_value
-_O_PRODUCT = slice(_O_VALUE.stop, _O_VALUE.stop + _NV)
-_O_CLEARS = slice(_O_PRODUCT.stop, _O_PRODUCT.stop + _NV)
-_O_MULLE = slice(_O_CLEARS.stop, _O_CLEARS.stop + 2)
-_O_TWIN_EXPOSED = EXTRA_SIZES["capture-v2"] + 4 * _NV
+def _field(first: str, last: str | None = None) -> slice:
+    """The columns of fields ``first`` to ``last`` (adjacent in :data:`FIELDS`)."""
+    end = FIELD_OFFSETS[last or first]
+    return slice(FIELD_OFFSETS[first][0], end[0] + end[1])
+
+
+_O_THREAT = _field("twin_threat")
+_O_MINE = _field("twin_mine")
+_O_TWINS = _field("twin_threat", "twin_mine")
+_O_TAKE = _field("take")
+_O_UNSEEN = _field("unseen_value")
+_O_VALUE = _field("unseen_value", "held_value")
+_O_PRODUCT = _field("threat")
+_O_CLEARS = _field("clears")
+_O_MULLE = _field("mulle_exposed", "mulle_mine")
+_O_TWIN_EXPOSED = FIELD_OFFSETS["twin_exposed"][0]
 
 
 def extras_size(name: str | None) -> int:
@@ -347,30 +372,29 @@ def with_extras(obs: NDArray[np.float32], name: str | None) -> NDArray[np.float3
 
 
 def _load_compiled() -> ModuleType | None:
-    """The engine core's compiled blocks, configured with this file's tables, or ``None`` on the Python engine.
+    """The env layer's compiled blocks, configured with this file's tables, or ``None`` on the Python engine.
 
     They follow the engine's one backend switch (:data:`mulle_env.engine.BACKEND`): on the
-    compiled core the core computes them (engine/csrc/extras.c), on the Python engine this
-    file's numpy code does. A core that refuses these tables is a stale build: refused,
-    saying to rebuild, never replaced by numpy behind the user's back.
+    compiled core ``mulle_env._native`` computes them (mulle_env/csrc/extras.c), on the
+    Python engine this file's numpy code does. A module that refuses these tables is a
+    stale build: refused, saying to rebuild, never replaced by numpy behind the user's back.
     """
-    from . import engine
+    from .native import NATIVE
 
-    if engine.BACKEND != "c":
+    if NATIVE is None:
         return None
-    cstate = engine.backends()["c"]
     builds = OBS_SLICES["builds"].start
     try:
-        cstate.configure_extras(
+        NATIVE.configure_extras(
             [int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE], [float(v) for v in _MULLE],
             [float(v) for v in _MULLE13], [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE,
             _HAND.start, _LOOSE.start, _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
-            BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
-            *(EXTRA_SIZES[name] for name in EXTRAS), _O_TWIN_EXPOSED)
+            BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(), dict(FIELD_OFFSETS),
+            tuple(EXTRA_SIZES[name] for name in EXTRAS))
     except ValueError as exc:
-        raise ImportError(f"the compiled core refuses the extra-input tables of mulle_env/extras.py ({exc}): "
+        raise ImportError(f"mulle_env._native refuses the extra-input tables of mulle_env/extras.py ({exc}): "
                           "a stale build; rebuild it with pip install -e .") from exc
-    return cstate
+    return NATIVE
 
 
 _LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}

@@ -22,6 +22,7 @@ from gymnasium.utils import EzPickle, seeding
 try:
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
+    from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "mulle_env.pettingzoo needs PettingZoo: pip install 'mulle-env[pettingzoo]' "
@@ -44,7 +45,55 @@ AGENTS = ("player_0", "player_1")
 
 def env(**kwargs: Any) -> AECEnv:
     """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``; kwargs go to :class:`raw_env`."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]  # PettingZoo ships no types
+    """PettingZoo's ``OrderEnforcingWrapper``, with ``last()`` answered by the env itself once it was reset.
+
+    The inherited ``last()`` reads five attributes, each through the wrapper's
+    ``__getattr__`` (a name check, then a forward): about a third of a decision's Python
+    time. After ``reset()`` the wrapper has nothing left to enforce there, so the env's own
+    ``last()`` gives the same answer; before it, the wrapper's (and its errors) are kept.
+    """
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``(observation, cumulative reward, termination, truncation, info)`` of ``agent_selection``."""
+        if not self._has_reset:
+            return super().last(observe)  # type: ignore[no-any-return]  # PettingZoo ships no types
+        return self.env.last(observe)  # type: ignore[no-any-return]
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` for ``agent_selection`` (the wrapper's checks, the env's own attributes)."""
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """The agents in turn (PettingZoo's order-enforcing iterator, reading the env's own attributes)."""
+        if not self._has_reset:
+            return super().agent_iter(max_iter)
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable):  # type: ignore[misc]  # PettingZoo ships no types
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):  # type: ignore[misc]  # PettingZoo ships no types
+    """``AECOrderEnforcingIterator`` with the agents read off the env, not through the wrapper's ``__getattr__``."""
+
+    def __next__(self) -> str:
+        inner = self.env.env
+        if not inner.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return inner.agent_selection  # type: ignore[no-any-return]
 
 
 class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no types: AECEnv is Any

@@ -4,25 +4,45 @@ The environments' core (:mod:`mulle_env.envcore`) keeps the Gymnasium side (seed
 autoreset, rewards, checks, Python agents); a *stepper* owns the K games and their
 rules. There are two, one per engine backend, and :func:`make_stepper` picks the one of
 :data:`mulle_env.engine.BACKEND` (the project's one switch, ``MULLE_ENGINE``):
-the compiled ``mulle_env.engine.backends()["c"].Stepper`` (engine/csrc/stepper.c) on the
-compiled core, :class:`PyStepper` (its readable twin, here) on the Python engine. Both
-play the same games from the same seeds (the golden playthroughs check it).
+the compiled ``mulle_env._native.Stepper`` (mulle_env/csrc/stepper.c, on the engine
+core's C API) on the compiled core, :class:`PyStepper` (its readable twin, here) on the
+Python engine. Both play the same games from the same seeds (the golden playthroughs
+check it).
+
+Threads. The compiled stepper runs ``step``, ``play_batch`` and ``write`` on
+``num_threads`` threads with the GIL released (each game on one thread, each thread with
+its own capture-search scratch space); a game's moves depend only on its own position and
+random stream, so every thread count gives the same games and outputs (tested).
+:class:`PyStepper` runs on the calling thread whatever ``num_threads`` says.
 
 The contract. A stepper is built as ``Stepper(num_envs, ruleset, internal_random, over,
-to_move)`` (``over`` a bool array and ``to_move`` an int8 array of K, which it keeps
-current) and provides:
+to_move, num_threads)`` (``over`` a bool array and ``to_move`` an int8 array of K, which it
+keeps current) and provides:
 
 * ``start(i, game_seed, seat, opp_seed)``: deal game ``i`` as ``new_game(game_seed,
   ruleset)`` with the learner in ``seat``; with ``internal_random`` the opponent plays
   ``legal[random.Random(opp_seed).randrange(len(legal))]`` (exactly the ``random``
   agent) until the learner is to move or the game is over.
+* ``check(actions, active, ok)``: ``ok[i]`` (a bool array of K) is true where game ``i``
+  is inactive or ``actions[i]`` is legal there, judged by the game's own legal ids (never
+  by a mask a caller was handed); returns how many are not.
 * ``step(actions, active)``: for every ``i`` with ``active[i]``, play action ``actions[i]``
-  (already checked legal) for the learner; with ``internal_random`` the opponent then
-  moves until the learner is to move or the game is over.
-* ``play(i, action)``: one legal action in game ``i`` for whoever is to move.
+  for the learner; with ``internal_random`` the opponent then moves until the learner is
+  to move or the game is over. An illegal action raises ``ValueError`` before any game
+  moves.
+* ``play(i, action)``: one legal action in game ``i`` for whoever is to move (an illegal
+  one raises ``ValueError``).
+* ``play_batch(idx, actions)``: game ``idx[j]`` plays ``actions[j]`` for the seat to move
+  (each game at most once; every action checked before any is played): self-play's
+  batched policy.
 * ``write(idx, seats, obs, mask)``: for each ``j``, seat ``seats[j]``'s observation of game
   ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
-  legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move).
+  legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move);
+  ``mask=None`` writes no dense mask.
+* ``legal_csr(idx, seats, ids, offsets)``: the legal ids of seat ``seats[j]`` in game
+  ``idx[j]`` (none unless it is to move), ascending, as CSR: row ``j``'s are
+  ``ids[offsets[j]:offsets[j + 1]]`` (both int32); ``offsets`` (``n + 1``) is always
+  written, ``ids`` only when it has room; returns the total.
 * ``scores(i)``: the two game totals ``(seat 0, seat 1)``.
 * ``state(i)``: game ``i`` as a :class:`mulle_env.GameState`, to read (moves go through
   ``play`` so that ``over`` and ``to_move`` stay current).
@@ -32,6 +52,7 @@ current) and provides:
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
@@ -39,11 +60,12 @@ from typing import Any, Protocol, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from .engine import BACKEND, GameState, backends, new_game
+from .engine import GameState, new_game
 from .engine.ruleset import Ruleset
+from .native import NATIVE
 from .observation import encode_state
 
-__all__ = ["Indices", "PyStepper", "Stepper", "make_stepper"]
+__all__ = ["Indices", "PyStepper", "Stepper", "make_stepper", "random_playout", "resolve_threads"]
 
 #: Game indices or seats: a sequence of ints or an integer numpy array.
 Indices = Sequence[int] | NDArray[np.integer[Any]]
@@ -61,14 +83,25 @@ class Stepper(Protocol):
     @property
     def to_move(self) -> NDArray[np.int8]:
         """Per game: the seat to move (kept current)."""
+    @property
+    def num_threads(self) -> int:
+        """Threads the games are stepped on."""
     def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
         """Deal game ``i``; an internal opponent moves until the learner is to move."""
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
+        """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
     def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
     def play(self, i: int, action: int, /) -> None:
         """Play one legal ``action`` in game ``i`` for the seat to move."""
-    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8], /) -> None:
+    def play_batch(self, idx: Indices, actions: Indices, /) -> None:
+        """Game ``idx[j]`` plays ``actions[j]`` for the seat to move (all checked first)."""
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /
+              ) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
+    def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
+                  ) -> int:
+        """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total."""
     def scores(self, i: int, /) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""
     def state(self, i: int, /) -> GameState:
@@ -79,8 +112,9 @@ class PyStepper:
     """K games in pure Python: the reference implementation of the stepper contract (module docstring)."""
 
     def __init__(self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: NDArray[np.bool_] | None = None,
-                 to_move: NDArray[np.int8] | None = None) -> None:
+                 to_move: NDArray[np.int8] | None = None, num_threads: int = 1) -> None:
         self.num_envs = num_envs
+        self.num_threads = 1  # the reference runs on the calling thread (num_threads is the compiled one's)
         self.ruleset = ruleset
         self.internal_random = internal_random
         self.over = np.ones(num_envs, dtype=bool) if over is None else over
@@ -114,11 +148,27 @@ class PyStepper:
         self.over[i] = st.over
         self.to_move[i] = st.to_move
 
+    def _legal(self, i: int, action: int) -> bool:
+        st = self._states[i]
+        return not st.over and action in st.legal_ids()
+
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_]) -> int:
+        """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
+        ok[:] = True
+        for i in np.flatnonzero(active).tolist():
+            ok[i] = self._legal(i, int(actions[i]))
+        return int(len(ok) - np.count_nonzero(ok))
+
     def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
         states = self._states
         internal = self.internal_random
-        for i in np.flatnonzero(active).tolist():
+        todo = np.flatnonzero(active).tolist()
+        for i in todo:  # every action checked before any is played: a refused step changes no game
+            if not self._legal(i, int(actions[i])):
+                raise ValueError(f"game {i}: action {int(actions[i])} is not legal there "
+                                 "(the game's own legal ids decide, not a mask)")
+        for i in todo:
             st = states[i]
             st.play_id(int(actions[i]))
             if internal:
@@ -127,20 +177,53 @@ class PyStepper:
 
     def play(self, i: int, action: int) -> None:
         """Play one legal ``action`` in game ``i`` for the seat to move."""
+        if not self._legal(i, action):
+            raise ValueError(f"game {i}: action {action} is not legal there")
         st = self._states[i]
         st.play_id(action)
         self._sync(i, st)
 
-    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
+    def play_batch(self, idx: Indices, actions: Indices) -> None:
+        """Game ``idx[j]`` plays ``actions[j]`` for the seat to move (all checked first)."""
+        pairs = [(int(i), int(a)) for i, a in zip(idx, actions, strict=True)]
+        if len({i for i, _ in pairs}) != len(pairs):
+            raise ValueError("play_batch takes each game at most once")
+        for i, a in pairs:
+            if not self._legal(i, a):
+                raise ValueError(f"game {i}: action {a} is not legal there")
+        for i, a in pairs:
+            st = self._states[i]
+            st.play_id(a)
+            self._sync(i, st)
+
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
         states = self._states
         for j, (i, s) in enumerate(zip(idx, seats)):
             st = states[i]
             encode_state(st, s, obs[j])
+            if mask is None:
+                continue
             m = mask[j]
             m.fill(0)
             if st.to_move == s and not st.over:
-                m[st.legal_ids()] = 1
+                m[list(st.legal_ids())] = 1
+
+    def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32]) -> int:
+        """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total (``ids`` written if room)."""
+        rows: list[tuple[int, ...]] = []
+        for i, s in zip(idx, seats):
+            st = self._states[i]
+            rows.append(st.legal_ids() if st.to_move == s and not st.over else ())
+        offsets[0] = 0
+        offsets[1 : len(rows) + 1] = np.cumsum([len(r) for r in rows], dtype=np.int64)
+        total = int(offsets[len(rows)])
+        if total <= len(ids):
+            at = 0
+            for r in rows:
+                ids[at : at + len(r)] = r
+                at += len(r)
+        return total
 
     def scores(self, i: int) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""
@@ -151,11 +234,63 @@ class PyStepper:
         return self._states[i]
 
 
-def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool) -> Stepper:
-    """The stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), keeping ``over``/``to_move`` in numpy."""
+def resolve_threads(num_threads: int | str) -> int:
+    """``num_threads`` as a count: an int >= 1, or ``"auto"`` for the cores this process may run on.
+
+    ``"auto"`` reads :func:`os.sched_getaffinity` where the platform has it (a container or
+    ``taskset`` may allow fewer cores than the machine has), else :func:`os.cpu_count`.
+    """
+    if num_threads == "auto":
+        getaffinity = getattr(os, "sched_getaffinity", None)
+        return max(1, len(getaffinity(0)) if getaffinity is not None else (os.cpu_count() or 1))
+    if isinstance(num_threads, (int, np.integer)) and not isinstance(num_threads, (bool, np.bool_)) \
+            and 1 <= num_threads <= 1024:
+        return int(num_threads)
+    raise ValueError(f"num_threads must be an int from 1 to 1024 or 'auto', not {num_threads!r}")
+
+
+def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool, num_threads: int | str = 1) -> Stepper:
+    """The stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), keeping ``over``/``to_move`` in numpy.
+
+    ``num_threads`` (an int or ``"auto"``, :func:`resolve_threads`): the compiled stepper's threads.
+    """
+    threads = resolve_threads(num_threads)
     over = np.ones(num_envs, dtype=bool)
     to_move = np.zeros(num_envs, dtype=np.int8)
-    if BACKEND == "c":
-        stepper: Stepper = backends()["c"].Stepper(num_envs, ruleset, internal_random, over, to_move)
+    if NATIVE is not None:
+        stepper: Stepper = NATIVE.Stepper(num_envs, ruleset, internal_random, over, to_move, threads)
         return stepper
-    return PyStepper(num_envs, ruleset, internal_random, over, to_move)
+    return PyStepper(num_envs, ruleset, internal_random, over, to_move, threads)
+
+
+def _splitmix(x: int) -> tuple[int, int]:
+    """One SplitMix64 draw: (new state, output), as the compiled core's ``splitmix``."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x, z ^ (z >> 31)
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def random_playout(state: GameState, seed: int, n: int) -> int:
+    """Play up to ``n`` uniformly random legal moves in ``state`` (or to the game's end); returns how many.
+
+    Each move is ``legal[splitmix64(seed) % len(legal)]``; on the compiled core the whole loop
+    runs in C (``mulle_env._native.random_playout``, the raw-speed benchmark), on the Python
+    engine here, with the same stream: the same seed plays the same moves on both.
+    """
+    if NATIVE is not None:
+        played: int = NATIVE.random_playout(state, seed, n)
+        return played
+    x, done = seed & _MASK64, 0
+    while done < n and not state.over:
+        ids = state.legal_ids()
+        if not ids:
+            raise ValueError("no legal move (a position the rules never reach)")
+        x, r = _splitmix(x)
+        state.play_id(ids[r % len(ids)])
+        done += 1
+    return done

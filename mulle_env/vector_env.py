@@ -30,7 +30,10 @@ with ``info["final_scores"]``/``"_final_scores"`` in the ending step, and the ne
 ``step`` resets those games, ignores their actions and returns reward 0.
 
 ``obs`` and ``info["action_mask"]`` are written into arrays allocated once: the
-same arrays come back from every call, so copy them to keep them.
+same arrays come back from every call, so copy them to keep them. The masks handed out
+(``info["action_mask"]``, :meth:`MulleVectorEnv.action_masks`) are read-only views, and
+every action is checked against the game's own legal ids, never against a mask: what a
+caller writes into a mask cannot make an illegal move legal.
 
 Opponents
 ---------
@@ -148,9 +151,19 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         opponent_policy: the batched policy of the other seat under ``opponent="self"``.
         stepper: kept for old code: ``"auto"`` or the engine's backend; the stepper follows
             ``MULLE_ENGINE`` (:data:`mulle_env.engine.BACKEND`).
+        num_threads: threads the compiled stepper steps the K games on, with the GIL released
+            (default 1; ``"auto"``: the cores this process may run on). The same seed gives
+            the same games and outputs for every count. The in-stepper ``random`` opponent and
+            ``"self"``'s batched policy path run there; agent objects and specs act through
+            Python (holding the GIL) whatever the count. The Python engine runs on one thread.
+        dense_mask: write the dense ``(K, 2812)`` mask each step (default, what Gymnasium
+            wrappers and ``MaskablePPO`` read). ``False`` leaves ``info["action_mask"]`` out
+            and saves its writing, for drivers that read :meth:`legal_ids` instead;
+            :meth:`action_masks` then builds one on demand.
 
     Observations ``(K, 524)`` float32 (wider with ``extras``), ``info["action_mask"]``
-    ``(K, 2812)`` int8 and :meth:`action_masks` ``(K, 2812)`` bool (for ``MaskablePPO``).
+    ``(K, 2812)`` int8 and :meth:`action_masks` ``(K, 2812)`` bool (for ``MaskablePPO``), both
+    read-only; :meth:`legal_ids` gives the same legal actions sparse, in CSR form.
     ``info["seat"]`` is the learner's seat in each game.
     """
 
@@ -170,6 +183,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         stepper: str = "auto",
         render_mode: str | None = None,
         extras: str | None = None,
+        num_threads: int | str = 1,
+        dense_mask: bool = True,
     ) -> None:
         if stepper not in ("auto", BACKEND):
             raise ValueError(f"stepper={stepper!r}: the stepper follows the engine's backend, {BACKEND!r} here "
@@ -186,10 +201,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError(f"autoreset_mode must be AutoresetMode.SAME_STEP or NEXT_STEP, not {mode}")
         if opponent is None:
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
+        if not isinstance(dense_mask, (bool, np.bool_)):
+            raise ValueError(f"dense_mask must be True or False, not {dense_mask!r}")
         if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
             check_memory(int(num_envs), OBS_SIZE)  # a floor: an extra-input block adds a few floats a game
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
-                                    opponent_policy)
+                                    opponent_policy, num_threads)
         K = self.num_envs = core.num_envs
         self.ruleset = core.ruleset
         self.metadata = {**self.metadata, "autoreset_mode": mode}
@@ -205,6 +222,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self.opponent = opponent
         #: Which stepper runs: ``"python"`` or ``"c"`` (the engine's backend).
         self.stepper_kind = "python" if isinstance(core.stepper, PyStepper) else "c"
+        #: Threads the stepper steps the games on (1 on the Python engine).
+        self.num_threads = core.stepper.num_threads
+        self.dense_mask = bool(dense_mask)
 
         self.single_action_space = core.action_space()
         self.single_observation_space = core.observation_space()
@@ -215,7 +235,17 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
 
         self._obs = np.zeros((K, core.obs_size), dtype=OBS_DTYPE)
         self._mask = np.zeros((K, _NA), dtype=np.int8)
-        self._mask_bool = self._mask.view(bool)  # 0/1 int8 reads as bool without a copy
+        # What callers get: read-only views (0/1 int8 reads as bool without a copy). Actions are
+        # checked by the stepper against the games themselves, so even a view made writable
+        # again cannot smuggle a move in.
+        self._mask_out = _read_only(self._mask)
+        self._mask_bool = _read_only(self._mask.view(bool))
+        self._ok = np.ones(K, dtype=bool)
+        self._mask_arg: NDArray[np.int8] | None = self._mask if self.dense_mask else None
+        # legal_ids(): CSR arrays written by the stepper, reused (ids grows when a step needs more room).
+        self._ids = np.zeros(K * 64, dtype=np.int32)
+        self._offsets = np.zeros(K + 1, dtype=np.int32)
+        self._ids_out, self._offsets_out = _read_only(self._ids), _read_only(self._offsets)
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._truncated = np.zeros(K, dtype=bool)
@@ -264,8 +294,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         core.resolve()
         self._needs_reset[:] = False
         self._started = True
-        core.write(self._rows, core.seats, self._obs, self._mask)
-        return self._obs, {"action_mask": self._mask, "_action_mask": self._all, "seat": core.seats}
+        core.write(self._rows, core.seats, self._obs, self._mask_arg)
+        return self._obs, self._info()
 
     def step(self, actions: Any
              ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
@@ -283,13 +313,16 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             for i in np.flatnonzero(self._needs_reset).tolist():
                 core.start(i)
             self._needs_reset[:] = False
-        illegal = self._check_actions(acts, active, sent)
-        if illegal is not None:
-            active = active & ~illegal
-        core.step(acts, active)
-        core.write(self._rows, core.seats, self._obs, self._mask)
+        illegal = None
+        # The usual, all-legal step is one stepper call; a refused one changed nothing and is sorted out here.
+        if not core.step_if_legal(acts, active):
+            illegal = self._check_actions(acts, active, sent)
+            if illegal is not None:
+                active = active & ~illegal
+            core.step(acts, active)
+        core.write(self._rows, core.seats, self._obs, self._mask_arg)
         over = core.stepper.over
-        ended = np.flatnonzero(over & active)
+        ended = (over & active).nonzero()[0]
         final_scores = None
         if len(ended) or illegal is not None:
             final_scores = np.zeros((K, 2), dtype=np.int64)
@@ -305,8 +338,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     self._mask[i] = 0
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
-        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": self._all, "seat": core.seats}
-        done = np.flatnonzero(terminated)
+        info = self._info()
+        done = terminated.nonzero()[0]
         if len(done):
             ended_mask = terminated.copy()
             final_info: dict[str, Any] = {"final_scores": final_scores, "_final_scores": ended_mask}
@@ -330,21 +363,59 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         return self._obs, rewards, terminated, self._truncated, info
 
     def action_masks(self) -> NDArray[np.bool_]:
-        """Bool ``(K, 2812)`` masks of the current observations (a view of ``info["action_mask"]``)."""
-        return self._mask_bool
+        """Bool ``(K, 2812)`` masks of the current observations (a read-only view of ``info["action_mask"]``).
+
+        With ``dense_mask=False`` a fresh array built from :meth:`legal_ids`.
+        """
+        if self.dense_mask:
+            return self._mask_bool
+        ids, offsets = self.legal_ids()
+        mask = np.zeros((self.num_envs, _NA), dtype=bool)
+        mask[np.repeat(self._rows, np.diff(offsets)), ids] = True
+        return mask
+
+    def legal_ids(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """The learner's legal actions in every game, sparse: ``(ids, offsets)`` int32 arrays in CSR form.
+
+        Game ``i``'s legal ids are ``ids[offsets[i]:offsets[i + 1]]``, ascending; a game
+        that cannot move (a finished game under ``NEXT_STEP`` autoreset, or one ended by an
+        illegal action) has none. Written by the stepper from the games' own legal ids
+        into arrays it reuses (read-only views: copy them to keep them), so they are the
+        current step's only until the next ``step``/``reset``. ``mulle_env.codec.sample_csr``
+        draws a uniform legal action per game from them.
+        """
+        if not self._started:
+            raise ResetNeededError("call reset() before legal_ids()")
+        core = self._core
+        # A game waiting for its NEXT_STEP reset has no move: ask for the seat not to move.
+        seats = np.where(self._needs_reset, 1 - core.seats, core.seats) if self._needs_reset.any() else core.seats
+        total = core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+        if total > len(self._ids):
+            self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
+            self._ids_out = _read_only(self._ids)
+            core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+        return self._ids_out[:total], self._offsets_out
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""
 
     # ----- internals -------------------------------------------------------------------
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self._core.seats}
+        if self.dense_mask:
+            info["action_mask"] = self._mask_out
+            info["_action_mask"] = self._all
+        return info
+
     def _write(self, idx: NDArray[np.intp]) -> None:
         core = self._core
         n = len(idx)
         obs = np.empty((n, core.obs_size), dtype=OBS_DTYPE)
-        mask = np.empty((n, _NA), dtype=np.int8)
+        mask = np.empty((n, _NA), dtype=np.int8) if self.dense_mask else None
         core.write(idx, core.seats[idx], obs, mask)
         self._obs[idx] = obs
-        self._mask[idx] = mask
+        if mask is not None:
+            self._mask[idx] = mask
 
     def _as_actions(self, actions: Any) -> tuple[NDArray[np.int64], NDArray[Any]]:
         """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages)."""
@@ -375,15 +446,19 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
 
     def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
                        ) -> NDArray[np.bool_] | None:
-        """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``."""
-        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one gather from the masks
-            ok = self._mask_bool[self._rows, acts]
+        """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``.
+
+        Judged by the stepper from the games' own legal ids (never from the mask handed out); a
+        message names the action as the caller sent it (``sent``).
+        """
+        ok, stepper = self._ok, self._core.stepper
+        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one call
+            if not stepper.check(acts, active, ok):
+                return None
         else:
             in_range = (acts >= 0) & (acts < _NA)
-            ok = in_range.copy()
-            ok[in_range] = self._mask_bool[self._rows[in_range], acts[in_range]]
-        if active is self._all and ok.all():
-            return None
+            stepper.check(np.where(in_range, acts, 0), active & in_range, ok)
+            ok &= in_range
         bad: NDArray[np.bool_] = active & ~ok
         if not bad.any():
             return None
@@ -393,7 +468,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 codec.decode(self._core.stepper.state(i), sent[i])
             except IllegalMoveError as exc:
                 raise type(exc)(f"env {i}: {exc}") from None
-            raise AssertionError("unreachable: decode accepted an action the mask rejects")
+            raise AssertionError("unreachable: decode accepted an action the stepper rejects")
         return bad
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -405,3 +480,10 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
     def __repr__(self) -> str:
         k, opp, stepper = (getattr(self, name, "?") for name in ("num_envs", "opponent", "stepper_kind"))
         return f"MulleVectorEnv(num_envs={k}, opponent={opp!r}, stepper={stepper!r})"
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    """A read-only view of ``a`` (which stays writable for the env's own writers)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -122,17 +122,49 @@ def test_a_failed_capture_search_changes_nothing():
 
 
 def test_every_allocation_of_a_stepper_can_fail():
-    stepper_cls = backends()["c"].Stepper
+    from mulle_env import _native
 
-    def run():
-        s = stepper_cls(3, me.Ruleset(sets=1), True, np.ones(3, bool), np.zeros(3, np.int8))
+    stepper_cls = _native.Stepper
+
+    def run(threads=1):
+        s = stepper_cls(3, me.Ruleset(sets=1), True, np.ones(3, bool), np.zeros(3, np.int8), threads)
         obs, mask = np.empty((3, 524), np.float32), np.empty((3, me.NUM_MOVE_IDS), np.int8)
+        ids, offsets = np.empty(300, np.int32), np.empty(4, np.int32)
         for i in range(3):
             s.start(i, 10 + i, i % 2, 20 + i)
         for _ in range(10):
             s.write(np.arange(3), [0, 1, 0], obs, mask)
+            s.legal_csr(np.arange(3), [0, 1, 0], ids, offsets)
             acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in mask])
             s.step(acts, mask.any(axis=1))
+        # The self-play path: no dense mask, both seats' moves by play_batch.
+        s2 = stepper_cls(2, me.Ruleset(sets=1), False, np.ones(2, bool), np.zeros(2, np.int8), threads)
+        for i in range(2):
+            s2.start(i, 30 + i, 0, 0)
+        for _ in range(10):
+            movers = [int(s2.state(i).to_move) for i in range(2)]
+            s2.write(np.arange(2), movers, obs[:2], None)
+            total = s2.legal_csr(np.arange(2), movers, ids, offsets)
+            assert total > 0
+            s2.play_batch([0, 1], [ids[offsets[0]], ids[offsets[1]]])
+
+    walk(run, after=lambda n: run())
+
+
+def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
+    """A stepper on two threads (its pool: the workers' scratch space) and mulle_env._native's playout."""
+    from mulle_env import _native
+
+    def run():
+        s = _native.Stepper(4, me.Ruleset(sets=1), True, np.ones(4, bool), np.zeros(4, np.int8), 2)
+        obs, mask = np.empty((4, 524), np.float32), np.empty((4, me.NUM_MOVE_IDS), np.int8)
+        for i in range(4):
+            s.start(i, 40 + i, i % 2, 50 + i)
+        for _ in range(5):
+            s.write(np.arange(4), [0, 1, 0, 1], obs, mask)
+            s.step(mask.argmax(axis=1), mask.any(axis=1))
+        st = me.new_game(3)
+        _native.random_playout(st, 5, 10**6)
 
     walk(run, after=lambda n: run())
 

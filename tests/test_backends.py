@@ -29,6 +29,7 @@ from mulle_env.engine.capture import forced_groups
 from mulle_env.engine.cards import CARD_NAMES, MULLE_VALUE, MULLE_VALUE_HAND, NUM_FACES
 from mulle_env.engine.moves import MOVES
 from mulle_env.engine.rng import derive_seed
+from mulle_env.stepper import random_playout
 
 HAVE_C = "c" in backends()
 needs_c = pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -242,7 +243,7 @@ def churn(n_moves: int, seed: int = 0) -> int:
                 _ = (st.hands, st.builds, st.last_move, st.last_taken, st.sheets)
             if done % 50 == 0:
                 mod.GameState.from_dict(st.to_dict())
-        done += st.random_playout(g, 200)
+        done += random_playout(st, g, 200)
     return done
 
 
@@ -297,14 +298,15 @@ def test_writers_refuse_wrong_buffers():
 
 @needs_c
 def test_uninitialized_core_objects_raise_instead_of_crashing():
-    from mulle_env.engine import _core
 
     raw = backends()["c"].GameState.__new__(backends()["c"].GameState)
     assert raw.ruleset is None and raw.sheets == []
     for call in (raw.legal_move_ids, lambda: raw.view(0), lambda: raw.play_id(0), raw.copy):
         with pytest.raises((RuntimeError, ValueError, TypeError, AttributeError)):
             call()
-    stepper = _core.Stepper.__new__(_core.Stepper)
+    from mulle_env import _native
+
+    stepper = _native.Stepper.__new__(_native.Stepper)
     assert stepper.over is None
     with pytest.raises(RuntimeError):
         stepper.step([0], [True])
@@ -376,7 +378,7 @@ def test_the_old_crash_a_negative_deal_number_is_refused(backend):
         st._load(st.hands, st.loose, st.builds, st.deck, st.mulle, st.intake, st.tabbe, st.to_move, 1, -3, None, [],
                  False)
     if backend == "c":
-        assert st.random_playout(1, 100000) > 0 and st.over
+        assert random_playout(st, 1, 100000) > 0 and st.over
 
 
 @pytest.mark.parametrize("taken", [[52], [-1], [0, 104]])
@@ -493,7 +495,9 @@ def test_absurd_positions_stay_memory_safe(backend):
 
 @needs_c
 def test_the_compiled_stepper_refuses_bad_calls_clearly():
-    c = backends()["c"].Stepper(2, me.Ruleset(), True, np.ones(2, bool), np.zeros(2, np.int8))
+    from mulle_env import _native
+
+    c = _native.Stepper(2, me.Ruleset(), True, np.ones(2, bool), np.zeros(2, np.int8))
     c.start(0, 1, 0, 5)
     with pytest.raises(IndexError):
         c.start(2, 1, 0, 5)

@@ -162,3 +162,31 @@ def test_float_bool_and_text_actions_are_refused(bad):
         bad = float(legal[0])
     with pytest.raises(codec.IllegalActionError, match="must be an int"):
         env.step(bad)
+
+
+def test_the_wrapper_keeps_pettingzoos_order_checks_and_answers_from_the_env():
+    """env()'s wrapper reads last(), step() and agent_iter() off the env itself (issue 32's AEC speed-up)
+    and still enforces PettingZoo's order: nothing before reset, a step inside every agent_iter turn."""
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    e = env()
+    assert isinstance(e, OrderEnforcingWrapper)
+    plain = OrderEnforcingWrapper(e.env)
+    for wrapped in (e, plain):
+        with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+            wrapped.last()
+    e.reset(seed=3)
+    obs, reward, term, trunc, info = e.last()
+    raw = e.unwrapped.last()
+    np.testing.assert_array_equal(obs["action_mask"], raw[0]["action_mask"])
+    assert (reward, term, trunc, info) == raw[1:]
+    turns = 0
+    for agent in e.agent_iter(max_iter=30):
+        assert agent == e.unwrapped.agent_selection
+        obs, *_ = e.last()
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        turns += 1
+    assert turns == 30
+    with pytest.raises(AssertionError, match="need to call step"):
+        for _agent in e.agent_iter():
+            pass  # no step: the iterator refuses the next turn

@@ -126,7 +126,9 @@ def test_every_backend_replays_the_playthrough(path, backend):
 def _steppers() -> list:
     out = [("python", PyStepper)]
     if "c" in me.backends():
-        out.append(("c", me.backends()["c"].Stepper))
+        from mulle_env import _native
+
+        out.append(("c", _native.Stepper))
     return out
 
 

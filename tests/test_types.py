@@ -28,7 +28,8 @@ TYPED = ("mulle_env", "agents", "arena", "training")
 #: Every package the wheel ships; each carries a py.typed marker (PEP 561).
 SHIPPED = ("mulle_env", "agents", "arena", "training", "live", "terminal")
 #: The compiled modules and their stubs.
-STUBS = {"mulle_env.engine._core": "mulle_env/engine/_core.pyi", "agents._native": "agents/_native.pyi"}
+STUBS = {"mulle_env.engine._core": "mulle_env/engine/_core.pyi", "mulle_env._native": "mulle_env/_native.pyi",
+         "agents._native": "agents/_native.pyi"}
 
 
 def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -60,7 +61,8 @@ def test_the_api_type_checks_as_a_user_writes_it(tmp_path):
         import mulle_env as me
         from agents.native import NativeModule
         from arena.runner import Backend, ProcessBackend
-        from mulle_env.engine import _core, cstate
+        from mulle_env import _native
+        from mulle_env.engine import cstate
         from mulle_env.stepper import PyStepper, Stepper
 
         def first_capture(state: me.GameState) -> me.Move | None:
@@ -73,7 +75,7 @@ def test_the_api_type_checks_as_a_user_writes_it(tmp_path):
         bot: agents.Agent = agents.make("heuristic")
         move: me.Move = bot.act(st.view(st.to_move), st.legal_moves(), random.Random(0))
         obs: NDArray[np.float32] = me.MulleEnv(opponent="random").reset(seed=0)[0]
-        steppers: list[Stepper] = [PyStepper(2, me.Ruleset(), True), _core.Stepper(2, me.Ruleset(), True)]
+        steppers: list[Stepper] = [PyStepper(2, me.Ruleset(), True), _native.Stepper(2, me.Ruleset(), True)]
         backend: Backend = ProcessBackend(1)
 
         def native(module: NativeModule) -> None: ...

@@ -241,11 +241,12 @@ def test_stepper_contract():
 
 
 def test_the_stepper_follows_the_engine_backend():
-    from mulle_env.engine import backends
 
     s = make_stepper(2, mulle_env.Ruleset(), True)
     if mulle_env.BACKEND == "c":
-        assert isinstance(s, backends()["c"].Stepper) and "Stepper(num_envs" in type(s).__doc__
+        from mulle_env import _native
+
+        assert isinstance(s, _native.Stepper) and "Stepper(num_envs" in type(s).__doc__
     else:
         assert isinstance(s, PyStepper)
 

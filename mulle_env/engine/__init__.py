@@ -5,9 +5,8 @@ and the pure-Python reference (:mod:`.state`). :data:`BACKEND` says which one
 ``GameState``, ``new_game`` and ``replay`` come from: ``"c"`` when the extension was
 built, else ``"python"``. The environment variable ``MULLE_ENGINE=python`` forces the
 Python engine, ``MULLE_ENGINE=c`` insists on the C one (an ImportError if it is
-missing). :func:`backends` gives both, side by side, for tests and benchmarks; the C one
-also carries the compiled batched stepper, ``backends()["c"].Stepper`` (used by the
-environments' core, :mod:`mulle_env.stepper`). :data:`BACKEND` is the one switch: every
+missing). :func:`backends` gives both, side by side, for tests and benchmarks.
+:data:`BACKEND` is the one switch: every
 compiled part of the project (the engine, the environments' stepper, the agents' rollouts
 and afterstates, the extra-input blocks) follows it.
 

@@ -12,10 +12,9 @@ them. A core built from other sources (a stale build) is refused here with a mes
 that says to rebuild, never run.
 
 Public here, besides :class:`GameState`, :func:`new_game` and :func:`replay`:
-:class:`Stepper` (the batched stepper behind the environments, see
-:mod:`mulle_env.stepper`), :data:`CORE_API` (the PyCapsule the agents' compiled module
-builds on) and :func:`configure_extras` / :func:`write_extras` /
-:func:`extras_exp_mulle` (the compiled extra-input blocks of :mod:`mulle_env.extras`).
+:data:`CORE_API` (the PyCapsule the env layer's and the agents' compiled modules build
+on: ``mulle_env._native`` holds the batched stepper, the extra-input blocks and the
+random playout, ``agents._native`` the rollouts and afterstates).
 """
 
 from __future__ import annotations
@@ -39,11 +38,10 @@ from .state import (
     start_game,
 )
 
-__all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "Stepper",
-           "configure_extras", "extras_exp_mulle", "new_game", "replay", "write_extras"]
+__all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "new_game", "replay"]
 
 #: The ABI this module speaks; the compiled core must speak the same.
-ABI = 2
+ABI = 3
 
 
 def _configure() -> None:
@@ -93,15 +91,8 @@ def _configure() -> None:
 
 _configure()
 
-#: The batched stepper: ``Stepper(num_envs, ruleset, internal_random, over=None, to_move=None)``
-#: (:mod:`mulle_env.stepper` documents the contract; PyStepper is its Python twin).
-Stepper = _core.Stepper
 #: The core's C API, a PyCapsule named ``mulle_env.engine._core.API`` (csrc/core.h ``MulleCoreAPI``).
 CORE_API = _core.API
-#: The compiled extra-input blocks (mulle_env/extras.py configures them and is their reference).
-configure_extras = _core.configure_extras
-write_extras = _core.write_extras
-extras_exp_mulle = _core.extras_exp_mulle
 
 _new_tuple = tuple.__new__
 

@@ -269,9 +269,9 @@ class GameStateBase:
             """Shuffle a fresh 104-card deck for the current set and make its first deal."""
         def legal_move_ids(self) -> list[int]:
             """Ids of the legal moves (``Move.id``, the action codec's indices), canonical order."""
-        def legal_ids(self) -> list[int]:
-            """The legal move ids as the state's own cached list, without a copy, for hot paths."""
-        def _ids(self) -> list[int]: ...
+        def legal_ids(self) -> tuple[int, ...]:
+            """The legal move ids as the state's own cached tuple (immutable), without a copy, for hot paths."""
+        def _ids(self) -> tuple[int, ...]: ...
         def play_unchecked(self, move: Move, /) -> Self:
             """Apply a move known to be legal (from :meth:`legal_moves`), skipping the check."""
         def play_id(self, move_id: int, /) -> None:
@@ -609,7 +609,7 @@ class GameState(GameStateBase):
         self._ipts = [0, 0]
         self._last_move: tuple[int, Move] | None = None
         self._last_taken: tuple[Card, ...] = ()
-        self._legal: list[int] | None = None
+        self._legal: tuple[int, ...] | None = None
         # Captured piles and scores as views show them; they change only when a capture
         # or a set end happens, which is when rules.py clears this cache.
         self._public: PublicPart | None = None
@@ -667,18 +667,19 @@ class GameState(GameStateBase):
         """
         return list(self._ids())
 
-    def legal_ids(self) -> list[int]:
-        """The legal move ids as the state's own cached list, without a copy, for hot paths.
+    def legal_ids(self) -> tuple[int, ...]:
+        """The legal move ids as the state's own cached tuple, without a copy, for hot paths.
 
-        Read it, never change it (it is the cache :meth:`legal_move_ids` copies from).
+        A tuple, so what is handed out cannot be written back: an id appended to a cached
+        list would have been "legal" for every caller that checks against it.
         """
         return self._ids()
 
-    def _ids(self) -> list[int]:
-        # The cached list itself, for the package's hot paths, which never mutate it.
+    def _ids(self) -> tuple[int, ...]:
+        # The cache itself (immutable), for the package's hot paths.
         ids = self._legal
         if ids is None:
-            ids = self._legal = rules.legal_ids(self)
+            ids = self._legal = tuple(rules.legal_ids(self))
         return ids
 
     def play_unchecked(self, move: Move) -> GameState:

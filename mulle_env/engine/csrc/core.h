@@ -16,12 +16,17 @@
  *   rng.c       SplitMix64 (deals), MT19937 (Python's random.Random, for the stepper's random opponent)
  *   rules.c     piles, the capture search, legal moves, applying moves, deals, set ends (no Python objects)
  *   observe.c   observation and legal mask into caller buffers
- *   extras.c    the extra-input blocks of mulle_env/extras.py, from an observation
  *   state.c     the Python type Core (cstate.GameState's base): read-only attributes, checked loading
- *   stepper.c   the batched stepper of the vector environment
- *   module.c    the module, its capsule (the C API the agents' compiled module builds on), test hooks
+ *   module.c    the module, its capsule (the C API the compiled modules build on), test hooks
  *
- * Everything runs with the GIL held (the capture search's scratch space is shared).
+ * The env layer's compiled module (mulle_env/csrc: the batched stepper, the extra inputs, the
+ * random playout) and the agents' (agents/csrc) build on the capsule.
+ *
+ * Threads. Everything here runs with the GIL held, except what the C API marks "nogil": the
+ * rules on a G (legal ids, applying a move, the observation writer) may run on a worker thread
+ * without the GIL once that thread has entered its own RulesThread (the capture search's memo
+ * and scratch space, and the place its errors wait for the GIL), and as long as no other thread
+ * touches the same G.
  */
 #ifndef MULLE_CORE_H
 #define MULLE_CORE_H
@@ -34,7 +39,14 @@
 
 /* Raised whenever this header, the capsule or configure() changes: cstate.py and the agents'
  * module refuse a core of another ABI ("rebuild: pip install -e ."). */
-#define MULLE_CORE_ABI 2
+#define MULLE_CORE_ABI 3
+
+/* Thread-local storage, for the capture search's per-thread scratch space. */
+#if defined(_MSC_VER)
+#define MULLE_TLS __declspec(thread)
+#else
+#define MULLE_TLS __thread
+#endif
 
 /* ----- capacities (array sizes); configure() checks the Python tables fit them */
 #define NF 52            /* card faces */
@@ -161,11 +173,24 @@ static inline int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, co
     return 0;
 }
 
+/* SplitMix64 (rng.c's deals; the env layer's random playout). */
+static inline uint64_t splitmix(uint64_t *x) {
+    uint64_t z;
+    *x += 0x9E3779B97F4A7C15ULL;
+    z = *x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
 /* Python's random.Random state (rng.c). */
 typedef struct {
     uint32_t mt[624];
     int i;
 } MT;
+
+/* A thread's capture-search memo and scratch space (rules.c); opaque outside the core. */
+typedef struct RulesThread RulesThread;
 
 /* ----- the C API (module.c), a PyCapsule named "mulle_env.engine._core.API" */
 typedef struct {
@@ -182,6 +207,12 @@ typedef struct {
     double (*mt_random)(MT *m);
     int (*mt_randbelow)(MT *m, int n);
     int64_t (*sheet_total)(const SetScore *s);
+    /* ABI 3: the rules on worker threads (nogil: legal_ids, apply_move, write_obs, write_mask). */
+    int (*write_mask)(const G *g, uint8_t *mask);         /* the mover's legal mask; returns the count */
+    RulesThread *(*thread_new)(void);                     /* NULL when out of memory (no exception set) */
+    void (*thread_free)(RulesThread *t);
+    void (*thread_enter)(RulesThread *t);                 /* the calling thread's from now on; NULL: the main one */
+    int (*thread_error)(RulesThread *t);                  /* with the GIL: raise what a worker kept (-1), or 0 */
 } MulleCoreAPI;
 
 #define MULLE_CORE_CAPSULE "mulle_env.engine._core.API"

@@ -18,14 +18,6 @@ int core_failpoint_hit(void);
 static inline int core_failpoint(void) { return core_fail_after > 0 && core_failpoint_hit(); }
 
 /* ----- rng.c */
-static inline uint64_t splitmix(uint64_t *x) {
-    uint64_t z;
-    *x += 0x9E3779B97F4A7C15ULL;
-    z = *x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 uint64_t derive_seed1(uint64_t seed, uint64_t stream);
 void shuffle(uint8_t *a, int n, uint64_t seed);
 
@@ -45,25 +37,27 @@ int32_t bonus_of(int32_t intake);
 int64_t sheet_total(const SetScore *s);
 int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, uint8_t *out);
 void capture_memo_clear(void);
+RulesThread *rules_thread_new(void);
+void rules_thread_free(RulesThread *t);
+void rules_thread_enter(RulesThread *t);
+int rules_thread_error(RulesThread *t);
+void rules_fail(PyObject *type, const char *msg); /* a Python exception, or kept for the GIL in a worker */
 unsigned capture_memo_size(void);
 int rules_init(void);
 
-/* ----- observe.c and extras.c */
+/* ----- observe.c */
 int write_obs(const G *g, int player, float *o);
 int write_mask(const G *g, uint8_t *mask);
 extern const char *const FACE_BLOCK_NAMES[N_FACE_BLOCKS];
 extern const char *const BUILD_FEATURE_NAMES[N_BUILD_FEATURES];
 extern const char *const SHEET_NAMES[N_SHEETS];
 extern const char *const SCALAR_NAMES[N_SCALARS];
-PyObject *mod_configure_extras(PyObject *mod, PyObject *args);
-PyObject *mod_write_extras(PyObject *mod, PyObject *args);
-PyObject *mod_extras_exp_mulle(PyObject *mod, PyObject *args);
 
 /* ----- state.c: the Python type */
 typedef struct {
     PyObject_HEAD
     PyObject *ruleset, *seed;  /* the Ruleset and the seed given (an int or None) */
-    PyObject *legal;           /* cached list of the legal ids, or NULL */
+    PyObject *legal;           /* cached tuple of the legal ids (immutable: handed out), or NULL */
     PyObject *public_;         /* cstate.py's cache of the public part of views, or NULL */
     PyObject *last_move_obj;   /* the Move of a `taking` capture (it has no id), or NULL */
     G g;                       /* last: the type's size is sizeof(Core) */
@@ -84,8 +78,5 @@ static inline int core_play(Core *self, int id, const uint8_t *taking, int n_tak
 }
 
 int read_ruleset(G *g, PyObject *rs);
-
-/* ----- stepper.c */
-extern PyTypeObject StepperType;
 
 #endif

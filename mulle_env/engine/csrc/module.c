@@ -3,7 +3,7 @@
 
 /* ------------------------------------------------------------------ allocation-failure hook */
 
-/* Every allocation and Python object creation of the core's own code goes through
+/* Every allocation and Python object creation of the compiled code goes through
  * core_failpoint(): with fail_after = n > 0 the n-th such point fails (a MemoryError), so a
  * test can walk n over every allocation of a game, a stepper step or an afterstate batch and
  * check each ends in a Python exception, never a crash or a leak. 0: off. */
@@ -122,13 +122,6 @@ static PyMethodDef mod_methods[] = {
     {"configure", mod_configure, METH_VARARGS,
      "configure(abi, cards, moves, rules, layout, objects): the tables and objects of the Python definitions "
      "(cstate.py calls it once)."},
-    {"configure_extras", mod_configure_extras, METH_VARARGS,
-     "The encoding's layout and per-face tables for the extra-input blocks (mulle_env/extras.py calls it)."},
-    {"write_extras", mod_write_extras, METH_VARARGS,
-     "write_extras(obs, out, level, stride, offset): the extra-input block of level 1..3 of each float32 encoding, "
-     "written at `offset` of each `stride`-float row of `out`."},
-    {"extras_exp_mulle", mod_extras_exp_mulle, METH_VARARGS,
-     "extras_exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},
     {"derive_seed", mod_derive_seed, METH_VARARGS, "derive_seed(seed, stream): rng.derive_seed with one stream."},
     {"mt_draws", mod_mt_draws, METH_VARARGS,
      "mt_draws(seed, n, m): n x (random(), randrange(m)) of random.Random(seed), drawn in C."},
@@ -165,6 +158,7 @@ static void api_changed(PyObject *obj) {
 static MulleCoreAPI API = {
     MULLE_CORE_ABI, &T,        api_state, api_changed,  legal_ids,   apply_move,       write_obs,
     core_failpoint_hit, &core_fail_after, mt_seed, mt_random, mt_randbelow, sheet_total,
+    write_mask, rules_thread_new, rules_thread_free, rules_thread_enter, rules_thread_error,
 };
 
 static PyObject *name_tuple(const char *const *names, int n) {
@@ -189,12 +183,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&coremodule);
     if (!m) return NULL;
     if (core_type_init(m) < 0) goto fail;
-    if (PyType_Ready(&StepperType) < 0) goto fail;
-    Py_INCREF(&StepperType);
-    if (PyModule_AddObject(m, "Stepper", (PyObject *)&StepperType) < 0) {
-        Py_DECREF(&StepperType);
-        goto fail;
-    }
     PyObject *capsule = PyCapsule_New(&API, MULLE_CORE_CAPSULE, NULL);
     if (!capsule || PyModule_AddObject(m, "API", capsule) < 0) {
         Py_XDECREF(capsule);

@@ -37,7 +37,7 @@ static void add_sheet(int64_t mulle, int64_t tabbe, int64_t intake, int64_t *out
 
 int write_obs(const G *g, int player, float *o) {
     if (!T.configured || (player != 0 && player != 1)) {
-        PyErr_SetString(PyExc_ValueError, "write_obs: the core is not configured, or the player is not 0 or 1");
+        rules_fail(PyExc_ValueError, "write_obs: the core is not configured, or the player is not 0 or 1");
         return -1;
     }
     int opp = 1 - player;

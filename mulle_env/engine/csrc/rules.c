@@ -63,13 +63,18 @@ static inline uint64_t pack(const int8_t *r, int n) {
     return k;
 }
 
-/* The memo of `_best`, shared by all games: (v, counts) -> most cards coverable. */
+/* The memo of `_best`: (v, counts) -> most cards coverable. A pure cache (it changes how fast
+ * a search runs, never what it finds): the main one serves every caller holding the GIL, and
+ * each worker thread of the env layer's stepper has its own (RulesThread), so that searches
+ * run at once on several threads without sharing anything they write. */
 #define MEMO_BITS 18
 #define MEMO_SIZE (1u << MEMO_BITS)
 #define MEMO_LIMIT (MEMO_SIZE / 2)
-static uint64_t *memo_key = NULL;
-static int8_t *memo_val = NULL;
-static unsigned memo_used = 0;
+typedef struct {
+    uint64_t *key;
+    int8_t *val;
+    unsigned used;
+} Memo;
 
 static inline uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -77,45 +82,105 @@ static inline uint64_t mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-static int memo_get(uint64_t key) {
+static int memo_get(const Memo *m, uint64_t key) {
     unsigned h = (unsigned)mix64(key) & (MEMO_SIZE - 1);
-    while (memo_key[h]) {
-        if (memo_key[h] == key) return memo_val[h];
+    while (m->key[h]) {
+        if (m->key[h] == key) return m->val[h];
         h = (h + 1) & (MEMO_SIZE - 1);
     }
     return -1;
 }
 
-static void memo_put(uint64_t key, int val) {
-    if (memo_used >= MEMO_LIMIT) {
-        memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);
-        memo_used = 0;
+static void memo_put(Memo *m, uint64_t key, int val) {
+    if (m->used >= MEMO_LIMIT) {
+        memset(m->key, 0, sizeof(uint64_t) * MEMO_SIZE);
+        m->used = 0;
     }
     unsigned h = (unsigned)mix64(key) & (MEMO_SIZE - 1);
-    while (memo_key[h]) {
-        if (memo_key[h] == key) {
-            memo_val[h] = (int8_t)val;
+    while (m->key[h]) {
+        if (m->key[h] == key) {
+            m->val[h] = (int8_t)val;
             return;
         }
         h = (h + 1) & (MEMO_SIZE - 1);
     }
-    memo_key[h] = key;
-    memo_val[h] = (int8_t)val;
-    memo_used++;
+    m->key[h] = key;
+    m->val[h] = (int8_t)val;
+    m->used++;
 }
 
-void capture_memo_clear(void) {
-    if (memo_key) memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);
-    memo_used = 0;
+static void memo_clear(Memo *m) {
+    if (m->key) memset(m->key, 0, sizeof(uint64_t) * MEMO_SIZE);
+    m->used = 0;
 }
-
-unsigned capture_memo_size(void) { return memo_used; }
 
 typedef struct {
     int v, n; /* value, entries (v - 1) */
     const Pat *by_top[MAXT][MAX_PATS];
     int nby_top[MAXT];
+    Memo *memo;
 } Search;
+
+/* What a capture search writes, per thread: the main one (callers holding the GIL) or a
+ * worker's (rules_thread_new; rules_thread_enter makes it the calling thread's). A worker runs
+ * without the GIL, so an error is kept here (err_type, err_msg) for rules_thread_error to raise
+ * once the GIL is back. */
+struct RulesThread {
+    Memo memo;
+    Search search;
+    PyObject *err_type;
+    const char *err_msg;
+};
+
+static RulesThread main_thread;
+static MULLE_TLS RulesThread *current_thread = NULL;
+
+static inline RulesThread *rules_thread(void) { return current_thread ? current_thread : &main_thread; }
+
+/* An error of the rules: a Python exception with the GIL, kept for later in a worker. */
+void rules_fail(PyObject *type, const char *msg) {
+    RulesThread *t = current_thread;
+    if (!t) {
+        PyErr_SetString(type, msg);
+    } else if (!t->err_type) {
+        t->err_type = type;
+        t->err_msg = msg;
+    }
+}
+
+void capture_memo_clear(void) { memo_clear(&main_thread.memo); }
+
+unsigned capture_memo_size(void) { return main_thread.memo.used; }
+
+RulesThread *rules_thread_new(void) {
+    RulesThread *t = PyMem_RawCalloc(1, sizeof(RulesThread));
+    if (!t) return NULL;
+    t->memo.key = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t));
+    t->memo.val = PyMem_RawCalloc(MEMO_SIZE, 1);
+    if (!t->memo.key || !t->memo.val) {
+        rules_thread_free(t);
+        return NULL;
+    }
+    memo_clear(&t->memo); /* touched now, not page by page inside a search (see rules_init) */
+    return t;
+}
+
+void rules_thread_free(RulesThread *t) {
+    if (!t) return;
+    PyMem_RawFree(t->memo.key);
+    PyMem_RawFree(t->memo.val);
+    PyMem_RawFree(t);
+}
+
+void rules_thread_enter(RulesThread *t) { current_thread = t; }
+
+int rules_thread_error(RulesThread *t) {
+    if (!t || !t->err_type) return 0;
+    PyErr_SetString(t->err_type, t->err_msg);
+    t->err_type = NULL;
+    t->err_msg = NULL;
+    return -1;
+}
 
 static inline int top_of(const int8_t *r, int n) {
     for (int i = n - 1; i >= 0; i--)
@@ -134,7 +199,7 @@ static int best_cover(const Search *s, int8_t *r) {
     int top = top_of(r, s->n);
     if (top < 0) return 0;
     uint64_t key = ((uint64_t)s->v) | (pack(r, s->n) << 4);
-    int got = memo_get(key);
+    int got = memo_get(s->memo, key);
     if (got >= 0) return got;
     int total = 0;
     for (int i = 0; i < s->n; i++) total += r[i];
@@ -152,7 +217,7 @@ static int best_cover(const Search *s, int8_t *r) {
             if (best == total) break;
         }
     }
-    memo_put(key, best);
+    memo_put(s->memo, key, best);
     return best;
 }
 
@@ -169,16 +234,17 @@ static int set2_init(Set2 *s, size_t cap) {
     s->a = s->b = NULL;
     s->used = NULL;
     if (core_failpoint()) return 0;
-    s->a = PyMem_Calloc(cap, sizeof(uint64_t));
-    s->b = PyMem_Calloc(cap, sizeof(uint64_t));
-    s->used = PyMem_Calloc(cap, 1);
+    /* The raw allocator: a worker thread of the stepper searches without the GIL. */
+    s->a = PyMem_RawCalloc(cap, sizeof(uint64_t));
+    s->b = PyMem_RawCalloc(cap, sizeof(uint64_t));
+    s->used = PyMem_RawCalloc(cap, 1);
     return s->a && s->b && s->used;
 }
 
 static void set2_free(Set2 *s) {
-    PyMem_Free(s->a);
-    PyMem_Free(s->b);
-    PyMem_Free(s->used);
+    PyMem_RawFree(s->a);
+    PyMem_RawFree(s->b);
+    PyMem_RawFree(s->used);
     s->a = s->b = NULL;
     s->used = NULL;
 }
@@ -305,12 +371,13 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     }
     for (int i = 0; i < n; i++) {
         if (cnt[i] > 15) { /* never in a real game (8 cards per value); keeps the 4-bit packing sound */
-            PyErr_SetString(PyExc_ValueError, "more than 15 loose cards of one value");
+            rules_fail(PyExc_ValueError, "more than 15 loose cards of one value");
             return -1;
         }
     }
-    static Search search; /* one at a time: the GIL is held and nothing here calls back into Python */
-    Search *s = &search;
+    RulesThread *rt = rules_thread(); /* one search at a time per thread: nothing here calls back into Python */
+    Search *s = &rt->search;
+    s->memo = &rt->memo;
     s->v = v;
     s->n = n;
     int any = 0;
@@ -333,14 +400,14 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     if (!set2_init(&d.seen, 64) || !set2_init(&d.found, 16)) {
         set2_free(&d.seen);
         set2_free(&d.found);
-        PyErr_NoMemory();
+        rules_fail(PyExc_MemoryError, "out of memory in the capture search");
         return -1;
     }
     cover_dfs(&d, r, taken, 0);
     if (d.oom) {
         set2_free(&d.seen);
         set2_free(&d.found);
-        PyErr_NoMemory();
+        rules_fail(PyExc_MemoryError, "out of memory in the capture search");
         return -1;
     }
     int best_pts = -1, nbest = 0;
@@ -724,30 +791,33 @@ static void end_deal(G *g) {
  * capture's loose cards under forced_capture=False). 0, or -1 with a Python error set. */
 int apply_move(G *g, int id, const uint8_t *taking, int n_taking) {
     if (g->over || id < 0 || id >= T.num_ids) {
-        PyErr_Format(PyExc_ValueError, g->over ? "the game is over" : "move id %d out of range", id);
+        if (current_thread)
+            rules_fail(PyExc_ValueError, g->over ? "the game is over" : "move id out of range");
+        else
+            PyErr_Format(PyExc_ValueError, g->over ? "the game is over" : "move id %d out of range", id);
         return -1;
     }
     int p = g->to_move;
     int c = T.m_card[id], kind = T.m_kind[id];
     /* Whatever the move names must exist, so that even an illegal move only moves cards between piles. */
     if (pile_index(&g->hand[p], c) < 0) {
-        PyErr_SetString(PyExc_ValueError, "the card played is not in the hand");
+        rules_fail(PyExc_ValueError, "the card played is not in the hand");
         return -1;
     }
     if (kind == K_BUILD && ((T.m_on[id] >= 0 && pile_index(&g->loose, T.m_on[id]) < 0) ||
                             (T.m_on[id] < 0 && !g->bc[T.m_onb[id]].n))) {
-        PyErr_SetString(PyExc_ValueError, "the build's target is not on the table");
+        rules_fail(PyExc_ValueError, "the build's target is not on the table");
         return -1;
     }
     if (taking) {
         if (kind != K_CAPTURE || n_taking < 0 || n_taking > g->loose.n) {
-            PyErr_SetString(PyExc_ValueError, "only a capture names the cards it takes");
+            rules_fail(PyExc_ValueError, "only a capture names the cards it takes");
             return -1;
         }
         Pile rest = g->loose;
         for (int i = 0; i < n_taking; i++)
             if (!pile_remove(&rest, taking[i])) {
-                PyErr_SetString(PyExc_ValueError, "the capture takes a card that is not loose on the table");
+                rules_fail(PyExc_ValueError, "the capture takes a card that is not loose on the table");
                 return -1;
             }
     } else {
@@ -803,21 +873,22 @@ int rules_init(void) {
             return -1;
         }
     }
-    if (!memo_key) {
-        memo_key = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t));
-        memo_val = PyMem_RawCalloc(MEMO_SIZE, 1);
-        if (!memo_key || !memo_val) {
-            PyMem_RawFree(memo_key);
-            PyMem_RawFree(memo_val);
-            memo_key = NULL;
-            memo_val = NULL;
+    Memo *m = &main_thread.memo;
+    if (!m->key) {
+        m->key = PyMem_RawCalloc(MEMO_SIZE, sizeof(uint64_t));
+        m->val = PyMem_RawCalloc(MEMO_SIZE, 1);
+        if (!m->key || !m->val) {
+            PyMem_RawFree(m->key);
+            PyMem_RawFree(m->val);
+            m->key = NULL;
+            m->val = NULL;
             PyErr_NoMemory();
             return -1;
         }
         /* Touch the memo now: first-touch page faults scattered over a capture search cost more
          * than the search itself (about 20 ms on a loaded machine). */
-        memset(memo_key, 0, sizeof(uint64_t) * MEMO_SIZE);
-        memset(memo_val, 0, MEMO_SIZE);
+        memset(m->key, 0, sizeof(uint64_t) * MEMO_SIZE);
+        memset(m->val, 0, MEMO_SIZE);
     }
     capture_memo_clear();
     return 0;

@@ -217,11 +217,13 @@ static PyObject *ids_list(Core *self) {
     if (self->legal) return self->legal;
     int ids[MAX_IDS];
     int n = legal_ids(&self->g, ids);
-    PyObject *l = FAILING(PyList_New(n));
+    /* A tuple: what legal_ids() hands out cannot be written back (an id appended to the
+     * cache would be played by play_id's callers as if the rules allowed it). */
+    PyObject *l = FAILING(PyTuple_New(n));
     if (!l) return NULL;
     for (int i = 0; i < n; i++) {
         Py_INCREF(ID_OBJS[ids[i]]);
-        PyList_SET_ITEM(l, i, ID_OBJS[ids[i]]);
+        PyTuple_SET_ITEM(l, i, ID_OBJS[ids[i]]);
     }
     self->legal = l;
     return l;
@@ -238,7 +240,7 @@ static PyObject *Core_legal_move_ids(Core *self, PyObject *unused) {
     if (need_init(self) < 0) return NULL;
     PyObject *l = ids_list(self);
     if (!l) return NULL;
-    return FAILING(PyList_GetSlice(l, 0, PyList_GET_SIZE(l)));
+    return FAILING(PySequence_List(l));
 }
 
 static PyObject *Core_n_legal(Core *self, PyObject *unused) {
@@ -406,28 +408,6 @@ static PyObject *Core_play_unchecked(Core *self, PyObject *move) {
     Py_XSETREF(self->last_move_obj, move);
     Py_INCREF(self);
     return (PyObject *)self;
-}
-
-/* Play n uniformly random legal moves (or to the end) with a SplitMix64 stream: the raw-speed
- * benchmark and the long-run memory test. Returns the moves played. */
-static PyObject *Core_random_playout(Core *self, PyObject *args) {
-    unsigned long long seed;
-    long long n;
-    if (need_init(self) < 0 || !PyArg_ParseTuple(args, "KL", &seed, &n)) return NULL;
-    uint64_t x = seed;
-    long long done = 0;
-    int ids[MAX_IDS];
-    while (done < n && !self->g.over) {
-        int k = legal_ids(&self->g, ids);
-        if (k == 0) {
-            PyErr_SetString(PyExc_ValueError, "no legal move (a position the rules never reach)");
-            return NULL;
-        }
-        if (core_play(self, ids[splitmix(&x) % (uint64_t)k], NULL, -1) < 0) return NULL;
-        done++;
-    }
-    Py_CLEAR(self->last_move_obj);
-    return PyLong_FromLongLong(done);
 }
 
 static PyObject *Core_deal_set(Core *self, PyObject *unused) {
@@ -951,9 +931,9 @@ static PyObject *Core_write_mask(Core *self, PyObject *arg) {
 }
 
 static PyMethodDef Core_methods[] = {
-    {"_ids", (PyCFunction)Core_ids, METH_NOARGS, "The cached legal id list itself (never mutate it)."},
+    {"_ids", (PyCFunction)Core_ids, METH_NOARGS, "The cached legal ids themselves (a tuple)."},
     {"legal_ids", (PyCFunction)Core_ids, METH_NOARGS,
-     "The legal move ids as the state's own cached list, without a copy, for hot paths (read it, never change it)."},
+     "The legal move ids as the state's own cached tuple (immutable), without a copy, for hot paths."},
     {"legal_move_ids", (PyCFunction)Core_legal_move_ids, METH_NOARGS,
      "Ids of the legal moves (Move.id), canonical order; the list is the caller's own."},
     {"n_legal", (PyCFunction)Core_n_legal, METH_NOARGS, "How many legal ids there are."},
@@ -961,8 +941,6 @@ static PyMethodDef Core_methods[] = {
      "Apply a move known to be legal (from legal_moves), skipping the check; returns self."},
     {"play_id", (PyCFunction)Core_play_id, METH_O,
      "Apply the legal move with id move_id (an int 0..NUM_MOVE_IDS-1, not a bool), unchecked; returns None."},
-    {"random_playout", (PyCFunction)Core_random_playout, METH_VARARGS,
-     "random_playout(seed, n): play up to n uniformly random legal moves inside the core; returns how many."},
     {"deal_set", (PyCFunction)Core_deal_set, METH_NOARGS,
      "Shuffle a fresh 104-card deck for the current set and make its first deal."},
     {"copy", (PyCFunction)Core_copy, METH_NOARGS, "An independent copy (one memcpy of the position)."},

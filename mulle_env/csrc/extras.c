@@ -19,7 +19,7 @@
  */
 #include <math.h>
 
-#include "engine.h"
+#include "native.h"
 
 #define NV 15   /* hand values 2..16 */
 #define NT 13   /* table values 1..13 */
@@ -33,9 +33,28 @@ static float mulle[NF], mulle13[NF], intake[NF]; /* mulle value / 14, 0 above ha
 static Py_ssize_t obs_size, off_hand, off_loose, off_unseen, off_builds, build_stride, build_cards, build_mine, off_opp;
 static int hand_size;
 static float p_none[(MAXU + 1) * (MAXK + 1) * (MAXH + 1)];
-/* The blocks' sizes and where capture-v3's twin_exposed sits, as extras.py computes them. */
-#define V3_TWIN 285
-static const Py_ssize_t block_size[4] = {0, 182, 225, 289};
+/* The fields this file computes, and the block (level) each first appears in. Where each field
+ * sits and how long each block is, extras.py says (its _FIELDS table, the one place the layout
+ * is written), through configure_extras; each field's length is what it means (per face, per
+ * hand value 2..16, per table value 1..13, or one number), which configure checks. */
+enum {
+    F_TWIN_THREAT, F_TWIN_MINE, F_TAKE, F_UNSEEN_VALUE, F_HELD_VALUE, F_THREAT, F_CLEARS, F_MULLE_EXPOSED,
+    F_MULLE_MINE, F_TABLE_CARDS, F_INTAKE_TAKE, F_OWN_TAKE, F_MULLE_LOOSE, F_P_HOLDS, F_EXP_TAKE, F_EXP_INTAKE,
+    F_BUILD_AT_RISK, F_TWIN_EXPOSED, F_EXP_MULLE, F_EXP_MULLE_LOOSE, F_P_TABBE, N_FIELDS
+};
+static const struct {
+    const char *name;
+    int size, level;
+} FIELDS[N_FIELDS] = {
+    {"twin_threat", NF, 1},   {"twin_mine", NF, 1},      {"take", NV, 1},           {"unseen_value", NV, 1},
+    {"held_value", NV, 1},    {"threat", NV, 1},         {"clears", NV, 1},         {"mulle_exposed", 1, 1},
+    {"mulle_mine", 1, 1},     {"table_cards", 1, 1},     {"intake_take", NV, 2},    {"own_take", NV, 2},
+    {"mulle_loose", NT, 2},   {"p_holds", NV, 3},        {"exp_take", NV, 3},       {"exp_intake", NV, 3},
+    {"build_at_risk", NV, 3}, {"twin_exposed", 1, 3},    {"exp_mulle", 1, 3},       {"exp_mulle_loose", 1, 3},
+    {"p_tabbe", 1, 3},
+};
+static Py_ssize_t at[N_FIELDS];      /* each field's offset in the block */
+static Py_ssize_t block_size[4];     /* by level 1..3 */
 
 static int read_faces(PyObject *list, int *ints, float *floats) {
     if (!PyList_Check(list) || PyList_GET_SIZE(list) != NF) {
@@ -61,20 +80,37 @@ static int read_faces(PyObject *list, int *ints, float *floats) {
 PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     PyObject *hv, *tv, *mv, *m13, *iv;
     Py_buffer none;
-    Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, o_opp, s1, s2, s3, twin;
+    PyObject *fields;
+    Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, o_opp, sizes[4] = {0};
     int h_size;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnniy*nnnn", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
-                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &o_opp, &h_size, &none, &s1, &s2, &s3,
-                          &twin))
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnniy*O!(nnn)", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
+                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &o_opp, &h_size, &none, &PyDict_Type,
+                          &fields, &sizes[1], &sizes[2], &sizes[3]))
         return NULL;
+    Py_ssize_t offs[N_FIELDS];
     int hvals[NF], tvals[NF];
     float mvals[NF], m13vals[NF], ivals[NF];
-    int ok = none.len == (Py_ssize_t)sizeof(p_none) && h_size >= 1 && h_size <= MAXH;
-    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 9, 9], hand size 1..8");
-    if (ok && (s1 != block_size[1] || s2 != block_size[2] || s3 != block_size[3] || twin != V3_TWIN)) {
-        PyErr_SetString(PyExc_ValueError, "configure: extras.py's block sizes are not the ones this module writes "
-                                          "(rebuild it: pip install -e .)");
-        ok = 0;
+    int ok = none.len == (Py_ssize_t)sizeof(p_none) && h_size >= 1 && h_size <= MAXH && sizes[1] > 0 &&
+             sizes[1] <= sizes[2] && sizes[2] <= sizes[3];
+    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 9, 9], hand size 1..8, "
+                                          "block sizes growing");
+    /* Every field this file writes, by name: (offset, size) inside its block, its size the one it means. */
+    for (int f = 0; ok && f < N_FIELDS; f++) {
+        PyObject *entry = PyDict_GetItemString(fields, FIELDS[f].name);
+        Py_ssize_t off = -1, size = -1;
+        if (!entry || !PyArg_ParseTuple(entry, "nn", &off, &size)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "configure: extras.py's layout has no field %s as (offset, size) "
+                         "(rebuild: pip install -e .)", FIELDS[f].name);
+            ok = 0;
+        } else if (size != FIELDS[f].size || off < 0 || off + size > sizes[FIELDS[f].level]) {
+            PyErr_Format(PyExc_ValueError, "configure: field %s at %zd, %zd long, does not fit block %d of %zd floats "
+                         "as this module computes it (%d long; rebuild: pip install -e .)", FIELDS[f].name, off, size,
+                         FIELDS[f].level, sizes[FIELDS[f].level], FIELDS[f].size);
+            ok = 0;
+        } else {
+            offs[f] = off;
+        }
     }
     Py_ssize_t last_build = o_builds + (NV - 1) * b_stride + (b_cards > b_mine ? b_cards : b_mine);
     if (ok && (o_size <= 0 || o_hand < 0 || o_loose < 0 || o_unseen < 0 || o_builds < 0 || b_stride <= 0 ||
@@ -103,6 +139,8 @@ PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     memcpy(mulle, mvals, sizeof mvals);
     memcpy(mulle13, m13vals, sizeof m13vals);
     memcpy(intake, ivals, sizeof ivals);
+    memcpy(at, offs, sizeof offs);
+    memcpy(block_size, sizes, sizeof sizes);
     obs_size = o_size, off_hand = o_hand, off_loose = o_loose, off_unseen = o_unseen, off_builds = o_builds;
     build_stride = b_stride, build_cards = b_cards, build_mine = b_mine, off_opp = o_opp, hand_size = h_size;
     configured = 1;
@@ -138,15 +176,16 @@ static float pairwise(const float *a, Py_ssize_t stride, int n) {
     return res;
 }
 
-/* One row: obs (obs_size floats) -> o (capture-v1 182, v2 225 or v3 289 floats). */
+/* One row: obs (obs_size floats) -> o (the block of the level: its fields at `at`). */
 static void row_extras(const float *x, float *o, int level) {
     const float *hand = x + off_hand, *loose = x + off_loose, *unseen = x + off_unseen;
     int by_value[NT + 1] = {0};
     float take[NV], table;
     float unseen_v[NV] = {0}, held_v[NV] = {0};
+    float *o_threat_f = o + at[F_TWIN_THREAT], *o_mine_f = o + at[F_TWIN_MINE];
     for (int f = 0; f < NF; f++) {
-        o[f] = loose[f] * unseen[f];
-        o[NF + f] = loose[f] * hand[f];
+        o_threat_f[f] = loose[f] * unseen[f];
+        o_mine_f[f] = loose[f] * hand[f];
         int c = (int)(loose[f] + 0.5f);
         by_value[table_value[f]] += c;
         unseen_v[hand_value[f] - 2] += unseen[f];
@@ -170,8 +209,8 @@ static void row_extras(const float *x, float *o, int level) {
     float loose_tenths = 0.0f;
     for (int t = 1; t <= NT; t++) loose_tenths = fmaf((float)by_value[t], tenth, loose_tenths);
     table = loose_tenths + pairwise(x + off_builds + build_cards, build_stride, NV);
-    float *o_take = o + 2 * NF, *o_unseen = o_take + NV, *o_held = o_unseen + NV, *o_threat = o_held + NV,
-          *o_clears = o_threat + NV;
+    float *o_take = o + at[F_TAKE], *o_unseen = o + at[F_UNSEEN_VALUE], *o_held = o + at[F_HELD_VALUE],
+          *o_threat = o + at[F_THREAT], *o_clears = o + at[F_CLEARS];
     for (int i = 0; i < NV; i++) {
         o_take[i] = take[i];
         o_unseen[i] = unseen_v[i] / 8.0f;
@@ -179,11 +218,10 @@ static void row_extras(const float *x, float *o, int level) {
         o_threat[i] = take[i] * o_unseen[i];
         o_clears[i] = (fabsf(take[i] - table) < 0.05f && table > 0.0f) ? 1.0f : 0.0f;
     }
-    float *tail = o_clears + NV;
-    tail[0] = tail[1] = 0.0f; /* mulle_exposed, mulle_mine: extras.py */
-    tail[2] = table;
+    o[at[F_MULLE_EXPOSED]] = o[at[F_MULLE_MINE]] = 0.0f; /* extras.py */
+    o[at[F_TABLE_CARDS]] = table;
     if (level < 2) return;
-    float *o_intake = tail + 3, *o_own = o_intake + NV, *o_mloose = o_own + NV;
+    float *o_intake = o + at[F_INTAKE_TAKE], *o_own = o + at[F_OWN_TAKE], *o_mloose = o + at[F_MULLE_LOOSE];
     for (int i = 0; i < NV; i++) o_intake[i] = 0.0f;
     for (int t = 0; t < NT; t++) o_mloose[t] = 0.0f;
     for (int f = 0; f < NF; f++) {
@@ -193,8 +231,8 @@ static void row_extras(const float *x, float *o, int level) {
     for (int i = 0; i < NV; i++) o_own[i] = take[i] * o_held[i];
     if (level < 3) return;
     /* capture-v3: the opponent's h cards are a uniform draw from the U unseen ones. */
-    float *o_p = o_mloose + NT, *o_etake = o_p + NV, *o_eintake = o_etake + NV, *o_risk = o_eintake + NV,
-          *o_tail = o_risk + NV;
+    float *o_p = o + at[F_P_HOLDS], *o_etake = o + at[F_EXP_TAKE], *o_eintake = o + at[F_EXP_INTAKE],
+          *o_risk = o + at[F_BUILD_AT_RISK];
     /* valid_row has kept U <= 104 and h <= 8, so only k is clamped (to the table's 8). */
     int total, h, k[NV] = {0};
     opponent_draw(x, &total, &h);
@@ -211,9 +249,9 @@ static void row_extras(const float *x, float *o, int level) {
         if (i == 0 || c > tabbe) tabbe = c;
     }
     for (int t = 2; t <= NT; t++) eloose[t - 2] = o_mloose[t - 1] * o_p[t - 2];
-    o_tail[0] = o_tail[1] = 0.0f; /* twin_exposed, exp_mulle: extras.py, then exp_mulle() */
-    o_tail[2] = pairwise(eloose, 1, NT - 1);
-    o_tail[3] = tabbe;
+    o[at[F_TWIN_EXPOSED]] = o[at[F_EXP_MULLE]] = 0.0f; /* extras.py, then exp_mulle() */
+    o[at[F_EXP_MULLE_LOOSE]] = pairwise(eloose, 1, NT - 1);
+    o[at[F_P_TABBE]] = tabbe;
 }
 
 /* A C-contiguous float32 buffer (numpy float32 arrays; anything else is refused by its format). */
@@ -238,7 +276,7 @@ static PyObject *run(PyObject *args, int exp_only) {
     int level = 3;
     Py_ssize_t stride, offset;
     if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "mulle_env.engine._core: configure_extras() first");
+        PyErr_SetString(PyExc_RuntimeError, "mulle_env._native: configure_extras() first");
         return NULL;
     }
     if (exp_only ? !PyArg_ParseTuple(args, "OOnn", &obs_obj, &out_obj, &stride, &offset)
@@ -275,7 +313,7 @@ static PyObject *run(PyObject *args, int exp_only) {
         if (exp_only) {
             int total, h;
             opponent_draw(x, &total, &h);
-            o[V3_TWIN + 1] = (float)((double)o[V3_TWIN] * (double)h / (double)(total > 1 ? total : 1));
+            o[at[F_EXP_MULLE]] = (float)((double)o[at[F_TWIN_EXPOSED]] * (double)h / (double)(total > 1 ? total : 1));
         } else {
             row_extras(x, o, level);
         }

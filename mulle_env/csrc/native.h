@@ -1,0 +1,46 @@
+/* The env layer's compiled module (mulle_env._native): what the environments run in C.
+ *
+ * It holds no rules: it reaches the engine's compiled core only through the core's C API
+ * (mulle_env/engine/csrc/core.h, the capsule "mulle_env.engine._core.API"): legal moves,
+ * applying a move, the observation and mask writers, the tables the core was configured
+ * with, Python's random.Random stream, and the per-thread scratch space that lets the rules
+ * run on worker threads without the GIL. The Python code beside each file is its readable
+ * reference, checked by the golden playthroughs (tests/playthroughs) and tests/test_extras.py:
+ *
+ *   stepper.c   mulle_env/stepper.py (PyStepper): K games stepped at once, on a thread pool
+ *   pool.c      the thread pool the stepper runs on (POSIX threads; one thread elsewhere)
+ *   extras.c    mulle_env/extras.py: the extra-input blocks of the learned agents' nets
+ *   module.c    the module, the capsule import, the ABI check, random_playout
+ */
+#ifndef MULLE_NATIVE_H
+#define MULLE_NATIVE_H
+
+#include "core.h"
+
+/* The engine's C API, imported when the module loads. */
+extern const MulleCoreAPI *CORE;
+
+/* The core's allocation-failure hook (every allocation here goes through it). */
+static inline int native_failpoint(void) { return *CORE->fail_after > 0 && CORE->failpoint(); }
+
+/* ----- pool.c: n threads (the caller and n - 1 workers), each with its own RulesThread. */
+typedef struct Pool Pool;
+/* job(ctx, item) for every item 0..n_items-1, spread over the threads; the caller must have
+ * released the GIL. Items run in any order on any thread: a job writes only its item's data. */
+typedef void (*PoolJob)(void *ctx, int item);
+Pool *pool_new(int n_threads); /* NULL + a Python exception */
+int pool_threads(const Pool *p);
+void pool_run(Pool *p, PoolJob job, void *ctx, int n_items);
+int pool_error(Pool *p); /* with the GIL: raise what a thread's rules kept (-1), or 0 */
+void pool_free(Pool *p);
+int cpu_count(void);     /* the cores this process may run on (sched_getaffinity), at least 1 */
+
+/* ----- stepper.c */
+extern PyTypeObject StepperType;
+
+/* ----- extras.c */
+PyObject *mod_configure_extras(PyObject *mod, PyObject *args);
+PyObject *mod_write_extras(PyObject *mod, PyObject *args);
+PyObject *mod_extras_exp_mulle(PyObject *mod, PyObject *args);
+
+#endif

@@ -1,0 +1,216 @@
+/* The stepper's thread pool: the calling thread and n - 1 workers, each with its own RulesThread
+ * (the capture search's memo and scratch space), so the rules run on all of them at once.
+ *
+ * A job is items 0..n-1, claimed a few at a time: which thread runs an item changes nothing in
+ * what it computes (each item is one game, with its own random stream), so the outputs are
+ * the same for every thread count. The caller claims items too and never waits for a worker
+ * that has not claimed one: on a machine whose cores are busy with other processes a worker
+ * may wake late, and then the caller (and the workers that did wake) simply do its share.
+ * Claims go through one atomic word, generation << 32 | next item: a worker that wakes after
+ * its job ended finds it exhausted (or takes part in the next one), and `inflight` counts the
+ * claims being made or run, which the caller waits out before it returns. Workers sleep on a
+ * condition variable between jobs. Without POSIX threads (Windows), and in a process forked
+ * from the one that started the workers, the caller runs every item itself.
+ */
+#include "native.h"
+
+#ifndef _WIN32
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#define HAVE_THREADS 1
+#else
+#define HAVE_THREADS 0
+#endif
+
+typedef struct {
+    struct Pool *pool;
+    int index;
+} Worker;
+
+struct Pool {
+    int n;             /* threads, the caller included */
+    RulesThread **rt;  /* per thread */
+    PoolJob job;       /* the current job: written before `state` publishes it */
+    void *ctx;
+    int n_items;
+    uint64_t state;    /* atomic: generation << 32 | the next item to claim */
+    int inflight;      /* atomic: claims being made or run */
+#if HAVE_THREADS
+    pid_t pid;         /* the process that started the workers */
+    pthread_t *tid;
+    Worker *args;
+    int started;       /* workers running */
+    pthread_mutex_t mu;
+    pthread_cond_t go;
+    unsigned long wake; /* bumped for every job */
+    int quit;
+#endif
+};
+
+/* Claim and run items of the published job until none is left; a job ended meanwhile is left alone. */
+static void work(Pool *p, int w) {
+    CORE->thread_enter(p->rt[w]);
+    for (;;) {
+        __atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+        uint64_t st = __atomic_load_n(&p->state, __ATOMIC_SEQ_CST);
+        PoolJob job = __atomic_load_n(&p->job, __ATOMIC_RELAXED);
+        void *ctx = __atomic_load_n(&p->ctx, __ATOMIC_RELAXED);
+        uint32_t n = (uint32_t)__atomic_load_n(&p->n_items, __ATOMIC_RELAXED);
+        int claimed = 0;
+        uint32_t chunk = n / (uint32_t)(4 * p->n), end = 0;
+        if (chunk < 1) chunk = 1; /* a few claims per thread: fewer trips to the shared word, still balanced */
+        /* A successful claim of (g, i..end) proves job, ctx and n were g's: the caller writes the next job's
+         * only after every item of g was claimed, and (g, i) never comes back. */
+        while ((uint32_t)st < n) {
+            end = (uint32_t)st + chunk < n ? (uint32_t)st + chunk : n;
+            uint64_t next = (st & ~(uint64_t)0xFFFFFFFFu) | end;
+            if (__atomic_compare_exchange_n(&p->state, &st, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+                claimed = 1;
+                break;
+            }
+            if ((st >> 32) != (next >> 32)) break; /* another job now: start over with its parameters */
+        }
+        if (claimed)
+            for (uint32_t i = (uint32_t)st; i < end; i++) job(ctx, (int)i);
+        __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+        if (!claimed && (uint32_t)st >= n) break;
+    }
+    CORE->thread_enter(NULL);
+}
+
+#if HAVE_THREADS
+static void *worker_main(void *arg) {
+    Worker *me = arg;
+    Pool *p = me->pool;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->wake == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit) break;
+        seen = p->wake;
+        pthread_mutex_unlock(&p->mu);
+        work(p, me->index);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+#endif
+
+void pool_free(Pool *p) {
+    if (!p) return;
+#if HAVE_THREADS
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->quit = 1;
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+        if (p->pid == getpid())
+            for (int w = 0; w < p->started; w++) pthread_join(p->tid[w], NULL);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->go);
+    PyMem_Free(p->tid);
+    PyMem_Free(p->args);
+#endif
+    if (p->rt)
+        for (int w = 0; w < p->n; w++) CORE->thread_free(p->rt[w]);
+    PyMem_Free(p->rt);
+    PyMem_Free(p);
+}
+
+Pool *pool_new(int n) {
+    if (n < 1) n = 1;
+#if !HAVE_THREADS
+    n = 1;
+#endif
+    Pool *p = native_failpoint() ? NULL : PyMem_Calloc(1, sizeof(Pool));
+    if (!p) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    p->n = n;
+#if HAVE_THREADS
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    p->pid = getpid();
+#endif
+    p->rt = native_failpoint() ? NULL : PyMem_Calloc(n, sizeof(RulesThread *));
+    if (!p->rt) goto oom;
+    for (int w = 0; w < n; w++) {
+        p->rt[w] = native_failpoint() ? NULL : CORE->thread_new();
+        if (!p->rt[w]) goto oom;
+    }
+#if HAVE_THREADS
+    if (n > 1) {
+        p->tid = native_failpoint() ? NULL : PyMem_Calloc(n - 1, sizeof(pthread_t));
+        p->args = native_failpoint() ? NULL : PyMem_Calloc(n - 1, sizeof(Worker));
+        if (!p->tid || !p->args) goto oom;
+        for (int w = 0; w < n - 1; w++) {
+            p->args[w].pool = p;
+            p->args[w].index = w + 1;
+            if (pthread_create(&p->tid[w], NULL, worker_main, &p->args[w]) != 0) {
+                PyErr_Format(PyExc_RuntimeError, "cannot start the stepper's worker thread %d of %d", w + 1, n - 1);
+                pool_free(p);
+                return NULL;
+            }
+            p->started++;
+        }
+    }
+#endif
+    return p;
+oom:
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    pool_free(p);
+    return NULL;
+}
+
+int pool_threads(const Pool *p) { return p->n; }
+
+void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
+#if HAVE_THREADS
+    int alone = !p->started || n_items <= 1 || p->pid != getpid();
+#else
+    int alone = 1;
+#endif
+    if (alone) { /* no claims to share: the items in order, on this thread's scratch space */
+        CORE->thread_enter(p->rt[0]);
+        for (int i = 0; i < n_items; i++) job(ctx, i);
+        CORE->thread_enter(NULL);
+        return;
+    }
+    __atomic_store_n(&p->job, job, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->ctx, ctx, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->n_items, n_items, __ATOMIC_RELAXED);
+    uint64_t generation = (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) >> 32) + 1;
+    __atomic_store_n(&p->state, generation << 32, __ATOMIC_SEQ_CST); /* publishes the job */
+#if HAVE_THREADS
+    pthread_mutex_lock(&p->mu);
+    p->wake++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+#endif
+    work(p, 0);
+    /* Every item is claimed; the claims still being run (or tried) must end before ctx goes away. */
+    while (__atomic_load_n(&p->inflight, __ATOMIC_SEQ_CST) > 0) {
+#if HAVE_THREADS
+        sched_yield();
+#endif
+    }
+}
+
+int pool_error(Pool *p) {
+    int rc = 0;
+    for (int w = 0; w < p->n; w++) {
+        if (rc == 0) {
+            rc = CORE->thread_error(p->rt[w]);
+        } else { /* the first is raised; the others are dropped */
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            if (CORE->thread_error(p->rt[w]) < 0) PyErr_Clear();
+            PyErr_Restore(t, v, tb);
+        }
+    }
+    return rc;
+}

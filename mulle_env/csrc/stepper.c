@@ -1,0 +1,806 @@
+/* The batched stepper: K games stepped in one call, for the environments' core.
+ *
+ * mulle_env/stepper.py documents the contract and holds its Python twin (PyStepper); the
+ * environments pick one by the engine's backend. The games are cstate.GameState objects,
+ * so `state(i)` hands out the live game (to read; moves go through play(i, action), which
+ * keeps `over` and `to_move` current). The internal random opponent plays
+ * legal[randrange(len(legal))] with random.Random(opp_seed) (the core's MT19937), exactly as
+ * the `random` agent does in the Python stepper and in Mulle-v0: the same seed gives the
+ * same games on both backends.
+ *
+ * Threads. step, play_batch and write run their games on the stepper's pool (pool.c) with
+ * the GIL released: num_threads threads, each game on one of them, each thread with its own
+ * capture-search scratch (the core's RulesThread). A game's moves depend only on its own
+ * position and random stream, so every thread count gives the same games and outputs. Only
+ * the rules on a G run there: anything touching Python objects (the games' caches, errors)
+ * runs before or after, with the GIL. While the allocation-failure hook is armed everything
+ * runs on the calling thread with the GIL held, so a test can walk every allocation in order.
+ * Nothing else may touch the games while a call runs (the stepper refuses a second call from
+ * another thread: "busy").
+ */
+#include "native.h"
+
+typedef struct {
+    PyObject_HEAD
+    int k, internal;
+    PyObject *ruleset, *games, *over_obj, *to_move_obj, *new_game;
+    Py_buffer over_buf, to_move_buf;
+    int have_over, have_to_move;
+    G **g;           /* game i's position (inside the games list's object i) */
+    MT *rng;
+    int8_t *seat;
+    /* Per game, the legal ids of the seat to move as a bitset (LEGAL_WORDS words), valid while
+     * legal_ok[i]: the stepper's own copy, which nothing handed out can reach. Every action is
+     * checked against it, so a mask written by a caller cannot make an illegal move legal. */
+    uint64_t *legal_bits;
+    uint8_t *legal_ok;
+    int16_t *n_legal; /* per game, with legal_ok: how many */
+    uint8_t *failed;  /* per game: its job failed (the thread's RulesThread keeps why) */
+    Pool *pool;
+    int busy;         /* a call runs without the GIL */
+} Stepper;
+
+#define LEGAL_WORDS (MAX_IDS / 64)
+
+static int read_index(Py_buffer *b, Py_ssize_t i, long long *out) {
+    const char *f = b->format ? b->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    const char *p = (const char *)b->buf + i * b->itemsize;
+    switch (f[0]) {
+    case '?':
+    case 'B': *out = *(const uint8_t *)p; return 0;
+    case 'b': *out = *(const int8_t *)p; return 0;
+    case 'h': *out = *(const int16_t *)p; return 0;
+    case 'H': *out = *(const uint16_t *)p; return 0;
+    case 'i': *out = *(const int32_t *)p; return 0;
+    case 'I': *out = *(const uint32_t *)p; return 0;
+    case 'l':
+    case 'q':
+        if (b->itemsize == 8)
+            *out = *(const int64_t *)p;
+        else
+            *out = *(const int32_t *)p;
+        return 0;
+    case 'L':
+    case 'Q':
+        if (b->itemsize == 8)
+            *out = (long long)*(const uint64_t *)p;
+        else
+            *out = *(const uint32_t *)p;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "an integer array is needed, not format '%s'", b->format);
+    return -1;
+}
+
+/* An integer vector as a C-contiguous buffer (numpy arrays) or any sequence (lists). */
+typedef struct {
+    Py_buffer b;
+    PyObject *fast;
+    Py_ssize_t n;
+} IntVec;
+
+static int intvec_open(PyObject *o, IntVec *v, const char *what) {
+    v->fast = NULL;
+    if (PyObject_CheckBuffer(o) && PyObject_GetBuffer(o, &v->b, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        if (v->b.ndim != 1) {
+            PyBuffer_Release(&v->b);
+            PyErr_Format(PyExc_ValueError, "%s must be one-dimensional", what);
+            return -1;
+        }
+        v->n = v->b.shape ? v->b.shape[0] : v->b.len / v->b.itemsize;
+        return 0;
+    }
+    PyErr_Clear();
+    v->fast = PySequence_Fast(o, what);
+    if (!v->fast) return -1;
+    v->n = PySequence_Fast_GET_SIZE(v->fast);
+    return 0;
+}
+
+static int intvec_get(IntVec *v, Py_ssize_t i, long long *out) {
+    if (v->fast) {
+        PyObject *x = PySequence_Fast_GET_ITEM(v->fast, i);
+        if (PyBool_Check(x)) {
+            *out = x == Py_True;
+            return 0;
+        }
+        *out = PyLong_AsLongLong(x);
+        return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    }
+    return read_index(&v->b, i, out);
+}
+
+static void intvec_close(IntVec *v) {
+    if (v->fast)
+        Py_DECREF(v->fast);
+    else
+        PyBuffer_Release(&v->b);
+}
+
+static inline PyObject *game_obj(Stepper *s, Py_ssize_t i) { return PyList_GET_ITEM(s->games, i); }
+
+/* Game i's legal ids into its bitset (ids: its legal ids, n of them). */
+static void keep_legal(Stepper *s, int i, const int *ids, int n) {
+    uint64_t *w = s->legal_bits + (size_t)i * LEGAL_WORDS;
+    memset(w, 0, LEGAL_WORDS * sizeof(uint64_t));
+    for (int j = 0; j < n; j++) w[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+    s->n_legal[i] = (int16_t)n;
+    s->legal_ok[i] = 1;
+}
+
+static void ensure_legal(Stepper *s, int i) {
+    if (!s->legal_ok[i]) {
+        int ids[MAX_IDS];
+        keep_legal(s, i, ids, s->g[i]->over ? 0 : CORE->legal_ids(s->g[i], ids));
+    }
+}
+
+/* Whether id is legal for the seat to move in game i, by the engine's own rules (never by a mask). */
+static int is_legal(Stepper *s, int i, long long id) {
+    if (id < 0 || id >= CORE->tables->num_ids || s->g[i]->over) return 0;
+    ensure_legal(s, i);
+    return (int)((s->legal_bits[(size_t)i * LEGAL_WORDS + (id >> 6)] >> (id & 63)) & 1);
+}
+
+static void stepper_sync(Stepper *s, int i) {
+    s->legal_ok[i] = 0; /* called after every change of game i */
+    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)s->g[i]->over;
+    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->g[i]->to_move;
+}
+
+/* The internal random opponent's moves in game i (no Python objects: runs on any thread). */
+static int random_moves(Stepper *s, int i) {
+    G *g = s->g[i];
+    int ids[MAX_IDS];
+    while (!g->over && g->to_move != s->seat[i]) {
+        int n = CORE->legal_ids(g, ids);
+        if (n == 0) return -2; /* a position the rules never reach */
+        if (CORE->apply_move(g, ids[CORE->mt_randbelow(&s->rng[i], n)], NULL, -1) < 0) return -1;
+    }
+    return 0;
+}
+
+static int raise_no_move(int i) {
+    PyErr_Format(PyExc_ValueError, "game %d: no legal move for the opponent", i);
+    return -1;
+}
+
+static int own_buffer(PyObject *o, Py_buffer *b, int k, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (b->len < k || b->itemsize != 1) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_ValueError, "%s must be a writable 1-byte-per-item buffer of %d items", what, k);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether this call may release the GIL and use the pool (not while the failpoint hook walks allocations). */
+static inline int threaded(Stepper *s) { return *CORE->fail_after <= 0; }
+
+static int enter(Stepper *s) {
+    if (!s->games) {
+        PyErr_SetString(PyExc_RuntimeError, "Stepper not initialized");
+        return -1;
+    }
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the stepper is running a call in another thread; one call at a time");
+        return -1;
+    }
+    return 0;
+}
+
+static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"num_envs", "ruleset", "internal_random", "over", "to_move", "num_threads", NULL};
+    int k, internal, n_threads = 1;
+    PyObject *rs, *over = Py_None, *to_move = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOp|OOi", kwlist, &k, &rs, &internal, &over, &to_move, &n_threads))
+        return -1;
+    if (k < 1 || k > 1 << 20) {
+        PyErr_Format(PyExc_ValueError, "num_envs must be 1..%d, not %d", 1 << 20, k);
+        return -1;
+    }
+    if (n_threads < 1 || n_threads > 1024) {
+        PyErr_Format(PyExc_ValueError, "num_threads must be 1..1024, not %d", n_threads);
+        return -1;
+    }
+    if (self->games || self->g) { /* a second __init__, even after a failed first one */
+        PyErr_SetString(PyExc_RuntimeError, "a Stepper is initialized once");
+        return -1;
+    }
+    PyObject *mod = PyImport_ImportModule("mulle_env.engine.cstate");
+    if (!mod) return -1;
+    self->new_game = PyObject_GetAttrString(mod, "new_game");
+    Py_DECREF(mod);
+    if (!self->new_game) return -1;
+    self->k = k;
+    self->internal = internal;
+    Py_INCREF(rs);
+    self->ruleset = rs;
+    over = over == Py_None ? PyByteArray_FromStringAndSize(NULL, k) : (Py_INCREF(over), over);
+    if (!over) return -1;
+    self->over_obj = over;
+    to_move = to_move == Py_None ? PyByteArray_FromStringAndSize(NULL, k) : (Py_INCREF(to_move), to_move);
+    if (!to_move) return -1;
+    self->to_move_obj = to_move;
+    if (own_buffer(over, &self->over_buf, k, "over") < 0) return -1;
+    self->have_over = 1;
+    if (own_buffer(to_move, &self->to_move_buf, k, "to_move") < 0) return -1;
+    self->have_to_move = 1;
+    self->g = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(G *));
+    self->rng = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(MT));
+    self->seat = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
+    self->legal_bits = native_failpoint() ? NULL : PyMem_Calloc((size_t)k * LEGAL_WORDS, sizeof(uint64_t));
+    self->legal_ok = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
+    self->n_legal = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(int16_t));
+    self->failed = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
+    if (!self->g || !self->rng || !self->seat || !self->legal_bits || !self->legal_ok || !self->n_legal ||
+        !self->failed) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    self->pool = pool_new(n_threads);
+    if (!self->pool) return -1;
+    PyObject *games = native_failpoint() ? NULL : PyList_New(k);
+    if (!games) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < k; i++) {
+        PyObject *g = PyObject_CallFunction(self->new_game, "iO", 0, rs);
+        G *pos = g ? CORE->state(g) : NULL;
+        if (!pos) {
+            Py_XDECREF(g);
+            Py_DECREF(games);
+            return -1;
+        }
+        PyList_SET_ITEM(games, i, g);
+        self->g[i] = pos;
+        pos->over = 1; /* not started */
+    }
+    self->games = games;
+    for (int i = 0; i < k; i++) stepper_sync(self, i);
+    return 0;
+}
+
+static int Stepper_traverse(Stepper *self, visitproc visit, void *arg) {
+    Py_VISIT(self->ruleset);
+    Py_VISIT(self->games);
+    Py_VISIT(self->over_obj);
+    Py_VISIT(self->to_move_obj);
+    Py_VISIT(self->new_game);
+    return 0;
+}
+
+static int Stepper_clear(Stepper *self) {
+    if (self->have_over) PyBuffer_Release(&self->over_buf);
+    if (self->have_to_move) PyBuffer_Release(&self->to_move_buf);
+    self->have_over = self->have_to_move = 0;
+    Py_CLEAR(self->ruleset);
+    Py_CLEAR(self->games);
+    Py_CLEAR(self->over_obj);
+    Py_CLEAR(self->to_move_obj);
+    Py_CLEAR(self->new_game);
+    return 0;
+}
+
+static void Stepper_dealloc(Stepper *self) {
+    PyObject_GC_UnTrack(self);
+    Stepper_clear(self);
+    pool_free(self->pool);
+    PyMem_Free(self->g);
+    PyMem_Free(self->rng);
+    PyMem_Free(self->seat);
+    PyMem_Free(self->legal_bits);
+    PyMem_Free(self->legal_ok);
+    PyMem_Free(self->n_legal);
+    PyMem_Free(self->failed);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_index(Stepper *s, long long i) {
+    if (enter(s) < 0) return -1;
+    if (i < 0 || i >= s->k) {
+        PyErr_Format(PyExc_IndexError, "game index %lld outside 0..%d", i, s->k - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Stepper_start(Stepper *self, PyObject *args) {
+    long long i;
+    int seat;
+    PyObject *game_seed;
+    unsigned long long opp_seed;
+    if (!PyArg_ParseTuple(args, "LOiK", &i, &game_seed, &seat, &opp_seed)) return NULL;
+    if (check_index(self, i) < 0) return NULL;
+    if (seat != 0 && seat != 1) {
+        PyErr_Format(PyExc_ValueError, "seat must be 0 or 1, not %d", seat);
+        return NULL;
+    }
+    PyObject *g = PyObject_CallFunction(self->new_game, "OO", game_seed, self->ruleset);
+    G *pos = g ? CORE->state(g) : NULL;
+    if (!pos) {
+        Py_XDECREF(g);
+        return NULL;
+    }
+    PyList_SetItem(self->games, (Py_ssize_t)i, g); /* steals g */
+    self->g[i] = pos;
+    self->seat[i] = (int8_t)seat;
+    CORE->mt_seed(&self->rng[i], opp_seed);
+    int rc = self->internal ? random_moves(self, (int)i) : 0;
+    if (self->internal) CORE->changed(g);
+    stepper_sync(self, (int)i);
+    if (rc == -2) raise_no_move((int)i);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ----- the threaded jobs: one item is one game (step, play_batch) or one row (write) */
+
+typedef struct {
+    Stepper *s;
+    const int *idx;     /* play: the games; write: the games of the rows */
+    const int *act;     /* play: the actions (by item) */
+    const int8_t *seats; /* write: the seats (by row) */
+    int internal;       /* play: the internal opponent answers */
+    float *obs;         /* write */
+    uint8_t *mask;      /* write: or NULL */
+    int obs_size, num_ids;
+} Job;
+
+static void play_job(void *ctx, int item) {
+    Job *j = ctx;
+    Stepper *s = j->s;
+    int i = j->idx[item];
+    int rc = CORE->apply_move(s->g[i], j->act[item], NULL, -1);
+    if (rc == 0 && j->internal) rc = random_moves(s, i);
+    s->failed[i] = (uint8_t)(rc < 0 ? -rc : 0);
+}
+
+/* The games idx[0..n-1] play act[...] (checked legal already), then the internal opponent. */
+static int run_plays(Stepper *s, const int *idx, const int *act, int n, int internal) {
+    Job job = {s, idx, act, NULL, internal, NULL, NULL, 0, 0};
+    int pooled = threaded(s) && n > 1;
+    for (int q = 0; q < n; q++) s->failed[idx[q]] = 0;
+    if (pooled) {
+        s->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        pool_run(s->pool, play_job, &job, n);
+        Py_END_ALLOW_THREADS
+        s->busy = 0;
+    } else { /* on this thread with the GIL (errors are raised as they happen), stopping at the first failure */
+        for (int q = 0; q < n; q++) {
+            play_job(&job, q);
+            if (s->failed[idx[q]]) {
+                n = q + 1;
+                break;
+            }
+        }
+    }
+    int first = -1;
+    for (int q = 0; q < n; q++) {
+        int i = idx[q];
+        CORE->changed(game_obj(s, i));
+        stepper_sync(s, i);
+        if (s->failed[i] && first < 0) first = i;
+    }
+    if (first < 0) return 0;
+    int kept = pooled ? pool_error(s->pool) : (PyErr_Occurred() ? -1 : 0);
+    if (s->failed[first] == 2) {
+        if (kept < 0) PyErr_Clear();
+        return raise_no_move(first);
+    }
+    if (kept == 0) PyErr_Format(PyExc_RuntimeError, "game %d: a move failed", first);
+    return -1;
+}
+
+/* The (game, action) pairs of `acts` for every `active` game, each checked legal first: a refused call plays
+ * nothing. idx and act must hold k entries; returns how many, or -1. */
+static int gather_plays(Stepper *s, PyObject *acts, PyObject *active, int *idx, int *act) {
+    IntVec a, m;
+    if (intvec_open(acts, &a, "actions") < 0) return -1;
+    if (intvec_open(active, &m, "active") < 0) {
+        intvec_close(&a);
+        return -1;
+    }
+    int n = -1;
+    if (a.n < s->k || m.n < s->k) {
+        PyErr_Format(PyExc_ValueError, "actions and active need %d entries", s->k);
+        goto done;
+    }
+    int count = 0;
+    for (int i = 0; i < s->k; i++) {
+        long long on, id;
+        if (intvec_get(&m, i, &on) < 0) goto done;
+        if (!on) continue;
+        if (intvec_get(&a, i, &id) < 0) goto done;
+        if (!is_legal(s, i, id)) {
+            PyErr_Format(PyExc_ValueError, "game %d: action %lld is not legal there (the game's own legal ids "
+                         "decide, not a mask)", i, id);
+            goto done;
+        }
+        idx[count] = i;
+        act[count++] = (int)id;
+    }
+    n = count;
+done:
+    intvec_close(&a);
+    intvec_close(&m);
+    return n;
+}
+
+static PyObject *Stepper_step(Stepper *self, PyObject *args) {
+    PyObject *acts, *active;
+    if (!PyArg_ParseTuple(args, "OO", &acts, &active)) return NULL;
+    if (enter(self) < 0) return NULL;
+    int *buf = native_failpoint() ? NULL : PyMem_Malloc(2 * (size_t)self->k * sizeof(int));
+    if (!buf) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    int n = gather_plays(self, acts, active, buf, buf + self->k);
+    int rc = n < 0 ? -1 : run_plays(self, buf, buf + self->k, n, self->internal);
+    PyMem_Free(buf);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* play_batch(idx, actions): game idx[j] plays actions[j] for the seat to move (self-play's batched
+ * policy): every action checked first, then all played on the pool. */
+static PyObject *Stepper_play_batch(Stepper *self, PyObject *args) {
+    PyObject *idx_obj, *acts;
+    if (!PyArg_ParseTuple(args, "OO", &idx_obj, &acts)) return NULL;
+    if (enter(self) < 0) return NULL;
+    IntVec iv, av;
+    if (intvec_open(idx_obj, &iv, "idx") < 0) return NULL;
+    if (intvec_open(acts, &av, "actions") < 0) {
+        intvec_close(&iv);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    int *buf = NULL;
+    Py_ssize_t n = iv.n;
+    if (av.n != n) {
+        PyErr_SetString(PyExc_ValueError, "idx and actions differ in length");
+        goto done;
+    }
+    if (n > self->k) {
+        PyErr_Format(PyExc_ValueError, "play_batch takes each game at most once (%d games, %zd given)", self->k, n);
+        goto done;
+    }
+    buf = native_failpoint() ? NULL : PyMem_Malloc(2 * (size_t)(n ? n : 1) * sizeof(int));
+    if (!buf) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t q = 0; q < n; q++) {
+        long long i, id;
+        if (intvec_get(&iv, q, &i) < 0 || intvec_get(&av, q, &id) < 0) goto done;
+        if (i < 0 || i >= self->k) {
+            PyErr_Format(PyExc_IndexError, "game index %lld outside 0..%d", i, self->k - 1);
+            goto done;
+        }
+        for (Py_ssize_t r = 0; r < q; r++)
+            if (buf[r] == (int)i) {
+                PyErr_Format(PyExc_ValueError, "play_batch takes each game at most once: game %lld twice", i);
+                goto done;
+            }
+        if (!is_legal(self, (int)i, id)) {
+            PyErr_Format(PyExc_ValueError, "game %lld: action %lld is not legal there", i, id);
+            goto done;
+        }
+        buf[q] = (int)i;
+        buf[n + q] = (int)id;
+    }
+    if (run_plays(self, buf, buf + n, (int)n, 0) < 0) goto done;
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    PyMem_Free(buf);
+    intvec_close(&iv);
+    intvec_close(&av);
+    return ret;
+}
+
+static PyObject *Stepper_play(Stepper *self, PyObject *args) {
+    long long i, id;
+    if (!PyArg_ParseTuple(args, "LL", &i, &id)) return NULL;
+    if (check_index(self, i) < 0) return NULL;
+    if (!is_legal(self, (int)i, id)) {
+        PyErr_Format(PyExc_ValueError, "game %lld: action %lld is not legal there", i, id);
+        return NULL;
+    }
+    int rc = CORE->apply_move(self->g[i], (int)id, NULL, -1);
+    CORE->changed(game_obj(self, (Py_ssize_t)i));
+    stepper_sync(self, (int)i);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static void write_job(void *ctx, int j) {
+    Job *job = ctx;
+    Stepper *s = job->s;
+    int i = job->idx[j], seat = job->seats[j];
+    G *g = s->g[i];
+    if (CORE->write_obs(g, seat, job->obs + (size_t)j * job->obs_size) < 0) {
+        s->failed[i] = 1;
+        return;
+    }
+    uint8_t *row = job->mask ? job->mask + (size_t)j * job->num_ids : NULL;
+    if (g->to_move == seat && !g->over) {
+        int ids[MAX_IDS], n = CORE->legal_ids(g, ids);
+        keep_legal(s, i, ids, n);
+        if (row) {
+            memset(row, 0, job->num_ids);
+            for (int q = 0; q < n; q++) row[ids[q]] = 1;
+        }
+    } else if (row) {
+        memset(row, 0, job->num_ids);
+    }
+}
+
+/* Reads idx and seats into C arrays (checked); returns n, or -1. *out is PyMem-allocated (2n ints' room). */
+static Py_ssize_t read_rows(Stepper *s, PyObject *idx, PyObject *seats, int **out) {
+    IntVec iv, sv;
+    *out = NULL;
+    if (intvec_open(idx, &iv, "idx") < 0) return -1;
+    if (intvec_open(seats, &sv, "seats") < 0) {
+        intvec_close(&iv);
+        return -1;
+    }
+    Py_ssize_t n = iv.n, ret = -1;
+    if (sv.n != n) {
+        PyErr_SetString(PyExc_ValueError, "idx and seats differ in length");
+        goto done;
+    }
+    int *buf = native_failpoint() ? NULL : PyMem_Malloc((size_t)(n ? n : 1) * (sizeof(int) + 1));
+    if (!buf) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    *out = buf;
+    int8_t *st = (int8_t *)(buf + n);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        long long i, seat;
+        if (intvec_get(&iv, j, &i) < 0 || intvec_get(&sv, j, &seat) < 0) goto done;
+        if (check_index(s, i) < 0) goto done;
+        if (seat != 0 && seat != 1) {
+            PyErr_Format(PyExc_ValueError, "seats[%zd] must be 0 or 1, not %lld", j, seat);
+            goto done;
+        }
+        buf[j] = (int)i;
+        st[j] = (int8_t)seat;
+    }
+    ret = n;
+done:
+    intvec_close(&iv);
+    intvec_close(&sv);
+    if (ret < 0) {
+        PyMem_Free(*out);
+        *out = NULL;
+    }
+    return ret;
+}
+
+/* write(idx, seats, obs, mask): row j = observation of seat seats[j] in game idx[j], and its legal mask
+ * (mask None: no dense mask; the legal ids are still kept for check() and legal_csr()). */
+static PyObject *Stepper_write(Stepper *self, PyObject *args) {
+    PyObject *idx, *seats, *obs, *mask;
+    if (!PyArg_ParseTuple(args, "OOOO", &idx, &seats, &obs, &mask)) return NULL;
+    if (enter(self) < 0) return NULL;
+    int *rows;
+    Py_ssize_t n = read_rows(self, idx, seats, &rows);
+    if (n < 0) return NULL;
+    PyObject *ret = NULL;
+    Py_buffer ob, mb;
+    int have_ob = 0, have_mb = 0;
+    const Tables *T = CORE->tables;
+    if (get_buffer(obs, &ob, n * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    have_ob = 1;
+    if (mask != Py_None) {
+        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+        have_mb = 1;
+        if (mb.itemsize != 1 || mb.len < n * T->num_ids) {
+            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", n, T->num_ids);
+            goto done;
+        }
+    }
+    Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
+               have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
+    for (Py_ssize_t j = 0; j < n; j++) self->failed[rows[j]] = 0;
+    if (threaded(self) && n > 1) {
+        self->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        pool_run(self->pool, write_job, &job, (int)n);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
+        if (pool_error(self->pool) < 0) goto done;
+    } else {
+        for (Py_ssize_t j = 0; j < n; j++) write_job(&job, (int)j);
+        if (PyErr_Occurred()) goto done;
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    if (have_ob) PyBuffer_Release(&ob);
+    if (have_mb) PyBuffer_Release(&mb);
+    PyMem_Free(rows);
+    return ret;
+}
+
+/* legal_csr(idx, seats, ids, offsets): the legal ids of seat seats[j] in game idx[j] (none unless it is to
+ * move) in CSR form: row j's are ids[offsets[j]:offsets[j + 1]], ascending. offsets (int32, n + 1) is always
+ * written; ids (int32) only if it has room. Returns the total, so a caller with too small an ids grows it. */
+static PyObject *Stepper_legal_csr(Stepper *self, PyObject *args) {
+    PyObject *idx, *seats, *ids_obj, *off_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &idx, &seats, &ids_obj, &off_obj)) return NULL;
+    if (enter(self) < 0) return NULL;
+    int *rows;
+    Py_ssize_t n = read_rows(self, idx, seats, &rows);
+    if (n < 0) return NULL;
+    const int8_t *st = (const int8_t *)(rows + n);
+    PyObject *ret = NULL;
+    Py_buffer ib, ofb;
+    int have_ib = 0, have_ofb = 0;
+    if (get_buffer(off_obj, &ofb, (n + 1) * (Py_ssize_t)sizeof(int32_t), "i", "offsets") < 0) goto done;
+    have_ofb = 1;
+    if (PyObject_GetBuffer(ids_obj, &ib, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) goto done;
+    have_ib = 1;
+    if (ib.itemsize != 4 || !ib.format || strchr("iIl", ib.format[strlen(ib.format) - 1]) == NULL) {
+        PyErr_SetString(PyExc_ValueError, "ids must be a writable contiguous int32 buffer");
+        goto done;
+    }
+    int32_t *off = ofb.buf, *out = ib.buf;
+    Py_ssize_t cap = ib.len / 4, total = 0;
+    off[0] = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int i = rows[j];
+        G *g = self->g[i];
+        if (g->to_move == st[j] && !g->over) {
+            ensure_legal(self, i);
+            total += self->n_legal[i];
+        }
+        off[j + 1] = (int32_t)total;
+    }
+    if (total <= cap) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            if (off[j + 1] == off[j]) continue;
+            const uint64_t *w = self->legal_bits + (size_t)rows[j] * LEGAL_WORDS;
+            int32_t *o = out + off[j];
+            for (int q = 0; q < LEGAL_WORDS; q++) {
+                uint64_t x = w[q];
+                while (x) {
+                    *o++ = q * 64 + __builtin_ctzll(x);
+                    x &= x - 1;
+                }
+            }
+        }
+    }
+    ret = PyLong_FromSsize_t(total);
+done:
+    if (have_ib) PyBuffer_Release(&ib);
+    if (have_ofb) PyBuffer_Release(&ofb);
+    PyMem_Free(rows);
+    return ret;
+}
+
+/* ok[i] = 1 where game i is inactive or actions[i] is legal there, else 0; returns how many are not. */
+static PyObject *Stepper_check(Stepper *self, PyObject *args) {
+    PyObject *acts, *active, *ok;
+    if (!PyArg_ParseTuple(args, "OOO", &acts, &active, &ok)) return NULL;
+    if (enter(self) < 0) return NULL;
+    IntVec a, m;
+    Py_buffer ob;
+    if (own_buffer(ok, &ob, self->k, "ok") < 0) return NULL;
+    if (intvec_open(acts, &a, "actions") < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    if (intvec_open(active, &m, "active") < 0) {
+        intvec_close(&a);
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    long bad = 0;
+    if (a.n < self->k || m.n < self->k) {
+        PyErr_Format(PyExc_ValueError, "actions and active need %d entries", self->k);
+        goto done;
+    }
+    for (int i = 0; i < self->k; i++) {
+        long long on, id;
+        if (intvec_get(&m, i, &on) < 0 || intvec_get(&a, i, &id) < 0) goto done;
+        int legal = !on || is_legal(self, i, id);
+        ((uint8_t *)ob.buf)[i] = (uint8_t)legal;
+        bad += !legal;
+    }
+    ret = PyLong_FromLong(bad);
+done:
+    intvec_close(&a);
+    intvec_close(&m);
+    PyBuffer_Release(&ob);
+    return ret;
+}
+
+static PyObject *Stepper_scores(Stepper *self, PyObject *arg) {
+    long long i = PyLong_AsLongLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (check_index(self, i) < 0) return NULL;
+    G *g = self->g[i];
+    int64_t t[2] = {0, 0};
+    for (int p = 0; p < 2; p++) {
+        for (int k = 0; k < g->nsheets; k++) t[p] += CORE->sheet_total(&g->sheets[k][p]);
+        if (!g->over) {
+            SetScore cur = {g->mpts[p], g->tabbe[p], g->ipts[p]};
+            t[p] += CORE->sheet_total(&cur);
+        }
+    }
+    return Py_BuildValue("(LL)", (long long)t[0], (long long)t[1]);
+}
+
+static PyObject *Stepper_state(Stepper *self, PyObject *arg) {
+    long long i = PyLong_AsLongLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (check_index(self, i) < 0) return NULL;
+    PyObject *g = game_obj(self, (Py_ssize_t)i);
+    Py_INCREF(g);
+    return g;
+}
+
+static PyObject *Stepper_get_over(Stepper *self, void *c) {
+    PyObject *o = self->over_obj ? self->over_obj : Py_None;
+    Py_INCREF(o);
+    return o;
+}
+static PyObject *Stepper_get_to_move(Stepper *self, void *c) {
+    PyObject *o = self->to_move_obj ? self->to_move_obj : Py_None;
+    Py_INCREF(o);
+    return o;
+}
+static PyObject *Stepper_get_num_envs(Stepper *self, void *c) { return PyLong_FromLong(self->k); }
+static PyObject *Stepper_get_num_threads(Stepper *self, void *c) {
+    return PyLong_FromLong(self->pool ? pool_threads(self->pool) : 0);
+}
+
+static PyGetSetDef Stepper_getset[] = {
+    {"over", (getter)Stepper_get_over, NULL, "Per game: over (the buffer given, or a bytearray).", NULL},
+    {"to_move", (getter)Stepper_get_to_move, NULL, "Per game: the seat to move (int8).", NULL},
+    {"num_envs", (getter)Stepper_get_num_envs, NULL, "K, the number of games.", NULL},
+    {"num_threads", (getter)Stepper_get_num_threads, NULL, "Threads the games are stepped on.", NULL},
+    {NULL}};
+
+static PyMethodDef Stepper_methods[] = {
+    {"start", (PyCFunction)Stepper_start, METH_VARARGS,
+     "start(i, game_seed, seat, opp_seed): deal game i; the internal random opponent moves until the learner's turn."},
+    {"step", (PyCFunction)Stepper_step, METH_VARARGS,
+     "step(actions, active): play actions[i] for the learner in every active game, then the internal opponent "
+     "(on the pool, without the GIL); an illegal action raises before any game moves."},
+    {"play", (PyCFunction)Stepper_play, METH_VARARGS, "play(i, action): one legal action for the seat to move."},
+    {"play_batch", (PyCFunction)Stepper_play_batch, METH_VARARGS,
+     "play_batch(idx, actions): game idx[j] plays actions[j] for the seat to move (on the pool); all checked first."},
+    {"write", (PyCFunction)Stepper_write, METH_VARARGS,
+     "write(idx, seats, obs, mask): row j = observation and legal mask (mask None: none) of seat seats[j] in "
+     "game idx[j] (on the pool)."},
+    {"legal_csr", (PyCFunction)Stepper_legal_csr, METH_VARARGS,
+     "legal_csr(idx, seats, ids, offsets): row j's legal ids in ids[offsets[j]:offsets[j+1]] (int32); returns the "
+     "total (ids is written only when it has room)."},
+    {"check", (PyCFunction)Stepper_check, METH_VARARGS,
+     "check(actions, active, ok): ok[i] = game i inactive or actions[i] legal there (by the game's own legal "
+     "ids); returns how many are not."},
+    {"scores", (PyCFunction)Stepper_scores, METH_O, "scores(i): game i's two game totals by seat."},
+    {"state", (PyCFunction)Stepper_state, METH_O, "state(i): game i itself (a cstate.GameState; read it only)."},
+    {NULL}};
+
+PyTypeObject StepperType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mulle_env._native.Stepper",
+    .tp_basicsize = sizeof(Stepper),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Stepper(num_envs, ruleset, internal_random, over=None, to_move=None, num_threads=1): K games "
+              "stepped in C on num_threads threads.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Stepper_init,
+    .tp_dealloc = (destructor)Stepper_dealloc,
+    .tp_traverse = (traverseproc)Stepper_traverse,
+    .tp_clear = (inquiry)Stepper_clear,
+    .tp_methods = Stepper_methods,
+    .tp_getset = Stepper_getset,
+};

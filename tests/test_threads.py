@@ -1,0 +1,172 @@
+"""The vector env on threads, sparse legal ids, the CSR sampler and the env layer's compiled module.
+
+``num_threads=N`` steps the K games on N threads with the GIL released (the compiled stepper,
+mulle_env/csrc): every N gives the same games and outputs as one thread, for the in-stepper
+``random`` opponent and for self-play's batched policy path. ``legal_ids()`` gives the dense
+mask's legal actions in CSR form, with or without the dense mask, and ``codec.sample_csr``
+draws from them uniformly. These run on whichever backend ``MULLE_ENGINE`` selects (the Python
+stepper takes ``num_threads`` and runs on one thread).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import mulle_env as me
+from mulle_env import codec
+from mulle_env.stepper import random_playout, resolve_threads
+from mulle_env.vector_env import MulleVectorEnv
+
+ONE_SET = {"sets": 1}
+
+
+def make_vec(num_envs, **kwargs):
+    return gym.make_vec("Mulle-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+
+
+def run(envs, steps, seed, sparse=False):
+    """Every output of `steps` steps with actions drawn from the masks (or the sparse ids)."""
+    u = envs.unwrapped
+    obs, info = envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = [obs.copy()]
+    for _ in range(steps):
+        ids, offsets = u.legal_ids()
+        out.append(ids.copy())
+        out.append(offsets.copy())
+        if not sparse:
+            out.append(np.asarray(info["action_mask"]).copy())
+        obs, rew, term, trunc, info = envs.step(codec.sample_csr(ids, offsets, rng))
+        out += [obs.copy(), rew.copy(), term.copy()]
+        if "final_info" in info:
+            out.append(info["final_info"]["final_scores"].copy())
+    return out
+
+
+def same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("threads", [2, 3, "auto"])
+def test_every_thread_count_plays_the_same_games_against_the_random_opponent(threads):
+    ref = run(make_vec(7, opponent="random", ruleset=ONE_SET), 120, 11)
+    envs = make_vec(7, opponent="random", ruleset=ONE_SET, num_threads=threads)
+    assert envs.unwrapped.num_threads == (1 if me.BACKEND == "python" else resolve_threads(threads))
+    same(run(envs, 120, 11), ref)
+
+
+def test_every_thread_count_plays_the_same_self_play_games():
+    def first_legal(obs, mask):
+        return np.asarray(mask).argmax(axis=1)
+
+    def games(threads):
+        envs = MulleVectorEnv(6, opponent="self", seat="alternate", ruleset=ONE_SET, opponent_policy=first_legal,
+                              num_threads=threads)
+        return run(envs, 80, 4)
+
+    same(games(4), games(1))
+
+
+def test_the_sparse_ids_are_the_dense_masks_legal_actions_and_need_no_dense_mask():
+    dense = make_vec(5, opponent="random", ruleset=ONE_SET)
+    sparse = make_vec(5, opponent="random", ruleset=ONE_SET, dense_mask=False, num_threads=2)
+    obs_d, info_d = dense.reset(seed=3)
+    obs_s, info_s = sparse.reset(seed=3)
+    assert "action_mask" not in info_s
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        ids, offsets = dense.unwrapped.legal_ids()
+        assert ids.dtype == np.int32 and offsets.dtype == np.int32 and offsets.shape == (6,)
+        assert not ids.flags.writeable and not offsets.flags.writeable
+        for i, m in enumerate(info_d["action_mask"]):
+            assert ids[offsets[i]:offsets[i + 1]].tolist() == np.flatnonzero(m).tolist()
+        s_ids, s_off = sparse.unwrapped.legal_ids()
+        np.testing.assert_array_equal(s_ids, ids)
+        np.testing.assert_array_equal(s_off, offsets)
+        np.testing.assert_array_equal(sparse.unwrapped.action_masks(), dense.unwrapped.action_masks())
+        acts = codec.sample_csr(ids, offsets, rng)
+        obs_d, *_, info_d = dense.step(acts)
+        obs_s, *_, info_s = sparse.step(acts)
+        np.testing.assert_array_equal(obs_s, obs_d)
+
+
+def test_a_game_waiting_for_its_next_step_reset_has_no_sparse_ids():
+    envs = make_vec(3, opponent="random", ruleset=ONE_SET, autoreset_mode=AutoresetMode.NEXT_STEP,
+                    illegal_action="lose")
+    obs, info = envs.reset(seed=0)
+    ids, offsets = envs.unwrapped.legal_ids()
+    bad = next(a for a in range(codec.NUM_ACTIONS) if a not in ids[offsets[0]:offsets[1]])
+    acts = codec.sample_csr(ids, offsets, 0)
+    acts[0] = bad
+    obs, rew, term, trunc, info = envs.step(acts)
+    assert term[0] and not info["action_mask"][0].any()
+    ids, offsets = envs.unwrapped.legal_ids()
+    assert offsets[1] == offsets[0]
+
+
+def test_sample_csr_is_uniform_and_refuses_an_empty_row():
+    ids = np.array([5, 9, 7, 1, 2, 3], np.int32)
+    offsets = np.array([0, 2, 3, 6], np.int32)
+    counts = Counter()
+    rng = np.random.default_rng(1)
+    for _ in range(3000):
+        a = codec.sample_csr(ids, offsets, rng)
+        assert a[1] == 7 and a[0] in (5, 9) and a[2] in (1, 2, 3)
+        counts.update(a[2:].tolist())
+    assert all(900 < counts[x] < 1100 for x in (1, 2, 3)), counts
+    assert codec.sample_csr(ids, offsets, random.Random(0)).tolist()[1] == 7
+    with pytest.raises(ValueError, match="row 1 has no legal action"):
+        codec.sample_csr(ids, np.array([0, 2, 2, 6]), 0)
+    with pytest.raises(ValueError, match="outside"):
+        codec.sample_csr(ids, np.array([0, 2, 9]), 0)
+
+
+def test_num_threads_is_checked():
+    with pytest.raises(ValueError, match="num_threads must be"):
+        make_vec(2, opponent="random", num_threads=0)
+    with pytest.raises(ValueError, match="num_threads must be"):
+        make_vec(2, opponent="random", num_threads="many")
+    with pytest.raises(ValueError, match="dense_mask must be"):
+        make_vec(2, opponent="random", dense_mask="no")
+    assert resolve_threads("auto") >= 1
+
+
+def test_random_playout_plays_the_same_moves_compiled_and_in_python(monkeypatch):
+    """The compiled playout (mulle_env._native) and its Python twin draw the same SplitMix64 stream."""
+    from mulle_env import stepper as stepper_mod
+
+    st = me.new_game(7)
+    assert random_playout(st, 99, 40) == 40
+    played = random_playout(st, 99, 10**6)
+    assert st.over and 0 < played < 10**6
+    twin = me.new_game(7)
+    monkeypatch.setattr(stepper_mod, "NATIVE", None)  # the Python loop, on this backend's state
+    assert random_playout(twin, 99, 40) + random_playout(twin, 99, 10**6) == 40 + played
+    assert twin.to_dict() == st.to_dict()
+
+
+def test_an_error_of_the_self_play_policy_surfaces_once_and_the_step_is_not_retried():
+    """The vector env's one-call step must not take the policy's own errors (ValueErrors too) for an illegal
+    learner action and step the games again."""
+    calls = []
+
+    def policy(obs, mask):
+        calls.append(len(obs))
+        if len(calls) == 3:
+            return np.zeros(len(obs) + 1, dtype=np.int64)  # one action too many: a ValueError
+        return np.asarray(mask).argmax(axis=1)
+
+    envs = MulleVectorEnv(4, opponent="self", seat=0, ruleset=ONE_SET, opponent_policy=policy)
+    obs, info = envs.reset(seed=2)
+    with pytest.raises(ValueError, match="opponent_policy returned"):
+        for _ in range(10):
+            envs.step(codec.sample_csr(*envs.unwrapped.legal_ids(), 0))
+    assert len(calls) == 3
