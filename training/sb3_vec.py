@@ -56,7 +56,8 @@ class SB3VectorEnv(VecEnv):
 
         def act(obs: NDArray[np.float32], mask: NDArray[np.int8]) -> NDArray[np.int64]:
             actions: NDArray[np.int64]
-            actions, _ = policy.predict(obs, deterministic=False, action_masks=mask.view(bool))
+            # A writable copy: the mask handed out is read-only, and torch warns on non-writable arrays.
+            actions, _ = policy.predict(obs, deterministic=False, action_masks=mask.astype(bool))
             return actions
 
         self.venv.set_opponent_policy(act)
