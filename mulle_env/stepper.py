@@ -61,6 +61,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine import GameState, new_game
+from .engine.rng import splitmix64
 from .engine.ruleset import Ruleset
 from .native import NATIVE
 from .observation import encode_state
@@ -263,15 +264,6 @@ def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool, num_thr
     return PyStepper(num_envs, ruleset, internal_random, over, to_move, threads)
 
 
-def _splitmix(x: int) -> tuple[int, int]:
-    """One SplitMix64 draw: (new state, output), as the compiled core's ``splitmix``."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x, z ^ (z >> 31)
-
-
 _MASK64 = (1 << 64) - 1
 
 
@@ -290,7 +282,7 @@ def random_playout(state: GameState, seed: int, n: int) -> int:
         ids = state.legal_ids()
         if not ids:
             raise ValueError("no legal move (a position the rules never reach)")
-        x, r = _splitmix(x)
+        x, r = splitmix64(x)  # the compiled core's splitmix, the same stream
         state.play_id(ids[r % len(ids)])
         done += 1
     return done

@@ -206,7 +206,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
             check_memory(int(num_envs), OBS_SIZE)  # a floor: an extra-input block adds a few floats a game
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
-                                    opponent_policy, num_threads)
+                                    opponent_policy, num_threads=num_threads)
         K = self.num_envs = core.num_envs
         self.ruleset = core.ruleset
         self.metadata = {**self.metadata, "autoreset_mode": mode}

@@ -170,7 +170,7 @@ def test_a_record_that_does_not_replay_is_an_error_naming_its_line(tmp_path):
     with pytest.raises(RecordsError, match=r"bad.jsonl:2: move 1 \('capture KL 9'\): illegal move"):
         records_to_data([bad], tmp_path / "out")
     bad.write_text("not json\n")
-    with pytest.raises(RecordsError, match=r"bad.jsonl:1: not JSON"):
+    with pytest.raises(RecordsError, match=r"bad.jsonl, line 1: not valid JSON"):
         records_to_data([bad], tmp_path / "out2")
 
 

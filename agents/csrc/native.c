@@ -18,15 +18,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
                                     -1, methods};
 
 PyMODINIT_FUNC PyInit__native(void) {
-    const MulleCoreAPI *api = PyCapsule_Import(MULLE_CORE_CAPSULE, 0);
+    const MulleCoreAPI *api = mulle_core_import("agents._native");
     if (!api) return NULL;
-    if (api->abi != MULLE_CORE_ABI) {
-        PyErr_Format(PyExc_ImportError,
-                     "agents._native was built for the core's ABI %d, the core speaks %d: a stale build; rebuild "
-                     "with pip install -e .",
-                     MULLE_CORE_ABI, api->abi);
-        return NULL;
-    }
     CORE = api;
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddIntConstant(m, "ABI", MULLE_CORE_ABI) < 0) {

@@ -217,4 +217,18 @@ typedef struct {
 
 #define MULLE_CORE_CAPSULE "mulle_env.engine._core.API"
 
+/* The core's C API for a module built on it (mulle_env._native, agents._native; `module` names it in the
+ * error): NULL with ImportError set when the core is missing or speaks another ABI (a stale build). */
+static inline const MulleCoreAPI *mulle_core_import(const char *module) {
+    const MulleCoreAPI *api = PyCapsule_Import(MULLE_CORE_CAPSULE, 0);
+    if (api && api->abi != MULLE_CORE_ABI) {
+        PyErr_Format(PyExc_ImportError,
+                     "%s was built for the core's ABI %d, the core speaks %d: a stale build; rebuild with "
+                     "pip install -e .",
+                     module, MULLE_CORE_ABI, api->abi);
+        return NULL;
+    }
+    return api;
+}
+
 #endif
