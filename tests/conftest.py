@@ -19,7 +19,8 @@ ENGINES = sorted(engine.backends())
 #: Optional packages whose code the suite tests, and the extra that brings each. In CI (``CI`` set) every one
 #: must be installed: their tests skip without them, and a test that skips in CI proves nothing.
 CI_PACKAGES = {"torch": "train", "sb3_contrib": "train", "stable_baselines3": "train", "ray": "ray",
-               "pettingzoo": "pettingzoo", "pyspiel": "openspiel", "aiohttp": "web", "playwright": "test"}
+               "pettingzoo": "pettingzoo", "pyspiel": "openspiel", "aiohttp": "web", "playwright": "test",
+               "tree": "test"}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
