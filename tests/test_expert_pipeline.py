@@ -161,6 +161,9 @@ def _interrupt_at_new_files(root: Path, signals, *extra: str) -> None:
         assert proc.returncode == expected, err
         if sig != signal.SIGKILL:
             assert "interrupted" in err and "Traceback" not in err
+            # ... and it said at once what it was waiting for (issue 30: Ctrl-C says what it waits for).
+            name = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
+            assert f"mulle-train: {name}: stopping; waiting for " in err, err
     proc = _spawn(root, *extra)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
