@@ -20,37 +20,18 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from . import expert
 from .expert import MANIFEST, Out, join_param, write_json
+from .flags import nonnegative_float, positive, positive_float, unit_float
 
 __all__ = ["COMMANDS", "EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
 
 
 
-_N = TypeVar("_N", int, float)
-
-
-def _number_type(convert: Callable[[str], _N], ok: Callable[[_N], bool], what: str) -> Callable[[str], _N]:
-    """An argparse ``type=``: ``convert`` the text, keep it if ``ok``, else say it ``must be <what>``."""
-
-    def parse(text: str) -> _N:
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}") from None
-        if not ok(value):  # NaN fails every comparison, so it is refused too
-            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
-        return value
-
-    return parse
-
-
-_positive = _number_type(int, lambda v: v >= 1, "a positive integer")
-_positive_float = _number_type(float, lambda v: 0 < v < float("inf"), "a positive number")
-_nonnegative_float = _number_type(float, lambda v: 0 <= v < float("inf"), "a finite number >= 0")
-_unit_float = _number_type(float, lambda v: 0.0 <= v <= 1.0, "a number from 0 to 1")
+# The checked number types live in training.flags (the exploit command's flags use them too).
+_positive, _positive_float, _nonnegative_float, _unit_float = positive, positive_float, nonnegative_float, unit_float
 
 
 def _widths(text: str) -> list[int]:
