@@ -218,19 +218,26 @@ def main(argv=None) -> int:
               f"errors {figures['errors']}  server CPU {figures['server_cpu_ms_per_move']} ms/move  "
               f"load {figures['loadavg_1min']}",
               flush=True)
+    write_result(args.out, "live server load (scripted WebSocket players vs random, loopback)", "bench_live.py",
+                 argv, runs=runs)
+    return 0
+
+
+def write_result(out: str, benchmark: str, script: str, argv: list[str] | None, **figures) -> None:
+    """Write a live benchmark's JSON (what it measured, its figures, the machine with its load at the end, the
+    command) to ``out`` and say where; the load benchmarks of the live server share it."""
     result = {
-        "benchmark": "live server load (scripted WebSocket players vs random, loopback)",
-        "runs": runs,
+        "benchmark": benchmark,
+        **figures,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
                     "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
-        "command": "python benchmarks/bench_live.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
     }
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
-    print(f"wrote {args.out}")
-    return 0
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

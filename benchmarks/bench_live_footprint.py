@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -105,18 +103,8 @@ def main(argv=None) -> int:
               f"peak {rss['high_water']} MB  server CPU {cpu} of a core, {figures['server_cpu_ms_per_move']} ms/move  "
               f"{figures['moves_per_s']} moves/s  p99 {figures['latency_ms']['p99']} ms  "
               f"load {figures['loadavg_1min']}", flush=True)
-    result = {
-        "benchmark": "live server footprint (resident memory and CPU with tables playing, store on)",
-        "runs": runs,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                    "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
-        "command": "python benchmarks/bench_live_footprint.py " + " ".join(sys.argv[1:] if argv is None else argv),
-    }
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(f"wrote {args.out}")
+    bench_live.write_result(args.out, "live server footprint (resident memory and CPU with tables playing, store on)",
+                            "bench_live_footprint.py", argv, runs=runs)
     return 0
 
 

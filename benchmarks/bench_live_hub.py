@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -96,15 +95,10 @@ def main(argv=None) -> int:
                       "mean_ms": round(statistics.fmean(v), 3)} for root, v in results.items()}
     for root, s in summary.items():
         print(f"{root}: median {s['median_ms']} ms, mean {s['mean_ms']} ms over {len(s['runs_ms'])} runs")
-    result = {"benchmark": "live hub CPU per person move, in process, 50 tables vs random, no sockets",
-              "roots": summary, "loadavg_after_each_run": loads,
-              "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
-              "command": "python benchmarks/bench_live_hub.py " + " ".join(sys.argv[1:] if argv is None else argv)}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(f"wrote {args.out}")
+    import bench_live  # this script's folder is first on sys.path when it runs
+
+    bench_live.write_result(args.out, "live hub CPU per person move, in process, 50 tables vs random, no sockets",
+                            "bench_live_hub.py", argv, roots=summary, loadavg_after_each_run=loads)
     return 0
 
 
