@@ -57,6 +57,7 @@ from .engine.moves import (
     Move,
 )
 from .engine.ruleset import Ruleset
+from .native import NATIVE as _NATIVE
 
 __all__ = [
     "NUM_ACTIONS", "ACTION_LAYOUT", "MOVES_PER_SET", "MAX_GAME_LENGTH", "MAX_DECISIONS_PER_PLAYER",
@@ -186,6 +187,14 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
     ``numpy.random.default_rng``). No dense mask is read or made. A row without a legal
     action is refused (a ``ValueError`` naming it): it has nothing to sample.
     """
+    gen = None if isinstance(rng, random.Random) else rng if isinstance(rng, np.random.Generator) \
+        else np.random.default_rng(rng)
+    if _NATIVE is not None and gen is not None and type(ids) is np.ndarray and type(offsets) is np.ndarray \
+            and ids.dtype == np.int32 and offsets.dtype == np.int32 and offsets.ndim == 1 and len(offsets):
+        # The vector env's own arrays: one pass in C (mulle_env/csrc/module.c), the same arithmetic as below.
+        out = np.empty(len(offsets) - 1, dtype=np.int64)
+        _NATIVE.sample_csr(ids, offsets, gen.random(len(out)), out)
+        return out
     ids = np.asarray(ids)
     offsets = np.asarray(offsets)
     if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind not in "iu" or ids.ndim != 1:
@@ -198,10 +207,10 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
                          f"offsets[{row + 1}] = {int(offsets[row + 1])}): nothing to sample")
     if int(offsets[0]) < 0 or int(offsets[-1]) > len(ids):
         raise ValueError(f"offsets run from {int(offsets[0])} to {int(offsets[-1])}, outside ids' {len(ids)} entries")
-    if isinstance(rng, random.Random):
+    if gen is None:
+        assert isinstance(rng, random.Random)
         draws = np.fromiter((rng.randrange(int(c)) for c in counts), dtype=np.int64, count=len(counts))
     else:
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         # floor(u * count), u uniform in [0, 1): a third of Generator.integers' cost with an array bound
         # (the clamp guards the last ulp of rounding).
         draws = np.minimum((gen.random(len(counts)) * counts).astype(np.int64), counts - 1)

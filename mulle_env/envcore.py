@@ -225,6 +225,13 @@ class ReplayableStepper:
         for i in np.flatnonzero(active).tolist():
             self.moves[i].append((True, int(actions[i])))
 
+    def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                   mask: NDArray[np.int8] | None, /) -> None:
+        """The stepper's ``step_write`` (and remember each active game's action, as :meth:`step`)."""
+        self.inner.step_write(actions, active, seats, obs, mask)
+        for i in np.flatnonzero(active).tolist():
+            self.moves[i].append((True, int(actions[i])))
+
     @property
     def num_threads(self) -> int:
         """The stepper's threads."""
@@ -361,6 +368,7 @@ class EnvCore:
         if replayable:
             self.stepper = ReplayableStepper(self.stepper, self.ruleset, self.internal_random)
         self.seats = np.zeros(K, dtype=np.int8)
+        self._rows = np.arange(K)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
         self.loops: list[GameLoop | None] | None = None
@@ -512,6 +520,26 @@ class EnvCore:
         except ValueError:
             return False
         self.resolve()  # outside the try: an error of the self-play policy is the caller's to see
+        return True
+
+    def step_write_if_legal(self, actions: Indices, active: NDArray[np.bool_], obs: NDArray[np.float32],
+                            mask: NDArray[np.int8] | None) -> bool:
+        """:meth:`step_if_legal` then :meth:`write` of every game's learner row, in one stepper pass where it can.
+
+        The vector env's usual step against the in-stepper opponent (no agents, no self-play
+        policy, no extra inputs): the compiled stepper plays and writes each game in one job
+        on its threads. Elsewhere the two calls, as before. ``False``: nothing was played or
+        written (an action is not legal; the caller sorts it out).
+        """
+        if self.loops is not None or self.self_play or self.extras is not None:
+            if not self.step_if_legal(actions, active):
+                return False
+            self.write(self._rows, self.seats, obs, mask)
+            return True
+        try:
+            self.stepper.step_write(actions, active, self.seats, obs, mask)
+        except ValueError:
+            return False
         return True
 
     def _policy_moves(self, pending: NDArray[np.intp]) -> None:

@@ -9,7 +9,7 @@ core's C API) on the compiled core, :class:`PyStepper` (its readable twin, here)
 Python engine. Both play the same games from the same seeds (the golden playthroughs
 check it).
 
-Threads. The compiled stepper runs ``step``, ``play_batch`` and ``write`` on
+Threads. The compiled stepper runs ``step``, ``play_batch``, ``write`` and ``step_write`` on
 ``num_threads`` threads with the GIL released (each game on one thread, each thread with
 its own capture-search scratch space); a game's moves depend only on its own position and
 random stream, so every thread count gives the same games and outputs (tested).
@@ -39,6 +39,10 @@ keeps current) and provides:
   ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
   legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move);
   ``mask=None`` writes no dense mask.
+* ``step_write(actions, active, seats, obs, mask)``: ``step(actions, active)``, then
+  ``write(range(K), seats, obs, mask)``, with every argument checked and every action
+  judged legal before any game moves. The compiled stepper does both in one pass over its
+  threads (one hand-off per env step instead of two): the vector env's usual step.
 * ``legal_csr(idx, seats, ids, offsets)``: the legal ids of seat ``seats[j]`` in game
   ``idx[j]`` (none unless it is to move), ascending, as CSR: row ``j``'s are
   ``ids[offsets[j]:offsets[j + 1]]`` (both int32); ``offsets`` (``n + 1``) is always
@@ -100,6 +104,9 @@ class Stepper(Protocol):
     def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /
               ) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
+    def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                   mask: NDArray[np.int8] | None, /) -> None:
+        """``step(actions, active)`` then ``write(range(K), seats, obs, mask)``, all checked before any game moves."""
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
                   ) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total."""
@@ -209,6 +216,18 @@ class PyStepper:
             m.fill(0)
             if st.to_move == s and not st.over:
                 m[list(st.legal_ids())] = 1
+
+    def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                   mask: NDArray[np.int8] | None) -> None:
+        """``step(actions, active)`` then ``write(range(K), seats, obs, mask)``, all checked before any game moves."""
+        k = self.num_envs
+        seat_list = [int(s) for s in seats]
+        if len(seat_list) != k or any(s not in (0, 1) for s in seat_list):
+            raise ValueError(f"seats must be {k} seats, each 0 or 1, not {seats!r:.80}")
+        if len(obs) < k or (mask is not None and len(mask) < k):
+            raise ValueError(f"obs and mask need {k} rows")
+        self.step(actions, active)  # checks every action before it plays any
+        self.write(range(k), seat_list, obs, mask)
 
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32]) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total (``ids`` written if room)."""

@@ -314,13 +314,14 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 core.start(i)
             self._needs_reset[:] = False
         illegal = None
-        # The usual, all-legal step is one stepper call; a refused one changed nothing and is sorted out here.
-        if not core.step_if_legal(acts, active):
+        # The usual, all-legal step is one stepper call (play and write each game in one pass on its threads); a
+        # refused one changed nothing and is sorted out here.
+        if not core.step_write_if_legal(acts, active, self._obs, self._mask_arg):
             illegal = self._check_actions(acts, active, sent)
             if illegal is not None:
                 active = active & ~illegal
             core.step(acts, active)
-        core.write(self._rows, core.seats, self._obs, self._mask_arg)
+            core.write(self._rows, core.seats, self._obs, self._mask_arg)
         over = core.stepper.over
         ended = (over & active).nonzero()[0]
         final_scores = None

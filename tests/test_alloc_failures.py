@@ -132,11 +132,15 @@ def test_every_allocation_of_a_stepper_can_fail():
         ids, offsets = np.empty(300, np.int32), np.empty(4, np.int32)
         for i in range(3):
             s.start(i, 10 + i, i % 2, 20 + i)
-        for _ in range(10):
-            s.write(np.arange(3), [0, 1, 0], obs, mask)
+        s.write(np.arange(3), [0, 1, 0], obs, mask)
+        for r in range(10):
             s.legal_csr(np.arange(3), [0, 1, 0], ids, offsets)
             acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in mask])
-            s.step(acts, mask.any(axis=1))
+            if r % 2:  # the vector env's fused step
+                s.step_write(acts, mask.any(axis=1), [0, 1, 0], obs, mask)
+            else:
+                s.step(acts, mask.any(axis=1))
+                s.write(np.arange(3), [0, 1, 0], obs, mask)
         # The self-play path: no dense mask, both seats' moves by play_batch.
         s2 = stepper_cls(2, me.Ruleset(sets=1), False, np.ones(2, bool), np.zeros(2, np.int8), threads)
         for i in range(2):
@@ -160,9 +164,10 @@ def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
         obs, mask = np.empty((4, 524), np.float32), np.empty((4, me.NUM_MOVE_IDS), np.int8)
         for i in range(4):
             s.start(i, 40 + i, i % 2, 50 + i)
+        s.write(np.arange(4), [0, 1, 0, 1], obs, mask)
         for _ in range(5):
-            s.write(np.arange(4), [0, 1, 0, 1], obs, mask)
-            s.step(mask.argmax(axis=1), mask.any(axis=1))
+            s.step_write(mask.argmax(axis=1), mask.any(axis=1), [0, 1, 0, 1], obs, mask)
+        s.step(mask.argmax(axis=1), mask.any(axis=1))
         st = me.new_game(3)
         _native.random_playout(st, 5, 10**6)
 

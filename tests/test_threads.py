@@ -75,6 +75,73 @@ def test_every_thread_count_plays_the_same_self_play_games():
     same(games(4), games(1))
 
 
+def _dealt(makers, k=5):
+    """Steppers (one per maker) dealt the same k games against the in-stepper random opponent."""
+    out = []
+    for make in makers:
+        s = make(k)
+        for i in range(k):
+            s.start(i, 100 + i, i % 2, 200 + i)
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_step_write_is_step_then_write_on_either_stepper(threads):
+    """The fused call (the vector env's usual step) plays and writes exactly what step + write do."""
+    from mulle_env.stepper import PyStepper, make_stepper
+
+    k, rs = 5, me.Ruleset(sets=1)
+    fused, apart, ref = _dealt([lambda k: make_stepper(k, rs, True, threads),
+                                       lambda k: make_stepper(k, rs, True, threads),
+                                       lambda k: PyStepper(k, rs, True)], k)
+    seats = np.array([i % 2 for i in range(k)], np.int8)
+    buffers = [(np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)) for _ in range(3)]
+    for s, (obs, mask) in zip((fused, apart, ref), buffers):
+        s.write(np.arange(k), seats, obs, mask)
+    rng = np.random.default_rng(0)
+    for step in range(60):
+        mask = buffers[0][1]
+        active = mask.any(axis=1)
+        if not active.any():
+            break
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        fused.step_write(acts, active, seats, *buffers[0])
+        apart.step(acts, active)
+        apart.write(np.arange(k), seats, *buffers[1])
+        ref.step_write(acts, active, seats, *buffers[2])
+        for (o, m) in buffers[1:]:
+            np.testing.assert_array_equal(buffers[0][0], o, err_msg=f"step {step}")
+            np.testing.assert_array_equal(buffers[0][1], m, err_msg=f"step {step}")
+        for s in (apart, ref):
+            np.testing.assert_array_equal(np.asarray(fused.over, bool), np.asarray(s.over, bool))
+            np.testing.assert_array_equal(np.asarray(fused.to_move), np.asarray(s.to_move))
+    assert step > 10
+
+
+@pytest.mark.parametrize("python", [False, True])
+def test_step_write_refuses_before_any_game_moves(python):
+    from mulle_env.stepper import PyStepper, make_stepper
+
+    k, rs = 3, me.Ruleset(sets=1)
+    s = PyStepper(k, rs, True) if python else make_stepper(k, rs, True, 2)
+    for i in range(k):
+        s.start(i, 7 + i, 0, 9 + i)
+    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+    s.write(np.arange(k), [0] * k, obs, mask)
+    before = [s.state(i).to_dict() for i in range(k)]
+    legal = mask.argmax(axis=1)
+    bad = legal.copy()
+    bad[2] = np.flatnonzero(mask[2] == 0)[0]
+    with pytest.raises(ValueError, match="game 2"):
+        s.step_write(bad, np.ones(k, bool), [0] * k, obs, mask)
+    with pytest.raises(ValueError, match="seats"):
+        s.step_write(legal, np.ones(k, bool), [0, 2, 0], obs, mask)
+    with pytest.raises(ValueError):
+        s.step_write(legal, np.ones(k, bool), [0] * k, obs[:1], mask)
+    assert [s.state(i).to_dict() for i in range(k)] == before
+
+
 def test_the_sparse_ids_are_the_dense_masks_legal_actions_and_need_no_dense_mask():
     dense = make_vec(5, opponent="random", ruleset=ONE_SET)
     sparse = make_vec(5, opponent="random", ruleset=ONE_SET, dense_mask=False, num_threads=2)
@@ -127,6 +194,22 @@ def test_sample_csr_is_uniform_and_refuses_an_empty_row():
         codec.sample_csr(ids, np.array([0, 2, 2, 6]), 0)
     with pytest.raises(ValueError, match="outside"):
         codec.sample_csr(ids, np.array([0, 2, 9]), 0)
+
+
+def test_sample_csr_compiled_pick_is_the_numpy_reference_pick():
+    """The vector env's int32 arrays take the compiled one-pass pick; other arrays the numpy code: same actions."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(1, 60, 500)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    ids = rng.integers(0, me.NUM_MOVE_IDS, int(offsets[-1])).astype(np.int32)
+    fast = codec.sample_csr(ids, offsets, np.random.default_rng(9))
+    reference = codec.sample_csr(ids.astype(np.int64), offsets.astype(np.int64), np.random.default_rng(9))
+    np.testing.assert_array_equal(fast, reference)
+    assert fast.dtype == reference.dtype == np.int64
+    for bad_offsets, words in (([0, 2, 2, 6], "row 1 has no legal action"), ([0, 2, 9], "outside")):
+        for dtype in (np.int32, np.int64):  # the same refusal either way
+            with pytest.raises(ValueError, match=words):
+                codec.sample_csr(ids[:6], np.array(bad_offsets, dtype), 0)
 
 
 def test_num_threads_is_checked():

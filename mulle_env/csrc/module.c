@@ -33,6 +33,71 @@ static PyObject *mod_random_playout(PyObject *mod, PyObject *args) {
     return PyLong_FromLongLong(done);
 }
 
+/* One read-only 1-D buffer of `fmt` items (the codec's CSR arrays), or -1 and a ValueError naming `what`. */
+static int read_vector(PyObject *obj, Py_buffer *view, const char *fmt, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format ? view->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    if (strcmp(f, fmt) != 0 || view->ndim != 1) {
+        PyErr_Format(PyExc_ValueError, "%s must be a 1-D contiguous array of format '%s'", what, fmt);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* sample_csr(ids, offsets, u, out): out[i] = ids[offsets[i] + min(floor(u[i] * count_i), count_i - 1)], count_i =
+ * offsets[i + 1] - offsets[i]: mulle_env.codec.sample_csr's uniform pick, in one pass (its numpy twin there does
+ * the same arithmetic, so both give the same actions from the same draws). ids and offsets int32, u float64,
+ * out int64, n = len(out) rows. */
+static PyObject *mod_sample_csr(PyObject *mod, PyObject *args) {
+    PyObject *ids_obj, *off_obj, *u_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &ids_obj, &off_obj, &u_obj, &out_obj)) return NULL;
+    Py_buffer ib, ob, ub, rb;
+    if (read_vector(ids_obj, &ib, "i", "ids") < 0) return NULL;
+    if (read_vector(off_obj, &ob, "i", "offsets") < 0) goto fail_ids;
+    if (read_vector(u_obj, &ub, "d", "u") < 0) goto fail_off;
+    if (PyObject_GetBuffer(out_obj, &rb, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) goto fail_u;
+    PyObject *ret = NULL;
+    Py_ssize_t n = rb.len / 8, n_ids = ib.len / 4;
+    const int32_t *ids = ib.buf, *off = ob.buf;
+    const double *u = ub.buf;
+    int64_t *out = rb.buf;
+    if (rb.itemsize != 8 || ob.len / 4 != n + 1 || ub.len / 8 != n) {
+        PyErr_Format(PyExc_ValueError, "sample_csr: out (int64) needs n = %zd rows, offsets n + 1 and u n entries", n);
+        goto done;
+    }
+    if (n >= 0 && (off[0] < 0 || off[n] > n_ids)) {
+        PyErr_Format(PyExc_ValueError, "offsets run from %d to %d, outside ids' %zd entries", off[0], off[n], n_ids);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t count = (int64_t)off[i + 1] - off[i];
+        if (count <= 0) {
+            PyErr_Format(PyExc_ValueError, "row %zd has no legal action (offsets[%zd] = %d, offsets[%zd] = %d): nothing "
+                         "to sample", i, i, off[i], i + 1, off[i + 1]);
+            goto done;
+        }
+        int64_t d = (int64_t)(u[i] * (double)count);
+        out[i] = ids[off[i] + (d < count ? d : count - 1)];
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    PyBuffer_Release(&rb);
+    PyBuffer_Release(&ub);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&ib);
+    return ret;
+fail_u:
+    PyBuffer_Release(&ub);
+fail_off:
+    PyBuffer_Release(&ob);
+fail_ids:
+    PyBuffer_Release(&ib);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"configure_extras", mod_configure_extras, METH_VARARGS,
      "The encoding's layout, the blocks' field offsets and the per-face tables for the extra-input blocks "
@@ -42,6 +107,8 @@ static PyMethodDef methods[] = {
      "written at `offset` of each `stride`-float row of `out`."},
     {"extras_exp_mulle", mod_extras_exp_mulle, METH_VARARGS,
      "extras_exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},
+    {"sample_csr", mod_sample_csr, METH_VARARGS,
+     "sample_csr(ids, offsets, u, out): one uniform legal id per CSR row (mulle_env.codec.sample_csr's pick)."},
     {"random_playout", mod_random_playout, METH_VARARGS,
      "random_playout(state, seed, n): play up to n uniformly random legal moves in C; returns how many."},
     {NULL, NULL, 0, NULL}};

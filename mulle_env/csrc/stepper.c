@@ -516,26 +516,30 @@ static PyObject *Stepper_play(Stepper *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static void write_job(void *ctx, int j) {
-    Job *job = ctx;
-    Stepper *s = job->s;
-    int i = job->idx[j], seat = job->seats[j];
+/* Seat `seat`'s observation of game i into obs (and its legal mask into mask, unless NULL); the seat to
+ * move's legal ids are kept for check() and legal_csr(). Returns -1 (the thread's RulesThread keeps why). */
+static int write_row(Stepper *s, int i, int seat, float *obs, uint8_t *mask, int num_ids) {
     G *g = s->g[i];
-    if (CORE->write_obs(g, seat, job->obs + (size_t)j * job->obs_size) < 0) {
-        s->failed[i] = 1;
-        return;
-    }
-    uint8_t *row = job->mask ? job->mask + (size_t)j * job->num_ids : NULL;
+    if (CORE->write_obs(g, seat, obs) < 0) return -1;
     if (g->to_move == seat && !g->over) {
         int ids[MAX_IDS], n = CORE->legal_ids(g, ids);
         keep_legal(s, i, ids, n);
-        if (row) {
-            memset(row, 0, job->num_ids);
-            for (int q = 0; q < n; q++) row[ids[q]] = 1;
+        if (mask) {
+            memset(mask, 0, num_ids);
+            for (int q = 0; q < n; q++) mask[ids[q]] = 1;
         }
-    } else if (row) {
-        memset(row, 0, job->num_ids);
+    } else if (mask) {
+        memset(mask, 0, num_ids);
     }
+    return 0;
+}
+
+static void write_job(void *ctx, int j) {
+    Job *job = ctx;
+    int i = job->idx[j];
+    if (write_row(job->s, i, job->seats[j], job->obs + (size_t)j * job->obs_size,
+                  job->mask ? job->mask + (size_t)j * job->num_ids : NULL, job->num_ids) < 0)
+        job->s->failed[i] = 1;
 }
 
 /* Reads idx and seats into C arrays (checked); returns n, or -1. *out is PyMem-allocated (2n ints' room). */
@@ -624,6 +628,128 @@ done:
     if (have_ob) PyBuffer_Release(&ob);
     if (have_mb) PyBuffer_Release(&mb);
     PyMem_Free(rows);
+    return ret;
+}
+
+/* ----- step_write: step and write in one pass over the pool */
+
+typedef struct {
+    Stepper *s;
+    const int *act;      /* by game: the learner's action, or -1 for an inactive game */
+    const int8_t *seats; /* by game: the seat whose row is written */
+    int internal;
+    float *obs;
+    uint8_t *mask;       /* or NULL */
+    int obs_size, num_ids;
+} StepWriteJob;
+
+/* Game i plays its action (the internal opponent answering), then row i is written: one hand-off to the
+ * pool for the whole env step instead of two, and each game's data touched once while it is in cache. */
+static void step_write_job(void *ctx, int i) {
+    StepWriteJob *j = ctx;
+    Stepper *s = j->s;
+    if (j->act[i] >= 0) {
+        int rc = CORE->apply_move(s->g[i], j->act[i], NULL, -1);
+        if (rc == 0 && j->internal) rc = random_moves(s, i);
+        stepper_sync(s, i); /* this game's own bytes of over/to_move: safe beside the other threads */
+        if (rc < 0) {
+            s->failed[i] = (uint8_t)-rc;
+            return;
+        }
+    }
+    if (write_row(s, i, j->seats[i], j->obs + (size_t)i * j->obs_size, j->mask ? j->mask + (size_t)i * j->num_ids : NULL,
+                  j->num_ids) < 0)
+        s->failed[i] = 1;
+}
+
+/* step_write(actions, active, seats, obs, mask): step(actions, active), then write(range(K), seats, obs, mask),
+ * in one pass. Every argument is checked, and every action judged legal, before any game moves. */
+static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
+    PyObject *acts, *active, *seats_obj, *obs, *mask;
+    if (!PyArg_ParseTuple(args, "OOOOO", &acts, &active, &seats_obj, &obs, &mask)) return NULL;
+    if (enter(self) < 0) return NULL;
+    const Tables *T = CORE->tables;
+    int k = self->k;
+    PyObject *ret = NULL;
+    Py_buffer ob, mb;
+    int have_ob = 0, have_mb = 0;
+    int *buf = native_failpoint() ? NULL : PyMem_Malloc(3 * (size_t)k * sizeof(int) + (size_t)k);
+    if (!buf) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    int *idx = buf, *act = buf + k, *by_game = buf + 2 * k;
+    int8_t *seats = (int8_t *)(buf + 3 * k);
+    IntVec sv;
+    if (intvec_open(seats_obj, &sv, "seats") < 0) goto done;
+    if (sv.n != k) {
+        PyErr_Format(PyExc_ValueError, "seats needs %d entries, not %zd", k, sv.n);
+        intvec_close(&sv);
+        goto done;
+    }
+    for (int i = 0; i < k; i++) {
+        long long seat;
+        if (intvec_get(&sv, i, &seat) < 0 || (seat != 0 && seat != 1)) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "seats[%d] must be 0 or 1, not %lld", i, seat);
+            intvec_close(&sv);
+            goto done;
+        }
+        seats[i] = (int8_t)seat;
+    }
+    intvec_close(&sv);
+    if (get_buffer(obs, &ob, (Py_ssize_t)k * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    have_ob = 1;
+    if (mask != Py_None) {
+        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+        have_mb = 1;
+        if (mb.itemsize != 1 || mb.len < (Py_ssize_t)k * T->num_ids) {
+            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %d x %d", k, T->num_ids);
+            goto done;
+        }
+    }
+    int n = gather_plays(self, acts, active, idx, act);
+    if (n < 0) goto done;
+    for (int i = 0; i < k; i++) {
+        by_game[i] = -1;
+        self->failed[i] = 0;
+    }
+    for (int q = 0; q < n; q++) by_game[idx[q]] = act[q];
+    StepWriteJob job = {self, by_game, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
+                        T->obs_size, T->num_ids};
+    int pooled = threaded(self) && k > 1, done_items = k;
+    if (pooled) {
+        self->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        pool_run(self->pool, step_write_job, &job, k);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
+    } else { /* on this thread with the GIL (errors are raised as they happen), stopping at the first failure */
+        for (int i = 0; i < k; i++) {
+            step_write_job(&job, i);
+            if (self->failed[i]) {
+                done_items = i + 1;
+                break;
+            }
+        }
+    }
+    int first = -1;
+    for (int q = 0; q < n; q++)
+        if (idx[q] < done_items) CORE->changed(game_obj(self, idx[q]));
+    for (int i = 0; i < done_items && first < 0; i++)
+        if (self->failed[i]) first = i;
+    if (first < 0) {
+        Py_INCREF(Py_None);
+        ret = Py_None;
+        goto done;
+    }
+    int kept = pooled ? pool_error(self->pool) : (PyErr_Occurred() ? -1 : 0);
+    if (self->failed[first] == 2) {
+        if (kept < 0) PyErr_Clear();
+        raise_no_move(first);
+    } else if (kept == 0) {
+        PyErr_Format(PyExc_RuntimeError, "game %d: a move or its observation failed", first);
+    }
+done:
+    if (have_ob) PyBuffer_Release(&ob);
+    if (have_mb) PyBuffer_Release(&mb);
+    PyMem_Free(buf);
     return ret;
 }
 
@@ -780,6 +906,9 @@ static PyMethodDef Stepper_methods[] = {
     {"write", (PyCFunction)Stepper_write, METH_VARARGS,
      "write(idx, seats, obs, mask): row j = observation and legal mask (mask None: none) of seat seats[j] in "
      "game idx[j] (on the pool)."},
+    {"step_write", (PyCFunction)Stepper_step_write, METH_VARARGS,
+     "step_write(actions, active, seats, obs, mask): step(actions, active) then write(range(K), seats, obs, mask) in "
+     "one pass on the pool; everything is checked before any game moves."},
     {"legal_csr", (PyCFunction)Stepper_legal_csr, METH_VARARGS,
      "legal_csr(idx, seats, ids, offsets): row j's legal ids in ids[offsets[j]:offsets[j+1]] (int32); returns the "
      "total (ids is written only when it has room)."},
