@@ -359,26 +359,44 @@ static void play_job(void *ctx, int item) {
     s->failed[i] = (uint8_t)(rc < 0 ? -rc : 0);
 }
 
+/* job(ctx, item) for items 0..n-1: on the pool without the GIL, or (one item, or while the allocation-failure
+ * hook walks allocations) on this thread with the GIL, where errors are raised as they happen and the run
+ * stops at the first item whose game failed (item q's game: games[q], or q when games is NULL). Returns how
+ * many items ran; *pooled says where. */
+static int run_items(Stepper *s, PoolJob job, void *ctx, int n, const int *games, int *pooled) {
+    *pooled = threaded(s) && n > 1;
+    if (*pooled) {
+        s->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        pool_run(s->pool, job, ctx, n);
+        Py_END_ALLOW_THREADS
+        s->busy = 0;
+        return n;
+    }
+    for (int q = 0; q < n; q++) {
+        job(ctx, q);
+        if (s->failed[games ? games[q] : q]) return q + 1;
+    }
+    return n;
+}
+
+/* Raise what made game `first` fail (the error a thread kept, no legal move, or `what` failed); returns -1. */
+static int raise_failure(Stepper *s, int first, int pooled, const char *what) {
+    int kept = pooled ? pool_error(s->pool) : (PyErr_Occurred() ? -1 : 0);
+    if (s->failed[first] == 2) {
+        if (kept < 0) PyErr_Clear();
+        return raise_no_move(first);
+    }
+    if (kept == 0) PyErr_Format(PyExc_RuntimeError, "game %d: %s failed", first, what);
+    return -1;
+}
+
 /* The games idx[0..n-1] play act[...] (checked legal already), then the internal opponent. */
 static int run_plays(Stepper *s, const int *idx, const int *act, int n, int internal) {
     Job job = {s, idx, act, NULL, internal, NULL, NULL, 0, 0};
-    int pooled = threaded(s) && n > 1;
+    int pooled;
     for (int q = 0; q < n; q++) s->failed[idx[q]] = 0;
-    if (pooled) {
-        s->busy = 1;
-        Py_BEGIN_ALLOW_THREADS
-        pool_run(s->pool, play_job, &job, n);
-        Py_END_ALLOW_THREADS
-        s->busy = 0;
-    } else { /* on this thread with the GIL (errors are raised as they happen), stopping at the first failure */
-        for (int q = 0; q < n; q++) {
-            play_job(&job, q);
-            if (s->failed[idx[q]]) {
-                n = q + 1;
-                break;
-            }
-        }
-    }
+    n = run_items(s, play_job, &job, n, idx, &pooled);
     int first = -1;
     for (int q = 0; q < n; q++) {
         int i = idx[q];
@@ -386,14 +404,7 @@ static int run_plays(Stepper *s, const int *idx, const int *act, int n, int inte
         stepper_sync(s, i);
         if (s->failed[i] && first < 0) first = i;
     }
-    if (first < 0) return 0;
-    int kept = pooled ? pool_error(s->pool) : (PyErr_Occurred() ? -1 : 0);
-    if (s->failed[first] == 2) {
-        if (kept < 0) PyErr_Clear();
-        return raise_no_move(first);
-    }
-    if (kept == 0) PyErr_Format(PyExc_RuntimeError, "game %d: a move failed", first);
-    return -1;
+    return first < 0 ? 0 : raise_failure(s, first, pooled, "a move");
 }
 
 /* The (game, action) pairs of `acts` for every `active` game, each checked legal first: a refused call plays
@@ -611,17 +622,9 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
     Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
                have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
     for (Py_ssize_t j = 0; j < n; j++) self->failed[rows[j]] = 0;
-    if (threaded(self) && n > 1) {
-        self->busy = 1;
-        Py_BEGIN_ALLOW_THREADS
-        pool_run(self->pool, write_job, &job, (int)n);
-        Py_END_ALLOW_THREADS
-        self->busy = 0;
-        if (pool_error(self->pool) < 0) goto done;
-    } else {
-        for (Py_ssize_t j = 0; j < n; j++) write_job(&job, (int)j);
-        if (PyErr_Occurred()) goto done;
-    }
+    int pooled;
+    run_items(self, write_job, &job, (int)n, rows, &pooled);
+    if (pooled ? pool_error(self->pool) < 0 : PyErr_Occurred() != NULL) goto done;
     Py_INCREF(Py_None);
     ret = Py_None;
 done:
@@ -713,39 +716,18 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
     for (int q = 0; q < n; q++) by_game[idx[q]] = act[q];
     StepWriteJob job = {self, by_game, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
                         T->obs_size, T->num_ids};
-    int pooled = threaded(self) && k > 1, done_items = k;
-    if (pooled) {
-        self->busy = 1;
-        Py_BEGIN_ALLOW_THREADS
-        pool_run(self->pool, step_write_job, &job, k);
-        Py_END_ALLOW_THREADS
-        self->busy = 0;
-    } else { /* on this thread with the GIL (errors are raised as they happen), stopping at the first failure */
-        for (int i = 0; i < k; i++) {
-            step_write_job(&job, i);
-            if (self->failed[i]) {
-                done_items = i + 1;
-                break;
-            }
-        }
-    }
+    int pooled, done_items = run_items(self, step_write_job, &job, k, NULL, &pooled);
     int first = -1;
     for (int q = 0; q < n; q++)
         if (idx[q] < done_items) CORE->changed(game_obj(self, idx[q]));
     for (int i = 0; i < done_items && first < 0; i++)
         if (self->failed[i]) first = i;
-    if (first < 0) {
-        Py_INCREF(Py_None);
-        ret = Py_None;
+    if (first >= 0) {
+        raise_failure(self, first, pooled, "a move or its observation");
         goto done;
     }
-    int kept = pooled ? pool_error(self->pool) : (PyErr_Occurred() ? -1 : 0);
-    if (self->failed[first] == 2) {
-        if (kept < 0) PyErr_Clear();
-        raise_no_move(first);
-    } else if (kept == 0) {
-        PyErr_Format(PyExc_RuntimeError, "game %d: a move or its observation failed", first);
-    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
 done:
     if (have_ob) PyBuffer_Release(&ob);
     if (have_mb) PyBuffer_Release(&mb);
