@@ -125,3 +125,24 @@ def test_copies_on_the_python_engine_too():
     env = {**os.environ, "MULLE_ENGINE": other, "PYTHONPATH": os.pathsep.join([str(tests), str(tests.parent)])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
+
+
+def test_a_replayable_steppers_fused_step_is_logged_and_replayed():
+    """``step_write`` (the vector env's one-pass step) is remembered like ``step``: a copy replays it."""
+    from mulle_env.engine import Ruleset
+    from mulle_env.envcore import ReplayableStepper
+    from mulle_env.stepper import make_stepper
+
+    k, rs = 3, Ruleset(sets=1)
+    s = ReplayableStepper(make_stepper(k, rs, True, 2), rs, True)
+    for i in range(k):
+        s.start(i, 60 + i, i % 2, 70 + i)
+    seats = [i % 2 for i in range(k)]
+    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, 2812), np.int8)
+    s.write(np.arange(k), seats, obs, mask)
+    for _ in range(6):
+        active = mask.any(axis=1)
+        s.step_write(mask.argmax(axis=1), active, seats, obs, mask)
+    twin = copy.deepcopy(s)
+    assert [twin.state(i).to_dict() for i in range(k)] == [s.state(i).to_dict() for i in range(k)]
+    assert all(len(m) >= 1 for m in s.moves)
