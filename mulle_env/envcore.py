@@ -218,6 +218,9 @@ class ReplayableStepper:
     def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
         """The stepper's ``step`` (and remember each active game's action)."""
         self.inner.step(actions, active)
+        self._remember_stepped(actions, active)
+
+    def _remember_stepped(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         if self.num_envs == 1:  # Mulle-v0's every step: no array scan
             if active[0]:
                 self.moves[0].append((True, int(actions[0])))
@@ -229,8 +232,7 @@ class ReplayableStepper:
                    mask: NDArray[np.int8] | None, /) -> None:
         """The stepper's ``step_write`` (and remember each active game's action, as :meth:`step`)."""
         self.inner.step_write(actions, active, seats, obs, mask)
-        for i in np.flatnonzero(active).tolist():
-            self.moves[i].append((True, int(actions[i])))
+        self._remember_stepped(actions, active)
 
     @property
     def num_threads(self) -> int:
