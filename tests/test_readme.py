@@ -20,8 +20,9 @@ def shell_blocks() -> list[str]:
 def test_ci_runs_exactly_the_readme_test_command():
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     lines = [line for line in ci_lines if line and not line.startswith(("#", "set ", "cd "))]
-    # Besides the test command, CI may only export CI and run its own setup scripts (e.g. .ci/setup-browser).
-    ci_command = [line for line in lines if not line.startswith(("export CI=", ".ci/"))]
+    # Besides the test command, CI may only export CI and the crash report's switch and run its own setup
+    # scripts (e.g. .ci/setup-browser).
+    ci_command = [line for line in lines if not line.startswith(("export CI=", "export PYTHONFAULTHANDLER=", ".ci/"))]
     assert all((ROOT / line.split()[0]).is_file() for line in lines if line.startswith(".ci/"))
     assert len(ci_command) == 1
     assert ci_command[0] in shell_blocks()[1].splitlines()

@@ -11,6 +11,8 @@ stepper takes ``num_threads`` and runs on one thread).
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import gymnasium as gym
@@ -253,3 +255,70 @@ def test_an_error_of_the_self_play_policy_surfaces_once_and_the_step_is_not_retr
         for _ in range(10):
             envs.step(codec.sample_csr(*envs.unwrapped.legal_ids(), 0))
     assert len(calls) == 3
+
+
+_EXIT_SCRIPT = r'''
+import gc, os, signal, time
+import numpy as np
+import gymnasium as gym
+import mulle_env as me
+from mulle_env import codec, _native
+from mulle_env.stepper import make_stepper
+
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+
+def play(envs, steps, rng, out, obs=None):
+    if obs is None:
+        obs, _ = envs.reset(seed=5)
+        out.append(obs.copy())
+    u = envs.unwrapped
+    for _ in range(steps):
+        ids, offsets = u.legal_ids()
+        obs, rew, term, trunc, info = envs.step(codec.sample_csr(ids, offsets, rng))
+        out += [obs.copy(), rew.copy()]
+    return obs
+
+def make(threads):
+    return gym.make_vec("Mulle-v0", num_envs=8, vectorization_mode="vector_entry_point",
+                        opponent="random", ruleset={"sets": 1}, num_threads=threads)
+
+ref, got = [], []
+play(make(1), 80, np.random.default_rng(1), ref)
+envs = make(3)
+rng = np.random.default_rng(1)
+obs = play(envs, 40, rng, got)
+# A forked child that frees its copy of a threaded stepper ends: it must not wait for the parent's workers.
+s = make_stepper(4, me.Ruleset(sets=1), True, 2)
+time.sleep(0.05)  # past the workers' spin: asleep on their condition variable
+pid = os.fork()
+if pid == 0:
+    signal.alarm(20)
+    del s
+    gc.collect()
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, f"the forked child ended with {os.waitstatus_to_exitcode(status)}"
+running = tasks()
+_native._stop_workers()
+assert tasks() == running - 3, (tasks(), running)  # the env's two workers and s's one
+play(envs, 40, rng, got, obs)  # the stopped pool plays on, on the caller's thread: the same games
+assert len(ref) == len(got) and all(np.array_equal(a, b) for a, b in zip(ref, got))
+# Threaded steppers still referenced at exit (in a cycle): atexit joins their workers.
+keep = [make(2), make_stepper(4, me.Ruleset(sets=1), True, 2)]
+keep.append(keep)
+print("ok", flush=True)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc and forks")
+def test_workers_end_before_the_interpreter_and_a_forked_copy_frees_without_waiting():
+    """A threaded stepper's workers are joined at exit (referenced or not) and a stopped pool plays the
+    same games on its caller's thread; a forked child frees its copy of a pool without touching the
+    parent's condition variable (glibc's destroy of it waited forever for the parent's sleepers)."""
+    from mulle_env.stepper import NATIVE
+
+    if NATIVE is None:
+        pytest.skip("the Python engine has no worker threads")
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

@@ -98,6 +98,13 @@ fail_ids:
     return NULL;
 }
 
+static PyObject *mod_stop_workers(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    pool_stop_all();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"configure_extras", mod_configure_extras, METH_VARARGS,
      "The encoding's layout, the blocks' field offsets and the per-face tables for the extra-input blocks "
@@ -111,6 +118,8 @@ static PyMethodDef methods[] = {
      "sample_csr(ids, offsets, u, out): one uniform legal id per CSR row (mulle_env.codec.sample_csr's pick)."},
     {"random_playout", mod_random_playout, METH_VARARGS,
      "random_playout(state, seed, n): play up to n uniformly random legal moves in C; returns how many."},
+    {"_stop_workers", mod_stop_workers, METH_NOARGS,
+     "Join every stepper's worker threads (registered with atexit); the steppers go on single-threaded."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
@@ -130,6 +139,14 @@ PyMODINIT_FUNC PyInit__native(void) {
         Py_DECREF(&StepperType);
         goto fail;
     }
+    /* Worker threads must not outlive the interpreter (pool.c): joined at exit, owners freed or not. */
+    PyObject *stop = PyObject_GetAttrString(m, "_stop_workers");
+    PyObject *atexit = stop ? PyImport_ImportModule("atexit") : NULL;
+    PyObject *done = atexit ? PyObject_CallMethod(atexit, "register", "O", stop) : NULL;
+    Py_XDECREF(stop);
+    Py_XDECREF(atexit);
+    if (!done) goto fail;
+    Py_DECREF(done);
     return m;
 fail:
     Py_DECREF(m);

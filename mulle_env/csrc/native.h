@@ -33,6 +33,7 @@ int pool_threads(const Pool *p);
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items);
 int pool_error(Pool *p); /* with the GIL: raise what a thread's rules kept (-1), or 0 */
 void pool_free(Pool *p);
+void pool_stop_all(void); /* join every pool's workers (at exit); the pools stay usable, single-threaded */
 int cpu_count(void);     /* the cores this process may run on (sched_getaffinity), at least 1 */
 
 /* ----- stepper.c */

@@ -22,6 +22,14 @@
  *
  * Without POSIX threads (Windows), and in a process forked from the one that started the
  * workers, the caller runs every item itself.
+ *
+ * Workers end before the interpreter does: every pool with workers is on a list, and
+ * pool_stop_all (the module registers it with Python's atexit) joins them all, whether or not
+ * the Python objects that own the pools are ever freed. A process exiting with live workers
+ * crashed now and then at exit (the test run's interpreter, LeakSanitizer's tracer); a stopped
+ * pool still works, its caller running every item itself. A forked child's copy of a pool has
+ * no workers, and its mutex and condition variable still count the parent's sleeping workers,
+ * so the child never touches them: glibc's destroy of such a condition variable waits forever.
  */
 #include "native.h"
 
@@ -61,8 +69,15 @@ struct Pool {
     unsigned long wake; /* atomic: bumped for every job */
     int sleepers;       /* atomic: workers waiting on `go` (or about to) */
     int quit;           /* atomic */
+    struct Pool *prev, *next; /* on `live` while it has workers */
+    int linked;
 #endif
 };
+
+#if HAVE_THREADS
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static Pool *live = NULL; /* the pools with workers, for pool_stop_all */
+#endif
 
 /* Claim and run items of the published job until none is left; a job ended meanwhile is left alone. */
 static void work(Pool *p, int w) {
@@ -147,19 +162,47 @@ static void *worker_main(void *arg) {
 }
 #endif
 
+#if HAVE_THREADS
+/* Join p's workers (with the GIL or at exit; never from a worker). Afterwards the caller runs every item. */
+static void pool_stop(Pool *p) {
+    if (!__atomic_load_n(&p->started, __ATOMIC_SEQ_CST) || p->pid != getpid()) return;
+    pthread_mutex_lock(&p->mu);
+    __atomic_store_n(&p->quit, 1, __ATOMIC_SEQ_CST);
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (int w = 0; w < p->started; w++) pthread_join(p->tid[w], NULL);
+    __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST);
+}
+
+static void unlink_pool(Pool *p) {
+    pthread_mutex_lock(&live_mu);
+    if (p->linked) {
+        if (p->prev) p->prev->next = p->next;
+        else live = p->next;
+        if (p->next) p->next->prev = p->prev;
+        p->linked = 0;
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+#endif
+
+void pool_stop_all(void) {
+#if HAVE_THREADS
+    pthread_mutex_lock(&live_mu);
+    for (Pool *p = live; p; p = p->next) pool_stop(p);
+    pthread_mutex_unlock(&live_mu);
+#endif
+}
+
 void pool_free(Pool *p) {
     if (!p) return;
 #if HAVE_THREADS
-    if (p->started) {
-        pthread_mutex_lock(&p->mu);
-        __atomic_store_n(&p->quit, 1, __ATOMIC_SEQ_CST);
-        pthread_cond_broadcast(&p->go);
-        pthread_mutex_unlock(&p->mu);
-        if (p->pid == getpid())
-            for (int w = 0; w < p->started; w++) pthread_join(p->tid[w], NULL);
+    unlink_pool(p);
+    pool_stop(p);
+    if (p->pid == getpid()) { /* a forked child's copies may count the parent's waiters: left alone */
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->go);
     }
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->go);
     PyMem_Free(p->tid);
     PyMem_Free(p->args);
 #endif
@@ -206,6 +249,12 @@ Pool *pool_new(int n) {
             }
             p->started++;
         }
+        pthread_mutex_lock(&live_mu);
+        p->next = live;
+        if (live) live->prev = p;
+        live = p;
+        p->linked = 1;
+        pthread_mutex_unlock(&live_mu);
     }
 #endif
     return p;
@@ -219,7 +268,7 @@ int pool_threads(const Pool *p) { return p->n; }
 
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
 #if HAVE_THREADS
-    int alone = !p->started || n_items <= 1 || p->pid != getpid();
+    int alone = !__atomic_load_n(&p->started, __ATOMIC_SEQ_CST) || n_items <= 1 || p->pid != getpid();
 #else
     int alone = 1;
 #endif
