@@ -20,7 +20,10 @@ ENGINES = sorted(engine.backends())
 #: must be installed: their tests skip without them, and a test that skips in CI proves nothing.
 CI_PACKAGES = {"torch": "train", "sb3_contrib": "train", "stable_baselines3": "train", "ray": "ray",
                "pettingzoo": "pettingzoo", "pyspiel": "openspiel", "aiohttp": "web", "playwright": "test",
-               "tree": "test"}
+               "tree": "test",
+               # RLlib (tests/test_rllib.py): ray.rllib imports these, the test extra brings them.
+               "pandas": "test", "pyarrow": "test", "tensorboardX": "test", "fsspec": "test", "lz4": "test",
+               "ormsgpack": "test"}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
