@@ -75,18 +75,40 @@ def deferred_interrupts() -> Iterator[None]:
     """Ctrl-C and SIGTERM that arrive inside the block take effect as it ends (main thread, POSIX).
 
     For work that must not be cut in half by a ``KeyboardInterrupt``: a results line written
-    but not yet counted made a report that said 7 games while the file held 8. The signals are
-    blocked (``pthread_sigmask``), so the kernel holds them, and the one that came is handled
-    when the mask is restored. Elsewhere (another thread, no ``pthread_sigmask``) a no-op:
-    only the main thread receives ``KeyboardInterrupt``.
+    but not yet counted made a report that said 7 games while the file held 8. Inside the
+    block both signals go to a handler that only notes them; as the block ends the previous
+    handlers come back and the first signal noted is handed to its own (raising
+    ``KeyboardInterrupt`` after the block, or whatever that handler does). Masking the
+    signals with ``pthread_sigmask`` held them only while the main thread was the process's
+    only thread: the kernel gives a process-directed signal to any thread not blocking it (a
+    BLAS or stepper worker), and Python runs the handler in the main thread at once. Elsewhere
+    (another thread) a no-op: only the main thread receives ``KeyboardInterrupt``.
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    # The current mask, changing nothing: an interrupt already on its way is raised here, before the block.
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    noted: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        noted.append(signum)
+
+    held = [s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None)) if s is not None]
+    previous: dict[int, Any] = {}
     try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        for s in held:
+            previous[s] = signal.signal(s, note)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a held signal is handled now, raising after the block
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if noted:
+            _deliver(noted[0], previous[noted[0]])
+
+
+def _deliver(signum: int, handler: Any) -> None:
+    """Hand a signal held by :func:`deferred_interrupts` to the handler it would have met."""
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signum)  # the default action: the process ends
+    # SIG_IGN, or a handler not installed from Python (None): the signal would have been ignored or lost.

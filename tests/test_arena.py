@@ -362,13 +362,19 @@ class _StopAfter:
             raise KeyboardInterrupt
 
 
-def test_a_signal_right_after_a_line_is_written_still_counts_that_game(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bystander", [False, True])
+def test_a_signal_right_after_a_line_is_written_still_counts_that_game(tmp_path, monkeypatch, bystander):
     """A sanitizer run stopped an arena by SIGTERM just after it wrote its 8th line: the report counted 7
-    games while the file held 8. Writing a line and counting it must not be cut apart by Ctrl-C/SIGTERM."""
-    import os
-    import signal
+    games while the file held 8. Writing a line and counting it must not be cut apart by Ctrl-C/SIGTERM,
+    also when another thread of the process (a BLAS or stepper worker) could take the signal: a later
+    sanitizer run counted 2 lines of 3 while the signals were only masked in the main thread."""
+    import threading
 
     from arena import results as results_mod
+
+    idle = threading.Event()
+    if bystander:  # a thread that does not block the signals: the kernel may hand it a process-directed one
+        threading.Thread(target=idle.wait, daemon=True).start()
 
     write = results_mod.Writer.write
     written = []
@@ -387,6 +393,7 @@ def test_a_signal_right_after_a_line_is_written_still_counts_that_game(tmp_path,
         outcome = run(Plan(("random", "heuristic"), 8, ruleset=RULES), str(out), ProcessBackend(1), progress=False)
     finally:
         signal.signal(signal.SIGINT, previous)
+        idle.set()
     on_disk = [json.loads(x)["game_id"] for x in out.read_text().splitlines()]
     assert outcome.interrupted and on_disk == written and len(on_disk) >= 3
     assert outcome.played == len(on_disk) and sorted(x["game_id"] for x in outcome.lines) == sorted(on_disk)
@@ -602,3 +609,33 @@ def test_every_line_set_aside_or_played_again_is_named_with_its_number_and_reaso
     assert "1 aborted game(s) are played again: line 3" in notes
     draws = [ln for ln in again.lines if ln["winner"] is None and ln["scores"] == [0, 0]]
     assert not draws
+
+
+def test_deferred_interrupts_hold_the_signal_until_the_block_ends_whichever_thread_takes_it():
+    """Ctrl-C or SIGTERM inside the block is handled as the block ends, by the handler it would have met
+    (TerminateAsInterrupt's for SIGTERM), also with a thread about that does not block the signals; an
+    ignored signal stays ignored."""
+    import threading
+
+    from arena.shutdown import TerminateAsInterrupt, deferred_interrupts
+
+    idle = threading.Event()
+    threading.Thread(target=idle.wait, daemon=True).start()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            done = []
+            with TerminateAsInterrupt() as stop, pytest.raises(KeyboardInterrupt):
+                with deferred_interrupts():
+                    os.kill(os.getpid(), signum)
+                    time.sleep(0.05)  # the handler would have run by now
+                    done.append(signum)
+            assert done == [signum] and stop.signum == signum
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with deferred_interrupts():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        idle.set()
