@@ -11,7 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-OURS = re.compile(r"mulle_env/engine/csrc/|mulle_env/csrc/|agents/csrc/|_core\.cpython|_native\.cpython")
+# A frame in the project's compiled code: its sources, or its modules by their path (a bare "_core.cpython" also
+# matched pydantic_core's "_pydantic_core.cpython", whose leaks at exit are not ours).
+OURS = re.compile(r"(?<![\w.-])(?:mulle_env/engine|mulle_env|agents)/(?:csrc/|_core\.cpython|_native\.cpython)")
 
 
 def main(workdir: str, logdir: str) -> int:

@@ -263,10 +263,12 @@ async def _analysis(request: web.Request) -> web.Response:
     game = await _in_pool(request, store.game, gid)
     if game is None:
         return _json({"error": f"no game {gid}"}, status=404)
+    # The job's status before the store: a job that ends in between is in the store when it is read (the job
+    # writes the store, then leaves the list). The other order answered 404 "none" for a finished analysis.
+    job = analyses.status(gid)
     kept = await _in_pool(request, store.analysis, gid)
     if kept is not None:
         return _json({"status": "done", "game_id": gid, **kept})
-    job = analyses.status(gid)
     if request.method == "POST" and (job is None or job["status"] == "failed"):
         try:
             job = analyses.start(gid)

@@ -403,6 +403,43 @@ def test_a_game_is_analysed_in_the_background_with_progress_and_kept_in_the_stor
     assert status == 200 and again["decisions"] == decisions
 
 
+
+def test_an_analysis_that_ends_between_the_servers_two_reads_is_answered_done(tmp_path, monkeypatch):
+    """A crash-hunt run saw GET answer 404 "none" for an analysis that was running: the server read the store
+    (not there yet), the job then wrote the store and left the job list, and the server read the job list (not
+    there any more). Here the job ends right after the server's first read, whichever it is."""
+    from live.analysis import Analyses
+
+    db = str(tmp_path / "g.db")
+    store = GameStore(db)
+    gid = store.add(finished(5))
+    result = {"decisions": [], "mistakes": []}
+    ended = []
+
+    def end_the_job():  # as Analyses._run ends: the store first, then the job leaves the list
+        if not ended:
+            ended.append(True)
+            store.add_analysis(gid, result)
+
+    def status(self, game_id):
+        view = None if ended else {"status": "running", "done": 1, "total": 2}
+        end_the_job()
+        return view
+
+    real_analysis = GameStore.analysis
+
+    def analysis(self, game_id):
+        view = real_analysis(self, game_id)
+        end_the_job()
+        return view
+
+    monkeypatch.setattr(Analyses, "status", status)
+    monkeypatch.setattr(GameStore, "analysis", analysis)
+    with ServerThread(LiveConfig(opponent="random", db=db, trust_loopback=True)) as srv:
+        status_code, body = get(srv.url + f"/api/games/{gid}/analysis")
+    assert status_code == 200 and body["status"] == "done", body
+
+
 def _decisions(m: Match) -> list[tuple[int, int]]:
     """(seat to move, number of legal moves) at every move of a played match."""
     replay = Match(m.seed, m.ruleset, m.specs)
