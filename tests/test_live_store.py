@@ -403,7 +403,6 @@ def test_a_game_is_analysed_in_the_background_with_progress_and_kept_in_the_stor
     assert status == 200 and again["decisions"] == decisions
 
 
-
 def test_an_analysis_that_ends_between_the_servers_two_reads_is_answered_done(tmp_path, monkeypatch):
     """A crash-hunt run saw GET answer 404 "none" for an analysis that was running: the server read the store
     (not there yet), the job then wrote the store and left the job list, and the server read the job list (not

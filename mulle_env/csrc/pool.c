@@ -25,9 +25,10 @@
  *
  * Workers end before the interpreter does: every pool with workers is on a list, and
  * pool_stop_all (the module registers it with Python's atexit) joins them all, whether or not
- * the Python objects that own the pools are ever freed. A process exiting with live workers
- * crashed now and then at exit (the test run's interpreter, LeakSanitizer's tracer); a stopped
- * pool still works, its caller running every item itself. A forked child's copy of a pool has
+ * the Python objects that own the pools are ever freed, so no thread of ours runs while the
+ * interpreter and the C runtime tear down (a CI test run once died of a segfault at exit, cause
+ * not found; LeakSanitizer's tracer crashes at exit turned out to be its own runtime's bug, see
+ * .ci/sanitize). A stopped pool still works, its caller running every item itself. A forked child's copy of a pool has
  * no workers, and its mutex and condition variable still count the parent's sleeping workers,
  * so the child never touches them: glibc's destroy of such a condition variable waits forever.
  */
