@@ -64,8 +64,10 @@ __all__ = [
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
     "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "batch_mask_indices", "describe",
     "action_to_move",
-    "action_int", "sample_csr",
+    "action_int", "sample_csr", "sample_masks",
 ]
+
+_INT32 = np.dtype(np.int32)  # the native int32 dtype: an array's dtype is this object when it is native int32
 
 #: Size of the action space: one index per move id.
 NUM_ACTIONS: int = NUM_MOVE_IDS
@@ -187,13 +189,14 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
     ``numpy.random.default_rng``). No dense mask is read or made. A row without a legal
     action is refused (a ``ValueError`` naming it): it has nothing to sample.
     """
-    gen = None if isinstance(rng, random.Random) else rng if isinstance(rng, np.random.Generator) \
-        else np.random.default_rng(rng)
+    gen = rng if type(rng) is np.random.Generator else None if isinstance(rng, random.Random) \
+        else rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     if _NATIVE is not None and gen is not None and type(ids) is np.ndarray and type(offsets) is np.ndarray \
-            and ids.dtype == np.int32 and offsets.dtype == np.int32 and offsets.ndim == 1 and len(offsets):
+            and ids.dtype is _INT32 and offsets.dtype is _INT32 and offsets.ndim == 1 and len(offsets):
         # The vector env's own arrays: one pass in C (mulle_env/csrc/module.c), the same arithmetic as below.
-        out = np.empty(len(offsets) - 1, dtype=np.int64)
-        _NATIVE.sample_csr(ids, offsets, gen.random(len(out)), out)
+        n = len(offsets) - 1
+        out = np.empty(n, dtype=np.int64)
+        _NATIVE.sample_csr(ids, offsets, gen.random(n), out)
         return out
     ids = np.asarray(ids)
     offsets = np.asarray(offsets)
@@ -215,6 +218,42 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
         # (the clamp guards the last ulp of rounding).
         draws = np.minimum((gen.random(len(counts)) * counts).astype(np.int64), counts - 1)
     picked: NDArray[np.int64] = ids[offsets[:-1] + draws].astype(np.int64)
+    return picked
+
+
+def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random | int | None = None
+                 ) -> NDArray[np.int64]:
+    """One uniformly random legal action per row of a batch of dense masks (``(K, NUM_ACTIONS)``, int8/uint8/bool).
+
+    For drivers of the vector env's dense mask what :func:`sample_csr` is for its sparse
+    ids: ``envs.step(sample_masks(info["action_mask"], rng))``. Draws as :func:`sample_csr`
+    does (``rng`` a numpy ``Generator``, a ``random.Random`` or a seed), so the same
+    legal actions and draws give the same picks from either form. Compiled, the scan
+    reads each row 8 bytes at a time; a row without a legal action is refused (a
+    ``ValueError`` naming it).
+    """
+    gen = None if isinstance(rng, random.Random) else rng if isinstance(rng, np.random.Generator) \
+        else np.random.default_rng(rng)
+    m = np.asarray(masks)
+    if m.ndim != 2 or m.shape[1] != NUM_ACTIONS or m.dtype.itemsize != 1 or m.dtype.kind not in "biu":
+        raise ValueError(f"sample_masks reads int8/uint8/bool masks of shape (K, {NUM_ACTIONS}), not "
+                         f"{m.dtype} of shape {m.shape}")
+    k = len(m)
+    if _NATIVE is not None and gen is not None and m.flags.c_contiguous:
+        out = np.empty(k, dtype=np.int64)
+        _NATIVE.sample_mask(m, gen.random(k), out)  # mulle_env/csrc/module.c: the arithmetic below, one pass
+        return out
+    rows, actions = batch_mask_indices(m)
+    counts = np.bincount(rows, minlength=k)
+    if k and counts.min() == 0:
+        row = int(np.flatnonzero(counts == 0)[0])
+        raise ValueError(f"row {row} has no legal action (its mask is all zeros): nothing to sample")
+    if gen is None:
+        assert isinstance(rng, random.Random)
+        draws = np.fromiter((rng.randrange(int(c)) for c in counts), dtype=np.int64, count=k)
+    else:
+        draws = np.minimum((gen.random(k) * counts).astype(np.int64), counts - 1)
+    picked: NDArray[np.int64] = actions[np.cumsum(counts) - counts + draws].astype(np.int64)
     return picked
 
 

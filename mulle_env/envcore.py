@@ -229,10 +229,12 @@ class ReplayableStepper:
             self.moves[i].append((True, int(actions[i])))
 
     def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
-                   mask: NDArray[np.int8] | None, /) -> None:
+                   mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                   offsets: NDArray[np.int32] | None = None, /) -> tuple[int, int]:
         """The stepper's ``step_write`` (and remember each active game's action, as :meth:`step`)."""
-        self.inner.step_write(actions, active, seats, obs, mask)
+        result = self.inner.step_write(actions, active, seats, obs, mask, ids, offsets)
         self._remember_stepped(actions, active)
+        return result
 
     @property
     def num_threads(self) -> int:
@@ -258,6 +260,14 @@ class ReplayableStepper:
               ) -> None:
         """The stepper's ``write``."""
         self.inner.write(idx, seats, obs, mask)
+
+    def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
+                      opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /) -> None:
+        """The stepper's ``restart_write`` (and remember the deals, as :meth:`start`)."""
+        self.inner.restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)
+        for i, deal in zip(idx, zip(game_seeds, seats, opp_seeds)):
+            self.deals[i] = deal
+            self.moves[i] = []
 
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
                   ) -> int:
@@ -430,8 +440,8 @@ class EnvCore:
         elif seed is not None:
             self.np_randoms[i], _ = seeding.np_random(check_seed(seed))
 
-    def start(self, i: int, seat_mode: int | str | None = None) -> None:
-        """Deal game ``i`` from its generator (deal seed, opponent seed, seat) and let the opponent move."""
+    def _draw(self, i: int, seat_mode: int | str | None = None) -> tuple[int, int, int]:
+        """Game ``i``'s next ``(game_seed, seat, opp_seed)`` from its generator; counts the episode, sets the seat."""
         rng = self.np_randoms[i]
         game_seed = int(rng.integers(SEED_BOUND))
         opp_seed = 0
@@ -447,6 +457,36 @@ class EnvCore:
                 seat = cast(int, mode)  # check_seat let only 0, 1 and the two words through
         self.episodes[i] += 1
         self.seats[i] = seat
+        return game_seed, seat, opp_seed
+
+    def restart(self, idx: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
+        """Deal the games ``idx`` anew (:meth:`start`), let their opponents move and write their learner rows.
+
+        Rows ``idx[j]`` of ``obs`` and ``mask`` (K rows each). Against the in-stepper opponent
+        without extra inputs this is one stepper call that deals into the games' own objects;
+        elsewhere :meth:`start`, :meth:`resolve` and :meth:`write`, as before.
+        """
+        if self.loops is not None or self.self_play or self.extras is not None:
+            for i in idx:
+                self.start(i)
+            self.resolve()
+            rows = np.asarray(idx, dtype=np.intp)
+            part = np.empty((len(rows), self.obs_size), dtype=OBS_DTYPE)
+            if mask is None:
+                self.write(rows, self.seats[rows], part, None)
+            else:
+                part_mask = np.empty((len(rows), _NA), dtype=np.int8)
+                self.write(rows, self.seats[rows], part, part_mask)
+                mask[rows] = part_mask
+            obs[rows] = part
+            return
+        deals = [self._draw(i) for i in idx]
+        self.stepper.restart_write(idx, [d[0] for d in deals], [d[1] for d in deals], [d[2] for d in deals], obs,
+                                   mask)
+
+    def start(self, i: int, seat_mode: int | str | None = None) -> None:
+        """Deal game ``i`` from its generator (deal seed, opponent seed, seat) and let the opponent move."""
+        game_seed, seat, opp_seed = self._draw(i, seat_mode)
         if self.loops is not None:
             agent = self.agents[i]  # type: ignore[index]  # the loops are there when the agents are
             seats: list[Any] = [None, None]
@@ -525,24 +565,26 @@ class EnvCore:
         return True
 
     def step_write_if_legal(self, actions: Indices, active: NDArray[np.bool_], obs: NDArray[np.float32],
-                            mask: NDArray[np.int8] | None) -> bool:
+                            mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                            offsets: NDArray[np.int32] | None = None) -> tuple[int, int] | None:
         """:meth:`step_if_legal` then :meth:`write` of every game's learner row, in one stepper pass where it can.
 
         The vector env's usual step against the in-stepper opponent (no agents, no self-play
-        policy, no extra inputs): the compiled stepper plays and writes each game in one job
-        on its threads. Elsewhere the two calls, as before. ``False``: nothing was played or
-        written (an action is not legal; the caller sorts it out).
+        policy, no extra inputs): the compiled stepper plays and writes each game (and, given
+        ``ids`` and ``offsets``, the learners' legal ids in CSR form) in one job on its
+        threads. Elsewhere the two calls, as before, and no CSR. Returns ``(ended, total)``:
+        how many active games are over, and the CSR total (-1 if not written); ``None``:
+        nothing was played or written (an action is not legal; the caller sorts it out).
         """
         if self.loops is not None or self.self_play or self.extras is not None:
             if not self.step_if_legal(actions, active):
-                return False
+                return None
             self.write(self._rows, self.seats, obs, mask)
-            return True
+            return int(np.count_nonzero(self.stepper.over & active)), -1
         try:
-            self.stepper.step_write(actions, active, self.seats, obs, mask)
+            return self.stepper.step_write(actions, active, self.seats, obs, mask, ids, offsets)
         except ValueError:
-            return False
-        return True
+            return None
 
     def _policy_moves(self, pending: NDArray[np.intp]) -> None:
         if self.opponent_policy is None:

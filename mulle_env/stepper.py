@@ -39,10 +39,19 @@ keeps current) and provides:
   ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
   legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move);
   ``mask=None`` writes no dense mask.
-* ``step_write(actions, active, seats, obs, mask)``: ``step(actions, active)``, then
-  ``write(range(K), seats, obs, mask)``, with every argument checked and every action
-  judged legal before any game moves. The compiled stepper does both in one pass over its
-  threads (one hand-off per env step instead of two): the vector env's usual step.
+* ``step_write(actions, active, seats, obs, mask, ids=None, offsets=None)``: ``step(actions,
+  active)``, then ``write(range(K), seats, obs, mask)`` and, given ``ids`` and ``offsets``,
+  ``legal_csr(range(K), seats, ids, offsets)``, with every argument checked and every action
+  judged legal before any game moves. Returns ``(ended, total)``: how many active games are
+  over after the step, and ``legal_csr``'s total (-1 without ``ids``). The compiled stepper
+  does it all in one pass over its threads (one hand-off per env step instead of two or
+  three): the vector env's usual step.
+* ``restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)``: ``start(idx[j],
+  game_seeds[j], seats[j], opp_seeds[j])`` for each ``j``, then seat ``seats[j]``'s
+  observation and mask of game ``idx[j]`` into row ``idx[j]`` of ``obs`` and ``mask`` (``K``
+  rows each, as ``step_write`` writes them), all checked before any game changes. The
+  compiled stepper deals into each game's own object (a state handed out before is dealt
+  anew) and writes on its threads: the vector env's restart of finished games.
 * ``legal_csr(idx, seats, ids, offsets)``: the legal ids of seat ``seats[j]`` in game
   ``idx[j]`` (none unless it is to move), ascending, as CSR: row ``j``'s are
   ``ids[offsets[j]:offsets[j + 1]]`` (both int32); ``offsets`` (``n + 1``) is always
@@ -105,8 +114,12 @@ class Stepper(Protocol):
               ) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
     def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
-                   mask: NDArray[np.int8] | None, /) -> None:
-        """``step(actions, active)`` then ``write(range(K), seats, obs, mask)``, all checked before any game moves."""
+                   mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                   offsets: NDArray[np.int32] | None = None, /) -> tuple[int, int]:
+        """``step`` then ``write`` (and ``legal_csr``) of every game, all checked first; ``(ended, total)``."""
+    def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
+                      opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /) -> None:
+        """``start`` each game ``idx[j]`` anew, then write its row ``idx[j]`` of ``obs``/``mask``; all checked first."""
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
                   ) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total."""
@@ -218,16 +231,49 @@ class PyStepper:
                 m[list(st.legal_ids())] = 1
 
     def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
-                   mask: NDArray[np.int8] | None) -> None:
-        """``step(actions, active)`` then ``write(range(K), seats, obs, mask)``, all checked before any game moves."""
+                   mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                   offsets: NDArray[np.int32] | None = None) -> tuple[int, int]:
+        """``step`` then ``write`` (and ``legal_csr``) of every game, all checked first; ``(ended, total)``.
+
+        ``ended``: how many active games are over after the step; ``total``: ``legal_csr``'s
+        (-1 without ``ids``).
+        """
         k = self.num_envs
         seat_list = [int(s) for s in seats]
         if len(seat_list) != k or any(s not in (0, 1) for s in seat_list):
             raise ValueError(f"seats must be {k} seats, each 0 or 1, not {seats!r:.80}")
         if len(obs) < k or (mask is not None and len(mask) < k):
             raise ValueError(f"obs and mask need {k} rows")
+        if (ids is None) != (offsets is None):
+            raise ValueError("ids and offsets go together: give both or neither")
         self.step(actions, active)  # checks every action before it plays any
         self.write(range(k), seat_list, obs, mask)
+        ended = int(np.count_nonzero(self.over & np.asarray(active, dtype=bool)))
+        if ids is None or offsets is None:
+            return ended, -1
+        return ended, self.legal_csr(range(k), seat_list, ids, offsets)
+
+    def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
+                      opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
+        """``start`` each game ``idx[j]`` anew, then write its row ``idx[j]`` of ``obs``/``mask``; all checked first."""
+        k = self.num_envs
+        rows = [int(i) for i in idx]
+        n = len(rows)
+        if not len(game_seeds) == len(seats) == len(opp_seeds) == n:
+            raise ValueError("idx, game_seeds, seats and opp_seeds differ in length")
+        if len(set(rows)) != n or any(not 0 <= i < k for i in rows):
+            raise ValueError(f"restart_write takes each game of 0..{k - 1} at most once, not {rows!r:.80}")
+        if any(int(s) not in (0, 1) for s in seats):
+            raise ValueError(f"seats must be 0 or 1, not {list(seats)!r:.80}")
+        for what, seeds in (("game_seeds", game_seeds), ("opp_seeds", opp_seeds)):
+            for j, seed in enumerate(seeds):
+                if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+                    raise ValueError(f"{what}[{j}] must be a whole number from 0 to 2**64 - 1, not {seed!r}")
+        if len(obs) < k or (mask is not None and len(mask) < k):
+            raise ValueError(f"obs and mask need {k} rows")
+        for i, game_seed, seat, opp_seed in zip(rows, game_seeds, seats, opp_seeds):
+            self.start(i, game_seed, int(seat), opp_seed)
+            self.write((i,), (int(seat),), obs[i : i + 1], None if mask is None else mask[i : i + 1])
 
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32]) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total (``ids`` written if room)."""

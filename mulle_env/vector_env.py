@@ -246,12 +246,17 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._ids = np.zeros(K * 64, dtype=np.int32)
         self._offsets = np.zeros(K + 1, dtype=np.int32)
         self._ids_out, self._offsets_out = _read_only(self._ids), _read_only(self._offsets)
+        # The step writes them too (in the same pass as the observations) once a caller reads legal_ids() or when
+        # there is no dense mask; _csr_total is their total while they are current, -1 when they must be made.
+        self._want_csr = not self.dense_mask
+        self._csr_total = -1
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._truncated = np.zeros(K, dtype=bool)
         self._all = np.ones(K, dtype=bool)
         self._rows = np.arange(K)
         self._needs_reset = np.zeros(K, dtype=bool)
+        self._any_needs_reset = False  # _needs_reset.any(), kept: numpy's any() costs 2 us a call
         self._started = False
 
     @property
@@ -293,7 +298,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             core.start(i, seat)
         core.resolve()
         self._needs_reset[:] = False
+        self._any_needs_reset = False
         self._started = True
+        self._csr_total = -1
         core.write(self._rows, core.seats, self._obs, self._mask_arg)
         return self._obs, self._info()
 
@@ -308,22 +315,31 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         rewards.fill(0.0)
         terminated.fill(False)
         active = self._all
-        if self.autoreset_mode is AutoresetMode.NEXT_STEP and self._needs_reset.any():
+        if self._any_needs_reset:  # NEXT_STEP autoreset
             active = ~self._needs_reset
             for i in np.flatnonzero(self._needs_reset).tolist():
                 core.start(i)
             self._needs_reset[:] = False
+            self._any_needs_reset = False
         illegal = None
-        # The usual, all-legal step is one stepper call (play and write each game in one pass on its threads); a
-        # refused one changed nothing and is sorted out here.
-        if not core.step_write_if_legal(acts, active, self._obs, self._mask_arg):
+        # The usual, all-legal step is one stepper call (play and write each game, and their legal ids, in one pass
+        # on its threads); a refused one changed nothing and is sorted out here.
+        csr = (self._ids, self._offsets) if self._want_csr else (None, None)
+        result = core.step_write_if_legal(acts, active, self._obs, self._mask_arg, *csr)
+        if result is None:
             illegal = self._check_actions(acts, active, sent)
             if illegal is not None:
                 active = active & ~illegal
             core.step(acts, active)
             core.write(self._rows, core.seats, self._obs, self._mask_arg)
-        over = core.stepper.over
-        ended = (over & active).nonzero()[0]
+            n_ended, self._csr_total = -1, -1
+        else:
+            n_ended, total = result
+            self._csr_total = total if total <= len(self._ids) else -1  # -1: legal_ids() grows ids
+        info = self._info()
+        if n_ended == 0:  # the usual step: no game ended (-1: not counted)
+            return self._obs, rewards, terminated, self._truncated, info
+        ended = (core.stepper.over & active).nonzero()[0]
         final_scores = None
         if len(ended) or illegal is not None:
             final_scores = np.zeros((K, 2), dtype=np.int64)
@@ -339,7 +355,6 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     self._mask[i] = 0
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
-        info = self._info()
         done = terminated.nonzero()[0]
         if len(done):
             ended_mask = terminated.copy()
@@ -354,13 +369,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 info["final_obs"] = final_obs
                 info["_final_obs"] = ended_mask
                 info["final_info"] = final_info
-                for i in done.tolist():
-                    core.start(i)
-                core.resolve()
-                self._write(done)
+                core.restart(done.tolist(), self._obs, self._mask_arg)
+                self._csr_total = -1
             else:
                 info.update(final_info)
                 self._needs_reset |= terminated
+                self._any_needs_reset = True
         return self._obs, rewards, terminated, self._truncated, info
 
     def action_masks(self) -> NDArray[np.bool_]:
@@ -387,14 +401,18 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         """
         if not self._started:
             raise ResetNeededError("call reset() before legal_ids()")
-        core = self._core
-        # A game waiting for its NEXT_STEP reset has no move: ask for the seat not to move.
-        seats = np.where(self._needs_reset, 1 - core.seats, core.seats) if self._needs_reset.any() else core.seats
-        total = core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
-        if total > len(self._ids):
-            self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
-            self._ids_out = _read_only(self._ids)
-            core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+        self._want_csr = True  # from now on every step writes them
+        total = self._csr_total
+        if total < 0:
+            core = self._core
+            # A game waiting for its NEXT_STEP reset has no move: ask for the seat not to move.
+            seats = np.where(self._needs_reset, 1 - core.seats, core.seats) if self._any_needs_reset else core.seats
+            total = core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+            if total > len(self._ids):
+                self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
+                self._ids_out = _read_only(self._ids)
+                core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
+            self._csr_total = total
         return self._ids_out[:total], self._offsets_out
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -407,16 +425,6 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             info["action_mask"] = self._mask_out
             info["_action_mask"] = self._all
         return info
-
-    def _write(self, idx: NDArray[np.intp]) -> None:
-        core = self._core
-        n = len(idx)
-        obs = np.empty((n, core.obs_size), dtype=OBS_DTYPE)
-        mask = np.empty((n, _NA), dtype=np.int8) if self.dense_mask else None
-        core.write(idx, core.seats[idx], obs, mask)
-        self._obs[idx] = obs
-        if mask is not None:
-            self._mask[idx] = mask
 
     def _as_actions(self, actions: Any) -> tuple[NDArray[np.int64], NDArray[Any]]:
         """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages)."""

@@ -108,13 +108,19 @@ def test_step_write_is_step_then_write_on_either_stepper(threads):
         if not active.any():
             break
         acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
-        fused.step_write(acts, active, seats, *buffers[0])
+        csr = [(np.full(4 * k, -1, np.int32), np.zeros(k + 1, np.int32)) for _ in range(3)]
+        got = fused.step_write(acts, active, seats, *buffers[0], *csr[0])
         apart.step(acts, active)
         apart.write(np.arange(k), seats, *buffers[1])
-        ref.step_write(acts, active, seats, *buffers[2])
+        total = apart.legal_csr(np.arange(k), seats, *csr[1])
+        assert got == ref.step_write(acts, active, seats, *buffers[2], *csr[2])
+        assert got == (int(np.count_nonzero(np.asarray(apart.over, bool) & active)), total)
         for (o, m) in buffers[1:]:
             np.testing.assert_array_equal(buffers[0][0], o, err_msg=f"step {step}")
             np.testing.assert_array_equal(buffers[0][1], m, err_msg=f"step {step}")
+        for ids, offsets in csr[1:]:  # the CSR the step wrote is legal_csr's (ids only when they fit)
+            np.testing.assert_array_equal(csr[0][1], offsets, err_msg=f"step {step}")
+            np.testing.assert_array_equal(csr[0][0], ids, err_msg=f"step {step}")
         for s in (apart, ref):
             np.testing.assert_array_equal(np.asarray(fused.over, bool), np.asarray(s.over, bool))
             np.testing.assert_array_equal(np.asarray(fused.to_move), np.asarray(s.to_move))
@@ -301,7 +307,12 @@ _, status = os.waitpid(pid, 0)
 assert os.waitstatus_to_exitcode(status) == 0, f"the forked child ended with {os.waitstatus_to_exitcode(status)}"
 running = tasks()
 _native._stop_workers()
-assert tasks() == running - 3, (tasks(), running)  # the env's two workers and s's one
+# The env's two workers and s's one. A joined thread can still be listed in /proc for a moment (the kernel
+# wakes the joiner before it reaps the task), so the count is read until it settles.
+deadline = time.monotonic() + 5
+while tasks() != running - 3 and time.monotonic() < deadline:
+    time.sleep(0.01)
+assert tasks() == running - 3, (tasks(), running)
 play(envs, 40, rng, got, obs)  # the stopped pool plays on, on the caller's thread: the same games
 assert len(ref) == len(got) and all(np.array_equal(a, b) for a, b in zip(ref, got))
 # Threaded steppers still referenced at exit (in a cycle): atexit joins their workers.
@@ -322,3 +333,112 @@ def test_workers_end_before_the_interpreter_and_a_forked_copy_frees_without_wait
         pytest.skip("the Python engine has no worker threads")
     proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("ruleset", [{"sets": 1}, {"sets": 3, "forced_capture": False}])
+def test_restart_write_is_start_then_write_in_the_games_own_objects(threads, ruleset):
+    """restart_write (the vector env's restart of finished games) deals what start deals, into the same objects
+    on the compiled stepper, and writes rows idx[j]; the Python stepper is its reference."""
+    from mulle_env.stepper import PyStepper, make_stepper
+
+    k, rs = 4, me.Ruleset.from_dict(ruleset)
+    for internal in (True, False):
+        fast, apart, ref = _dealt([lambda k: make_stepper(k, rs, internal, threads),
+                                   lambda k: make_stepper(k, rs, internal, threads),
+                                   lambda k: PyStepper(k, rs, internal)], k)
+        objects = [fast.state(i) for i in range(k)]
+        idx, seeds, seats, opp = [3, 0, 2], [2**64 - 1, 5, 2**63], [1, 0, 1], [0, 2**64 - 1, 11]
+        buffers = [(np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)) for _ in range(3)]
+        fast.restart_write(idx, seeds, seats, opp, *buffers[0])
+        ref.restart_write(idx, seeds, seats, opp, *buffers[2])
+        for i, seed, seat, o in zip(idx, seeds, seats, opp):
+            apart.start(i, seed, seat, o)
+            apart.write([i], [seat], buffers[1][0][i:i + 1], buffers[1][1][i:i + 1])
+        for i in range(k):
+            if not isinstance(fast, PyStepper):  # the compiled one deals anew in place: no Python object
+                assert fast.state(i) is objects[i]
+            assert fast.state(i).to_dict() == apart.state(i).to_dict() == ref.state(i).to_dict()
+        for o, m in buffers[1:]:
+            np.testing.assert_array_equal(buffers[0][0], o)
+            np.testing.assert_array_equal(buffers[0][1], m)
+        for s in (apart, ref):
+            np.testing.assert_array_equal(np.asarray(fast.over, bool), np.asarray(s.over, bool))
+            np.testing.assert_array_equal(np.asarray(fast.to_move), np.asarray(s.to_move))
+        if not internal:  # nobody moved: the deal itself is new_game's
+            assert fast.state(3).to_dict() == me.new_game(2**64 - 1, rs).to_dict()
+            assert fast.state(3).seed == 2**64 - 1
+
+
+@pytest.mark.parametrize("python", [False, True])
+def test_restart_write_refuses_before_any_game_changes(python):
+    from mulle_env.stepper import PyStepper, make_stepper
+
+    k, rs = 3, me.Ruleset(sets=1)
+    s = PyStepper(k, rs, True) if python else make_stepper(k, rs, True, 2)
+    for i in range(k):
+        s.start(i, 7 + i, 0, 9 + i)
+    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+    before = [s.state(i).to_dict() for i in range(k)]
+    for args, words in ((([0, 0], [1, 2], [0, 0], [1, 2]), "at most once"),
+                        (([0, 1], [1, 2], [0, 2], [1, 2]), "0 or 1"),
+                        (([0, 1], [1, -2], [0, 1], [1, 2]), "game_seeds\\[1\\] must be a whole number"),
+                        (([0, 1], [1, 2], [0, 1], [1, 2**64]), "opp_seeds\\[1\\] must be a whole number"),
+                        (([0, 1], [1], [0, 1], [1, 2]), "differ in length"),
+                        (([0, 5], [1, 2], [0, 1], [1, 2]), "0\\.\\.2")):
+        with pytest.raises((ValueError, IndexError), match=words):
+            s.restart_write(*args, obs, mask)
+    with pytest.raises(ValueError):
+        s.restart_write([0], [1], [0], [1], obs[:1], mask)
+    assert [s.state(i).to_dict() for i in range(k)] == before
+
+
+@pytest.mark.parametrize("kind", ["int8", "uint8", "bool", "twos"])
+def test_sample_masks_compiled_pick_is_the_numpy_reference_pick_and_sample_csrs(kind):
+    """codec.sample_masks (dense masks) picks what sample_csr picks from the same legal actions and draws,
+    compiled or in numpy; any non-zero byte is legal."""
+    rng = np.random.default_rng(3)
+    masks = (rng.random((300, codec.NUM_ACTIONS)) < rng.random((300, 1)) * 0.02).astype(np.int8)
+    masks[np.arange(300), rng.integers(0, codec.NUM_ACTIONS, 300)] = 1  # every row has a legal action
+    masks[7, :] = 0
+    masks[7, -1] = 1  # the last column, past the last whole 8-byte word of a row
+    masks[8, :] = 1  # every action
+    csr = [np.flatnonzero(m) for m in masks]
+    ids = np.concatenate(csr).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in csr])]).astype(np.int32)
+    if kind == "twos":
+        masks *= 2
+    m = masks.view(bool) if kind == "bool" else masks.view(np.uint8) if kind == "uint8" else masks
+    fast = codec.sample_masks(m, np.random.default_rng(9))
+    np.testing.assert_array_equal(fast, codec.sample_csr(ids, offsets, np.random.default_rng(9)))
+    assert fast[7] == codec.NUM_ACTIONS - 1
+    from mulle_env import codec as codec_mod
+
+    native = codec_mod._NATIVE
+    try:
+        codec_mod._NATIVE = None  # the numpy reference
+        np.testing.assert_array_equal(codec.sample_masks(m, np.random.default_rng(9)), fast)
+        slow = codec.sample_masks(m, random.Random(4))
+    finally:
+        codec_mod._NATIVE = native
+    np.testing.assert_array_equal(codec.sample_masks(m, random.Random(4)), slow)
+    assert fast.dtype == np.int64
+    assert all(masks[i, a] for i, a in enumerate(fast))
+    np.testing.assert_array_equal(codec.sample_masks(masks[:, ::1].T.copy().T, 9),
+                                  codec.sample_masks(masks, 9))  # not C-contiguous: the numpy path
+
+
+def test_sample_masks_is_uniform_and_refuses_what_it_cannot_sample():
+    masks = np.zeros((2, codec.NUM_ACTIONS), np.int8)
+    masks[0, [3, 900, 2811]] = 1
+    masks[1, 17] = 1
+    rng = np.random.default_rng(1)
+    counts = Counter(int(codec.sample_masks(masks, rng)[0]) for _ in range(3000))
+    assert set(counts) == {3, 900, 2811} and all(900 < c < 1100 for c in counts.values()), counts
+    masks[1, 17] = 0
+    with pytest.raises(ValueError, match="row 1 has no legal action"):
+        codec.sample_masks(masks, 0)
+    with pytest.raises(ValueError, match="shape"):
+        codec.sample_masks(masks[:, :100], 0)
+    with pytest.raises(ValueError, match="int8/uint8/bool"):
+        codec.sample_masks(masks.astype(np.float32), 0)

@@ -1,6 +1,10 @@
 /* The module mulle_env._native (see native.h): the capsule import, the ABI check, the functions. */
 #include "native.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 const MulleCoreAPI *CORE = NULL;
 
 /* Play up to n uniformly random legal moves (or to the end) with a SplitMix64 stream, without leaving C:
@@ -98,6 +102,92 @@ fail_ids:
     return NULL;
 }
 
+/* The nonzero bytes of the 8 bytes in w, as one bit at the bottom of each byte. */
+static inline uint64_t nonzero_bytes(uint64_t w) {
+    w |= w >> 4;
+    w |= w >> 2;
+    w |= w >> 1;
+    return w & 0x0101010101010101ULL;
+}
+
+/* sample_mask(masks, u, out): out[i] = the index of row i's set entry number min(floor(u[i] * count_i), count_i - 1)
+ * (count_i: row i's nonzero bytes): mulle_env.codec.sample_masks' uniform pick from dense masks, in one pass that
+ * reads 8 bytes at a time (about 8 of 2812 entries are set). Its numpy twin there does the same arithmetic.
+ * masks: (n, width) of 1-byte items, C-contiguous; u float64 (n,); out int64 (n,). */
+static PyObject *mod_sample_mask(PyObject *mod, PyObject *args) {
+    PyObject *m_obj, *u_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &m_obj, &u_obj, &out_obj)) return NULL;
+    Py_buffer mb, ub, rb;
+    if (PyObject_GetBuffer(m_obj, &mb, PyBUF_ND | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    PyObject *ret = NULL;
+    if (mb.ndim != 2 || mb.itemsize != 1) {
+        PyErr_SetString(PyExc_ValueError, "masks must be a 2-D C-contiguous array of 1-byte items");
+        PyBuffer_Release(&mb);
+        return NULL;
+    }
+    if (read_vector(u_obj, &ub, "d", "u") < 0) {
+        PyBuffer_Release(&mb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(out_obj, &rb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ub);
+        PyBuffer_Release(&mb);
+        return NULL;
+    }
+    Py_ssize_t n = mb.shape[0], width = mb.shape[1];
+    if (rb.itemsize != 8 || rb.len / 8 != n || ub.len / 8 != n) {
+        PyErr_Format(PyExc_ValueError, "sample_mask: u (float64) and out (int64) need n = %zd entries", n);
+        goto done;
+    }
+    const double *u = ub.buf;
+    int64_t *out = rb.buf;
+    Py_ssize_t words = width / 8;
+    Py_ssize_t *hit = PyMem_Malloc((size_t)(width ? width : 1) * sizeof(Py_ssize_t));
+    if (!hit) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *row = (const uint8_t *)mb.buf + i * width;
+        Py_ssize_t count = 0, q = 0; /* one pass: the set entries' columns into hit[] */
+#if defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128();
+        for (; q + 4 <= words; q += 4) { /* 32 bytes a test, a bit per byte that is set */
+            __m128i a = _mm_loadu_si128((const __m128i *)(row + 8 * q));
+            __m128i b = _mm_loadu_si128((const __m128i *)(row + 8 * q + 16));
+            uint32_t zeros = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, zero)) |
+                             (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, zero)) << 16;
+            for (uint32_t bits = ~zeros; bits; bits &= bits - 1) hit[count++] = 8 * q + __builtin_ctz(bits);
+        }
+#endif
+        for (; q + 4 <= words; q += 4) { /* 32 bytes a test: most blocks are all zeros */
+            uint64_t w[4];
+            memcpy(w, row + 8 * q, 32); /* rows are 2812 bytes: not 8-aligned */
+            if (!(w[0] | w[1] | w[2] | w[3])) continue;
+            for (int r = 0; r < 4; r++)
+                for (uint64_t bits = w[r] ? nonzero_bytes(w[r]) : 0; bits; bits &= bits - 1)
+                    hit[count++] = 8 * (q + r) + (__builtin_ctzll(bits) >> 3);
+        }
+        for (Py_ssize_t c = 8 * q; c < width; c++)
+            if (row[c]) hit[count++] = c;
+        if (count == 0) {
+            PyErr_Format(PyExc_ValueError, "row %zd has no legal action (its mask is all zeros): nothing to sample", i);
+            PyMem_Free(hit);
+            goto done;
+        }
+        int64_t d = (int64_t)(u[i] * (double)count);
+        out[i] = hit[d < count ? d : count - 1];
+    }
+    PyMem_Free(hit);
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    PyBuffer_Release(&rb);
+    PyBuffer_Release(&ub);
+    PyBuffer_Release(&mb);
+    return ret;
+}
+
 static PyObject *mod_stop_workers(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -116,6 +206,9 @@ static PyMethodDef methods[] = {
      "extras_exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},
     {"sample_csr", mod_sample_csr, METH_VARARGS,
      "sample_csr(ids, offsets, u, out): one uniform legal id per CSR row (mulle_env.codec.sample_csr's pick)."},
+    {"sample_mask", mod_sample_mask, METH_VARARGS,
+     "sample_mask(masks, u, out): one uniform set entry per row of 2-D 1-byte masks (mulle_env.codec.sample_masks' "
+     "pick)."},
     {"random_playout", mod_random_playout, METH_VARARGS,
      "random_playout(state, seed, n): play up to n uniformly random legal moves in C; returns how many."},
     {"_stop_workers", mod_stop_workers, METH_NOARGS,

@@ -10,7 +10,7 @@
  *   stepper.c   mulle_env/stepper.py (PyStepper): K games stepped at once, on a thread pool
  *   pool.c      the thread pool the stepper runs on (POSIX threads; one thread elsewhere)
  *   extras.c    mulle_env/extras.py: the extra-input blocks of the learned agents' nets
- *   module.c    the module, the capsule import, the ABI check, random_playout, sample_csr
+ *   module.c    the module, the capsule import, the ABI check, random_playout, sample_csr, sample_mask
  */
 #ifndef MULLE_NATIVE_H
 #define MULLE_NATIVE_H

@@ -29,18 +29,31 @@ typedef struct {
     G **g;           /* game i's position (inside the games list's object i) */
     MT *rng;
     int8_t *seat;
-    /* Per game, the legal ids of the seat to move as a bitset (LEGAL_WORDS words), valid while
-     * legal_ok[i]: the stepper's own copy, which nothing handed out can reach. Every action is
-     * checked against it, so a mask written by a caller cannot make an illegal move legal. */
-    uint64_t *legal_bits;
-    uint8_t *legal_ok;
-    int16_t *n_legal; /* per game, with legal_ok: how many */
-    uint8_t *failed;  /* per game: its job failed (the thread's RulesThread keeps why) */
+    char *slots;      /* game i's Slot at slots + i * SLOT_SIZE (64-byte aligned, inside slot_mem) */
+    void *slot_mem;
     Pool *pool;
     int busy;         /* a call runs without the GIL */
 } Stepper;
 
 #define LEGAL_WORDS (MAX_IDS / 64)
+#define LIST_CAP 64 /* ids kept as a list per game; random play reaches 42, more falls back to the bitset */
+
+/* Per game, what the stepper writes of it besides the position, in one cache-line-aligned block: the threads
+ * write only their own games' blocks (as per-field arrays, adjacent games' flags shared cache lines, which two
+ * threads then passed back and forth every step). */
+typedef struct {
+    /* The legal ids of the seat to move as a bitset, valid while legal_ok: the stepper's own copy, which
+     * nothing handed out can reach. Every action is checked against it, so a mask written by a caller
+     * cannot make an illegal move legal. */
+    uint64_t bits[LEGAL_WORDS];
+    /* With legal_ok and n_legal <= LIST_CAP: the same ids as a list, ascending, so legal_csr copies them
+     * instead of scanning 44 bitset words a game (most of its time before). */
+    int16_t list[LIST_CAP];
+    int16_t n_legal;
+    uint8_t legal_ok;
+    uint8_t failed; /* its job failed (the thread's RulesThread keeps why) */
+} Slot;
+#define SLOT_SIZE ((sizeof(Slot) + 63) / 64 * 64)
 
 static int read_index(Py_buffer *b, Py_ssize_t i, long long *out) {
     const char *f = b->format ? b->format : "B";
@@ -119,18 +132,29 @@ static void intvec_close(IntVec *v) {
 }
 
 static inline PyObject *game_obj(Stepper *s, Py_ssize_t i) { return PyList_GET_ITEM(s->games, i); }
+static inline Slot *slot(const Stepper *s, Py_ssize_t i) { return (Slot *)(s->slots + (size_t)i * SLOT_SIZE); }
 
-/* Game i's legal ids into its bitset (ids: its legal ids, n of them). */
+/* Game i's legal ids (ascending, as the core lists them; n of them) into its bitset and list. */
 static void keep_legal(Stepper *s, int i, const int *ids, int n) {
-    uint64_t *w = s->legal_bits + (size_t)i * LEGAL_WORDS;
+    Slot *sl = slot(s, i);
+    uint64_t *w = sl->bits;
+    int16_t *list = sl->list;
     memset(w, 0, LEGAL_WORDS * sizeof(uint64_t));
     for (int j = 0; j < n; j++) w[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-    s->n_legal[i] = (int16_t)n;
-    s->legal_ok[i] = 1;
+    if (n <= LIST_CAP) {
+        for (int j = 0; j < n; j++) list[j] = (int16_t)ids[j];
+        for (int j = 1; j < n; j++)
+            if (ids[j] <= ids[j - 1]) { /* out of order (not what the core makes): unusable, -1 first */
+                list[0] = -1;
+                break;
+            }
+    }
+    sl->n_legal = (int16_t)n;
+    sl->legal_ok = 1;
 }
 
 static void ensure_legal(Stepper *s, int i) {
-    if (!s->legal_ok[i]) {
+    if (!slot(s, i)->legal_ok) {
         int ids[MAX_IDS];
         keep_legal(s, i, ids, s->g[i]->over ? 0 : CORE->legal_ids(s->g[i], ids));
     }
@@ -140,13 +164,19 @@ static void ensure_legal(Stepper *s, int i) {
 static int is_legal(Stepper *s, int i, long long id) {
     if (id < 0 || id >= CORE->tables->num_ids || s->g[i]->over) return 0;
     ensure_legal(s, i);
-    return (int)((s->legal_bits[(size_t)i * LEGAL_WORDS + (id >> 6)] >> (id & 63)) & 1);
+    return (int)((slot(s, i)->bits[id >> 6] >> (id & 63)) & 1);
+}
+
+/* Game i's over and to_move into the shared arrays: after its job, on the calling thread (K bytes each, so
+ * a job writing them would share cache lines with the other threads' games). */
+static void sync_flags(Stepper *s, int i) {
+    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)s->g[i]->over;
+    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->g[i]->to_move;
 }
 
 static void stepper_sync(Stepper *s, int i) {
-    s->legal_ok[i] = 0; /* called after every change of game i */
-    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)s->g[i]->over;
-    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->g[i]->to_move;
+    slot(s, i)->legal_ok = 0; /* called after every change of game i */
+    sync_flags(s, i);
 }
 
 /* The internal random opponent's moves in game i (no Python objects: runs on any thread). */
@@ -231,12 +261,9 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
     self->g = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(G *));
     self->rng = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(MT));
     self->seat = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
-    self->legal_bits = native_failpoint() ? NULL : PyMem_Calloc((size_t)k * LEGAL_WORDS, sizeof(uint64_t));
-    self->legal_ok = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
-    self->n_legal = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(int16_t));
-    self->failed = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
-    if (!self->g || !self->rng || !self->seat || !self->legal_bits || !self->legal_ok || !self->n_legal ||
-        !self->failed) {
+    self->slot_mem = native_failpoint() ? NULL : PyMem_Calloc((size_t)k * SLOT_SIZE + 64, 1);
+    if (self->slot_mem) self->slots = (char *)(((uintptr_t)self->slot_mem + 63) & ~(uintptr_t)63);
+    if (!self->g || !self->rng || !self->seat || !self->slot_mem) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
@@ -292,10 +319,7 @@ static void Stepper_dealloc(Stepper *self) {
     PyMem_Free(self->g);
     PyMem_Free(self->rng);
     PyMem_Free(self->seat);
-    PyMem_Free(self->legal_bits);
-    PyMem_Free(self->legal_ok);
-    PyMem_Free(self->n_legal);
-    PyMem_Free(self->failed);
+    PyMem_Free(self->slot_mem);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -356,7 +380,7 @@ static void play_job(void *ctx, int item) {
     int i = j->idx[item];
     int rc = CORE->apply_move(s->g[i], j->act[item], NULL, -1);
     if (rc == 0 && j->internal) rc = random_moves(s, i);
-    s->failed[i] = (uint8_t)(rc < 0 ? -rc : 0);
+    slot(s, i)->failed = (uint8_t)(rc < 0 ? -rc : 0);
 }
 
 /* job(ctx, item) for items 0..n-1: on the pool without the GIL, or (one item, or while the allocation-failure
@@ -375,7 +399,7 @@ static int run_items(Stepper *s, PoolJob job, void *ctx, int n, const int *games
     }
     for (int q = 0; q < n; q++) {
         job(ctx, q);
-        if (s->failed[games ? games[q] : q]) return q + 1;
+        if (slot(s, games ? games[q] : q)->failed) return q + 1;
     }
     return n;
 }
@@ -383,7 +407,7 @@ static int run_items(Stepper *s, PoolJob job, void *ctx, int n, const int *games
 /* Raise what made game `first` fail (the error a thread kept, no legal move, or `what` failed); returns -1. */
 static int raise_failure(Stepper *s, int first, int pooled, const char *what) {
     int kept = pooled ? pool_error(s->pool) : (PyErr_Occurred() ? -1 : 0);
-    if (s->failed[first] == 2) {
+    if (slot(s, first)->failed == 2) {
         if (kept < 0) PyErr_Clear();
         return raise_no_move(first);
     }
@@ -395,14 +419,14 @@ static int raise_failure(Stepper *s, int first, int pooled, const char *what) {
 static int run_plays(Stepper *s, const int *idx, const int *act, int n, int internal) {
     Job job = {s, idx, act, NULL, internal, NULL, NULL, 0, 0};
     int pooled;
-    for (int q = 0; q < n; q++) s->failed[idx[q]] = 0;
+    for (int q = 0; q < n; q++) slot(s, idx[q])->failed = 0;
     n = run_items(s, play_job, &job, n, idx, &pooled);
     int first = -1;
     for (int q = 0; q < n; q++) {
         int i = idx[q];
         CORE->changed(game_obj(s, i));
         stepper_sync(s, i);
-        if (s->failed[i] && first < 0) first = i;
+        if (slot(s, i)->failed && first < 0) first = i;
     }
     return first < 0 ? 0 : raise_failure(s, first, pooled, "a move");
 }
@@ -550,7 +574,7 @@ static void write_job(void *ctx, int j) {
     int i = job->idx[j];
     if (write_row(job->s, i, job->seats[j], job->obs + (size_t)j * job->obs_size,
                   job->mask ? job->mask + (size_t)j * job->num_ids : NULL, job->num_ids) < 0)
-        job->s->failed[i] = 1;
+        slot(job->s, i)->failed = 1;
 }
 
 /* Reads idx and seats into C arrays (checked); returns n, or -1. *out is PyMem-allocated (2n ints' room). */
@@ -621,7 +645,7 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
     }
     Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
                have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
-    for (Py_ssize_t j = 0; j < n; j++) self->failed[rows[j]] = 0;
+    for (Py_ssize_t j = 0; j < n; j++) slot(self, rows[j])->failed = 0;
     int pooled;
     run_items(self, write_job, &job, (int)n, rows, &pooled);
     if (pooled ? pool_error(self->pool) < 0 : PyErr_Occurred() != NULL) goto done;
@@ -632,6 +656,54 @@ done:
     if (have_mb) PyBuffer_Release(&mb);
     PyMem_Free(rows);
     return ret;
+}
+
+/* The CSR arrays from Python: offsets (int32, n + 1 entries) and ids (int32, any length). -1: none taken. */
+static int open_csr(PyObject *ids_obj, PyObject *off_obj, Py_ssize_t n, Py_buffer *ib, Py_buffer *ofb) {
+    if (get_buffer(off_obj, ofb, (n + 1) * (Py_ssize_t)sizeof(int32_t), "i", "offsets") < 0) return -1;
+    if (PyObject_GetBuffer(ids_obj, ib, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(ofb);
+        return -1;
+    }
+    if (ib->itemsize != 4 || !ib->format || strchr("iIl", ib->format[strlen(ib->format) - 1]) == NULL) {
+        PyErr_SetString(PyExc_ValueError, "ids must be a writable contiguous int32 buffer");
+        PyBuffer_Release(ib);
+        PyBuffer_Release(ofb);
+        return -1;
+    }
+    return 0;
+}
+
+/* Row j's legal ids (game rows[j], or game j when rows is NULL, for seat seats[j]; none unless it is to move)
+ * into out[off[j]:off[j + 1]], ascending; off always, out only if the total fits in cap. Returns the total. */
+static Py_ssize_t csr_fill(Stepper *s, const int *rows, const int8_t *seats, Py_ssize_t n, int32_t *off, int32_t *out,
+                           Py_ssize_t cap) {
+    Py_ssize_t total = 0;
+    off[0] = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int i = rows ? rows[j] : (int)j;
+        G *g = s->g[i];
+        if (g->to_move == seats[j] && !g->over) {
+            ensure_legal(s, i);
+            total += slot(s, i)->n_legal;
+        }
+        off[j + 1] = (int32_t)total;
+    }
+    if (total > cap) return total;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int count = off[j + 1] - off[j], i = rows ? rows[j] : (int)j;
+        if (count == 0) continue;
+        int32_t *o = out + off[j];
+        const Slot *sl = slot(s, i);
+        if (count <= LIST_CAP && sl->list[0] >= 0) {
+            for (int q = 0; q < count; q++) o[q] = sl->list[q];
+            continue;
+        }
+        const uint64_t *w = sl->bits;
+        for (int q = 0; q < LEGAL_WORDS; q++)
+            for (uint64_t x = w[q]; x; x &= x - 1) *o++ = q * 64 + __builtin_ctzll(x);
+    }
+    return total;
 }
 
 /* ----- step_write: step and write in one pass over the pool */
@@ -654,28 +726,30 @@ static void step_write_job(void *ctx, int i) {
     if (j->act[i] >= 0) {
         int rc = CORE->apply_move(s->g[i], j->act[i], NULL, -1);
         if (rc == 0 && j->internal) rc = random_moves(s, i);
-        stepper_sync(s, i); /* this game's own bytes of over/to_move: safe beside the other threads */
+        slot(s, i)->legal_ok = 0; /* over and to_move are synced after the job, on the calling thread */
         if (rc < 0) {
-            s->failed[i] = (uint8_t)-rc;
+            slot(s, i)->failed = (uint8_t)-rc;
             return;
         }
     }
     if (write_row(s, i, j->seats[i], j->obs + (size_t)i * j->obs_size, j->mask ? j->mask + (size_t)i * j->num_ids : NULL,
                   j->num_ids) < 0)
-        s->failed[i] = 1;
+        slot(s, i)->failed = 1;
 }
 
-/* step_write(actions, active, seats, obs, mask): step(actions, active), then write(range(K), seats, obs, mask),
- * in one pass. Every argument is checked, and every action judged legal, before any game moves. */
+/* step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active), then
+ * write(range(K), seats, obs, mask) and, given ids and offsets, legal_csr(range(K), seats, ids, offsets), in one
+ * pass. Every argument is checked, and every action judged legal, before any game moves. Returns (ended, total):
+ * how many active games are over after the step, and legal_csr's total (-1 without ids). */
 static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
-    PyObject *acts, *active, *seats_obj, *obs, *mask;
-    if (!PyArg_ParseTuple(args, "OOOOO", &acts, &active, &seats_obj, &obs, &mask)) return NULL;
+    PyObject *acts, *active, *seats_obj, *obs, *mask, *ids_obj = Py_None, *off_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOOO|OO", &acts, &active, &seats_obj, &obs, &mask, &ids_obj, &off_obj)) return NULL;
     if (enter(self) < 0) return NULL;
     const Tables *T = CORE->tables;
     int k = self->k;
     PyObject *ret = NULL;
-    Py_buffer ob, mb;
-    int have_ob = 0, have_mb = 0;
+    Py_buffer ob, mb, ib, ofb;
+    int have_ob = 0, have_mb = 0, have_csr = 0;
     int *buf = native_failpoint() ? NULL : PyMem_Malloc(3 * (size_t)k * sizeof(int) + (size_t)k);
     if (!buf) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     int *idx = buf, *act = buf + k, *by_game = buf + 2 * k;
@@ -707,11 +781,19 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
             goto done;
         }
     }
+    if ((ids_obj == Py_None) != (off_obj == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "ids and offsets go together: give both or neither");
+        goto done;
+    }
+    if (ids_obj != Py_None) {
+        if (open_csr(ids_obj, off_obj, k, &ib, &ofb) < 0) goto done;
+        have_csr = 1;
+    }
     int n = gather_plays(self, acts, active, idx, act);
     if (n < 0) goto done;
     for (int i = 0; i < k; i++) {
         by_game[i] = -1;
-        self->failed[i] = 0;
+        slot(self, i)->failed = 0;
     }
     for (int q = 0; q < n; q++) by_game[idx[q]] = act[q];
     StepWriteJob job = {self, by_game, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
@@ -719,11 +801,160 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
     int pooled, done_items = run_items(self, step_write_job, &job, k, NULL, &pooled);
     int first = -1;
     for (int q = 0; q < n; q++)
-        if (idx[q] < done_items) CORE->changed(game_obj(self, idx[q]));
+        if (idx[q] < done_items) {
+            CORE->changed(game_obj(self, idx[q]));
+            sync_flags(self, idx[q]);
+        }
     for (int i = 0; i < done_items && first < 0; i++)
-        if (self->failed[i]) first = i;
+        if (slot(self, i)->failed) first = i;
     if (first >= 0) {
         raise_failure(self, first, pooled, "a move or its observation");
+        goto done;
+    }
+    Py_ssize_t ended = 0, total = -1;
+    for (int q = 0; q < n; q++) ended += self->g[idx[q]]->over;
+    if (have_csr) total = csr_fill(self, NULL, seats, k, ofb.buf, ib.buf, ib.len / 4);
+    ret = Py_BuildValue("(nn)", ended, total);
+done:
+    if (have_ob) PyBuffer_Release(&ob);
+    if (have_mb) PyBuffer_Release(&mb);
+    if (have_csr) {
+        PyBuffer_Release(&ib);
+        PyBuffer_Release(&ofb);
+    }
+    PyMem_Free(buf);
+    return ret;
+}
+
+/* ----- restart_write: finished games dealt anew in their own objects, then written */
+
+typedef struct {
+    Stepper *s;
+    const int *idx;
+    const int8_t *seats;
+    float *obs;          /* K rows: row idx[j] is written */
+    uint8_t *mask;       /* K rows, or NULL */
+    int obs_size, num_ids;
+} RestartJob;
+
+static void restart_job(void *ctx, int j) {
+    RestartJob *job = ctx;
+    Stepper *s = job->s;
+    int i = job->idx[j];
+    int rc = s->internal ? random_moves(s, i) : 0;
+    slot(s, i)->legal_ok = 0; /* over and to_move are synced after the job, on the calling thread */
+    if (rc < 0) {
+        slot(s, i)->failed = (uint8_t)-rc;
+        return;
+    }
+    if (write_row(s, i, job->seats[j], job->obs + (size_t)i * job->obs_size,
+                  job->mask ? job->mask + (size_t)i * job->num_ids : NULL, job->num_ids) < 0)
+        slot(s, i)->failed = 1;
+}
+
+/* One whole number of the seed domain (0..2**64 - 1) from a Python int, or -1 + a ValueError naming it. */
+static int read_seed(PyObject *o, const char *what, Py_ssize_t j, uint64_t *out) {
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_ValueError, "%s[%zd] must be an int, not %R", what, j, o);
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(o);
+    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s[%zd] must be a whole number from 0 to 2**64 - 1, not %R", what, j, o);
+        return -1;
+    }
+    return 0;
+}
+
+/* restart_write(idx, game_seeds, seats, opp_seeds, obs, mask): start(idx[j], game_seeds[j], seats[j], opp_seeds[j])
+ * for each j, dealing into the game's own object (a state handed out before is dealt anew), then seat seats[j]'s
+ * observation and mask of game idx[j] into row idx[j] of obs and mask (K rows each; mask None: none). Everything
+ * is checked before any game changes. The vector env's restart of finished games: no Python object per game. */
+static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
+    PyObject *idx_obj, *gs_obj, *seats_obj, *os_obj, *obs, *mask;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &idx_obj, &gs_obj, &seats_obj, &os_obj, &obs, &mask)) return NULL;
+    if (enter(self) < 0) return NULL;
+    const Tables *T = CORE->tables;
+    int k = self->k;
+    PyObject *ret = NULL, *fi = NULL, *fg = NULL, *fs = NULL, *fo = NULL;
+    Py_buffer ob, mb;
+    int have_ob = 0, have_mb = 0;
+    int *idx = NULL;
+    uint64_t *seeds = NULL;
+    fi = PySequence_Fast(idx_obj, "idx must be a sequence of game indices");
+    fg = fi ? PySequence_Fast(gs_obj, "game_seeds must be a sequence of seeds") : NULL;
+    fs = fg ? PySequence_Fast(seats_obj, "seats must be a sequence of seats") : NULL;
+    fo = fs ? PySequence_Fast(os_obj, "opp_seeds must be a sequence of seeds") : NULL;
+    if (!fo) goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fi);
+    if (PySequence_Fast_GET_SIZE(fg) != n || PySequence_Fast_GET_SIZE(fs) != n || PySequence_Fast_GET_SIZE(fo) != n) {
+        PyErr_SetString(PyExc_ValueError, "idx, game_seeds, seats and opp_seeds differ in length");
+        goto done;
+    }
+    if (n > k) {
+        PyErr_Format(PyExc_ValueError, "restart_write takes each game at most once (%d games, %zd given)", k, n);
+        goto done;
+    }
+    idx = native_failpoint() ? NULL : PyMem_Malloc((size_t)(n ? n : 1) * (sizeof(int) + 1));
+    seeds = native_failpoint() ? NULL : PyMem_Malloc((size_t)(n ? n : 1) * 2 * sizeof(uint64_t));
+    if (!idx || !seeds) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int8_t *seats = (int8_t *)(idx + n);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        long long i = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fi, j));
+        if (i == -1 && PyErr_Occurred()) goto done;
+        if (check_index(self, i) < 0) goto done;
+        for (Py_ssize_t r = 0; r < j; r++)
+            if (idx[r] == (int)i) {
+                PyErr_Format(PyExc_ValueError, "restart_write takes each game at most once: game %lld twice", i);
+                goto done;
+            }
+        long seat = PyLong_AsLong(PySequence_Fast_GET_ITEM(fs, j));
+        if (seat == -1 && PyErr_Occurred()) goto done;
+        if (seat != 0 && seat != 1) {
+            PyErr_Format(PyExc_ValueError, "seats[%zd] must be 0 or 1, not %ld", j, seat);
+            goto done;
+        }
+        if (read_seed(PySequence_Fast_GET_ITEM(fg, j), "game_seeds", j, &seeds[2 * j]) < 0 ||
+            read_seed(PySequence_Fast_GET_ITEM(fo, j), "opp_seeds", j, &seeds[2 * j + 1]) < 0)
+            goto done;
+        idx[j] = (int)i;
+        seats[j] = (int8_t)seat;
+    }
+    if (get_buffer(obs, &ob, (Py_ssize_t)k * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    have_ob = 1;
+    if (mask != Py_None) {
+        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+        have_mb = 1;
+        if (mb.itemsize != 1 || mb.len < (Py_ssize_t)k * T->num_ids) {
+            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %d x %d", k, T->num_ids);
+            goto done;
+        }
+    }
+    for (Py_ssize_t j = 0; j < n; j++) { /* the deals, with the GIL (each state's seed is a Python int) */
+        int i = idx[j];
+        if (CORE->redeal(game_obj(self, i), seeds[2 * j]) < 0) { /* out of memory: the deals made stand */
+            for (Py_ssize_t r = 0; r <= j; r++) stepper_sync(self, idx[r]);
+            goto done;
+        }
+        self->seat[i] = seats[j];
+        CORE->mt_seed(&self->rng[i], seeds[2 * j + 1]);
+        slot(self, i)->failed = 0;
+    }
+    RestartJob job = {self, idx, seats, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
+    int pooled, ran = run_items(self, restart_job, &job, (int)n, idx, &pooled);
+    int first = -1;
+    for (int j = 0; j < ran; j++) {
+        CORE->changed(game_obj(self, idx[j]));
+        sync_flags(self, idx[j]);
+        if (slot(self, idx[j])->failed && first < 0) first = idx[j];
+    }
+    for (Py_ssize_t j = ran; j < n; j++) stepper_sync(self, idx[j]); /* dealt, not written: over/to_move current */
+    if (first >= 0) {
+        raise_failure(self, first, pooled, "a restart");
         goto done;
     }
     Py_INCREF(Py_None);
@@ -731,7 +962,12 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
 done:
     if (have_ob) PyBuffer_Release(&ob);
     if (have_mb) PyBuffer_Release(&mb);
-    PyMem_Free(buf);
+    PyMem_Free(idx);
+    PyMem_Free(seeds);
+    Py_XDECREF(fi);
+    Py_XDECREF(fg);
+    Py_XDECREF(fs);
+    Py_XDECREF(fo);
     return ret;
 }
 
@@ -745,48 +981,13 @@ static PyObject *Stepper_legal_csr(Stepper *self, PyObject *args) {
     int *rows;
     Py_ssize_t n = read_rows(self, idx, seats, &rows);
     if (n < 0) return NULL;
-    const int8_t *st = (const int8_t *)(rows + n);
     PyObject *ret = NULL;
     Py_buffer ib, ofb;
-    int have_ib = 0, have_ofb = 0;
-    if (get_buffer(off_obj, &ofb, (n + 1) * (Py_ssize_t)sizeof(int32_t), "i", "offsets") < 0) goto done;
-    have_ofb = 1;
-    if (PyObject_GetBuffer(ids_obj, &ib, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) goto done;
-    have_ib = 1;
-    if (ib.itemsize != 4 || !ib.format || strchr("iIl", ib.format[strlen(ib.format) - 1]) == NULL) {
-        PyErr_SetString(PyExc_ValueError, "ids must be a writable contiguous int32 buffer");
-        goto done;
+    if (open_csr(ids_obj, off_obj, n, &ib, &ofb) == 0) {
+        ret = PyLong_FromSsize_t(csr_fill(self, rows, (const int8_t *)(rows + n), n, ofb.buf, ib.buf, ib.len / 4));
+        PyBuffer_Release(&ib);
+        PyBuffer_Release(&ofb);
     }
-    int32_t *off = ofb.buf, *out = ib.buf;
-    Py_ssize_t cap = ib.len / 4, total = 0;
-    off[0] = 0;
-    for (Py_ssize_t j = 0; j < n; j++) {
-        int i = rows[j];
-        G *g = self->g[i];
-        if (g->to_move == st[j] && !g->over) {
-            ensure_legal(self, i);
-            total += self->n_legal[i];
-        }
-        off[j + 1] = (int32_t)total;
-    }
-    if (total <= cap) {
-        for (Py_ssize_t j = 0; j < n; j++) {
-            if (off[j + 1] == off[j]) continue;
-            const uint64_t *w = self->legal_bits + (size_t)rows[j] * LEGAL_WORDS;
-            int32_t *o = out + off[j];
-            for (int q = 0; q < LEGAL_WORDS; q++) {
-                uint64_t x = w[q];
-                while (x) {
-                    *o++ = q * 64 + __builtin_ctzll(x);
-                    x &= x - 1;
-                }
-            }
-        }
-    }
-    ret = PyLong_FromSsize_t(total);
-done:
-    if (have_ib) PyBuffer_Release(&ib);
-    if (have_ofb) PyBuffer_Release(&ofb);
     PyMem_Free(rows);
     return ret;
 }
@@ -889,8 +1090,12 @@ static PyMethodDef Stepper_methods[] = {
      "write(idx, seats, obs, mask): row j = observation and legal mask (mask None: none) of seat seats[j] in "
      "game idx[j] (on the pool)."},
     {"step_write", (PyCFunction)Stepper_step_write, METH_VARARGS,
-     "step_write(actions, active, seats, obs, mask): step(actions, active) then write(range(K), seats, obs, mask) in "
-     "one pass on the pool; everything is checked before any game moves."},
+     "step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active) then "
+     "write(range(K), seats, obs, mask) (and legal_csr(range(K), seats, ids, offsets)) in one pass on the pool; "
+     "everything is checked before any game moves. Returns (active games now over, the CSR total or -1)."},
+    {"restart_write", (PyCFunction)Stepper_restart_write, METH_VARARGS,
+     "restart_write(idx, game_seeds, seats, opp_seeds, obs, mask): start each game idx[j] anew in its own object, "
+     "then write its row idx[j] of obs and mask (K rows; mask None: none); all checked first."},
     {"legal_csr", (PyCFunction)Stepper_legal_csr, METH_VARARGS,
      "legal_csr(idx, seats, ids, offsets): row j's legal ids in ids[offsets[j]:offsets[j+1]] (int32); returns the "
      "total (ids is written only when it has room)."},

@@ -41,7 +41,7 @@ from .state import (
 __all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "new_game", "replay"]
 
 #: The ABI this module speaks; the compiled core must speak the same.
-ABI = 3
+ABI = 4
 
 
 def _configure() -> None:

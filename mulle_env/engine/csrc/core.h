@@ -39,7 +39,7 @@
 
 /* Raised whenever this header, the capsule or configure() changes: cstate.py and the agents'
  * module refuse a core of another ABI ("rebuild: pip install -e ."). */
-#define MULLE_CORE_ABI 3
+#define MULLE_CORE_ABI 4
 
 /* Thread-local storage, for the capture search's per-thread scratch space. */
 #if defined(_MSC_VER)
@@ -213,6 +213,9 @@ typedef struct {
     void (*thread_free)(RulesThread *t);
     void (*thread_enter)(RulesThread *t);                 /* the calling thread's from now on; NULL: the main one */
     int (*thread_error)(RulesThread *t);                  /* with the GIL: raise what a worker kept (-1), or 0 */
+    /* ABI 4: a new game dealt into an existing state (with the GIL): what new_game(seed, its ruleset) would be,
+     * without making a Python object; -1 + an exception if obj is not a state. */
+    int (*redeal)(PyObject *obj, uint64_t seed);
 } MulleCoreAPI;
 
 #define MULLE_CORE_CAPSULE "mulle_env.engine._core.API"

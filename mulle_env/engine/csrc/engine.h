@@ -67,6 +67,7 @@ extern PyTypeObject CoreType;
 int core_type_init(PyObject *module);
 Core *core_new_like(Core *proto); /* a fresh, uninitialised state of proto's type with its ruleset and seed */
 void core_changed(Core *self);    /* drop the caches after the position changed */
+int core_redeal(Core *self, uint64_t seed); /* new_game(seed, self's ruleset) into self (with the GIL) */
 /* Apply id (or a `taking` capture) and keep the caches right: views' public part changes only
  * with a capture or a set's end. */
 static inline int core_play(Core *self, int id, const uint8_t *taking, int n_taking) {

@@ -155,10 +155,12 @@ static void api_changed(PyObject *obj) {
     Py_CLEAR(((Core *)obj)->last_move_obj);
 }
 
+static int api_redeal(PyObject *obj, uint64_t seed) { return api_state(obj) ? core_redeal((Core *)obj, seed) : -1; }
+
 static MulleCoreAPI API = {
     MULLE_CORE_ABI, &T,        api_state, api_changed,  legal_ids,   apply_move,       write_obs,
     core_failpoint_hit, &core_fail_after, mt_seed, mt_random, mt_randbelow, sheet_total,
-    write_mask, rules_thread_new, rules_thread_free, rules_thread_enter, rules_thread_error,
+    write_mask, rules_thread_new, rules_thread_free, rules_thread_enter, rules_thread_error, api_redeal,
 };
 
 static PyObject *name_tuple(const char *const *names, int n) {

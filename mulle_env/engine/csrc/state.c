@@ -185,6 +185,27 @@ static int need_init(Core *self) {
     return -1;
 }
 
+/* The position new_game(seed, ruleset) makes, dealt into self (its ruleset kept): the vector env's restart of a
+ * finished game without a new Python object. The seed is in the one seed domain (0..2**64 - 1) by its type. */
+int core_redeal(Core *self, uint64_t seed) {
+    if (need_init(self) < 0) return -1;
+    PyObject *seed_obj = FAILING(PyLong_FromUnsignedLongLong(seed));
+    if (!seed_obj) return -1;
+    G *g = &self->g;
+    int forced = g->forced, lock_every = g->lock_every, discard_only = g->discard_only, mulle_hand = g->mulle_hand,
+        sets = g->sets;
+    g_reset(g);
+    g->forced = forced, g->lock_every = lock_every, g->discard_only = discard_only, g->mulle_hand = mulle_hand;
+    g->sets = sets;
+    g->seed64 = seed;
+    g->nsheets = 0;
+    deal_set(g);
+    Py_XSETREF(self->seed, seed_obj);
+    Py_CLEAR(self->last_move_obj);
+    core_changed(self);
+    return 0;
+}
+
 /* A new state of proto's type with its ruleset and seed. Not zero-filled: the position is
  * copied in by the caller, and a state is mostly its unused score-sheet rows (a copy writes only
  * the rows in use, G_USED); the object's own fields are set here, then it joins the GC. */
