@@ -136,8 +136,10 @@ def test_every_allocation_of_a_stepper_can_fail():
         for r in range(10):
             s.legal_csr(np.arange(3), [0, 1, 0], ids, offsets)
             acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in mask])
-            if r % 2:  # the vector env's fused step
-                s.step_write(acts, mask.any(axis=1), [0, 1, 0], obs, mask)
+            if r % 2:  # the vector env's fused step, with its sparse ids
+                s.step_write(acts, mask.any(axis=1), [0, 1, 0], obs, mask, ids, offsets)
+            elif r == 4:  # the vector env's restart of finished games (dealt in place)
+                s.restart_write([2, 0], [60, 61], [0, 0], [70, 71], obs, mask)
             else:
                 s.step(acts, mask.any(axis=1))
                 s.write(np.arange(3), [0, 1, 0], obs, mask)
@@ -168,8 +170,10 @@ def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
         for _ in range(5):
             s.step_write(mask.argmax(axis=1), mask.any(axis=1), [0, 1, 0, 1], obs, mask)
         s.step(mask.argmax(axis=1), mask.any(axis=1))
+        s.restart_write([0, 1, 3], [1, 2, 3], [0, 1, 0], [4, 5, 6], obs, mask)
         st = me.new_game(3)
         _native.random_playout(st, 5, 10**6)
+        _native.sample_mask(mask, np.zeros(4), np.empty(4, np.int64))
 
     walk(run, after=lambda n: run())
 

@@ -142,9 +142,9 @@ static PyObject *mod_sample_mask(PyObject *mod, PyObject *args) {
     const double *u = ub.buf;
     int64_t *out = rb.buf;
     Py_ssize_t words = width / 8;
-    Py_ssize_t *hit = PyMem_Malloc((size_t)(width ? width : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *hit = native_failpoint() ? NULL : PyMem_Malloc((size_t)(width ? width : 1) * sizeof(Py_ssize_t));
     if (!hit) {
-        PyErr_NoMemory();
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
