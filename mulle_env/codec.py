@@ -229,7 +229,7 @@ def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random |
     ids: ``envs.step(sample_masks(info["action_mask"], rng))``. Draws as :func:`sample_csr`
     does (``rng`` a numpy ``Generator``, a ``random.Random`` or a seed), so the same
     legal actions and draws give the same picks from either form. Compiled, the scan
-    reads each row 8 bytes at a time; a row without a legal action is refused (a
+    tests each row 32 bytes at a time; a row without a legal action is refused (a
     ``ValueError`` naming it).
     """
     gen = None if isinstance(rng, random.Random) else rng if isinstance(rng, np.random.Generator) \

@@ -49,9 +49,10 @@ keeps current) and provides:
 * ``restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)``: ``start(idx[j],
   game_seeds[j], seats[j], opp_seeds[j])`` for each ``j``, then seat ``seats[j]``'s
   observation and mask of game ``idx[j]`` into row ``idx[j]`` of ``obs`` and ``mask`` (``K``
-  rows each, as ``step_write`` writes them), all checked before any game changes. The
-  compiled stepper deals into each game's own object (a state handed out before is dealt
-  anew) and writes on its threads: the vector env's restart of finished games.
+  rows each, as ``step_write`` writes them), every argument checked before any game
+  changes. The compiled stepper deals into each game's own object (a state handed out
+  before is dealt anew) and writes on its threads: the vector env's restart of finished
+  games.
 * ``legal_csr(idx, seats, ids, offsets)``: the legal ids of seat ``seats[j]`` in game
   ``idx[j]`` (none unless it is to move), ascending, as CSR: row ``j``'s are
   ``ids[offsets[j]:offsets[j + 1]]`` (both int32); ``offsets`` (``n + 1``) is always
@@ -65,6 +66,7 @@ keeps current) and provides:
 
 from __future__ import annotations
 
+import operator
 import os
 import random
 from collections.abc import Sequence
@@ -246,6 +248,9 @@ class PyStepper:
             raise ValueError(f"obs and mask need {k} rows")
         if (ids is None) != (offsets is None):
             raise ValueError("ids and offsets go together: give both or neither")
+        if ids is not None and offsets is not None and (
+                ids.dtype != np.int32 or offsets.dtype != np.int32 or ids.ndim != 1 or offsets.shape != (k + 1,)):
+            raise ValueError(f"ids must be a 1-D int32 array and offsets an int32 array of {k + 1}")
         self.step(actions, active)  # checks every action before it plays any
         self.write(range(k), seat_list, obs, mask)
         ended = int(np.count_nonzero(self.over & np.asarray(active, dtype=bool)))
@@ -257,23 +262,29 @@ class PyStepper:
                       opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
         """``start`` each game ``idx[j]`` anew, then write its row ``idx[j]`` of ``obs``/``mask``; all checked first."""
         k = self.num_envs
-        rows = [int(i) for i in idx]
+        rows = [operator.index(i) for i in idx]  # a TypeError for anything but an int, as the compiled one
+        seat_list = [operator.index(s) for s in seats]
         n = len(rows)
-        if not len(game_seeds) == len(seats) == len(opp_seeds) == n:
+        if not len(game_seeds) == len(seat_list) == len(opp_seeds) == n:
             raise ValueError("idx, game_seeds, seats and opp_seeds differ in length")
-        if len(set(rows)) != n or any(not 0 <= i < k for i in rows):
-            raise ValueError(f"restart_write takes each game of 0..{k - 1} at most once, not {rows!r:.80}")
-        if any(int(s) not in (0, 1) for s in seats):
-            raise ValueError(f"seats must be 0 or 1, not {list(seats)!r:.80}")
+        if n > k:
+            raise ValueError(f"restart_write takes each game at most once ({k} games, {n} given)")
+        for j, i in enumerate(rows):
+            if not 0 <= i < k:
+                raise IndexError(f"game index {i} outside 0..{k - 1}")
+            if i in rows[:j]:
+                raise ValueError(f"restart_write takes each game at most once: game {i} twice")
+            if seat_list[j] not in (0, 1):
+                raise ValueError(f"seats[{j}] must be 0 or 1, not {seat_list[j]}")
         for what, seeds in (("game_seeds", game_seeds), ("opp_seeds", opp_seeds)):
             for j, seed in enumerate(seeds):
                 if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
                     raise ValueError(f"{what}[{j}] must be a whole number from 0 to 2**64 - 1, not {seed!r}")
         if len(obs) < k or (mask is not None and len(mask) < k):
             raise ValueError(f"obs and mask need {k} rows")
-        for i, game_seed, seat, opp_seed in zip(rows, game_seeds, seats, opp_seeds):
-            self.start(i, game_seed, int(seat), opp_seed)
-            self.write((i,), (int(seat),), obs[i : i + 1], None if mask is None else mask[i : i + 1])
+        for i, game_seed, seat, opp_seed in zip(rows, game_seeds, seat_list, opp_seeds):
+            self.start(i, game_seed, seat, opp_seed)
+            self.write((i,), (seat,), obs[i : i + 1], None if mask is None else mask[i : i + 1])
 
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32]) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total (``ids`` written if room)."""

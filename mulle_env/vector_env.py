@@ -293,6 +293,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError(f"seed must be {SEED_DOMAIN}, None or a list of num_envs={K} seeds, not {seed!r:.60}")
         options = check_reset_options(options, RESET_OPTIONS)
         seat = check_seat(options.get("seat", self.seat_mode), "options['seat']")
+        self._csr_total = -1  # before any game changes: a failure below must not leave old ids current
         for i, s in enumerate(seeds):
             core.reseed(i, s)
             core.start(i, seat)
@@ -300,7 +301,6 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._needs_reset[:] = False
         self._any_needs_reset = False
         self._started = True
-        self._csr_total = -1
         core.write(self._rows, core.seats, self._obs, self._mask_arg)
         return self._obs, self._info()
 
@@ -314,6 +314,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         rewards, terminated = self._rewards, self._terminated
         rewards.fill(0.0)
         terminated.fill(False)
+        self._csr_total = -1  # before any game changes; the step sets it when it wrote them
         active = self._all
         if self._any_needs_reset:  # NEXT_STEP autoreset
             active = ~self._needs_reset
@@ -369,8 +370,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 info["final_obs"] = final_obs
                 info["_final_obs"] = ended_mask
                 info["final_info"] = final_info
-                core.restart(done.tolist(), self._obs, self._mask_arg)
                 self._csr_total = -1
+                core.restart(done.tolist(), self._obs, self._mask_arg)
             else:
                 info.update(final_info)
                 self._needs_reset |= terminated

@@ -384,10 +384,13 @@ def test_restart_write_refuses_before_any_game_changes(python):
                         (([0, 1], [1, 2], [0, 2], [1, 2]), "0 or 1"),
                         (([0, 1], [1, -2], [0, 1], [1, 2]), "game_seeds\\[1\\] must be a whole number"),
                         (([0, 1], [1, 2], [0, 1], [1, 2**64]), "opp_seeds\\[1\\] must be a whole number"),
-                        (([0, 1], [1], [0, 1], [1, 2]), "differ in length"),
-                        (([0, 5], [1, 2], [0, 1], [1, 2]), "0\\.\\.2")):
-        with pytest.raises((ValueError, IndexError), match=words):
+                        (([0, 1], [1], [0, 1], [1, 2]), "differ in length")):
+        with pytest.raises(ValueError, match=words):
             s.restart_write(*args, obs, mask)
+    with pytest.raises(IndexError, match="outside 0\\.\\.2"):  # as every stepper method names a bad index
+        s.restart_write([0, 5], [1, 2], [0, 1], [1, 2], obs, mask)
+    with pytest.raises(TypeError):
+        s.restart_write([0.0], [1], [0], [1], obs, mask)
     with pytest.raises(ValueError):
         s.restart_write([0], [1], [0], [1], obs[:1], mask)
     assert [s.state(i).to_dict() for i in range(k)] == before
@@ -442,3 +445,48 @@ def test_sample_masks_is_uniform_and_refuses_what_it_cannot_sample():
         codec.sample_masks(masks[:, :100], 0)
     with pytest.raises(ValueError, match="int8/uint8/bool"):
         codec.sample_masks(masks.astype(np.float32), 0)
+
+
+def test_the_compiled_pickers_refuse_draws_outside_the_unit_interval_and_other_outputs():
+    """mulle_env._native's sample_csr and sample_mask are public: a draw outside [0, 1) (NaN included) or an
+    output array of another type is refused, never read past a row."""
+    from mulle_env.stepper import NATIVE
+
+    if NATIVE is None:
+        pytest.skip("the Python engine has no compiled module")
+    ids, offsets = np.array([5, 9, 7], np.int32), np.array([0, 2, 3], np.int32)
+    masks = np.zeros((2, codec.NUM_ACTIONS), np.int8)
+    masks[:, [4, 8]] = 1
+    out = np.empty(2, np.int64)
+    for u in ([0.5, -0.1], [0.5, 1.0], [np.nan, 0.5]):
+        with pytest.raises(ValueError, match=r"u\[\d\] must be in \[0, 1\)"):
+            NATIVE.sample_csr(ids, offsets, np.array(u), out)
+        with pytest.raises(ValueError, match=r"u\[\d\] must be in \[0, 1\)"):
+            NATIVE.sample_mask(masks, np.array(u), out)
+    with pytest.raises(ValueError):
+        NATIVE.sample_csr(ids, offsets, np.array([0.5, 0.5]), np.empty(2, np.float64))
+    with pytest.raises(ValueError):
+        NATIVE.sample_mask(masks, np.array([0.5, 0.5]), np.empty(2, np.float64))
+    NATIVE.sample_mask(masks, np.array([0.0, 0.999]), out)
+    assert out.tolist() == [4, 8]
+
+
+def test_more_threads_than_cores_give_the_same_games_through_restarts():
+    """Jobs of changing sizes (the step's K games, the restart of a few) handed to more threads than the machine
+    has cores, so that workers are preempted between claims: the games and outputs are one thread's."""
+    def play(threads):
+        envs = make_vec(12, opponent="random", ruleset=ONE_SET, dense_mask=False, num_threads=threads,
+                        illegal_action="lose")
+        u = envs.unwrapped
+        out = [envs.reset(seed=4)[0].copy()]
+        rng = np.random.default_rng(4)
+        for step in range(250):
+            ids, offsets = u.legal_ids()
+            acts = codec.sample_csr(ids, offsets, rng)
+            if step % 7 == 3:  # two games end now (an illegal action): restarts of 2 games between steps of 12
+                acts[[step % 5, step % 5 + 6]] = -1
+            obs, rew, term, trunc, info = envs.step(acts)
+            out += [ids.copy(), offsets.copy(), obs.copy(), rew.copy(), term.copy()]
+        return out
+
+    same(play(1), play(6))

@@ -50,6 +50,13 @@ static int read_vector(PyObject *obj, Py_buffer *view, const char *fmt, const ch
     return 0;
 }
 
+/* Whether a buffer taken with PyBUF_FORMAT holds int64 items. */
+static int is_int64(const Py_buffer *b) {
+    const char *f = b->format ? b->format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    return b->itemsize == 8 && (strcmp(f, "q") == 0 || strcmp(f, "l") == 0);
+}
+
 /* sample_csr(ids, offsets, u, out): out[i] = ids[offsets[i] + min(floor(u[i] * count_i), count_i - 1)], count_i =
  * offsets[i + 1] - offsets[i]: mulle_env.codec.sample_csr's uniform pick, in one pass (its numpy twin there does
  * the same arithmetic, so both give the same actions from the same draws). ids and offsets int32, u float64,
@@ -67,7 +74,7 @@ static PyObject *mod_sample_csr(PyObject *mod, PyObject *args) {
     const int32_t *ids = ib.buf, *off = ob.buf;
     const double *u = ub.buf;
     int64_t *out = rb.buf;
-    if (rb.itemsize != 8 || ob.len / 4 != n + 1 || ub.len / 8 != n) {
+    if (!is_int64(&rb) || ob.len / 4 != n + 1 || ub.len / 8 != n) {
         PyErr_Format(PyExc_ValueError, "sample_csr: out (int64) needs n = %zd rows, offsets n + 1 and u n entries", n);
         goto done;
     }
@@ -80,6 +87,10 @@ static PyObject *mod_sample_csr(PyObject *mod, PyObject *args) {
         if (count <= 0) {
             PyErr_Format(PyExc_ValueError, "row %zd has no legal action (offsets[%zd] = %d, offsets[%zd] = %d): nothing "
                          "to sample", i, i, off[i], i + 1, off[i + 1]);
+            goto done;
+        }
+        if (!(u[i] >= 0.0 && u[i] < 1.0)) { /* NaN included */
+            PyErr_Format(PyExc_ValueError, "u[%zd] must be in [0, 1)", i);
             goto done;
         }
         int64_t d = (int64_t)(u[i] * (double)count);
@@ -112,7 +123,7 @@ static inline uint64_t nonzero_bytes(uint64_t w) {
 
 /* sample_mask(masks, u, out): out[i] = the index of row i's set entry number min(floor(u[i] * count_i), count_i - 1)
  * (count_i: row i's nonzero bytes): mulle_env.codec.sample_masks' uniform pick from dense masks, in one pass that
- * reads 8 bytes at a time (about 8 of 2812 entries are set). Its numpy twin there does the same arithmetic.
+ * tests 32 bytes at a time (about 8 of 2812 entries are set). Its numpy twin there does the same arithmetic.
  * masks: (n, width) of 1-byte items, C-contiguous; u float64 (n,); out int64 (n,). */
 static PyObject *mod_sample_mask(PyObject *mod, PyObject *args) {
     PyObject *m_obj, *u_obj, *out_obj;
@@ -129,13 +140,13 @@ static PyObject *mod_sample_mask(PyObject *mod, PyObject *args) {
         PyBuffer_Release(&mb);
         return NULL;
     }
-    if (PyObject_GetBuffer(out_obj, &rb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyObject_GetBuffer(out_obj, &rb, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&ub);
         PyBuffer_Release(&mb);
         return NULL;
     }
     Py_ssize_t n = mb.shape[0], width = mb.shape[1];
-    if (rb.itemsize != 8 || rb.len / 8 != n || ub.len / 8 != n) {
+    if (!is_int64(&rb) || rb.len / 8 != n || ub.len / 8 != n) {
         PyErr_Format(PyExc_ValueError, "sample_mask: u (float64) and out (int64) need n = %zd entries", n);
         goto done;
     }
@@ -172,6 +183,11 @@ static PyObject *mod_sample_mask(PyObject *mod, PyObject *args) {
             if (row[c]) hit[count++] = c;
         if (count == 0) {
             PyErr_Format(PyExc_ValueError, "row %zd has no legal action (its mask is all zeros): nothing to sample", i);
+            PyMem_Free(hit);
+            goto done;
+        }
+        if (!(u[i] >= 0.0 && u[i] < 1.0)) { /* NaN included */
+            PyErr_Format(PyExc_ValueError, "u[%zd] must be in [0, 1)", i);
             PyMem_Free(hit);
             goto done;
         }

@@ -869,8 +869,10 @@ static int read_seed(PyObject *o, const char *what, Py_ssize_t j, uint64_t *out)
 
 /* restart_write(idx, game_seeds, seats, opp_seeds, obs, mask): start(idx[j], game_seeds[j], seats[j], opp_seeds[j])
  * for each j, dealing into the game's own object (a state handed out before is dealt anew), then seat seats[j]'s
- * observation and mask of game idx[j] into row idx[j] of obs and mask (K rows each; mask None: none). Everything
- * is checked before any game changes. The vector env's restart of finished games: no Python object per game. */
+ * observation and mask of game idx[j] into row idx[j] of obs and mask (K rows each; mask None: none). Every
+ * argument is checked before any game changes; a failure after that (out of memory, a position the rules never
+ * reach) leaves the games dealt so far dealt, as a failed start would. The vector env's restart of finished
+ * games: no Python object per game. */
 static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
     PyObject *idx_obj, *gs_obj, *seats_obj, *os_obj, *obs, *mask;
     if (!PyArg_ParseTuple(args, "OOOOOO", &idx_obj, &gs_obj, &seats_obj, &os_obj, &obs, &mask)) return NULL;
