@@ -127,15 +127,20 @@ def test_step_write_is_step_then_write_on_either_stepper(threads):
     assert step > 10
 
 
-@pytest.mark.parametrize("python", [False, True])
-def test_step_write_refuses_before_any_game_moves(python):
+def _three_games(python):
+    """A stepper (the Python one, or the compiled one on 2 threads) with 3 games dealt, and its row buffers."""
     from mulle_env.stepper import PyStepper, make_stepper
 
     k, rs = 3, me.Ruleset(sets=1)
     s = PyStepper(k, rs, True) if python else make_stepper(k, rs, True, 2)
     for i in range(k):
         s.start(i, 7 + i, 0, 9 + i)
-    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+    return s, k, np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+
+
+@pytest.mark.parametrize("python", [False, True])
+def test_step_write_refuses_before_any_game_moves(python):
+    s, k, obs, mask = _three_games(python)
     s.write(np.arange(k), [0] * k, obs, mask)
     before = [s.state(i).to_dict() for i in range(k)]
     legal = mask.argmax(axis=1)
@@ -372,13 +377,7 @@ def test_restart_write_is_start_then_write_in_the_games_own_objects(threads, rul
 
 @pytest.mark.parametrize("python", [False, True])
 def test_restart_write_refuses_before_any_game_changes(python):
-    from mulle_env.stepper import PyStepper, make_stepper
-
-    k, rs = 3, me.Ruleset(sets=1)
-    s = PyStepper(k, rs, True) if python else make_stepper(k, rs, True, 2)
-    for i in range(k):
-        s.start(i, 7 + i, 0, 9 + i)
-    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+    s, k, obs, mask = _three_games(python)
     before = [s.state(i).to_dict() for i in range(k)]
     for args, words in ((([0, 0], [1, 2], [0, 0], [1, 2]), "at most once"),
                         (([0, 1], [1, 2], [0, 2], [1, 2]), "0 or 1"),

@@ -361,16 +361,16 @@ static PyObject *Stepper_start(Stepper *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* ----- the threaded jobs: one item is one game (step, play_batch) or one row (write) */
+/* ----- the threaded jobs: one item is one game (step, play_batch, restart_write) or one row (write) */
 
 typedef struct {
     Stepper *s;
-    const int *idx;     /* play: the games; write: the games of the rows */
+    const int *idx;     /* play, restart: the games; write: the games of the rows */
     const int *act;     /* play: the actions (by item) */
-    const int8_t *seats; /* write: the seats (by row) */
+    const int8_t *seats; /* write, restart: the seats (by item) */
     int internal;       /* play: the internal opponent answers */
-    float *obs;         /* write */
-    uint8_t *mask;      /* write: or NULL */
+    float *obs;         /* write: row by item; restart: K rows, row idx[item] */
+    uint8_t *mask;      /* as obs, or NULL */
     int obs_size, num_ids;
 } Job;
 
@@ -620,6 +620,27 @@ done:
     return ret;
 }
 
+/* obs (rows x obs_size float32) and, unless mask is None, mask (rows x num_ids 1-byte items), writable and
+ * C-contiguous: the row buffers write, step_write and restart_write fill. -1: none taken (an exception set). */
+static int open_rows(PyObject *obs, PyObject *mask, Py_ssize_t rows, Py_buffer *ob, Py_buffer *mb, int *have_mb) {
+    const Tables *T = CORE->tables;
+    *have_mb = 0;
+    if (get_buffer(obs, ob, rows * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) return -1;
+    if (mask == Py_None) return 0;
+    if (PyObject_GetBuffer(mask, mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(ob);
+        return -1;
+    }
+    if (mb->itemsize != 1 || mb->len < rows * T->num_ids) {
+        PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", rows, T->num_ids);
+        PyBuffer_Release(mb);
+        PyBuffer_Release(ob);
+        return -1;
+    }
+    *have_mb = 1;
+    return 0;
+}
+
 /* write(idx, seats, obs, mask): row j = observation of seat seats[j] in game idx[j], and its legal mask
  * (mask None: no dense mask; the legal ids are still kept for check() and legal_csr()). */
 static PyObject *Stepper_write(Stepper *self, PyObject *args) {
@@ -633,16 +654,8 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
     Py_buffer ob, mb;
     int have_ob = 0, have_mb = 0;
     const Tables *T = CORE->tables;
-    if (get_buffer(obs, &ob, n * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    if (open_rows(obs, mask, n, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
-    if (mask != Py_None) {
-        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
-        have_mb = 1;
-        if (mb.itemsize != 1 || mb.len < n * T->num_ids) {
-            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", n, T->num_ids);
-            goto done;
-        }
-    }
     Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
                have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
     for (Py_ssize_t j = 0; j < n; j++) slot(self, rows[j])->failed = 0;
@@ -771,16 +784,8 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
         seats[i] = (int8_t)seat;
     }
     intvec_close(&sv);
-    if (get_buffer(obs, &ob, (Py_ssize_t)k * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    if (open_rows(obs, mask, k, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
-    if (mask != Py_None) {
-        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
-        have_mb = 1;
-        if (mb.itemsize != 1 || mb.len < (Py_ssize_t)k * T->num_ids) {
-            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %d x %d", k, T->num_ids);
-            goto done;
-        }
-    }
     if ((ids_obj == Py_None) != (off_obj == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "ids and offsets go together: give both or neither");
         goto done;
@@ -828,17 +833,9 @@ done:
 
 /* ----- restart_write: finished games dealt anew in their own objects, then written */
 
-typedef struct {
-    Stepper *s;
-    const int *idx;
-    const int8_t *seats;
-    float *obs;          /* K rows: row idx[j] is written */
-    uint8_t *mask;       /* K rows, or NULL */
-    int obs_size, num_ids;
-} RestartJob;
-
+/* Job over the restarted games idx[j] (seats: by item; obs and mask: K rows, row idx[j] written). */
 static void restart_job(void *ctx, int j) {
-    RestartJob *job = ctx;
+    Job *job = ctx;
     Stepper *s = job->s;
     int i = job->idx[j];
     int rc = s->internal ? random_moves(s, i) : 0;
@@ -926,16 +923,8 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
         idx[j] = (int)i;
         seats[j] = (int8_t)seat;
     }
-    if (get_buffer(obs, &ob, (Py_ssize_t)k * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) goto done;
+    if (open_rows(obs, mask, k, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
-    if (mask != Py_None) {
-        if (PyObject_GetBuffer(mask, &mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
-        have_mb = 1;
-        if (mb.itemsize != 1 || mb.len < (Py_ssize_t)k * T->num_ids) {
-            PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %d x %d", k, T->num_ids);
-            goto done;
-        }
-    }
     for (Py_ssize_t j = 0; j < n; j++) { /* the deals, with the GIL (each state's seed is a Python int) */
         int i = idx[j];
         if (CORE->redeal(game_obj(self, i), seeds[2 * j]) < 0) { /* out of memory: the deals made stand */
@@ -946,7 +935,8 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
         CORE->mt_seed(&self->rng[i], seeds[2 * j + 1]);
         slot(self, i)->failed = 0;
     }
-    RestartJob job = {self, idx, seats, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
+    Job job = {self, idx, NULL, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
+               T->obs_size, T->num_ids};
     int pooled, ran = run_items(self, restart_job, &job, (int)n, idx, &pooled);
     int first = -1;
     for (int j = 0; j < ran; j++) {
