@@ -53,3 +53,17 @@ def engine_backend(request, monkeypatch):
         monkeypatch.setattr(target, "new_game", mod.new_game)
         monkeypatch.setattr(target, "replay", mod.replay)
     return request.param
+
+
+@pytest.fixture(scope="module")
+def ray_without_telemetry():
+    """For a module that starts Ray in this process: Ray's OpenTelemetry metric exporter is not started.
+
+    Ray 2.60 leaves that exporter's thread running after ``ray.shutdown()``; at interpreter exit
+    it logged through a ``std::string`` that exit had already destroyed (a heap-use-after-free
+    inside ``_raylet.so``, caught by the whole-suite sanitizer run; a plain run can die of it
+    at exit). Ray's metrics are not under test.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_enable_open_telemetry", "0")
+        yield

@@ -28,7 +28,7 @@ TINY = ["--batch", "192", "--minibatch", "96", "--epochs", "1", "--hidden", "16"
 
 
 @pytest.fixture(scope="module")
-def local_ray():
+def local_ray(ray_without_telemetry):
     import ray
 
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,

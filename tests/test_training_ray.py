@@ -18,7 +18,7 @@ SETTINGS = {"games": 6, "seed": 4, "shard_games": 1, "rules": {"sets": 1}, "afte
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(ray_without_telemetry):
     c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 1,
                                                                     "object_store_memory": 80 * 1024 * 1024})
     c.add_node(num_cpus=1, object_store_memory=80 * 1024 * 1024)
