@@ -62,6 +62,10 @@ class RayBackend:
             # Local workers get this interpreter's import path, so checkouts and test
             # helper modules import exactly as they do here.
             env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            # Ray 2.60 leaves its OpenTelemetry metric exporter's thread running after ray.shutdown(), and at exit
+            # it read memory exit had freed (a crash after every result was written). A local Ray has no dashboard
+            # here to show its metrics, so the exporter is not started, unless the user asked for it.
+            os.environ.setdefault("RAY_enable_open_telemetry", "0")
             ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=True,
                      runtime_env={"env_vars": env})
         return ray

@@ -62,7 +62,8 @@ def ray_without_telemetry():
     Ray 2.60 leaves that exporter's thread running after ``ray.shutdown()``; at interpreter exit
     it logged through a ``std::string`` that exit had already destroyed (a heap-use-after-free
     inside ``_raylet.so``, caught by the whole-suite sanitizer run; a plain run can die of it
-    at exit). Ray's metrics are not under test.
+    at exit). Ray's metrics are not under test. The arena's Ray backend starts its local Ray the
+    same way (``arena/ray_backend.py``).
     """
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RAY_enable_open_telemetry", "0")

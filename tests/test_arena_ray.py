@@ -1,6 +1,7 @@
 """The Ray backend gives the same results as the process pool for the same seeds (local Ray)."""
 
 import json
+import os
 
 import pytest
 
@@ -10,14 +11,17 @@ from arena.results import comparable
 ray = pytest.importorskip("ray")
 
 
-def test_ray_results_equal_process_pool_results(tmp_path):
+def test_ray_results_equal_process_pool_results(tmp_path, monkeypatch):
     from arena.ray_backend import RayBackend
 
+    monkeypatch.delenv("RAY_enable_open_telemetry", raising=False)
     plan = Plan(("random", "heuristic", "crasher:at=5"), 4, ruleset={"sets": 1}, worker_init="arena_agents:register")
     a = run(plan, str(tmp_path / "pool.jsonl"), ProcessBackend(2), progress=False)
     backend = RayBackend(workers=2)
     try:
         b = run(plan, str(tmp_path / "ray.jsonl"), backend, progress=False)
+        # The local Ray started without the metric exporter whose thread outlives ray.shutdown() (conftest.py).
+        assert os.environ["RAY_enable_open_telemetry"] == "0"
     finally:
         backend.shutdown()
     assert a.played == b.played == 12
