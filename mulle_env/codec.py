@@ -179,6 +179,16 @@ def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[n
     return rows, hits - rows * NUM_ACTIONS
 
 
+def _generator(rng: np.random.Generator | random.Random | int | None) -> np.random.Generator | None:
+    """The numpy generator the samplers draw from: ``rng`` itself, a new one seeded by it, or ``None`` for a
+    ``random.Random`` (drawn from as it is)."""
+    if type(rng) is np.random.Generator:  # the usual case first, without the isinstance checks
+        return rng
+    if isinstance(rng, random.Random):
+        return None
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
 def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
                rng: np.random.Generator | random.Random | int | None = None) -> NDArray[np.int64]:
     """One uniformly random legal action per row of sparse legal ids in CSR form.
@@ -189,8 +199,7 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
     ``numpy.random.default_rng``). No dense mask is read or made. A row without a legal
     action is refused (a ``ValueError`` naming it): it has nothing to sample.
     """
-    gen = rng if type(rng) is np.random.Generator else None if isinstance(rng, random.Random) \
-        else rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = _generator(rng)
     if _NATIVE is not None and gen is not None and type(ids) is np.ndarray and type(offsets) is np.ndarray \
             and ids.dtype is _INT32 and offsets.dtype is _INT32 and offsets.ndim == 1 and len(offsets):
         # The vector env's own arrays: one pass in C (mulle_env/csrc/module.c), the same arithmetic as below.
@@ -232,8 +241,7 @@ def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random |
     tests each row 32 bytes at a time; a row without a legal action is refused (a
     ``ValueError`` naming it).
     """
-    gen = None if isinstance(rng, random.Random) else rng if isinstance(rng, np.random.Generator) \
-        else np.random.default_rng(rng)
+    gen = _generator(rng)
     m = np.asarray(masks)
     if m.ndim != 2 or m.shape[1] != NUM_ACTIONS or m.dtype.itemsize != 1 or m.dtype.kind not in "biu":
         raise ValueError(f"sample_masks reads int8/uint8/bool masks of shape (K, {NUM_ACTIONS}), not "
@@ -248,13 +256,8 @@ def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random |
     if k and counts.min() == 0:
         row = int(np.flatnonzero(counts == 0)[0])
         raise ValueError(f"row {row} has no legal action (its mask is all zeros): nothing to sample")
-    if gen is None:
-        assert isinstance(rng, random.Random)
-        draws = np.fromiter((rng.randrange(int(c)) for c in counts), dtype=np.int64, count=k)
-    else:
-        draws = np.minimum((gen.random(k) * counts).astype(np.int64), counts - 1)
-    picked: NDArray[np.int64] = actions[np.cumsum(counts) - counts + draws].astype(np.int64)
-    return picked
+    # The same legal actions in CSR form, drawn by sample_csr's own arithmetic (its numpy path: intp arrays).
+    return sample_csr(actions, np.concatenate([[0], np.cumsum(counts)]), rng if gen is None else gen)
 
 
 def describe(index: int) -> str:

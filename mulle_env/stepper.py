@@ -76,7 +76,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine import GameState, new_game
-from .engine.rng import splitmix64
+from .engine.rng import seed_problem, splitmix64
 from .engine.ruleset import Ruleset
 from .native import NATIVE
 from .observation import encode_state
@@ -278,8 +278,11 @@ class PyStepper:
                 raise ValueError(f"seats[{j}] must be 0 or 1, not {seat_list[j]}")
         for what, seeds in (("game_seeds", game_seeds), ("opp_seeds", opp_seeds)):
             for j, seed in enumerate(seeds):
-                if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-                    raise ValueError(f"{what}[{j}] must be a whole number from 0 to 2**64 - 1, not {seed!r}")
+                # Python ints only, as the compiled stepper takes them; their domain is the one seed domain's.
+                why = seed_problem(seed, f"{what}[{j}]") if isinstance(seed, int) else \
+                    f"{what}[{j}] must be a whole number from 0 to 2**64 - 1, not {seed!r}"
+                if why is not None:
+                    raise ValueError(why)
         if len(obs) < k or (mask is not None and len(mask) < k):
             raise ValueError(f"obs and mask need {k} rows")
         for i, game_seed, seat, opp_seed in zip(rows, game_seeds, seat_list, opp_seeds):

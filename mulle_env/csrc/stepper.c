@@ -569,12 +569,24 @@ static int write_row(Stepper *s, int i, int seat, float *obs, uint8_t *mask, int
     return 0;
 }
 
+/* write_row into row `row` of obs and mask (mask NULL: none), marking game i failed if it fails (in a job). */
+static void write_or_fail(Stepper *s, int i, int seat, float *obs, uint8_t *mask, size_t row, int obs_size,
+                          int num_ids) {
+    if (write_row(s, i, seat, obs + row * obs_size, mask ? mask + row * num_ids : NULL, num_ids) < 0)
+        slot(s, i)->failed = 1;
+}
+
+/* After game i's moves in a job (rc: how they went): its kept legal ids are stale, and a failure is marked.
+ * Returns whether the moves went through. over and to_move are synced after the job, on the calling thread. */
+static int moved(Stepper *s, int i, int rc) {
+    slot(s, i)->legal_ok = 0;
+    if (rc < 0) slot(s, i)->failed = (uint8_t)-rc;
+    return rc >= 0;
+}
+
 static void write_job(void *ctx, int j) {
     Job *job = ctx;
-    int i = job->idx[j];
-    if (write_row(job->s, i, job->seats[j], job->obs + (size_t)j * job->obs_size,
-                  job->mask ? job->mask + (size_t)j * job->num_ids : NULL, job->num_ids) < 0)
-        slot(job->s, i)->failed = 1;
+    write_or_fail(job->s, job->idx[j], job->seats[j], job->obs, job->mask, (size_t)j, job->obs_size, job->num_ids);
 }
 
 /* Reads idx and seats into C arrays (checked); returns n, or -1. *out is PyMem-allocated (2n ints' room). */
@@ -739,15 +751,9 @@ static void step_write_job(void *ctx, int i) {
     if (j->act[i] >= 0) {
         int rc = CORE->apply_move(s->g[i], j->act[i], NULL, -1);
         if (rc == 0 && j->internal) rc = random_moves(s, i);
-        slot(s, i)->legal_ok = 0; /* over and to_move are synced after the job, on the calling thread */
-        if (rc < 0) {
-            slot(s, i)->failed = (uint8_t)-rc;
-            return;
-        }
+        if (!moved(s, i, rc)) return;
     }
-    if (write_row(s, i, j->seats[i], j->obs + (size_t)i * j->obs_size, j->mask ? j->mask + (size_t)i * j->num_ids : NULL,
-                  j->num_ids) < 0)
-        slot(s, i)->failed = 1;
+    write_or_fail(s, i, j->seats[i], j->obs, j->mask, (size_t)i, j->obs_size, j->num_ids);
 }
 
 /* step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active), then
@@ -838,15 +844,8 @@ static void restart_job(void *ctx, int j) {
     Job *job = ctx;
     Stepper *s = job->s;
     int i = job->idx[j];
-    int rc = s->internal ? random_moves(s, i) : 0;
-    slot(s, i)->legal_ok = 0; /* over and to_move are synced after the job, on the calling thread */
-    if (rc < 0) {
-        slot(s, i)->failed = (uint8_t)-rc;
-        return;
-    }
-    if (write_row(s, i, job->seats[j], job->obs + (size_t)i * job->obs_size,
-                  job->mask ? job->mask + (size_t)i * job->num_ids : NULL, job->num_ids) < 0)
-        slot(s, i)->failed = 1;
+    if (moved(s, i, s->internal ? random_moves(s, i) : 0))
+        write_or_fail(s, i, job->seats[j], job->obs, job->mask, (size_t)i, job->obs_size, job->num_ids);
 }
 
 /* One whole number of the seed domain (0..2**64 - 1) from a Python int, or -1 + a ValueError naming it. */

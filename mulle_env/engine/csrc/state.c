@@ -99,6 +99,13 @@ static void g_reset(G *g) {
     for (int v = 0; v <= MAXV; v++) g->bowner[v] = -1;
 }
 
+/* An empty position (no cards, no score sheet) under the Ruleset rs: what Core_init and core_redeal start from. */
+static int g_fresh(G *g, PyObject *rs) {
+    g_reset(g);
+    g->nsheets = 0;
+    return read_ruleset(g, rs);
+}
+
 static int need_configured(void) {
     if (T.configured) return 0;
     PyErr_SetString(PyExc_RuntimeError, "mulle_env.engine._core is not configured: import mulle_env.engine first");
@@ -131,8 +138,7 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     G g;
-    g_reset(&g);
-    if (read_ruleset(&g, rs) < 0) {
+    if (g_fresh(&g, rs) < 0) {
         Py_XDECREF(made);
         return -1;
     }
@@ -143,7 +149,6 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
             return -1;
         }
     }
-    g.nsheets = 0;
     memcpy(&self->g, &g, G_USED(&g));
     Py_INCREF(rs);
     Py_XSETREF(self->ruleset, rs);
@@ -191,15 +196,14 @@ int core_redeal(Core *self, uint64_t seed) {
     if (need_init(self) < 0) return -1;
     PyObject *seed_obj = FAILING(PyLong_FromUnsignedLongLong(seed));
     if (!seed_obj) return -1;
-    G *g = &self->g;
-    int forced = g->forced, lock_every = g->lock_every, discard_only = g->discard_only, mulle_hand = g->mulle_hand,
-        sets = g->sets;
-    g_reset(g);
-    g->forced = forced, g->lock_every = lock_every, g->discard_only = discard_only, g->mulle_hand = mulle_hand;
-    g->sets = sets;
-    g->seed64 = seed;
-    g->nsheets = 0;
-    deal_set(g);
+    G g;
+    if (g_fresh(&g, self->ruleset) < 0) {
+        Py_DECREF(seed_obj);
+        return -1;
+    }
+    g.seed64 = seed;
+    deal_set(&g);
+    memcpy(&self->g, &g, G_USED(&g));
     Py_XSETREF(self->seed, seed_obj);
     Py_CLEAR(self->last_move_obj);
     core_changed(self);
