@@ -174,6 +174,7 @@ def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
         st = me.new_game(3)
         _native.random_playout(st, 5, 10**6)
         _native.sample_mask(mask, np.zeros(4), np.empty(4, np.int64))
+        _native.draw_deals([np.random.default_rng(i) for i in range(3)], 2**63 - 1, True)
 
     walk(run, after=lambda n: run())
 

@@ -225,6 +225,9 @@ static PyMethodDef methods[] = {
     {"sample_mask", mod_sample_mask, METH_VARARGS,
      "sample_mask(masks, u, out): one uniform set entry per row of 2-D 1-byte masks (mulle_env.codec.sample_masks' "
      "pick)."},
+    {"draw_deals", mod_draw_deals, METH_VARARGS,
+     "draw_deals(generators, bound, random_seat) -> (deal_seeds, opp_seeds, seats | None): per numpy Generator, "
+     "integers(bound) twice and, with random_seat, integers(2), drawn as numpy draws them (EnvCore._draw's draws)."},
     {"random_playout", mod_random_playout, METH_VARARGS,
      "random_playout(state, seed, n): play up to n uniformly random legal moves in C; returns how many."},
     {"_stop_workers", mod_stop_workers, METH_NOARGS,

@@ -10,6 +10,7 @@
  *   stepper.c   mulle_env/stepper.py (PyStepper): K games stepped at once, on a thread pool
  *   pool.c      the thread pool the stepper runs on (POSIX threads; one thread elsewhere)
  *   extras.c    mulle_env/extras.py: the extra-input blocks of the learned agents' nets
+ *   draws.c     mulle_env/envcore.py (EnvCore._draw): the next deals' seeds from numpy Generators, numpy-exact
  *   module.c    the module, the capsule import, the ABI check, random_playout, sample_csr, sample_mask
  */
 #ifndef MULLE_NATIVE_H
@@ -38,6 +39,9 @@ int cpu_count(void);     /* the cores this process may run on (sched_getaffinity
 
 /* ----- stepper.c */
 extern PyTypeObject StepperType;
+
+/* ----- draws.c */
+PyObject *mod_draw_deals(PyObject *mod, PyObject *args);
 
 /* ----- extras.c */
 PyObject *mod_configure_extras(PyObject *mod, PyObject *args);
