@@ -87,6 +87,7 @@ __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SEL
 STEPPERS = ("auto", "python", "c")
 
 _NA = codec.NUM_ACTIONS
+_INT64 = np.dtype(np.int64)
 
 #: Bytes one game of the vector env holds besides its observation and mask rows: its state in the
 #: stepper, its generator, its bookkeeping. Measured: about 20 kB per game in all after ``reset``
@@ -249,9 +250,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         # The step writes them too (in the same pass as the observations) once a caller reads legal_ids() or when
         # there is no dense mask; _csr_total is their total while they are current, -1 when they must be made.
         self._want_csr = not self.dense_mask
+        self._ids_view: NDArray[np.int32] | None = None
         self._csr_total = -1
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
+        self._ended_last = False  # a step set rewards or terminated: the next one clears them first
+        self._shape = (K,)
         self._truncated = np.zeros(K, dtype=bool)
         self._all = np.ones(K, dtype=bool)
         self._rows = np.arange(K)
@@ -310,10 +314,15 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if not self._started:
             raise ResetNeededError("call reset() before step()")
         K, core = self.num_envs, self._core
-        acts, sent = self._as_actions(actions)
+        if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == self._shape:
+            acts = sent = actions  # what codec.sample_csr and most policies hand over: nothing to convert
+        else:
+            acts, sent = self._as_actions(actions)
         rewards, terminated = self._rewards, self._terminated
-        rewards.fill(0.0)
-        terminated.fill(False)
+        if self._ended_last:  # else they are all 0 and False still
+            rewards.fill(0.0)
+            terminated.fill(False)
+            self._ended_last = False
         self._csr_total = -1  # before any game changes; the step sets it when it wrote them
         active = self._all
         if self._any_needs_reset:  # NEXT_STEP autoreset
@@ -325,8 +334,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         illegal = None
         # The usual, all-legal step is one stepper call (play and write each game, and their legal ids, in one pass
         # on its threads); a refused one changed nothing and is sorted out here.
-        csr = (self._ids, self._offsets) if self._want_csr else (None, None)
-        result = core.step_write_if_legal(acts, active, self._obs, self._mask_arg, *csr)
+        ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
+        result = core.step_write_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets)
         if result is None:
             illegal = self._check_actions(acts, active, sent)
             if illegal is not None:
@@ -336,19 +345,20 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             n_ended, self._csr_total = -1, -1
         else:
             n_ended, total = result
-            self._csr_total = total if total <= len(self._ids) else -1  # -1: legal_ids() grows ids
+            self._csr_total = total if ids is not None and total <= len(ids) else -1  # -1: legal_ids() grows ids
         info = self._info()
         if n_ended == 0:  # the usual step: no game ended (-1: not counted)
             return self._obs, rewards, terminated, self._truncated, info
+        self._ended_last = True
         ended = (core.stepper.over & active).nonzero()[0]
         final_scores = None
         if len(ended) or illegal is not None:
             final_scores = np.zeros((K, 2), dtype=np.int64)
-            for i in ended.tolist():
-                mine, theirs = core.final_scores(i)
-                final_scores[i] = mine, theirs
-                rewards[i] = final_reward(self.reward_mode, mine, theirs, self.score_scale)
-            terminated[ended] = True
+            if len(ended):
+                final_scores[ended] = [core.final_scores(i) for i in ended.tolist()]
+                mode, scale = self.reward_mode, self.score_scale
+                rewards[ended] = [final_reward(mode, m, t, scale) for m, t in final_scores[ended].tolist()]
+                terminated[ended] = True
             if illegal is not None:
                 bad = np.flatnonzero(illegal)
                 for i in bad.tolist():
@@ -365,8 +375,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 final_info["_illegal_action"] = ended_mask
             if self.autoreset_mode is AutoresetMode.SAME_STEP:
                 final_obs = np.full(K, None, dtype=object)
-                for i in done.tolist():
-                    final_obs[i] = self._obs[i].copy()
+                rows = self._obs[done]  # one copy for all of them; each entry is its own row of it
+                for j, i in enumerate(done.tolist()):
+                    final_obs[i] = rows[j]
                 info["final_obs"] = final_obs
                 info["_final_obs"] = ended_mask
                 info["final_info"] = final_info
@@ -412,9 +423,13 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             if total > len(self._ids):
                 self._ids = np.zeros(max(total, 2 * len(self._ids)), dtype=np.int32)
                 self._ids_out = _read_only(self._ids)
+                self._ids_view = None
                 core.stepper.legal_csr(self._rows, seats, self._ids, self._offsets)
             self._csr_total = total
-        return self._ids_out[:total], self._offsets_out
+        view = self._ids_view
+        if view is None or len(view) != total:
+            view = self._ids_view = self._ids_out[:total]  # a step's total mostly repeats: one view for them
+        return view, self._offsets_out
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""

@@ -116,9 +116,7 @@ static void work(Pool *p, int w) {
         }
         uint64_t tag = gen & 0xFFFFFFFFu;
         int claimed = 0;
-        uint32_t chunk = n / (uint32_t)(4 * p->n), end = 0, first = 0;
-        if (chunk > 8) chunk = 8; /* small claims keep the threads' last items even; the words are rarely shared */
-        if (chunk < 1) chunk = 1;
+        uint32_t end = 0, first = 0;
         /* Job, ctx and n are gen's (read between two equal even readings), and a claim in a word tagged gen
          * takes only gen's items: the caller rewrites the words for the next job only after every item of gen
          * was claimed, and (gen, i) never comes back. */
@@ -128,7 +126,13 @@ static void work(Pool *p, int w) {
             uint32_t stop = range_end(n, r, p->n);
             uint64_t st = __atomic_load_n(word, __ATOMIC_SEQ_CST);
             while ((st >> 32) == tag && (uint32_t)st < stop) {
-                end = (uint32_t)st + chunk < stop ? (uint32_t)st + chunk : stop;
+                /* Guided claims: a share of what is left of the range, at most 8 items, so a range's last
+                 * claims are single items and the threads end the job together (with claims of a fixed
+                 * size the last one kept one thread busy alone for up to 8 items' time). */
+                uint32_t chunk = (stop - (uint32_t)st) / (uint32_t)(2 * p->n);
+                if (chunk > 8) chunk = 8;
+                if (chunk < 1) chunk = 1;
+                end = (uint32_t)st + chunk;
                 if (__atomic_compare_exchange_n(word, &st, (st & ~(uint64_t)0xFFFFFFFFu) | end, 0, __ATOMIC_SEQ_CST,
                                                 __ATOMIC_SEQ_CST)) {
                     claimed = 1;
