@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -79,6 +80,11 @@ def run_generations(cmd: list[str], peak: list[float]) -> int:
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM too: the pipeline must not be left running without us
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -86,6 +92,7 @@ def run_generations(cmd: list[str], peak: list[float]) -> int:
         proc.wait()
         raise
     finally:
+        signal.signal(signal.SIGTERM, before)
         done.set()
         t.join()
 
@@ -267,4 +274,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("stopped (the pipeline and the figures so far are saved): run the same command again to go on",
+              file=sys.stderr)
+        sys.exit(130)
