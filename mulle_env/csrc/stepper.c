@@ -372,6 +372,7 @@ typedef struct {
     float *obs;         /* write: row by item; restart: K rows, row idx[item] */
     uint8_t *mask;      /* as obs, or NULL */
     int obs_size, num_ids;
+    const uint64_t *seeds; /* restart: deal and opponent seeds (2 by item) */
 } Job;
 
 static void play_job(void *ctx, int item) {
@@ -417,7 +418,7 @@ static int raise_failure(Stepper *s, int first, int pooled, const char *what) {
 
 /* The games idx[0..n-1] play act[...] (checked legal already), then the internal opponent. */
 static int run_plays(Stepper *s, const int *idx, const int *act, int n, int internal) {
-    Job job = {s, idx, act, NULL, internal, NULL, NULL, 0, 0};
+    Job job = {s, idx, act, NULL, internal, NULL, NULL, 0, 0, NULL};
     int pooled;
     for (int q = 0; q < n; q++) slot(s, idx[q])->failed = 0;
     n = run_items(s, play_job, &job, n, idx, &pooled);
@@ -669,7 +670,7 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
     if (open_rows(obs, mask, n, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
     Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
-               have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids};
+               have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids, NULL};
     for (Py_ssize_t j = 0; j < n; j++) slot(self, rows[j])->failed = 0;
     int pooled;
     run_items(self, write_job, &job, (int)n, rows, &pooled);
@@ -844,6 +845,9 @@ static void restart_job(void *ctx, int j) {
     Job *job = ctx;
     Stepper *s = job->s;
     int i = job->idx[j];
+    /* Seeding the opponent's Mersenne Twister as random.Random(seed) does is most of a restart's work (about
+     * 26,000 instructions, callgrind): here on the threads, not with the GIL before the job. */
+    CORE->mt_seed(&s->rng[i], job->seeds[2 * j + 1]);
     if (moved(s, i, s->internal ? random_moves(s, i) : 0))
         write_or_fail(s, i, job->seats[j], job->obs, job->mask, (size_t)i, job->obs_size, job->num_ids);
 }
@@ -927,15 +931,17 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < n; j++) { /* the deals, with the GIL (each state's seed is a Python int) */
         int i = idx[j];
         if (CORE->redeal(game_obj(self, i), seeds[2 * j]) < 0) { /* out of memory: the deals made stand */
-            for (Py_ssize_t r = 0; r <= j; r++) stepper_sync(self, idx[r]);
+            for (Py_ssize_t r = 0; r <= j; r++) {
+                if (r < j) CORE->mt_seed(&self->rng[idx[r]], seeds[2 * r + 1]); /* as start() leaves them */
+                stepper_sync(self, idx[r]);
+            }
             goto done;
         }
         self->seat[i] = seats[j];
-        CORE->mt_seed(&self->rng[i], seeds[2 * j + 1]);
         slot(self, i)->failed = 0;
     }
     Job job = {self, idx, NULL, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
-               T->obs_size, T->num_ids};
+               T->obs_size, T->num_ids, seeds};
     int pooled, ran = run_items(self, restart_job, &job, (int)n, idx, &pooled);
     int first = -1;
     for (int j = 0; j < ran; j++) {
@@ -943,7 +949,10 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
         sync_flags(self, idx[j]);
         if (slot(self, idx[j])->failed && first < 0) first = idx[j];
     }
-    for (Py_ssize_t j = ran; j < n; j++) stepper_sync(self, idx[j]); /* dealt, not written: over/to_move current */
+    for (Py_ssize_t j = ran; j < n; j++) { /* dealt, not written: their opponents seeded, over/to_move current */
+        CORE->mt_seed(&self->rng[idx[j]], seeds[2 * j + 1]);
+        stepper_sync(self, idx[j]);
+    }
     if (first >= 0) {
         raise_failure(self, first, pooled, "a restart");
         goto done;
