@@ -81,6 +81,11 @@ class Stepper:
         self, actions: _Ints, active: _Ints, seats: _Ints, obs: _Buffer, mask: _Buffer | None,
         ids: _Buffer | None = ..., offsets: _Buffer | None = ..., /
     ) -> tuple[int, int]: ...
+    def step_write_send(
+        self, actions: _Ints, active: _Ints, seats: _Ints, obs: _Buffer, mask: _Buffer | None,
+        ids: _Buffer | None = ..., offsets: _Buffer | None = ..., /
+    ) -> None: ...
+    def step_write_recv(self) -> tuple[int, int]: ...
     def restart_write(
         self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int], opp_seeds: Sequence[int],
         obs: _Buffer, mask: _Buffer | None, /

@@ -237,6 +237,17 @@ class ReplayableStepper:
         self._remember_stepped(actions, active)
         return result
 
+    def step_write_send(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                        mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                        offsets: NDArray[np.int32] | None = None, /) -> None:
+        """The stepper's ``step_write_send`` (and remember each active game's action: it was judged legal)."""
+        self.inner.step_write_send(actions, active, seats, obs, mask, ids, offsets)
+        self._remember_stepped(actions, active)
+
+    def step_write_recv(self) -> tuple[int, int]:
+        """The stepper's ``step_write_recv``."""
+        return self.inner.step_write_recv()
+
     @property
     def num_threads(self) -> int:
         """The stepper's threads."""
@@ -384,6 +395,7 @@ class EnvCore:
         self._rows = np.arange(K)
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
+        self._sent: tuple[int, int] | None = None  # step_write_send_if_legal's result when it ran the step itself
         self.loops: list[GameLoop | None] | None = None
         if self.agents is not None:
             self.loops = [None] * K  # one per game, made as the game starts
@@ -610,6 +622,30 @@ class EnvCore:
             return self.stepper.step_write(actions, active, self.seats, obs, mask, ids, offsets)
         except ValueError:
             return None
+
+    def step_write_send_if_legal(self, actions: Indices, active: NDArray[np.bool_], obs: NDArray[np.float32],
+                                 mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                                 offsets: NDArray[np.int32] | None = None) -> bool:
+        """:meth:`step_write_if_legal` in two halves: start it and return; :meth:`step_write_recv` ends it.
+
+        Against the in-stepper opponent the step runs on the stepper's threads until then
+        (``step_write_send``: only the active games' rows are written); elsewhere it runs
+        here and now. ``False``: nothing was played or started (an action is not legal).
+        """
+        if self.loops is not None or self.self_play or self.extras is not None:
+            self._sent = self.step_write_if_legal(actions, active, obs, mask, ids, offsets)
+            return self._sent is not None
+        try:
+            self.stepper.step_write_send(actions, active, self.seats, obs, mask, ids, offsets)
+        except ValueError:
+            return False
+        self._sent = None
+        return True
+
+    def step_write_recv(self) -> tuple[int, int]:
+        """The ``(ended, total)`` of the step :meth:`step_write_send_if_legal` started."""
+        sent, self._sent = self._sent, None
+        return self.stepper.step_write_recv() if sent is None else sent
 
     def _policy_moves(self, pending: NDArray[np.intp]) -> None:
         if self.opponent_policy is None:

@@ -46,6 +46,14 @@ keeps current) and provides:
   over after the step, and ``legal_csr``'s total (-1 without ``ids``). The compiled stepper
   does it all in one pass over its threads (one hand-off per env step instead of two or
   three): the vector env's usual step.
+* ``step_write_send(...)`` / ``step_write_recv()``: ``step_write`` in two halves (the vector
+  env's ``send``/``recv``). ``step_write_send`` takes ``step_write``'s arguments, checks and
+  refusals, starts the step and returns; ``step_write_recv()`` returns its ``(ended,
+  total)``. It writes only the rows of the active games, so the other rows may be read
+  while the step is in flight (``ids`` and ``offsets`` are written by ``step_write_recv``),
+  and every other call is refused with a ``RuntimeError`` until ``step_write_recv``. The
+  compiled stepper runs the step on its worker threads meanwhile (on one thread, in
+  ``step_write_recv``); :class:`PyStepper` runs it in ``step_write_send``.
 * ``restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)``: ``start(idx[j],
   game_seeds[j], seats[j], opp_seeds[j])`` for each ``j``, then seat ``seats[j]``'s
   observation and mask of game ``idx[j]`` into row ``idx[j]`` of ``obs`` and ``mask`` (``K``
@@ -119,6 +127,12 @@ class Stepper(Protocol):
                    mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
                    offsets: NDArray[np.int32] | None = None, /) -> tuple[int, int]:
         """``step`` then ``write`` (and ``legal_csr``) of every game, all checked first; ``(ended, total)``."""
+    def step_write_send(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                        mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                        offsets: NDArray[np.int32] | None = None, /) -> None:
+        """``step_write``'s checks, then the step starts (the active games' rows only); ``step_write_recv`` ends it."""
+    def step_write_recv(self) -> tuple[int, int]:
+        """The step ``step_write_send`` started, finished: ``step_write``'s ``(ended, total)``."""
     def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
                       opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /) -> None:
         """``start`` each game ``idx[j]`` anew, then write its row ``idx[j]`` of ``obs``/``mask``; all checked first."""
@@ -148,9 +162,12 @@ class PyStepper:
         self._states: list[GameState] = cast("list[GameState]", [None] * num_envs)
         self._seats = [0] * num_envs
         self._rngs = [random.Random(0) for _ in range(num_envs)]
+        # step_write_send's (ended, seats, ids, offsets), until step_write_recv
+        self._pending: tuple[int, list[int], NDArray[np.int32] | None, NDArray[np.int32] | None] | None = None
 
     def start(self, i: int, game_seed: int, seat: int, opp_seed: int) -> None:
         """Deal game ``i``; an internal opponent moves until the learner is to move."""
+        self._idle()
         st = new_game(game_seed, self.ruleset)
         self._states[i] = st
         self._seats[i] = seat
@@ -177,6 +194,7 @@ class PyStepper:
 
     def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_]) -> int:
         """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
+        self._idle()
         ok[:] = True
         for i in np.flatnonzero(active).tolist():
             ok[i] = self._legal(i, int(actions[i]))
@@ -184,6 +202,7 @@ class PyStepper:
 
     def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
+        self._idle()
         states = self._states
         internal = self.internal_random
         todo = np.flatnonzero(active).tolist()
@@ -200,6 +219,7 @@ class PyStepper:
 
     def play(self, i: int, action: int) -> None:
         """Play one legal ``action`` in game ``i`` for the seat to move."""
+        self._idle()
         if not self._legal(i, action):
             raise ValueError(f"game {i}: action {action} is not legal there")
         st = self._states[i]
@@ -208,6 +228,7 @@ class PyStepper:
 
     def play_batch(self, idx: Indices, actions: Indices) -> None:
         """Game ``idx[j]`` plays ``actions[j]`` for the seat to move (all checked first)."""
+        self._idle()
         pairs = [(int(i), int(a)) for i, a in zip(idx, actions, strict=True)]
         if len({i for i, _ in pairs}) != len(pairs):
             raise ValueError("play_batch takes each game at most once")
@@ -221,6 +242,7 @@ class PyStepper:
 
     def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
+        self._idle()
         states = self._states
         for j, (i, s) in enumerate(zip(idx, seats)):
             st = states[i]
@@ -240,6 +262,12 @@ class PyStepper:
         ``ended``: how many active games are over after the step; ``total``: ``legal_csr``'s
         (-1 without ``ids``).
         """
+        return self._step_write(actions, active, seats, obs, mask, ids, offsets, only_active=False)
+
+    def _step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                    mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None, offsets: NDArray[np.int32] | None,
+                    only_active: bool) -> tuple[int, int]:
+        self._idle()
         k = self.num_envs
         seat_list = [int(s) for s in seats]
         if len(seat_list) != k or any(s not in (0, 1) for s in seat_list):
@@ -252,15 +280,50 @@ class PyStepper:
                 ids.dtype != np.int32 or offsets.dtype != np.int32 or ids.ndim != 1 or offsets.shape != (k + 1,)):
             raise ValueError(f"ids must be a 1-D int32 array and offsets an int32 array of {k + 1}")
         self.step(actions, active)  # checks every action before it plays any
-        self.write(range(k), seat_list, obs, mask)
-        ended = int(np.count_nonzero(self.over & np.asarray(active, dtype=bool)))
-        if ids is None or offsets is None:
+        on = np.asarray(active, dtype=bool)
+        if only_active:  # the other games' rows stay as they are (step_write_send)
+            rows = np.flatnonzero(on)
+            part = np.empty((len(rows), obs.shape[1]), dtype=obs.dtype)
+            if mask is None:
+                self.write(rows, [seat_list[i] for i in rows], part, None)
+            else:
+                part_mask = np.empty((len(rows), mask.shape[1]), dtype=mask.dtype)
+                self.write(rows, [seat_list[i] for i in rows], part, part_mask)
+                mask[rows] = part_mask
+            obs[rows] = part
+        else:
+            self.write(range(k), seat_list, obs, mask)
+        ended = int(np.count_nonzero(self.over & on))
+        if ids is None or offsets is None or only_active:  # step_write_send: step_write_recv writes them
             return ended, -1
         return ended, self.legal_csr(range(k), seat_list, ids, offsets)
+
+    def step_write_send(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                        mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                        offsets: NDArray[np.int32] | None = None) -> None:
+        """``step_write``, the rows of the active games only, run now; :meth:`step_write_recv` writes the CSR ids
+        (as the compiled stepper does) and returns the result."""
+        self._idle()
+        ended, _ = self._step_write(actions, active, seats, obs, mask, ids, offsets, only_active=True)
+        self._pending = (ended, [int(s) for s in seats], ids, offsets)
+
+    def step_write_recv(self) -> tuple[int, int]:
+        """The result of the step :meth:`step_write_send` ran, its CSR ids written now."""
+        if self._pending is None:
+            raise RuntimeError("no step in flight: step_write_recv() answers a step_write_send()")
+        (ended, seat_list, ids, offsets), self._pending = self._pending, None
+        if ids is None or offsets is None:
+            return ended, -1
+        return ended, self.legal_csr(range(self.num_envs), seat_list, ids, offsets)
+
+    def _idle(self) -> None:
+        if self._pending is not None:
+            raise RuntimeError("a step is in flight (step_write_send): step_write_recv() comes first")
 
     def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
                       opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
         """``start`` each game ``idx[j]`` anew, then write its row ``idx[j]`` of ``obs``/``mask``; all checked first."""
+        self._idle()
         k = self.num_envs
         rows = [operator.index(i) for i in idx]  # a TypeError for anything but an int, as the compiled one
         seat_list = [operator.index(s) for s in seats]
@@ -291,6 +354,7 @@ class PyStepper:
 
     def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32]) -> int:
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total (``ids`` written if room)."""
+        self._idle()
         rows: list[tuple[int, ...]] = []
         for i, s in zip(idx, seats):
             st = self._states[i]
@@ -307,10 +371,12 @@ class PyStepper:
 
     def scores(self, i: int) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""
+        self._idle()
         return self._states[i].scores()
 
     def state(self, i: int) -> GameState:
         """Game ``i`` itself (read it; play through :meth:`play`)."""
+        self._idle()
         return self._states[i]
 
 

@@ -255,6 +255,11 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._rewards = np.zeros(K, dtype=np.float64)
         self._terminated = np.zeros(K, dtype=bool)
         self._ended_last = False  # a step set rewards or terminated: the next one clears them first
+        # send()'s batch until recv(): (batch mask, its indices, the games that move, illegal ones, a result made
+        # at send time or None while the stepper runs it).
+        self._sent: tuple[Any, ...] | None = None
+        self._send_acts = np.zeros(K, dtype=np.int64)
+        self._batches: dict[tuple[str, bytes], tuple[Any, ...]] = {}
         self._shape = (K,)
         self._truncated = np.zeros(K, dtype=bool)
         self._all = np.ones(K, dtype=bool)
@@ -279,8 +284,13 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Deal K new games: game ``i`` seeded with ``seed + i`` (or ``seed[i]``), as ``Mulle-v0.reset``."""
+        """Deal K new games: game ``i`` seeded with ``seed + i`` (or ``seed[i]``), as ``Mulle-v0.reset``.
+
+        A batch in flight (:meth:`send`) is finished first and its results dropped.
+        """
         K, core = self.num_envs, self._core
+        if self._sent is not None:
+            self.recv()
         if seed is None:
             seeds: list[int | None] = [None] * K
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
@@ -313,39 +323,184 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         """Play one learner action in each game (then the opponents'); autoreset finished games."""
         if not self._started:
             raise ResetNeededError("call reset() before step()")
-        K, core = self.num_envs, self._core
+        if self._sent is not None:
+            raise RuntimeError("a batch sent with send() is in flight: recv() comes first")
         if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == self._shape:
             acts = sent = actions  # what codec.sample_csr and most policies hand over: nothing to convert
         else:
             acts, sent = self._as_actions(actions)
-        rewards, terminated = self._rewards, self._terminated
-        if self._ended_last:  # else they are all 0 and False still
-            rewards.fill(0.0)
-            terminated.fill(False)
-            self._ended_last = False
-        self._csr_total = -1  # before any game changes; the step sets it when it wrote them
-        active = self._all
-        if self._any_needs_reset:  # NEXT_STEP autoreset
-            active = ~self._needs_reset
-            for i in np.flatnonzero(self._needs_reset).tolist():
-                core.start(i)
-            self._needs_reset[:] = False
-            self._any_needs_reset = False
-        illegal = None
+        active = self._begin(self._all)
         # The usual, all-legal step is one stepper call (play and write each game, and their legal ids, in one pass
-        # on its threads); a refused one changed nothing and is sorted out here.
+        # on its threads); a refused one changed nothing and is sorted out by _step_checked.
         ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
-        result = core.step_write_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets)
-        if result is None:
-            illegal = self._check_actions(acts, active, sent)
-            if illegal is not None:
-                active = active & ~illegal
-            core.step(acts, active)
-            core.write(self._rows, core.seats, self._obs, self._mask_arg)
-            n_ended, self._csr_total = -1, -1
+        result = self._core.step_write_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets)
+        if result is not None:
+            return self._finish(self._all, active, None, result)
+        active, illegal = self._step_checked(acts, active, sent)
+        return self._finish(self._all, active, illegal, (-1, -1))
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start a step of the games ``env_ids`` (all by default) and return at once; :meth:`recv` ends it.
+
+        EnvPool's asynchronous pair, for overlapping the policy's work on one batch of games
+        with the stepping of another: ``actions`` holds one action per game of ``env_ids``
+        (ints, in that order), checked as :meth:`step` checks them. With the compiled stepper
+        and the in-stepper ``random`` opponent (no extra inputs) the step runs on the
+        stepper's threads while the caller goes on (with ``num_threads=1`` it runs in
+        :meth:`recv`); elsewhere ``send`` steps the games before it returns. One batch is in
+        flight at a time: until :meth:`recv`, :meth:`step`, :meth:`reset`, :meth:`send` and
+        the stepper's other calls are refused, and only the rows of the other games of the
+        arrays handed out (observations, masks, :meth:`legal_ids`) may be read. Every seed
+        and every split into batches gives the games :meth:`step` gives with the same
+        actions (tested). Typical use, two halves ``A`` and ``B`` of the games::
+
+            envs.send(pick(A), A)
+            while training:
+                act_b = pick(B)                   # runs while A's games are stepped
+                obs, rew, term, trunc, info = envs.recv()   # A's
+                envs.send(act_b, B)
+                act_a = pick(A)                   # runs while B's games are stepped
+                obs, rew, term, trunc, info = envs.recv()   # B's
+                envs.send(act_a, A)
+        """
+        if not self._started:
+            raise ResetNeededError("call reset() before send()")
+        if self._sent is not None:
+            raise RuntimeError("a batch sent with send() is in flight: recv() comes first (one batch at a time)")
+        batch, rows, index = self._batch(env_ids)
+        if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == rows.shape:
+            acts_b = sent_b = actions
         else:
-            n_ended, total = result
-            self._csr_total = total if ids is not None and total <= len(ids) else -1  # -1: legal_ids() grows ids
+            acts_b, sent_b = self._as_actions(actions, len(rows))
+        acts = self._send_acts  # the stepper reads the batch's entries only
+        acts[index] = acts_b
+        active = self._begin(batch, index)
+        core = self._core
+        ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
+        if core.step_write_send_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets):
+            self._sent = (batch, rows, active, None, None)
+            return
+        sent = np.zeros(self.num_envs, dtype=sent_b.dtype)  # for the messages: the actions as they came
+        sent[index] = sent_b
+        active, illegal = self._step_checked(acts, active, sent)
+        if self._want_csr:
+            self.legal_ids()  # stepped here and now: the ids of every game are made before the "flight"
+        self._sent = (batch, rows, active, illegal, (-1, -1))
+
+    def recv(self) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
+        """The step :meth:`send` started, finished: :meth:`step`'s five values for its games.
+
+        The arrays are the env's own (K rows, as :meth:`step` returns them); the rows of the
+        batch's games (``info["env_id"]``, ascending) are this step's, the other rows are the
+        other games' (their rewards and ``terminated`` as their last ``recv`` left them).
+        Finished games of the batch restart as in :meth:`step`.
+        """
+        if self._sent is None:
+            raise RuntimeError("nothing is in flight: recv() answers a send()")
+        batch, rows, active, illegal, result = self._sent
+        self._sent = None
+        if result is None:
+            result = self._core.step_write_recv()
+        out = self._finish(batch, active, illegal, result)
+        out[4]["env_id"] = rows
+        if self._want_csr and self._csr_total < 0:
+            self.legal_ids()  # written now, while no step is in flight: the next send's caller reads them
+        return out
+
+    def _batch(self, env_ids: Any) -> tuple[NDArray[np.bool_], NDArray[np.intp], Any]:
+        """``env_ids`` as a mask of K games, their ascending indices and an index of them in the caller's order
+        (a slice when they run on in order), for all games with ``None``. The batches seen are kept by value: a
+        loop over the same few batches checks each once."""
+        K = self.num_envs
+        if env_ids is None:
+            return self._all, self._rows, slice(0, K)
+        key = None
+        if type(env_ids) is np.ndarray and env_ids.ndim == 1 and env_ids.dtype.kind in "iu":
+            key = (env_ids.dtype.char, env_ids.tobytes())
+            known = self._batches.get(key)
+            if known is not None:
+                return known
+        try:
+            ids = np.asarray(env_ids)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"env_ids must be distinct game indices from 0 to {K - 1}: {exc}") from None
+        if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu") or ids.dtype == bool:
+            raise ValueError(f"env_ids must be a 1-D sequence of game indices from 0 to {K - 1}, not {env_ids!r:.80}")
+        if not ids.size:
+            raise ValueError("env_ids is empty: a batch needs at least one game")
+        if ids.min() < 0 or ids.max() >= K:
+            raise ValueError(f"env_ids must be game indices from 0 to {K - 1}, not {int(ids.min())}..{int(ids.max())}")
+        batch = np.zeros(K, dtype=bool)
+        batch[ids] = True
+        if np.count_nonzero(batch) != ids.size:
+            raise ValueError("env_ids names a game twice: each game at most once a batch")
+        rows = np.flatnonzero(batch)
+        # actions[j] is game ids[j]'s: a slice where ids run on in order, else ids themselves
+        in_order = bool(np.array_equal(ids, rows)) and int(rows[-1]) - int(rows[0]) + 1 == len(rows)
+        found = (batch, rows, slice(int(rows[0]), int(rows[-1]) + 1) if in_order else ids.astype(np.intp))
+        if key is not None:
+            if len(self._batches) >= 64:  # a caller making new batches all the time: keep the newest only
+                self._batches.clear()
+            self._batches[key] = found
+        return found
+
+    def _begin(self, batch: NDArray[np.bool_], index: Any = None) -> NDArray[np.bool_]:
+        """Clear the batch's rewards, start its games waiting for their NEXT_STEP reset; the games that move.
+
+        ``index``: the batch's games as an index (:meth:`_batch`), for a batch of :meth:`send`.
+        """
+        core = self._core
+        if batch is self._all:
+            if self._ended_last:  # else they are all 0 and False still
+                self._rewards.fill(0.0)
+                self._terminated.fill(False)
+                self._ended_last = False
+            self._csr_total = -1  # before any game changes; the step sets it when it wrote them
+        else:
+            # The other games' rows are theirs; the CSR stays readable for them until recv() writes it anew.
+            self._rewards[index] = 0.0
+            self._terminated[index] = False
+        active = batch
+        if self._any_needs_reset:  # NEXT_STEP autoreset
+            waiting = self._needs_reset & batch
+            if waiting.any():
+                active = batch & ~waiting
+                for i in np.flatnonzero(waiting).tolist():
+                    core.start(i)
+                self._needs_reset &= ~waiting
+                self._any_needs_reset = bool(self._needs_reset.any())
+                if batch is not self._all:  # send() writes only the moving games' rows: these now
+                    idx = np.flatnonzero(waiting)
+                    part = np.empty((len(idx), core.obs_size), dtype=OBS_DTYPE)
+                    part_mask = None if self._mask_arg is None else np.empty((len(idx), _NA), dtype=np.int8)
+                    core.write(idx, core.seats[idx], part, part_mask)
+                    self._obs[idx] = part
+                    if part_mask is not None:
+                        self._mask[idx] = part_mask
+        return active
+
+    def _step_checked(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
+                      ) -> tuple[NDArray[np.bool_], NDArray[np.bool_] | None]:
+        """A step the stepper refused: judge each action (raise, or the illegal ones end their games), play the rest."""
+        core = self._core
+        illegal = self._check_actions(acts, active, sent)
+        if illegal is not None:
+            active = active & ~illegal
+        core.step(acts, active)
+        core.write(self._rows, core.seats, self._obs, self._mask_arg)
+        self._csr_total = -1
+        return active, illegal
+
+    def _finish(self, batch: NDArray[np.bool_], active: NDArray[np.bool_], illegal: NDArray[np.bool_] | None,
+                result: tuple[int, int]
+                ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
+        """The step's rewards, terminations and info for the games of ``batch``; finished games autoreset."""
+        K, core = self.num_envs, self._core
+        rewards, terminated = self._rewards, self._terminated
+        n_ended, total = result
+        if n_ended >= 0:  # the stepper wrote the CSR (or -1: it was not asked)
+            ids = self._ids if self._want_csr else None
+            self._csr_total = total if ids is not None and 0 <= total <= len(ids) else -1  # -1: legal_ids() grows
         info = self._info()
         if n_ended == 0:  # the usual step: no game ended (-1: not counted)
             return self._obs, rewards, terminated, self._truncated, info
@@ -366,9 +521,9 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     self._mask[i] = 0
                 rewards[bad] = core.illegal_reward()
                 terminated[bad] = True
-        done = terminated.nonzero()[0]
+        ended_mask = terminated & batch
+        done = ended_mask.nonzero()[0]
         if len(done):
-            ended_mask = terminated.copy()
             final_info: dict[str, Any] = {"final_scores": final_scores, "_final_scores": ended_mask}
             if illegal is not None:
                 final_info["illegal_action"] = illegal.copy()
@@ -385,7 +540,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 core.restart(done.tolist(), self._obs, self._mask_arg)
             else:
                 info.update(final_info)
-                self._needs_reset |= terminated
+                self._needs_reset |= ended_mask
                 self._any_needs_reset = True
         return self._obs, rewards, terminated, self._truncated, info
 
@@ -409,13 +564,18 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         illegal action) has none. Written by the stepper from the games' own legal ids
         into arrays it reuses (read-only views: copy them to keep them), so they are the
         current step's only until the next ``step``/``reset``. ``mulle_env.codec.sample_csr``
-        draws a uniform legal action per game from them.
+        draws a uniform legal action per game from them. While a batch is in flight
+        (:meth:`send`) the other games' rows are current and the batch's are not; :meth:`recv`
+        writes them all anew.
         """
         if not self._started:
             raise ResetNeededError("call reset() before legal_ids()")
         self._want_csr = True  # from now on every step writes them
         total = self._csr_total
         if total < 0:
+            if self._sent is not None:
+                raise RuntimeError("legal_ids() has nothing current while a batch is in flight: recv() writes them "
+                                   "(call legal_ids() once before the first send() and they are kept current)")
             core = self._core
             # A game waiting for its NEXT_STEP reset has no move: ask for the seat not to move.
             seats = np.where(self._needs_reset, 1 - core.seats, core.seats) if self._any_needs_reset else core.seats
@@ -442,17 +602,19 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             info["_action_mask"] = self._all
         return info
 
-    def _as_actions(self, actions: Any) -> tuple[NDArray[np.int64], NDArray[Any]]:
-        """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages)."""
-        K = self.num_envs
+    def _as_actions(self, actions: Any, n: int | None = None) -> tuple[NDArray[np.int64], NDArray[Any]]:
+        """The actions as int64 (one out of range stays out of range) and as the caller sent them (for messages).
+
+        ``n``: how many (a batch of :meth:`send`); K by default.
+        """
+        K = self.num_envs if n is None else n
+        each = "one per game" if n is None else "one per game of env_ids"
         try:
             arr = np.asarray(actions)
         except (TypeError, ValueError) as exc:  # ragged input
             raise codec.IllegalActionError(f"actions must be {K} ints from 0 to {_NA - 1}: {exc}") from None
         if arr.shape != (K,):
-            raise codec.IllegalActionError(
-                f"actions must be an array of shape ({K},) (one per game), not shape {arr.shape}"
-            )
+            raise codec.IllegalActionError(f"actions must be an array of shape ({K},) ({each}), not shape {arr.shape}")
         # A cast to int64 would wrap np.uint64(2**64 - 1) to -1 and overflow on a Python int of 2**70: values
         # beyond the action range are clipped to just beyond it, and messages name what was sent.
         if arr.dtype.kind == "i":

@@ -171,6 +171,11 @@ def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
             s.step_write(mask.argmax(axis=1), mask.any(axis=1), [0, 1, 0, 1], obs, mask)
         s.step(mask.argmax(axis=1), mask.any(axis=1))
         s.restart_write([0, 1, 3], [1, 2, 3], [0, 1, 0], [4, 5, 6], obs, mask)
+        for i in range(4):
+            s.start(i, 70 + i, 0, 80 + i)
+        s.write(np.arange(4), [0] * 4, obs, mask)
+        s.step_write_send(mask.argmax(axis=1), mask.any(axis=1), [0] * 4, obs, mask)
+        s.step_write_recv()
         st = me.new_game(3)
         _native.random_playout(st, 5, 10**6)
         _native.sample_mask(mask, np.zeros(4), np.empty(4, np.int64))

@@ -32,6 +32,11 @@ typedef void (*PoolJob)(void *ctx, int item);
 Pool *pool_new(int n_threads); /* NULL + a Python exception */
 int pool_threads(const Pool *p);
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items);
+/* pool_run in two halves: pool_start publishes the job to the workers (they start at once; without workers,
+ * nothing runs yet) and returns; pool_finish (GIL released) takes part and returns once every item ran. One
+ * job at a time: nothing else may use the pool between the two. */
+void pool_start(Pool *p, PoolJob job, void *ctx, int n_items);
+void pool_finish(Pool *p);
 int pool_error(Pool *p); /* with the GIL: raise what a thread's rules kept (-1), or 0 */
 void pool_free(Pool *p);
 void pool_stop_all(void); /* join every pool's workers (at exit); the pools stay usable, single-threaded */

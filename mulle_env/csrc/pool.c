@@ -73,6 +73,7 @@ struct Pool {
                           * caller writes the next one */
     uint64_t *range;   /* per thread w, at range[w * LINE]: atomic generation << 32 | the next item of its range */
     int inflight;      /* atomic: claims being made or run */
+    int alone;         /* the job pool_start published runs on pool_finish's thread alone */
 #if HAVE_THREADS
     pid_t pid;         /* the process that started the workers */
     pthread_t *tid;
@@ -308,15 +309,20 @@ oom:
 int pool_threads(const Pool *p) { return p->n; }
 
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
+    pool_start(p, job, ctx, n_items);
+    pool_finish(p);
+}
+
+void pool_start(Pool *p, PoolJob job, void *ctx, int n_items) {
 #if HAVE_THREADS
-    int alone = !__atomic_load_n(&p->started, __ATOMIC_SEQ_CST) || n_items <= 1 || p->pid != getpid();
+    p->alone = !__atomic_load_n(&p->started, __ATOMIC_SEQ_CST) || n_items <= 1 || p->pid != getpid();
 #else
-    int alone = 1;
+    p->alone = 1;
 #endif
-    if (alone) { /* no claims to share: the items in order, on this thread's scratch space */
-        CORE->thread_enter(p->rt[0]);
-        for (int i = 0; i < n_items; i++) job(ctx, i);
-        CORE->thread_enter(NULL);
+    if (p->alone) { /* no claims to share: pool_finish runs the items in order, on its thread's scratch space */
+        p->job = job;
+        p->ctx = ctx;
+        p->n_items = n_items;
         return;
     }
     uint64_t generation = __atomic_load_n(&p->generation, __ATOMIC_SEQ_CST) + 1;
@@ -338,6 +344,15 @@ void pool_run(Pool *p, PoolJob job, void *ctx, int n_items) {
         pthread_mutex_unlock(&p->mu);
     }
 #endif
+}
+
+void pool_finish(Pool *p) {
+    if (p->alone) {
+        CORE->thread_enter(p->rt[0]);
+        for (int i = 0; i < p->n_items; i++) p->job(p->ctx, i);
+        CORE->thread_enter(NULL);
+        return;
+    }
     work(p, 0);
     /* Every item is claimed; the claims still being run (or tried) must end before ctx goes away. */
     while (__atomic_load_n(&p->inflight, __ATOMIC_SEQ_CST) > 0) {

@@ -33,7 +33,9 @@ typedef struct {
     void *slot_mem;
     Pool *pool;
     int busy;         /* a call runs without the GIL */
+    struct Pending *pending; /* a step_write_send in flight (until step_write_recv), else NULL */
 } Stepper;
+typedef struct Pending Pending;
 
 #define LEGAL_WORDS (MAX_IDS / 64)
 #define LIST_CAP 64 /* ids kept as a list per game; random play reaches 42, more falls back to the bitset */
@@ -218,6 +220,10 @@ static int enter(Stepper *s) {
         PyErr_SetString(PyExc_RuntimeError, "the stepper is running a call in another thread; one call at a time");
         return -1;
     }
+    if (s->pending) {
+        PyErr_SetString(PyExc_RuntimeError, "a step is in flight (step_write_send): step_write_recv() comes first");
+        return -1;
+    }
     return 0;
 }
 
@@ -300,7 +306,10 @@ static int Stepper_traverse(Stepper *self, visitproc visit, void *arg) {
     return 0;
 }
 
+static void drop_pending(Stepper *self);
+
 static int Stepper_clear(Stepper *self) {
+    drop_pending(self); /* the workers must be done with the games before they go */
     if (self->have_over) PyBuffer_Release(&self->over_buf);
     if (self->have_to_move) PyBuffer_Release(&self->to_move_buf);
     self->have_over = self->have_to_move = 0;
@@ -742,6 +751,7 @@ typedef struct {
     float *obs;
     uint8_t *mask;       /* or NULL */
     int obs_size, num_ids;
+    int only_active;     /* write only the rows of the games that move (step_write_send) */
 } StepWriteJob;
 
 /* Game i plays its action (the internal opponent answering), then row i is written: one hand-off to the
@@ -753,65 +763,97 @@ static void step_write_job(void *ctx, int i) {
         int rc = CORE->apply_move(s->g[i], j->act[i], NULL, -1);
         if (rc == 0 && j->internal) rc = random_moves(s, i);
         if (!moved(s, i, rc)) return;
+    } else if (j->only_active) {
+        return; /* another batch's game: its row may be read meanwhile */
     }
     write_or_fail(s, i, j->seats[i], j->obs, j->mask, (size_t)i, j->obs_size, j->num_ids);
 }
 
-/* step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active), then
- * write(range(K), seats, obs, mask) and, given ids and offsets, legal_csr(range(K), seats, ids, offsets), in one
- * pass. Every argument is checked, and every action judged legal, before any game moves. Returns (ended, total):
- * how many active games are over after the step, and legal_csr's total (-1 without ids). */
-static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
+/* What a step_write holds from its checks to its end: its buffers and the job (in the stepper between
+ * step_write_send and step_write_recv). */
+struct Pending {
+    int *buf; /* idx, act, by_game (k ints each), then the k seats */
+    int n;    /* plays: idx[0..n-1], act[...] */
+    Py_buffer ob, mb, ib, ofb;
+    int have_ob, have_mb, have_csr;
+    StepWriteJob job;
+    int pooled; /* the job was published to the pool (pool_start): pool_finish ends it */
+};
+
+static void pending_release(Pending *pd) {
+    if (pd->have_ob) PyBuffer_Release(&pd->ob);
+    if (pd->have_mb) PyBuffer_Release(&pd->mb);
+    if (pd->have_csr) {
+        PyBuffer_Release(&pd->ib);
+        PyBuffer_Release(&pd->ofb);
+    }
+    PyMem_Free(pd->buf);
+    memset(pd, 0, sizeof(*pd));
+}
+
+/* step_write's checks and set-up, nothing moved: the arguments, every action judged legal, the buffers held,
+ * the job made. 0, or -1 with an exception and nothing held. */
+static int sw_prepare(Stepper *self, PyObject *args, Pending *pd, int only_active) {
     PyObject *acts, *active, *seats_obj, *obs, *mask, *ids_obj = Py_None, *off_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "OOOOO|OO", &acts, &active, &seats_obj, &obs, &mask, &ids_obj, &off_obj)) return NULL;
-    if (enter(self) < 0) return NULL;
+    memset(pd, 0, sizeof(*pd));
+    if (!PyArg_ParseTuple(args, "OOOOO|OO", &acts, &active, &seats_obj, &obs, &mask, &ids_obj, &off_obj)) return -1;
+    if (enter(self) < 0) return -1;
     const Tables *T = CORE->tables;
     int k = self->k;
-    PyObject *ret = NULL;
-    Py_buffer ob, mb, ib, ofb;
-    int have_ob = 0, have_mb = 0, have_csr = 0;
-    int *buf = native_failpoint() ? NULL : PyMem_Malloc(3 * (size_t)k * sizeof(int) + (size_t)k);
-    if (!buf) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
-    int *idx = buf, *act = buf + k, *by_game = buf + 2 * k;
-    int8_t *seats = (int8_t *)(buf + 3 * k);
+    pd->buf = native_failpoint() ? NULL : PyMem_Malloc(3 * (size_t)k * sizeof(int) + (size_t)k);
+    if (!pd->buf) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    int *idx = pd->buf, *act = pd->buf + k, *by_game = pd->buf + 2 * k;
+    int8_t *seats = (int8_t *)(pd->buf + 3 * k);
     IntVec sv;
-    if (intvec_open(seats_obj, &sv, "seats") < 0) goto done;
+    if (intvec_open(seats_obj, &sv, "seats") < 0) goto fail;
     if (sv.n != k) {
         PyErr_Format(PyExc_ValueError, "seats needs %d entries, not %zd", k, sv.n);
         intvec_close(&sv);
-        goto done;
+        goto fail;
     }
     for (int i = 0; i < k; i++) {
         long long seat;
         if (intvec_get(&sv, i, &seat) < 0 || (seat != 0 && seat != 1)) {
             if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "seats[%d] must be 0 or 1, not %lld", i, seat);
             intvec_close(&sv);
-            goto done;
+            goto fail;
         }
         seats[i] = (int8_t)seat;
     }
     intvec_close(&sv);
-    if (open_rows(obs, mask, k, &ob, &mb, &have_mb) < 0) goto done;
-    have_ob = 1;
+    if (open_rows(obs, mask, k, &pd->ob, &pd->mb, &pd->have_mb) < 0) goto fail;
+    pd->have_ob = 1;
     if ((ids_obj == Py_None) != (off_obj == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "ids and offsets go together: give both or neither");
-        goto done;
+        goto fail;
     }
     if (ids_obj != Py_None) {
-        if (open_csr(ids_obj, off_obj, k, &ib, &ofb) < 0) goto done;
-        have_csr = 1;
+        if (open_csr(ids_obj, off_obj, k, &pd->ib, &pd->ofb) < 0) goto fail;
+        pd->have_csr = 1;
     }
-    int n = gather_plays(self, acts, active, idx, act);
-    if (n < 0) goto done;
+    pd->n = gather_plays(self, acts, active, idx, act);
+    if (pd->n < 0) goto fail;
     for (int i = 0; i < k; i++) {
         by_game[i] = -1;
         slot(self, i)->failed = 0;
     }
-    for (int q = 0; q < n; q++) by_game[idx[q]] = act[q];
-    StepWriteJob job = {self, by_game, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
-                        T->obs_size, T->num_ids};
-    int pooled, done_items = run_items(self, step_write_job, &job, k, NULL, &pooled);
-    int first = -1;
+    for (int q = 0; q < pd->n; q++) by_game[idx[q]] = act[q];
+    StepWriteJob job = {self, by_game, seats, self->internal, (float *)pd->ob.buf,
+                        pd->have_mb ? (uint8_t *)pd->mb.buf : NULL, T->obs_size, T->num_ids, only_active};
+    pd->job = job;
+    return 0;
+fail:
+    pending_release(pd);
+    return -1;
+}
+
+/* After the job (done_items of the k ran): the games' caches and flags, a failure raised, the CSR. (ended, total). */
+static PyObject *sw_conclude(Stepper *self, Pending *pd, int done_items, int pooled) {
+    const int *idx = pd->buf;
+    int n = pd->n, first = -1;
     for (int q = 0; q < n; q++)
         if (idx[q] < done_items) {
             CORE->changed(game_obj(self, idx[q]));
@@ -821,20 +863,87 @@ static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
         if (slot(self, i)->failed) first = i;
     if (first >= 0) {
         raise_failure(self, first, pooled, "a move or its observation");
-        goto done;
+        return NULL;
     }
     Py_ssize_t ended = 0, total = -1;
     for (int q = 0; q < n; q++) ended += self->g[idx[q]]->over;
-    if (have_csr) total = csr_fill(self, NULL, seats, k, ofb.buf, ib.buf, ib.len / 4);
-    ret = Py_BuildValue("(nn)", ended, total);
-done:
-    if (have_ob) PyBuffer_Release(&ob);
-    if (have_mb) PyBuffer_Release(&mb);
-    if (have_csr) {
-        PyBuffer_Release(&ib);
-        PyBuffer_Release(&ofb);
+    if (pd->have_csr)
+        total = csr_fill(self, NULL, (const int8_t *)(pd->buf + 3 * self->k), self->k, pd->ofb.buf, pd->ib.buf,
+                         pd->ib.len / 4);
+    return Py_BuildValue("(nn)", ended, total);
+}
+
+/* step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active), then
+ * write(range(K), seats, obs, mask) and, given ids and offsets, legal_csr(range(K), seats, ids, offsets), in one
+ * pass. Every argument is checked, and every action judged legal, before any game moves. Returns (ended, total):
+ * how many active games are over after the step, and legal_csr's total (-1 without ids). */
+static PyObject *Stepper_step_write(Stepper *self, PyObject *args) {
+    Pending pd;
+    if (sw_prepare(self, args, &pd, 0) < 0) return NULL;
+    int pooled, done_items = run_items(self, step_write_job, &pd.job, self->k, NULL, &pooled);
+    PyObject *ret = sw_conclude(self, &pd, done_items, pooled);
+    pending_release(&pd);
+    return ret;
+}
+
+/* step_write_send(...): step_write's arguments, checks and refusals; then the step starts on the pool's workers
+ * and the call returns at once, the games in flight until step_write_recv() (which takes part in the work and
+ * returns step_write's result). Unlike step_write it writes only the rows of the active games, so the other
+ * games' rows of obs and mask may be read meanwhile (ids and offsets are written by step_write_recv). The stepper
+ * refuses every other call until then. On one thread (or while the allocation-failure hook is armed) the step
+ * runs in step_write_recv. */
+static PyObject *Stepper_step_write_send(Stepper *self, PyObject *args) {
+    Pending *pd = native_failpoint() ? NULL : PyMem_Malloc(sizeof(Pending));
+    if (!pd) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    if (sw_prepare(self, args, pd, 1) < 0) {
+        PyMem_Free(pd);
+        return NULL;
     }
-    PyMem_Free(buf);
+    pd->pooled = threaded(self) && self->k > 1;
+    if (pd->pooled) pool_start(self->pool, step_write_job, &pd->job, self->k);
+    self->pending = pd;
+    Py_RETURN_NONE;
+}
+
+/* The games of a step in flight, finished (GIL released for the pool's part); the pending step taken out. */
+static Pending *sw_settle(Stepper *self, int *done_items) {
+    Pending *pd = self->pending;
+    self->pending = NULL;
+    if (pd->pooled) {
+        self->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        pool_finish(self->pool);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
+        *done_items = self->k;
+    } else {
+        int pooled;
+        *done_items = run_items(self, step_write_job, &pd->job, self->k, NULL, &pooled);
+    }
+    return pd;
+}
+
+/* A step in flight finished and forgotten (the stepper is going away): nothing raised, no game's flags synced. */
+static void drop_pending(Stepper *self) {
+    Pending *pd = self->pending;
+    if (!pd) return;
+    self->pending = NULL;
+    if (pd->pooled) pool_finish(self->pool); /* the workers need no GIL; the games must outlive their job */
+    pending_release(pd);
+    PyMem_Free(pd);
+}
+
+/* step_write_recv(): the step step_write_send started, finished: step_write's result (ended, total). */
+static PyObject *Stepper_step_write_recv(Stepper *self, PyObject *Py_UNUSED(ignored)) {
+    if (!self->pending) {
+        PyErr_SetString(PyExc_RuntimeError, "no step in flight: step_write_recv() answers a step_write_send()");
+        return NULL;
+    }
+    int done_items;
+    Pending *pd = sw_settle(self, &done_items);
+    PyObject *ret = sw_conclude(self, pd, done_items, pd->pooled);
+    pending_release(pd);
+    PyMem_Free(pd);
     return ret;
 }
 
@@ -1089,6 +1198,12 @@ static PyMethodDef Stepper_methods[] = {
     {"write", (PyCFunction)Stepper_write, METH_VARARGS,
      "write(idx, seats, obs, mask): row j = observation and legal mask (mask None: none) of seat seats[j] in "
      "game idx[j] (on the pool)."},
+    {"step_write_send", (PyCFunction)Stepper_step_write_send, METH_VARARGS,
+     "step_write_send(actions, active, seats, obs, mask, ids=None, offsets=None): step_write's checks, then the "
+     "step starts on the pool's workers and the call returns; step_write_recv() ends it."},
+    {"step_write_recv", (PyCFunction)Stepper_step_write_recv, METH_NOARGS,
+     "step_write_recv() -> (ended, total): the step step_write_send started, finished (the caller's thread takes "
+     "part)."},
     {"step_write", (PyCFunction)Stepper_step_write, METH_VARARGS,
      "step_write(actions, active, seats, obs, mask, ids=None, offsets=None): step(actions, active) then "
      "write(range(K), seats, obs, mask) (and legal_csr(range(K), seats, ids, offsets)) in one pass on the pool; "
