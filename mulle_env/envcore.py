@@ -629,8 +629,10 @@ class EnvCore:
         """:meth:`step_write_if_legal` in two halves: start it and return; :meth:`step_write_recv` ends it.
 
         Against the in-stepper opponent the step runs on the stepper's threads until then
-        (``step_write_send``: only the active games' rows are written); elsewhere it runs
-        here and now. ``False``: nothing was played or started (an action is not legal).
+        (``step_write_send``: only the active games' rows are written); with a self-play
+        policy or extra inputs it runs here and now. ``False``: nothing was played or started
+        (an action is not legal, or agent opponents, which :meth:`step_write_if_legal` never
+        steps: the caller steps them itself, as after a refusal).
         """
         if self.loops is not None or self.self_play or self.extras is not None:
             self._sent = self.step_write_if_legal(actions, active, obs, mask, ids, offsets)

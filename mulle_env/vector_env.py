@@ -264,6 +264,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._truncated = np.zeros(K, dtype=bool)
         self._all = np.ones(K, dtype=bool)
         self._rows = np.arange(K)
+        self._rows_out = _read_only(self._rows)
         self._needs_reset = np.zeros(K, dtype=bool)
         self._any_needs_reset = False  # _needs_reset.any(), kept: numpy's any() costs 2 us a call
         self._started = False
@@ -289,8 +290,11 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         A batch in flight (:meth:`send`) is finished first and its results dropped.
         """
         K, core = self.num_envs, self._core
-        if self._sent is not None:
-            self.recv()
+        if self._sent is not None:  # finish the stepping only: no autoreset draws that would shift the games' streams
+            result = self._sent[4]
+            self._sent = None
+            if result is None:
+                core.step_write_recv()
         if seed is None:
             seeds: list[int | None] = [None] * K
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
@@ -348,9 +352,10 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         and the in-stepper ``random`` opponent (no extra inputs) the step runs on the
         stepper's threads while the caller goes on (with ``num_threads=1`` it runs in
         :meth:`recv`); elsewhere ``send`` steps the games before it returns. One batch is in
-        flight at a time: until :meth:`recv`, :meth:`step`, :meth:`reset`, :meth:`send` and
-        the stepper's other calls are refused, and only the rows of the other games of the
-        arrays handed out (observations, masks, :meth:`legal_ids`) may be read. Every seed
+        flight at a time: until :meth:`recv`, :meth:`step`, :meth:`send` and the stepper's
+        other calls are refused (:meth:`reset` finishes the batch's stepping and drops its
+        results), and only the rows of the other games of the arrays handed out
+        (observations, masks, :meth:`legal_ids`) may be read. Every seed
         and every split into batches gives the games :meth:`step` gives with the same
         actions (tested). Typical use, two halves ``A`` and ``B`` of the games::
 
@@ -374,7 +379,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             acts_b, sent_b = self._as_actions(actions, len(rows))
         acts = self._send_acts  # the stepper reads the batch's entries only
         acts[index] = acts_b
-        active = self._begin(batch, index)
+        active = self._begin(batch, index, sending=True)
         core = self._core
         ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
         if core.step_write_send_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets):
@@ -400,6 +405,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         batch, rows, active, illegal, result = self._sent
         self._sent = None
         if result is None:
+            self._csr_total = -1  # the batch's games moved: should the stepper fail, no old ids stay current
             result = self._core.step_write_recv()
         out = self._finish(batch, active, illegal, result)
         out[4]["env_id"] = rows
@@ -413,7 +419,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         loop over the same few batches checks each once."""
         K = self.num_envs
         if env_ids is None:
-            return self._all, self._rows, slice(0, K)
+            return self._all, self._rows_out, slice(0, K)
         key = None
         if type(env_ids) is np.ndarray and env_ids.ndim == 1 and env_ids.dtype.kind in "iu":
             key = (env_ids.dtype.char, env_ids.tobytes())
@@ -434,7 +440,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         batch[ids] = True
         if np.count_nonzero(batch) != ids.size:
             raise ValueError("env_ids names a game twice: each game at most once a batch")
-        rows = np.flatnonzero(batch)
+        rows = _read_only(np.flatnonzero(batch))  # handed out as info["env_id"]
         # actions[j] is game ids[j]'s: a slice where ids run on in order, else ids themselves
         in_order = bool(np.array_equal(ids, rows)) and int(rows[-1]) - int(rows[0]) + 1 == len(rows)
         found = (batch, rows, slice(int(rows[0]), int(rows[-1]) + 1) if in_order else ids.astype(np.intp))
@@ -444,13 +450,14 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             self._batches[key] = found
         return found
 
-    def _begin(self, batch: NDArray[np.bool_], index: Any = None) -> NDArray[np.bool_]:
+    def _begin(self, batch: NDArray[np.bool_], index: Any = None, sending: bool = False) -> NDArray[np.bool_]:
         """Clear the batch's rewards, start its games waiting for their NEXT_STEP reset; the games that move.
 
-        ``index``: the batch's games as an index (:meth:`_batch`), for a batch of :meth:`send`.
+        ``index``: the batch's games as an index (:meth:`_batch`); ``sending``: for :meth:`send`,
+        whose step writes only the moving games' rows (so the restarted ones are written here).
         """
         core = self._core
-        if batch is self._all:
+        if batch is self._all and not sending:
             if self._ended_last:  # else they are all 0 and False still
                 self._rewards.fill(0.0)
                 self._terminated.fill(False)
@@ -469,7 +476,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                     core.start(i)
                 self._needs_reset &= ~waiting
                 self._any_needs_reset = bool(self._needs_reset.any())
-                if batch is not self._all:  # send() writes only the moving games' rows: these now
+                if sending:  # send()'s step writes only the moving games' rows: these now
                     idx = np.flatnonzero(waiting)
                     part = np.empty((len(idx), core.obs_size), dtype=OBS_DTYPE)
                     part_mask = None if self._mask_arg is None else np.empty((len(idx), _NA), dtype=np.int8)

@@ -10,6 +10,9 @@ These run on whichever backend ``MULLE_ENGINE`` selects (the Python stepper step
 from __future__ import annotations
 
 import gc
+import os
+import signal
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -165,7 +168,7 @@ def test_an_illegal_action_in_a_batch_is_judged_as_step_judges_it():
     assert info["final_info"]["illegal_action"][3]
 
 
-def test_reset_finishes_a_batch_in_flight_first():
+def test_reset_finishes_a_batch_in_flight_first_and_draws_nothing():
     envs = make_vec(4, num_threads=2)
     _, info = envs.reset(seed=4)
     u = envs.unwrapped
@@ -173,6 +176,69 @@ def test_reset_finishes_a_batch_in_flight_first():
     obs, _ = envs.reset(seed=4)
     again, _ = make_vec(4).reset(seed=4)
     np.testing.assert_array_equal(obs, again)
+    # Unseeded: the games' generators go on as if no batch had been sent (its results are dropped, unused).
+    twin = make_vec(4, num_threads=2)
+    twin.reset(seed=4)
+    u.send([int(np.flatnonzero(info["action_mask"][0])[0])], [0])
+    np.testing.assert_array_equal(envs.reset()[0], twin.reset()[0])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_all_games_sent_at_once_restart_as_step_restarts_them(threads):
+    """send(actions) without env_ids under next-step autoreset: the restarted games' rows are written."""
+    k, steps = 4, 90
+    expected = by_step(k, steps, num_threads=threads, autoreset_mode="NextStep")
+    envs = make_vec(k, num_threads=threads, autoreset_mode="NextStep")
+    u = envs.unwrapped
+    envs.reset(seed=5)
+    rngs = [np.random.default_rng(i) for i in range(k)]
+    for e in expected:
+        u.send(pick(u, range(k), rngs))
+        obs, rew, term, _, info = u.recv()
+        np.testing.assert_array_equal(obs, e[0])
+        np.testing.assert_array_equal(rew, e[1])
+        assert info["env_id"].tolist() == list(range(k))
+
+
+def test_the_batch_handed_out_cannot_be_written_into():
+    envs = make_vec(4)
+    _, info = envs.reset(seed=6)
+    u = envs.unwrapped
+    for env_ids in (None, np.array([3, 1])):
+        n = 4 if env_ids is None else 2
+        rows = range(4) if env_ids is None else env_ids
+        u.send([int(np.flatnonzero(info["action_mask"][i])[0]) for i in rows][:n], env_ids)
+        _, _, _, _, info = u.recv()
+        with pytest.raises(ValueError, match="read-only"):
+            info["env_id"][0] = 2
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks")
+def test_a_child_forked_with_a_step_in_flight_is_told_not_left_waiting():
+    from mulle_env.native import NATIVE
+    from mulle_env.stepper import make_stepper
+
+    if NATIVE is None:
+        pytest.skip("the Python stepper steps a batch in send: nothing is in flight when it forks")
+    k = 512
+    s = make_stepper(k, me.Ruleset(), True, 2)
+    obs, mask = np.zeros((k, 524), np.float32), np.zeros((k, me.NUM_MOVE_IDS), np.int8)
+    for i in range(k):
+        s.start(i, i, 0, i)
+    s.write(np.arange(k), [0] * k, obs, mask)
+    s.step_write_send(mask.argmax(axis=1), np.ones(k, bool), [0] * k, obs, mask)
+    pid = os.fork()
+    if pid == 0:  # the child: recv must refuse at once (its parent's workers are not here)
+        signal.alarm(10)
+        try:
+            s.step_write_recv()
+            code = 1
+        except RuntimeError as exc:
+            code = 0 if "forked while a step was in flight" in str(exc) else 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert s.step_write_recv()[0] >= 0  # the parent's step is whole
 
 
 @pytest.mark.parametrize("python", [False, True])

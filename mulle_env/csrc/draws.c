@@ -12,7 +12,8 @@
  *   - range 1..2**32 - 2: the same on next_uint32 (a bit generator's next_uint32 keeps its own spare half);
  *   - range 2**32 - 1: one next_uint32 as it is;
  * tests/test_draws.py checks this draw for draw against Generator.integers for every numpy bit generator.
- * Like Generator.integers, each Generator's draws hold its bit generator's lock. */
+ * Like Generator.integers, each Generator's draws hold its bit generator's lock. A failure part-way (a
+ * non-Generator, out of memory) leaves the Generators before it advanced, as Python's loop of draws would. */
 #include "native.h"
 
 /* numpy/random/bitgen.h's struct: numpy's documented C interface to its bit generators. */
@@ -62,8 +63,10 @@ static uint64_t integers(bitgen_t *g, uint64_t high) {
     return lemire32(g, (uint32_t)rng);
 }
 
-/* The bitgen_t and lock of numpy Generator `gen` (new references in *lock), or NULL and a TypeError. */
-static bitgen_t *bit_generator_of(PyObject *gen, Py_ssize_t j, PyObject **lock) {
+/* The bitgen_t and lock of numpy Generator `gen` (new references in *lock and *owner, the bit generator that
+ * holds the bitgen_t: kept until the draws are done, since acquiring the lock may let other threads run), or
+ * NULL and a TypeError. */
+static bitgen_t *bit_generator_of(PyObject *gen, Py_ssize_t j, PyObject **lock, PyObject **owner) {
     bitgen_t *g = NULL;
     *lock = NULL;
     PyObject *bg = PyObject_GetAttrString(gen, "bit_generator");
@@ -77,11 +80,11 @@ static bitgen_t *bit_generator_of(PyObject *gen, Py_ssize_t j, PyObject **lock) 
         PyErr_Format(PyExc_TypeError, "draw_deals: generators[%zd] must be a numpy Generator, not %.80s", j,
                      Py_TYPE(gen)->tp_name);
         Py_CLEAR(*lock);
+        Py_CLEAR(bg);
         g = NULL;
     }
-    /* The capsule's pointer lives as long as the bit generator, which `gen` (the caller's) keeps. */
-    Py_XDECREF(cap);
-    Py_XDECREF(bg);
+    Py_XDECREF(cap); /* the pointer lives as long as the bit generator */
+    *owner = bg;
     return g;
 }
 
@@ -103,13 +106,14 @@ PyObject *mod_draw_deals(PyObject *mod, PyObject *args) {
     PyObject *ret = NULL;
     if (!deal || !opp || !seat) goto done;
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *lock;
-        bitgen_t *g = bit_generator_of(PySequence_Fast_GET_ITEM(gens, j), j, &lock);
+        PyObject *lock, *owner;
+        bitgen_t *g = bit_generator_of(PySequence_Fast_GET_ITEM(gens, j), j, &lock, &owner);
         if (!g) goto done;
         /* numpy holds the lock while it draws (acquire() lets the GIL go while it waits). */
         PyObject *r = PyObject_CallMethod(lock, "acquire", NULL);
         if (!r) {
             Py_DECREF(lock);
+            Py_DECREF(owner);
             goto done;
         }
         Py_DECREF(r);
@@ -117,6 +121,7 @@ PyObject *mod_draw_deals(PyObject *mod, PyObject *args) {
         long s = random_seat ? (long)integers(g, 2) : 0;
         r = PyObject_CallMethod(lock, "release", NULL);
         Py_DECREF(lock);
+        Py_DECREF(owner);
         if (!r) goto done;
         Py_DECREF(r);
         PyObject *dv = PyLong_FromUnsignedLongLong(d), *ov = PyLong_FromUnsignedLongLong(o);

@@ -37,6 +37,9 @@ void pool_run(Pool *p, PoolJob job, void *ctx, int n_items);
  * job at a time: nothing else may use the pool between the two. */
 void pool_start(Pool *p, PoolJob job, void *ctx, int n_items);
 void pool_finish(Pool *p);
+/* The job pool_start published went to workers of the process this one was forked from (they are not here:
+ * pool_finish would wait for their claims forever). */
+int pool_inherited(const Pool *p);
 int pool_error(Pool *p); /* with the GIL: raise what a thread's rules kept (-1), or 0 */
 void pool_free(Pool *p);
 void pool_stop_all(void); /* join every pool's workers (at exit); the pools stay usable, single-threaded */

@@ -178,7 +178,7 @@ static unsigned long wait_for_job(Pool *p, unsigned long seen) {
         }
     }
     pthread_mutex_lock(&p->mu);
-    /* sleepers is raised before wake is read again; pool_run bumps wake before it reads sleepers: one of
+    /* sleepers is raised before wake is read again; pool_start bumps wake before it reads sleepers: one of
      * the two sees the other's write (both sequentially consistent), so no job is slept through. */
     __atomic_add_fetch(&p->sleepers, 1, __ATOMIC_SEQ_CST);
     unsigned long w;
@@ -320,9 +320,11 @@ void pool_start(Pool *p, PoolJob job, void *ctx, int n_items) {
     p->alone = 1;
 #endif
     if (p->alone) { /* no claims to share: pool_finish runs the items in order, on its thread's scratch space */
-        p->job = job;
-        p->ctx = ctx;
-        p->n_items = n_items;
+        /* Stored as a worker reads them (a late worker of an earlier job may still look; it finds the
+         * generation unchanged and every range exhausted). */
+        __atomic_store_n(&p->job, job, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->ctx, ctx, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->n_items, n_items, __ATOMIC_SEQ_CST);
         return;
     }
     uint64_t generation = __atomic_load_n(&p->generation, __ATOMIC_SEQ_CST) + 1;
@@ -343,6 +345,14 @@ void pool_start(Pool *p, PoolJob job, void *ctx, int n_items) {
         pthread_cond_broadcast(&p->go);
         pthread_mutex_unlock(&p->mu);
     }
+#endif
+}
+
+int pool_inherited(const Pool *p) {
+#if HAVE_THREADS
+    return !p->alone && p->pid != getpid();
+#else
+    return 0;
 #endif
 }
 

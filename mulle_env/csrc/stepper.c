@@ -308,6 +308,14 @@ static int Stepper_traverse(Stepper *self, visitproc visit, void *arg) {
 
 static void drop_pending(Stepper *self);
 
+/* Finalizers run before the collector clears anything in a cycle: a step in flight ends while its games live. */
+static void Stepper_finalize(Stepper *self) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    drop_pending(self);
+    PyErr_Restore(t, v, tb);
+}
+
 static int Stepper_clear(Stepper *self) {
     drop_pending(self); /* the workers must be done with the games before they go */
     if (self->have_over) PyBuffer_Release(&self->over_buf);
@@ -905,10 +913,20 @@ static PyObject *Stepper_step_write_send(Stepper *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* The games of a step in flight, finished (GIL released for the pool's part); the pending step taken out. */
-static Pending *sw_settle(Stepper *self, int *done_items) {
+/* The games of a step in flight, finished (GIL released for the pool's part); the pending step taken out, or
+ * NULL and a RuntimeError when the step went to the workers of the process this one was forked from. *pooled:
+ * whether the pool ran it (its threads keep any error). */
+static Pending *sw_settle(Stepper *self, int *done_items, int *pooled) {
     Pending *pd = self->pending;
     self->pending = NULL;
+    if (pd->pooled && pool_inherited(self->pool)) {
+        pending_release(pd);
+        PyMem_Free(pd);
+        PyErr_SetString(PyExc_RuntimeError, "this process was forked while a step was in flight (step_write_send): "
+                        "its games' state here is unknown; start them again");
+        return NULL;
+    }
+    *pooled = pd->pooled;
     if (pd->pooled) {
         self->busy = 1;
         Py_BEGIN_ALLOW_THREADS
@@ -917,8 +935,7 @@ static Pending *sw_settle(Stepper *self, int *done_items) {
         self->busy = 0;
         *done_items = self->k;
     } else {
-        int pooled;
-        *done_items = run_items(self, step_write_job, &pd->job, self->k, NULL, &pooled);
+        *done_items = run_items(self, step_write_job, &pd->job, self->k, NULL, pooled);
     }
     return pd;
 }
@@ -928,7 +945,8 @@ static void drop_pending(Stepper *self) {
     Pending *pd = self->pending;
     if (!pd) return;
     self->pending = NULL;
-    if (pd->pooled) pool_finish(self->pool); /* the workers need no GIL; the games must outlive their job */
+    /* The workers need no GIL; the games must outlive their job (in a forked child the workers are not there). */
+    if (pd->pooled && !pool_inherited(self->pool)) pool_finish(self->pool);
     pending_release(pd);
     PyMem_Free(pd);
 }
@@ -939,9 +957,10 @@ static PyObject *Stepper_step_write_recv(Stepper *self, PyObject *Py_UNUSED(igno
         PyErr_SetString(PyExc_RuntimeError, "no step in flight: step_write_recv() answers a step_write_send()");
         return NULL;
     }
-    int done_items;
-    Pending *pd = sw_settle(self, &done_items);
-    PyObject *ret = sw_conclude(self, pd, done_items, pd->pooled);
+    int done_items, pooled;
+    Pending *pd = sw_settle(self, &done_items, &pooled);
+    if (!pd) return NULL;
+    PyObject *ret = sw_conclude(self, pd, done_items, pooled);
     pending_release(pd);
     PyMem_Free(pd);
     return ret;
@@ -1232,6 +1251,7 @@ PyTypeObject StepperType = {
     .tp_dealloc = (destructor)Stepper_dealloc,
     .tp_traverse = (traverseproc)Stepper_traverse,
     .tp_clear = (inquiry)Stepper_clear,
+    .tp_finalize = (destructor)Stepper_finalize,
     .tp_methods = Stepper_methods,
     .tp_getset = Stepper_getset,
 };
