@@ -333,12 +333,20 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             acts = sent = actions  # what codec.sample_csr and most policies hand over: nothing to convert
         else:
             acts, sent = self._as_actions(actions)
-        active = self._begin(self._all)
+        if self._ended_last or self._any_needs_reset:
+            active = self._begin(self._all)
+        else:  # the usual step: nothing to clear or restart first
+            active = self._all
+            self._csr_total = -1  # before any game changes; the step sets it when it wrote them
         # The usual, all-legal step is one stepper call (play and write each game, and their legal ids, in one pass
         # on its threads); a refused one changed nothing and is sorted out by _step_checked.
         ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
         result = self._core.step_write_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets)
         if result is not None:
+            if result[0] == 0:  # no game ended: _finish's first lines, without the call
+                total = result[1]
+                self._csr_total = total if ids is not None and 0 <= total <= len(ids) else -1
+                return self._obs, self._rewards, self._terminated, self._truncated, self._info()
             return self._finish(self._all, active, None, result)
         active, illegal = self._step_checked(acts, active, sent)
         return self._finish(self._all, active, illegal, (-1, -1))
