@@ -508,15 +508,7 @@ class EnvCore:
             for i in idx:
                 self.start(i)
             self.resolve()
-            rows = np.asarray(idx, dtype=np.intp)
-            part = np.empty((len(rows), self.obs_size), dtype=OBS_DTYPE)
-            if mask is None:
-                self.write(rows, self.seats[rows], part, None)
-            else:
-                part_mask = np.empty((len(rows), _NA), dtype=np.int8)
-                self.write(rows, self.seats[rows], part, part_mask)
-                mask[rows] = part_mask
-            obs[rows] = part
+            self.write_rows(idx, obs, mask)
             return
         game_seeds, seats, opp_seeds = self._draw_many(idx)
         self.stepper.restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)
@@ -728,6 +720,20 @@ class EnvCore:
         self.stepper.write(idx, seats, base, mask)
         obs[:, :OBS_SIZE] = base
         _extras_module().afterstate_extras(base, obs[:, OBS_SIZE:], self.extras)
+
+    def write_rows(self, idx: Sequence[int] | NDArray[np.intp], obs: NDArray[np.float32],
+                   mask: NDArray[np.int8] | None) -> None:
+        """The learner rows of the games ``idx`` into rows ``idx`` of ``obs`` and ``mask`` (K rows each; the other
+        rows untouched), where :meth:`write` fills rows ``0..n-1``."""
+        rows = np.asarray(idx, dtype=np.intp)
+        part = np.empty((len(rows), self.obs_size), dtype=OBS_DTYPE)
+        if mask is None:
+            self.write(rows, self.seats[rows], part, None)
+        else:
+            part_mask = np.empty((len(rows), _NA), dtype=np.int8)
+            self.write(rows, self.seats[rows], part, part_mask)
+            mask[rows] = part_mask
+        obs[rows] = part
 
     def observation(self, i: int, seat: int) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
         """A fresh ``(obs, mask)`` of seat ``seat`` in game ``i`` (the mask all zeros unless it is to move)."""

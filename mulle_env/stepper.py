@@ -281,16 +281,9 @@ class PyStepper:
             raise ValueError(f"ids must be a 1-D int32 array and offsets an int32 array of {k + 1}")
         self.step(actions, active)  # checks every action before it plays any
         on = np.asarray(active, dtype=bool)
-        if only_active:  # the other games' rows stay as they are (step_write_send)
-            rows = np.flatnonzero(on)
-            part = np.empty((len(rows), obs.shape[1]), dtype=obs.dtype)
-            if mask is None:
-                self.write(rows, [seat_list[i] for i in rows], part, None)
-            else:
-                part_mask = np.empty((len(rows), mask.shape[1]), dtype=mask.dtype)
-                self.write(rows, [seat_list[i] for i in rows], part, part_mask)
-                mask[rows] = part_mask
-            obs[rows] = part
+        if only_active:  # the other games' rows stay as they are (step_write_send): row i of obs is game i's
+            for i in np.flatnonzero(on).tolist():
+                self.write((i,), (seat_list[i],), obs[i : i + 1], None if mask is None else mask[i : i + 1])
         else:
             self.write(range(k), seat_list, obs, mask)
         ended = int(np.count_nonzero(self.over & on))

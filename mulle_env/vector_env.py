@@ -260,7 +260,6 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._sent: tuple[Any, ...] | None = None
         self._send_acts = np.zeros(K, dtype=np.int64)
         self._batches: dict[tuple[str, bytes], tuple[Any, ...]] = {}
-        self._shape = (K,)
         self._truncated = np.zeros(K, dtype=bool)
         self._all = np.ones(K, dtype=bool)
         self._rows = np.arange(K)
@@ -329,10 +328,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ResetNeededError("call reset() before step()")
         if self._sent is not None:
             raise RuntimeError("a batch sent with send() is in flight: recv() comes first")
-        if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == self._shape:
-            acts = sent = actions  # what codec.sample_csr and most policies hand over: nothing to convert
-        else:
-            acts, sent = self._as_actions(actions)
+        acts, sent = self._as_actions(actions)
         if self._ended_last or self._any_needs_reset:
             active = self._begin(self._all)
         else:  # the usual step: nothing to clear or restart first
@@ -381,10 +377,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if self._sent is not None:
             raise RuntimeError("a batch sent with send() is in flight: recv() comes first (one batch at a time)")
         batch, rows, index = self._batch(env_ids)
-        if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == rows.shape:
-            acts_b = sent_b = actions
-        else:
-            acts_b, sent_b = self._as_actions(actions, len(rows))
+        acts_b, sent_b = self._as_actions(actions, len(rows))
         acts = self._send_acts  # the stepper reads the batch's entries only
         acts[index] = acts_b
         active = self._begin(batch, index, sending=True)
@@ -396,8 +389,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         sent = np.zeros(self.num_envs, dtype=sent_b.dtype)  # for the messages: the actions as they came
         sent[index] = sent_b
         active, illegal = self._step_checked(acts, active, sent)
-        if self._want_csr:
-            self.legal_ids()  # stepped here and now: the ids of every game are made before the "flight"
+        self._ids_for_the_flight()  # stepped here and now
         self._sent = (batch, rows, active, illegal, (-1, -1))
 
     def recv(self) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
@@ -417,9 +409,14 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             result = self._core.step_write_recv()
         out = self._finish(batch, active, illegal, result)
         out[4]["env_id"] = rows
-        if self._want_csr and self._csr_total < 0:
-            self.legal_ids()  # written now, while no step is in flight: the next send's caller reads them
+        self._ids_for_the_flight()
         return out
+
+    def _ids_for_the_flight(self) -> None:
+        """With no step in flight, make the CSR ids current if the caller reads them: during the next batch's
+        flight :meth:`legal_ids` cannot ask the stepper."""
+        if self._want_csr and self._csr_total < 0:
+            self.legal_ids()
 
     def _batch(self, env_ids: Any) -> tuple[NDArray[np.bool_], NDArray[np.intp], Any]:
         """``env_ids`` as a mask of K games, their ascending indices and an index of them in the caller's order
@@ -485,13 +482,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 self._needs_reset &= ~waiting
                 self._any_needs_reset = bool(self._needs_reset.any())
                 if sending:  # send()'s step writes only the moving games' rows: these now
-                    idx = np.flatnonzero(waiting)
-                    part = np.empty((len(idx), core.obs_size), dtype=OBS_DTYPE)
-                    part_mask = None if self._mask_arg is None else np.empty((len(idx), _NA), dtype=np.int8)
-                    core.write(idx, core.seats[idx], part, part_mask)
-                    self._obs[idx] = part
-                    if part_mask is not None:
-                        self._mask[idx] = part_mask
+                    core.write_rows(np.flatnonzero(waiting), self._obs, self._mask_arg)
         return active
 
     def _step_checked(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
@@ -623,6 +614,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         ``n``: how many (a batch of :meth:`send`); K by default.
         """
         K = self.num_envs if n is None else n
+        if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (K,):
+            return actions, actions  # what codec.sample_csr and most policies hand over: nothing to convert
         each = "one per game" if n is None else "one per game of env_ids"
         try:
             arr = np.asarray(actions)
