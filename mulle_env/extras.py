@@ -64,6 +64,28 @@ unseen ones, of which ``k`` have hand value ``v``, so P(none) = C(U - k, h) / C(
 ``p_tabbe``          1     the largest ``clears`` x ``p_holds``: a chance of a tabbe
 ===================  ====  =============================================================
 
+Block ``capture-v4`` (308 floats) is ``capture-v3`` followed by the best capture each player
+can make next on the table the move leaves, in points: a capture's *worth* is its mulle points
+(both copies of a face taken together), the intake points of its cards (the loose ones exactly,
+cards in pairs and builds at the mean, 40 / 104; the bonus pays for them) and a tabbe. A card
+whose twin lies loose takes the twin alone (RULES.md 4.1.1, unless its player owns the build of
+its value); any other card takes by value (``take``) or not at all. ``capture-v3`` gives the
+parts per value; which of them the opponent will take is a maximum over the cards they may hold,
+and a one-pass net fitted to search values left the afterstates that keep the mover a good
+capture about 2.3 points a decision too low (docs/generations.md, generation 7).
+
+================  ====  ==============================================================
+``reply_best``    1     E[the worth of the opponent's best capture] / 14: their ``h``
+                        cards a uniform draw from the ``U`` unseen ones (faces sorted by
+                        worth, each the best held with P(none before it) - P(none up to
+                        it)), at least the worth of taking a build they own (4.5 proves
+                        they hold its value)
+``reply_mulle``   1     the same for the mulle points alone (no build floor)
+``reply_none``    1     P(the opponent holds no card that captures); 0 if they own a build
+``my_best``       1     the worth of the mover's best capture on this table / 14
+``my_worth``      15    per hand value, the worth of the mover's best card of it / 14
+================  ====  ==============================================================
+
 Each block begins with the one before it, so a net fitted with one can grow into the
 next (:func:`extends`; ``mulle-expert fit --init-from``).
 
@@ -92,6 +114,7 @@ is the encoding's opponent hand size, which an afterstate of a deal's last card 
 
 from __future__ import annotations
 
+from functools import cache
 from types import ModuleType
 
 import numpy as np
@@ -119,8 +142,10 @@ FIELDS: tuple[tuple[str, int], ...] = (
     ("intake_take", _NV), ("own_take", _NV), ("mulle_loose", 13),
     ("p_holds", _NV), ("exp_take", _NV), ("exp_intake", _NV), ("build_at_risk", _NV), ("twin_exposed", 1),
     ("exp_mulle", 1), ("exp_mulle_loose", 1), ("p_tabbe", 1),
+    ("reply_best", 1), ("reply_mulle", 1), ("reply_none", 1), ("my_best", 1), ("my_worth", _NV),
 )
-_LAST_FIELD = {"capture-v1": "table_cards", "capture-v2": "mulle_loose", "capture-v3": "p_tabbe"}
+_LAST_FIELD = {"capture-v1": "table_cards", "capture-v2": "mulle_loose", "capture-v3": "p_tabbe",
+               "capture-v4": "my_worth"}
 #: Each field's ``(offset, floats)`` in the blocks.
 FIELD_OFFSETS: dict[str, tuple[int, int]] = {}
 _at = 0
@@ -162,6 +187,24 @@ _MAX_UNSEEN, _MAX_K = 2 * NUM_FACES, 8
 # The one home of the probability is the engine's knowledge module; the compiled extras read this table.
 _NONE = np.array([[[miss_probability(_k, _h, _u) for _h in range(HAND_SIZE + 1)] for _k in range(_MAX_K + 1)]
                   for _u in range(_MAX_UNSEEN + 1)], np.float64).astype(np.float32)
+
+# v4: what a card takes is worth (mulle points + intake points + a tabbe), per face. A face's hand
+# value column; its table value's column (2..13) among the hand values, for loose same-value counts.
+_FACE_COL = np.array(HAND_VALUE) - MIN_BUILD_VALUE
+_SAME_V = np.zeros((NUM_FACES, _NV), np.float32)
+for _f in range(NUM_FACES):
+    if TABLE_VALUE[_f] >= MIN_BUILD_VALUE:
+        _SAME_V[_f, TABLE_VALUE[_f] - MIN_BUILD_VALUE] = 1
+_MULLE_PTS = np.array(MULLE_VALUE, np.float32)
+_FACE_INTAKE = np.array(INTAKE_POINTS, np.float32)
+_MULLE_MOVE = np.array(HAND_VALUE) <= 13  # faces that take a loose twin alone (RULES.md 4.1.1)
+# A card whose intake points the encoding does not show (in a pair or a build): the mean, 40 / 104.
+_CARD_INTAKE = float(sum(INTAKE_POINTS)) / NUM_FACES
+# Faces ordered by hand value, and where each value's run starts: one reduceat gives a max per value.
+_BY_VALUE = np.argsort(_FACE_COL, kind="stable")
+_VALUE_STARTS = np.searchsorted(_FACE_COL[_BY_VALUE], np.arange(_NV))
+_BUILD_OPP = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("opponents"), OBS_SLICES["builds"].stop,
+                   len(BUILD_FEATURES))
 
 # Loose cards a card of hand value v takes by value: every loose card of table value v (v <= 13)...
 _SAME = np.zeros((13, _NV), np.float32)
@@ -212,6 +255,8 @@ _O_PRODUCT = _field("threat")
 _O_CLEARS = _field("clears")
 _O_MULLE = _field("mulle_exposed", "mulle_mine")
 _O_TWIN_EXPOSED = FIELD_OFFSETS["twin_exposed"][0]
+#: Each block's level: 1 for ``capture-v1``; a block holds every field of the levels up to its own.
+_LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}
 
 
 def extras_size(name: str | None) -> int:
@@ -276,7 +321,7 @@ def _compiled(obs: NDArray[np.float32], rows: NDArray[np.float32], out: NDArray[
     assert _C is not None  # called only when the compiled core computes the blocks
     _C.write_extras(obs, rows, _LEVEL[name], rows.shape[1], offset)
     _mulle_sums(obs, out, name)
-    if name == "capture-v3":
+    if _LEVEL[name] >= 3:
         _C.extras_exp_mulle(obs, rows, rows.shape[1], offset)
 
 
@@ -288,7 +333,7 @@ def _mulle_sums(obs: NDArray[np.float32], out: NDArray[np.float32], name: str) -
     Needs ``out``'s twin blocks.
     """
     out[:, _O_MULLE] = out[:, _O_TWINS] @ _MULLE2
-    if name == "capture-v3":
+    if _LEVEL[name] >= 3:
         out[:, _O_TWIN_EXPOSED] = (obs[:, _LOOSE] * obs[:, _UNSEEN]) @ _MULLE13
 
 
@@ -325,8 +370,10 @@ def afterstate_extras_numpy(obs: NDArray[np.float32], out: NDArray[np.float32] |
         np.multiply(out[:, _O_TAKE], out[:, _O_VALUE.start + _NV : _O_VALUE.stop], out=out[:, at + _NV : at + 2 * _NV])
         # Both copies of a face loose: whoever takes that value by value takes a mulle.
         out[:, at + 2 * _NV : at + 2 * _NV + 13] = (loose > 1.5) @ _PAIR_MULLE
-    if name == "capture-v3":
+    if _LEVEL[name] >= 3:
         _reach(obs, out)
+    if _LEVEL[name] >= 4:
+        _replies(obs, out)
     return out
 
 
@@ -351,6 +398,90 @@ def _reach(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     # mulle_loose's columns are table values 1..13; p's are hand values 2..16, so value t is p's column t - 2.
     out[:, tail + 2] = (out[:, v2 + 2 * _NV + 1 : v2 + 2 * _NV + 13] * p[:, :12]).sum(axis=1)
     out[:, tail + 3] = (out[:, _O_CLEARS] * p).max(axis=1)
+
+
+@cache
+def _miss_all() -> NDArray[np.float32]:
+    """P(none of ``k`` cards among ``h`` drawn from ``U``) by ``[U, k, h]``, every ``k`` up to 104 (capture-v4).
+
+    :func:`mulle_env.engine.knowledge.miss_probability`'s product, term for term in the same
+    order (so equal to it in float64; tested), for all ``U`` and ``k`` at once; made at first use.
+    """
+    u = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[:, None]
+    k = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[None, :]
+    table = np.ones((_MAX_UNSEEN + 1, _MAX_UNSEEN + 1, HAND_SIZE + 1))
+    for i in range(HAND_SIZE):
+        table[:, :, i + 1] = table[:, :, i] * (np.maximum(u - k - i, 0) / np.maximum(u - i, 1))
+    out: NDArray[np.float32] = table.astype(np.float32)
+    return out
+
+
+def _expected_best(worth: NDArray[np.float32], copies: NDArray[np.intp], total: NDArray[np.intp],
+                   hand: NDArray[np.intp], floor: NDArray[np.float32]) -> NDArray[np.float32]:
+    """E[max(floor, the best ``worth`` among the faces an ``hand``-card draw from ``total`` unseen holds)], per row.
+
+    Faces sorted by worth: the best held is face ``i`` when none of the faces before it is
+    held and it is, P(none of the first i - 1) - P(none of the first i), each a miss chance
+    of their copies taken together.
+    """
+    worth = np.maximum(worth, floor[:, None])
+    # Row-major flat indices: one gather each, not take_along_axis (several times slower on a decision's rows).
+    flat = np.argsort(-worth, axis=1, kind="stable") + (np.arange(len(worth)) * worth.shape[1])[:, None]
+    ranked = worth.ravel()[flat]
+    held = np.cumsum(copies.ravel()[flat], axis=1)
+    np.minimum(held, _MAX_UNSEEN, out=held)
+    miss = _miss_all()[total[:, None], held, hand[:, None]]
+    step = np.empty_like(miss)
+    step[:, 0] = 1 - miss[:, 0]
+    np.subtract(miss[:, :-1], miss[:, 1:], out=step[:, 1:])
+    # Summed one product after another (cumsum's order, which the compiled module repeats).
+    best: NDArray[np.float32] = np.cumsum(ranked * step, axis=1)[:, -1] + floor * miss[:, -1]
+    return best
+
+
+def _replies(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
+    """Block ``capture-v4``'s tail: the best capture each player can make next, from the block before it in ``out``."""
+    at = EXTRA_SIZES["capture-v3"]
+    loose, unseen = obs[:, _LOOSE], obs[:, _UNSEEN]
+    take = out[:, _O_TAKE] * 10
+    v2 = EXTRA_SIZE  # intake_take, own_take, mulle_loose
+    mulle_v = np.zeros_like(take)
+    mulle_v[:, : 13 - 1] = out[:, v2 + 2 * _NV + 1 : v2 + 2 * _NV + 13] * 14  # table values 2..13 = hand values
+    # A value's capture: its loose mulle pairs, the loose cards' intake, the other cards at the mean, a tabbe.
+    worth_v = mulle_v + out[:, v2 : v2 + _NV] * 10 + _CARD_INTAKE * np.maximum(take - loose @ _SAME_V, 0)
+    worth_v += out[:, _O_CLEARS]
+    worth_v *= take > 0
+    takes = take[:, _FACE_COL] > 0
+    twin = loose > 0.5
+    # Played by value: the card's own intake, and a mulle with its twin if that is taken with the rest.
+    forced_mulle = np.where(takes, mulle_v[:, _FACE_COL] + twin * _MULLE_PTS, 0)
+    forced = np.where(takes, worth_v[:, _FACE_COL] + _FACE_INTAKE + twin * _MULLE_PTS, 0)
+    alone = np.abs(out[:, EXTRA_SIZE - 1 : EXTRA_SIZE] * 10 - 1) < 0.05  # the twin is the only card on the table
+    twin_worth = _MULLE_PTS + 2 * _FACE_INTAKE + alone
+    total = np.rint(unseen.sum(axis=1)).astype(np.intp)
+    hand = np.rint(obs[:, _OPP_HAND] * HAND_SIZE).astype(np.intp)
+    copies = np.rint(unseen).astype(np.intp)
+    worths = []
+    for owns in (obs[:, _BUILD_OPP], obs[:, _BUILD_MINE]):  # the opponent (who moves next), then the mover
+        # A twin lying loose is taken alone, unless the player owns the build of the card's value (4.1.1).
+        alone_move = twin & _MULLE_MOVE & (owns[:, _FACE_COL] < 0.5)
+        worths.append((np.where(alone_move, twin_worth, forced), np.where(alone_move, _MULLE_PTS, forced_mulle)))
+    (opp, opp_mulle), (mine, _) = worths
+    # Each build the opponent owns proves a card of its value in their hand (4.5): at least that capture.
+    floor = (worth_v * (obs[:, _BUILD_OPP] > 0.5)).max(axis=1, initial=0)
+    possible = unseen > 0.5
+    # Both expectations in one pass over twice the rows: the worth, then the mulle points (no floor).
+    n = len(obs)
+    both = _expected_best(np.concatenate([opp * possible, opp_mulle * possible]), np.concatenate([copies, copies]),
+                          np.concatenate([total, total]), np.concatenate([hand, hand]),
+                          np.concatenate([floor, np.zeros_like(floor)]))
+    out[:, at] = both[:n] / 14
+    out[:, at + 1] = both[n:] / 14
+    capturing = (copies * (possible & (opp > 0))).sum(axis=1)
+    out[:, at + 2] = np.where(floor > 0, 0, _miss_all()[total, np.minimum(capturing, _MAX_UNSEEN), hand])
+    by_value = np.maximum.reduceat(np.where(obs[:, _HAND] > 0.5, mine, 0)[:, _BY_VALUE], _VALUE_STARTS, axis=1) / 14
+    out[:, at + 4 : at + 4 + _NV] = by_value
+    out[:, at + 3] = by_value.max(axis=1)
 
 
 def with_extras(obs: NDArray[np.float32], name: str | None) -> NDArray[np.float32]:
@@ -389,15 +520,14 @@ def _load_compiled() -> ModuleType | None:
             [int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE], [float(v) for v in _MULLE],
             [float(v) for v in _MULLE13], [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE,
             _HAND.start, _LOOSE.start, _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
-            BUILD_FEATURES.index("mine"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(), dict(FIELD_OFFSETS),
-            tuple(EXTRA_SIZES[name] for name in EXTRAS))
+            BUILD_FEATURES.index("mine"), BUILD_FEATURES.index("opponents"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
+            _miss_all().tobytes(), dict(FIELD_OFFSETS), tuple(EXTRA_SIZES[name] for name in EXTRAS))
     except ValueError as exc:
         raise ImportError(f"mulle_env._native refuses the extra-input tables of mulle_env/extras.py ({exc}): "
                           "a stale build; rebuild it with pip install -e .") from exc
     return NATIVE
 
 
-_LEVEL = {name: i + 1 for i, name in enumerate(EXTRAS)}
 _C = _load_compiled()
 #: ``"c"`` when the engine core computes the blocks, ``"numpy"`` on the Python engine.
 BACKEND = "numpy" if _C is None else "c"

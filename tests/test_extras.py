@@ -119,9 +119,59 @@ def reference_extras(row: np.ndarray, name: str = "capture-v1") -> list[float]:
     mine = [row[416 + (v - 2) * 5 + 1] for v in range(2, 17)]
     twin = sum(t * MULLE_VALUE[f] for f, t in enumerate(threat) if HAND_VALUE[f] <= 13) / 14
     clears = v1[164:179]
-    return [*v2, *p, *(n / 10 * q for n, q in zip(take, p)), *(i * q for i, q in zip(intake, p)),
-            *(m * q for m, q in zip(mine, p)), twin, twin * h / total,
-            sum(mulle_loose[t - 1] * p[t - 2] for t in range(2, 14)), max(c * q for c, q in zip(clears, p))]
+    v3 = [*v2, *p, *(n / 10 * q for n, q in zip(take, p)), *(i * q for i, q in zip(intake, p)),
+          *(m * q for m, q in zip(mine, p)), twin, twin * h / total,
+          sum(mulle_loose[t - 1] * p[t - 2] for t in range(2, 14)), max(c * q for c, q in zip(clears, p))]
+    if name == "capture-v3":
+        return v3
+    return [*v3, *reference_replies(row, take, count, intake, mulle_loose, clears, table)]
+
+
+def reference_replies(row, take, count, intake, mulle_loose, clears, table) -> list[float]:
+    """capture-v4's fields of one encoding: each card's capture's worth, and the best one by tail sums."""
+    hand, loose, unseen = row[0:52], row[52:104], row[364:416]
+    mean_intake = sum(INTAKE_POINTS) / 52
+
+    def by_value(v):  # mulle points, intake points (loose cards exact, the rest at the mean), a tabbe
+        if take[v - 2] == 0:
+            return 0.0, 0.0
+        mulle = mulle_loose[v - 1] * 14 if v <= 13 else 0.0
+        same = count[v] if v <= 13 else 0
+        return mulle + intake[v - 2] * 10 + mean_intake * max(take[v - 2] - same, 0) + clears[v - 2], mulle
+
+    def card(f, owns):  # (worth, mulle points) of playing face f
+        v = HAND_VALUE[f]
+        if v <= 13 and loose[f] >= 1 and v not in owns:  # the twin alone (RULES.md 4.1.1)
+            return MULLE_VALUE[f] + 2 * INTAKE_POINTS[f] + float(table == 1), float(MULLE_VALUE[f])
+        if take[v - 2] == 0:  # nothing to take: no capture
+            return 0.0, 0.0
+        worth, mulle = by_value(v)
+        twin = MULLE_VALUE[f] if loose[f] >= 1 else 0
+        return worth + INTAKE_POINTS[f] + twin, mulle + twin
+
+    opp_builds = {v for v in range(2, 17) if row[416 + (v - 2) * 5 + 2] > 0.5}
+    my_builds = {v for v in range(2, 17) if row[416 + (v - 2) * 5 + 1] > 0.5}
+    total, h = int(unseen.sum()), round(row[OBS_SLICES["scalars"].start] * 8)
+    floor = max([by_value(v)[0] for v in opp_builds], default=0.0)
+
+    def expected_max(worth, floor):
+        # E[max(floor, X)] = floor + sum over levels above it of (step) x P(some card worth at least the level).
+        levels = sorted({w for w in worth.values() if w > floor})
+        e, below = floor, floor
+        for level in levels:
+            k = sum(int(unseen[f]) for f, w in worth.items() if w >= level)
+            e += (level - below) * (1 - math.comb(total - k, h) / math.comb(total, h))
+            below = level
+        return e
+
+    theirs = {f: card(f, opp_builds) for f in range(52) if unseen[f] > 0}
+    best = expected_max({f: w for f, (w, _) in theirs.items()}, floor)
+    mulle = expected_max({f: m for f, (_, m) in theirs.items()}, 0.0)
+    k = sum(int(unseen[f]) for f, (w, _) in theirs.items() if w > 0)
+    none = 0.0 if floor > 0 else math.comb(total - k, h) / math.comb(total, h)
+    mine = [max([card(f, my_builds)[0] for f in range(52) if hand[f] > 0 and HAND_VALUE[f] == v], default=0.0) / 14
+            for v in range(2, 17)]
+    return [best / 14, mulle / 14, none, max(mine), *mine]
 
 
 @pytest.mark.parametrize("afterstate_extras", [afterstate_extras, afterstate_extras_numpy], ids=["default", "numpy"])
@@ -154,6 +204,14 @@ def test_extras_equal_their_card_by_card_definition_on_afterstates(afterstate_ex
     want3 = np.array([reference_extras(r, "capture-v3") for r in rows], np.float32)
     assert np.allclose(got3, want3, atol=1e-5)
     assert (got3[:, 270:285] > 0).any() and (got3[:, 225:240] > 0).all(axis=1).any()
+    # capture-v4 begins with capture-v3; its tail is each player's best next capture.
+    got4 = afterstate_extras(rows, name="capture-v4")
+    assert got4.shape == (len(rows), EXTRA_SIZES["capture-v4"]) and np.array_equal(got4[:, :289], got3)
+    want4 = np.array([reference_extras(r, "capture-v4") for r in rows], np.float32)
+    assert np.allclose(got4, want4, atol=1e-5)
+    assert (got4[:, 289] > 0).any() and (got4[:, 290] > 0).any() and (got4[:, 292] > 0).any()
+    assert ((got4[:, 291] > 0) & (got4[:, 291] < 1)).any()
+    assert extends("capture-v4", "capture-v3") and not extends("capture-v3", "capture-v4")
     assert extends("capture-v3", "capture-v2") and extends("capture-v2", "capture-v1")
     assert extends("capture-v1", None) and extends("capture-v3", None)
     assert not extends("capture-v1", "capture-v2") and not extends(None, "capture-v1")
@@ -181,6 +239,48 @@ def test_p_holds_is_the_hypergeometric_chance():
     assert ex[285] == pytest.approx(13 / 14) and ex[286] == pytest.approx(13 / 14 * 3 / 9)
 
 
+def test_replies_on_a_table_of_one_king():
+    # One loose KL K; unseen: its twin and both copies of SP 5, HJ 8, RU 10 and RU K (nine cards);
+    # the opponent holds three. The twin takes the king alone, a mulle of 13 and a tabbe; RU K
+    # takes it by value, a tabbe; the rest take nothing.
+    row = np.zeros((1, OBS_SIZE), np.float32)
+    row[0, 364 + np.array([13 + 4, 26 + 7, 39 + 9, 39 + 12])] = 2
+    row[0, 52 + 12], row[0, 364 + 12] = 1, 1
+    row[0, OBS_SLICES["scalars"].start] = 3 / 8
+    ex = afterstate_extras(row, name="capture-v4")[0]
+    none_twin = math.comb(8, 3) / math.comb(9, 3)  # P(not the KL K twin)
+    none_both = math.comb(6, 3) / math.comb(9, 3)  # P(neither it nor an RU K)
+    assert ex[289] == pytest.approx((14 * (1 - none_twin) + 1 * (none_twin - none_both)) / 14)
+    assert ex[290] == pytest.approx(13 * (1 - none_twin) / 14)
+    assert ex[291] == pytest.approx(none_both)
+    assert ex[292] == 0 and not ex[293:].any()  # the mover holds nothing
+    # The mover holds HJ K: it takes the king by value, a tabbe (1 point); its twin loose instead: a mulle.
+    row[0, 26 + 12] = 1
+    ex = afterstate_extras(row, name="capture-v4")[0]
+    assert ex[292] == pytest.approx(1 / 14) and ex[293 + 11] == pytest.approx(1 / 14)
+    row[0, 26 + 12], row[0, 12] = 0, 1  # KL K in hand instead
+    ex = afterstate_extras(row, name="capture-v4")[0]
+    assert ex[292] == pytest.approx(14 / 14)
+    # A build of 8 the opponent owns (three cards) proves they hold an 8: at least that capture, never none.
+    row[0, 12] = 0
+    b8 = 416 + (8 - 2) * 5
+    row[0, b8], row[0, b8 + 2], row[0, b8 + 4] = 1, 1, 0.3
+    ex = afterstate_extras(row, name="capture-v4")[0]
+    assert ex[291] == 0
+    assert np.allclose(ex[289:], reference_extras(row[0], "capture-v4")[289:], atol=1e-6)
+    floor = 3 * sum(INTAKE_POINTS) / 52  # the build's three cards at the mean intake
+    # The king's twin is no longer the table's last card: a mulle of 13, no tabbe.
+    assert ex[289] * 14 == pytest.approx(13 * (1 - none_twin) + floor * none_twin)
+
+
+def test_the_miss_table_is_the_engine_probability():
+    from mulle_env.engine.knowledge import miss_probability
+
+    table = extras_module._miss_all()
+    want = np.array([[[miss_probability(k, h, u) for h in range(9)] for k in range(105)] for u in range(105)])
+    assert np.array_equal(table, want.astype(np.float32))
+
+
 @compiled_tests
 def test_compiled_extras_equal_the_numpy_reference():
     rows = afterstate_rows(120, seed=31)
@@ -198,9 +298,10 @@ def test_compiled_extras_equal_the_numpy_reference():
         afterstate_extras(rows, wide[:, OBS_SIZE:], name)
         assert np.array_equal(wide[:, OBS_SIZE:], got)
     one = with_extras(rows[0], "capture-v3")
+    want = afterstate_extras_numpy(rows[:1], name="capture-v3")
     assert one.shape == (OBS_SIZE + EXTRA_SIZES["capture-v3"],) and np.allclose(one[OBS_SIZE:], want[0], atol=2e-6)
-    with pytest.raises(ValueError, match=r"level must be 1..3"):
-        extras_module._C.write_extras(rows, np.zeros((len(rows), 300), np.float32), 4, 300, 0)
+    with pytest.raises(ValueError, match=r"level must be 1..4"):
+        extras_module._C.write_extras(rows, np.zeros((len(rows), 320), np.float32), 5, 320, 0)
     with pytest.raises(ValueError, match="one row of `stride` floats"):
         extras_module._C.write_extras(rows, np.zeros((len(rows) + 1, 300), np.float32), 3, 300, 0)
     with pytest.raises(ValueError, match="obs must be a float32 array"):
@@ -264,6 +365,9 @@ def test_extras_are_suit_swap_equivariant():
     face = perm[52:104] - 52
     assert np.array_equal(b[:, :52], a[:, face]) and np.array_equal(b[:, 52:104], a[:, 52:104][:, face])
     assert np.allclose(b[:, 104:], a[:, 104:], atol=1e-6)
+    # capture-v4's best captures count intake points, which clubs and hearts share rank by rank.
+    a4, b4 = afterstate_extras(x, name="capture-v4"), afterstate_extras(x[:, perm], name="capture-v4")
+    assert np.allclose(b4[:, 104:], a4[:, 104:], atol=1e-6)
 
 
 def test_bad_shapes_and_names_are_refused():
@@ -370,6 +474,11 @@ def test_fit_with_extras_starts_from_a_net_without_them(after_data, tmp_path):
     v3 = _build(AfterstateConfig(hidden=[16], extras="capture-v3"))
     assert _load_numpy(v3, v2_policy, "capture-v3")
     assert np.allclose(to_policy(v3, "relu", extras="capture-v3").afterstate_values(x), fitted.afterstate_values(x),
+                       atol=1e-5)
+    # ...and on into capture-v4.
+    v4 = _build(AfterstateConfig(hidden=[16], extras="capture-v4"))
+    assert _load_numpy(v4, to_policy(v3, "relu", extras="capture-v3"), "capture-v4")
+    assert np.allclose(to_policy(v4, "relu", extras="capture-v4").afterstate_values(x), fitted.afterstate_values(x),
                        atol=1e-5)
     assert not _load_numpy(_build(AfterstateConfig(hidden=[16])), fitted, None)
     assert not _load_numpy(grown, to_policy(v2, "relu", extras="capture-v2"), "capture-v1")

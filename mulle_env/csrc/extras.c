@@ -30,9 +30,13 @@
 static int configured = 0;
 static int hand_value[NF], table_value[NF];
 static float mulle[NF], mulle13[NF], intake[NF]; /* mulle value / 14, 0 above hand value 13; intake points / 10 */
-static Py_ssize_t obs_size, off_hand, off_loose, off_unseen, off_builds, build_stride, build_cards, build_mine, off_opp;
+static Py_ssize_t obs_size, off_hand, off_loose, off_unseen, off_builds, build_stride, build_cards, build_mine, build_opp, off_opp;
 static int hand_size;
 static float p_none[(MAXU + 1) * (MAXK + 1) * (MAXH + 1)];
+/* capture-v4: the same chance for every k up to 104 (extras.py's _miss_all), and each face's intake points,
+ * its mulle value in points, and the mean intake of a card the encoding does not show. */
+static float p_miss[(MAXU + 1) * (MAXU + 1) * (MAXH + 1)];
+static float face_ip[NF], mulle_pts[NF], card_intake;
 /* The fields this file computes, and the block (level) each first appears in. Where each field
  * sits and how long each block is, extras.py says (its _FIELDS table, the one place the layout
  * is written), through configure_extras; each field's length is what it means (per face, per
@@ -40,7 +44,8 @@ static float p_none[(MAXU + 1) * (MAXK + 1) * (MAXH + 1)];
 enum {
     F_TWIN_THREAT, F_TWIN_MINE, F_TAKE, F_UNSEEN_VALUE, F_HELD_VALUE, F_THREAT, F_CLEARS, F_MULLE_EXPOSED,
     F_MULLE_MINE, F_TABLE_CARDS, F_INTAKE_TAKE, F_OWN_TAKE, F_MULLE_LOOSE, F_P_HOLDS, F_EXP_TAKE, F_EXP_INTAKE,
-    F_BUILD_AT_RISK, F_TWIN_EXPOSED, F_EXP_MULLE, F_EXP_MULLE_LOOSE, F_P_TABBE, N_FIELDS
+    F_BUILD_AT_RISK, F_TWIN_EXPOSED, F_EXP_MULLE, F_EXP_MULLE_LOOSE, F_P_TABBE, F_REPLY_BEST, F_REPLY_MULLE,
+    F_REPLY_NONE, F_MY_BEST, F_MY_WORTH, N_FIELDS
 };
 static const struct {
     const char *name;
@@ -51,10 +56,11 @@ static const struct {
     {"mulle_mine", 1, 1},     {"table_cards", 1, 1},     {"intake_take", NV, 2},    {"own_take", NV, 2},
     {"mulle_loose", NT, 2},   {"p_holds", NV, 3},        {"exp_take", NV, 3},       {"exp_intake", NV, 3},
     {"build_at_risk", NV, 3}, {"twin_exposed", 1, 3},    {"exp_mulle", 1, 3},       {"exp_mulle_loose", 1, 3},
-    {"p_tabbe", 1, 3},
+    {"p_tabbe", 1, 3},        {"reply_best", 1, 4},      {"reply_mulle", 1, 4},     {"reply_none", 1, 4},
+    {"my_best", 1, 4},        {"my_worth", NV, 4},
 };
 static Py_ssize_t at[N_FIELDS];      /* each field's offset in the block */
-static Py_ssize_t block_size[4];     /* by level 1..3 */
+static Py_ssize_t block_size[5];     /* by level 1..4 */
 
 static int read_faces(PyObject *list, int *ints, float *floats) {
     if (!PyList_Check(list) || PyList_GET_SIZE(list) != NF) {
@@ -79,21 +85,21 @@ static int read_faces(PyObject *list, int *ints, float *floats) {
 /* Everything is read into locals and checked before any of it is kept: a refused call leaves the module as it was. */
 PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     PyObject *hv, *tv, *mv, *m13, *iv;
-    Py_buffer none;
+    Py_buffer none, miss;
     PyObject *fields;
-    Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, o_opp, sizes[4] = {0};
+    Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, b_opp, o_opp, sizes[5] = {0};
     int h_size;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnniy*O!(nnn)", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
-                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &o_opp, &h_size, &none, &PyDict_Type,
-                          &fields, &sizes[1], &sizes[2], &sizes[3]))
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnnniy*y*O!(nnnn)", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
+                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &b_opp, &o_opp, &h_size, &none, &miss,
+                          &PyDict_Type, &fields, &sizes[1], &sizes[2], &sizes[3], &sizes[4]))
         return NULL;
     Py_ssize_t offs[N_FIELDS];
     int hvals[NF], tvals[NF];
     float mvals[NF], m13vals[NF], ivals[NF];
-    int ok = none.len == (Py_ssize_t)sizeof(p_none) && h_size >= 1 && h_size <= MAXH && sizes[1] > 0 &&
-             sizes[1] <= sizes[2] && sizes[2] <= sizes[3];
-    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 9, 9], hand size 1..8, "
-                                          "block sizes growing");
+    int ok = none.len == (Py_ssize_t)sizeof(p_none) && miss.len == (Py_ssize_t)sizeof(p_miss) && h_size >= 1 &&
+             h_size <= MAXH && sizes[1] > 0 && sizes[1] <= sizes[2] && sizes[2] <= sizes[3] && sizes[3] <= sizes[4];
+    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) tables must be float32 [105, 9, 9] and "
+                                          "[105, 105, 9], hand size 1..8, block sizes growing");
     /* Every field this file writes, by name: (offset, size) inside its block, its size the one it means. */
     for (int f = 0; ok && f < N_FIELDS; f++) {
         PyObject *entry = PyDict_GetItemString(fields, FIELDS[f].name);
@@ -112,9 +118,11 @@ PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
             offs[f] = off;
         }
     }
-    Py_ssize_t last_build = o_builds + (NV - 1) * b_stride + (b_cards > b_mine ? b_cards : b_mine);
+    Py_ssize_t b_last = b_cards > b_mine ? b_cards : b_mine;
+    if (b_opp > b_last) b_last = b_opp;
+    Py_ssize_t last_build = o_builds + (NV - 1) * b_stride + b_last;
     if (ok && (o_size <= 0 || o_hand < 0 || o_loose < 0 || o_unseen < 0 || o_builds < 0 || b_stride <= 0 ||
-               b_cards < 0 || b_mine < 0 || o_opp < 0 || o_hand + NF > o_size || o_loose + NF > o_size ||
+               b_cards < 0 || b_mine < 0 || b_opp < 0 || o_opp < 0 || o_hand + NF > o_size || o_loose + NF > o_size ||
                o_unseen + NF > o_size || last_build >= o_size || o_opp >= o_size)) {
         PyErr_SetString(PyExc_ValueError, "configure: a block of the encoding's layout lies outside its size");
         ok = 0;
@@ -130,10 +138,20 @@ PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     }
     if (!ok) {
         PyBuffer_Release(&none);
+        PyBuffer_Release(&miss);
         return NULL;
     }
     memcpy(p_none, none.buf, sizeof(p_none));
+    memcpy(p_miss, miss.buf, sizeof(p_miss));
     PyBuffer_Release(&none);
+    PyBuffer_Release(&miss);
+    double intake_sum = 0.0;
+    for (int f = 0; f < NF; f++) {
+        face_ip[f] = (float)lrintf(ivals[f] * 10.0f); /* intake points are whole: 0, 1 or 2 */
+        mulle_pts[f] = (float)lrintf(mvals[f] * 14.0f);
+        intake_sum += face_ip[f];
+    }
+    card_intake = (float)(intake_sum / NF);
     memcpy(hand_value, hvals, sizeof hvals);
     memcpy(table_value, tvals, sizeof tvals);
     memcpy(mulle, mvals, sizeof mvals);
@@ -142,7 +160,7 @@ PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     memcpy(at, offs, sizeof offs);
     memcpy(block_size, sizes, sizeof sizes);
     obs_size = o_size, off_hand = o_hand, off_loose = o_loose, off_unseen = o_unseen, off_builds = o_builds;
-    build_stride = b_stride, build_cards = b_cards, build_mine = b_mine, off_opp = o_opp, hand_size = h_size;
+    build_stride = b_stride, build_cards = b_cards, build_mine = b_mine, build_opp = b_opp, off_opp = o_opp, hand_size = h_size;
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -175,6 +193,8 @@ static float pairwise(const float *a, Py_ssize_t stride, int n) {
     for (int i = 8; i < n; i++) res += a[i * stride];
     return res;
 }
+
+static void row_replies(const float *x, float *o);
 
 /* One row: obs (obs_size floats) -> o (the block of the level: its fields at `at`). */
 static void row_extras(const float *x, float *o, int level) {
@@ -252,6 +272,85 @@ static void row_extras(const float *x, float *o, int level) {
     o[at[F_TWIN_EXPOSED]] = o[at[F_EXP_MULLE]] = 0.0f; /* extras.py, then exp_mulle() */
     o[at[F_EXP_MULLE_LOOSE]] = pairwise(eloose, 1, NT - 1);
     o[at[F_P_TABBE]] = tabbe;
+    if (level >= 4) row_replies(x, o);
+}
+
+/* E[max(floor, the best worth among the faces an h-card draw from the total unseen holds)]: extras.py's
+ * _expected_best, the same float32 operations in the same order (a stable sort by worth, descending; the
+ * products summed one after another, as numpy's cumsum does). */
+static float expected_best(const float *worth, const int *copies, int total, int h, float floor) {
+    float w[NF];
+    int order[NF];
+    for (int f = 0; f < NF; f++) {
+        w[f] = worth[f] > floor ? worth[f] : floor;
+        int k = f;
+        while (k > 0 && w[order[k - 1]] < w[f]) { /* strictly less: equal worths keep their face order */
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = f;
+    }
+    float acc = 0.0f, before = 1.0f, miss = 1.0f;
+    int held = 0;
+    for (int i = 0; i < NF; i++) {
+        held += copies[order[i]];
+        miss = p_miss[(total * (MAXU + 1) + (held > MAXU ? MAXU : held)) * (MAXH + 1) + h];
+        float step = i == 0 ? 1.0f - miss : before - miss;
+        acc += w[order[i]] * step;
+        before = miss;
+    }
+    return acc + floor * miss;
+}
+
+/* capture-v4's tail (extras.py's _replies) from the row's capture-v3 block in o. */
+static void row_replies(const float *x, float *o) {
+    const float *hand = x + off_hand, *loose = x + off_loose, *unseen = x + off_unseen;
+    float take[NV], same[NV] = {0}, mulle_v[NV] = {0}, worth_v[NV];
+    for (int f = 0; f < NF; f++)
+        if (table_value[f] >= 2) same[table_value[f] - 2] += loose[f];
+    for (int t = 2; t <= NT; t++) mulle_v[t - 2] = o[at[F_MULLE_LOOSE] + t - 1] * 14.0f;
+    float floor = 0.0f;
+    for (int i = 0; i < NV; i++) {
+        take[i] = o[at[F_TAKE] + i] * 10.0f;
+        float rest = take[i] - same[i];
+        float w = (mulle_v[i] + o[at[F_INTAKE_TAKE] + i] * 10.0f) + card_intake * (rest > 0.0f ? rest : 0.0f);
+        w = w + o[at[F_CLEARS] + i];
+        worth_v[i] = take[i] > 0.0f ? w : 0.0f;
+        /* Each build the opponent owns proves a card of its value in their hand (RULES.md 4.5). */
+        if (x[off_builds + i * build_stride + build_opp] > 0.5f && worth_v[i] > floor) floor = worth_v[i];
+    }
+    int alone = fabsf(o[at[F_TABLE_CARDS]] * 10.0f - 1.0f) < 0.05f;
+    float opp[NF], opp_mulle[NF], best_v[NV] = {0};
+    int copies[NF], total, h, capturing = 0;
+    opponent_draw(x, &total, &h);
+    for (int f = 0; f < NF; f++) {
+        int v = hand_value[f] - 2, takes = take[v] > 0.0f, twin = loose[f] > 0.5f;
+        float tw = twin ? mulle_pts[f] : 0.0f;
+        float forced = takes ? (worth_v[v] + face_ip[f]) + tw : 0.0f;
+        float forced_mulle = takes ? mulle_v[v] + tw : 0.0f;
+        float twin_worth = (mulle_pts[f] + 2.0f * face_ip[f]) + (float)alone;
+        /* A twin lying loose is taken alone, unless the player owns the build of the card's value (4.1.1). */
+        int mulle_move = twin && hand_value[f] <= NT;
+        int opp_alone = mulle_move && !(x[off_builds + v * build_stride + build_opp] > 0.5f);
+        int my_alone = mulle_move && !(x[off_builds + v * build_stride + build_mine] > 0.5f);
+        int possible = unseen[f] > 0.5f;
+        opp[f] = possible ? (opp_alone ? twin_worth : forced) : 0.0f;
+        opp_mulle[f] = possible ? (opp_alone ? mulle_pts[f] : forced_mulle) : 0.0f;
+        copies[f] = (int)lrintf(unseen[f]);
+        if (possible && opp[f] > 0.0f) capturing += copies[f];
+        float mine = hand[f] > 0.5f ? (my_alone ? twin_worth : forced) : 0.0f;
+        if (mine > best_v[v]) best_v[v] = mine;
+    }
+    o[at[F_REPLY_BEST]] = expected_best(opp, copies, total, h, floor) / 14.0f;
+    o[at[F_REPLY_MULLE]] = expected_best(opp_mulle, copies, total, h, 0.0f) / 14.0f;
+    o[at[F_REPLY_NONE]] =
+        floor > 0.0f ? 0.0f : p_miss[(total * (MAXU + 1) + (capturing > MAXU ? MAXU : capturing)) * (MAXH + 1) + h];
+    float my_best = 0.0f;
+    for (int i = 0; i < NV; i++) {
+        o[at[F_MY_WORTH] + i] = best_v[i] / 14.0f;
+        if (o[at[F_MY_WORTH] + i] > my_best) my_best = o[at[F_MY_WORTH] + i];
+    }
+    o[at[F_MY_BEST]] = my_best;
 }
 
 /* A C-contiguous float32 buffer (numpy float32 arrays; anything else is refused by its format). */
@@ -282,8 +381,8 @@ static PyObject *run(PyObject *args, int exp_only) {
     if (exp_only ? !PyArg_ParseTuple(args, "OOnn", &obs_obj, &out_obj, &stride, &offset)
                  : !PyArg_ParseTuple(args, "OOinn", &obs_obj, &out_obj, &level, &stride, &offset))
         return NULL;
-    if (level < 1 || level > 3) {
-        PyErr_SetString(PyExc_ValueError, "level must be 1..3 (capture-v1..v3)");
+    if (level < 1 || level > 4) {
+        PyErr_SetString(PyExc_ValueError, "level must be 1..4 (capture-v1..v4)");
         return NULL;
     }
     if (get_f32(obs_obj, &ob, 0, "obs") < 0) return NULL;
@@ -321,7 +420,7 @@ static PyObject *run(PyObject *args, int exp_only) {
     Py_END_ALLOW_THREADS
     if (bad >= 0) {
         PyErr_Format(PyExc_ValueError, "encoding %zd is not one: its hand, loose and unseen card counts must be 0..2%s "
-                     "(NaN is neither)", bad, level == 3 ? " and its opponent hand size 0..8 cards" : "");
+                     "(NaN is neither)", bad, level >= 3 ? " and its opponent hand size 0..8 cards" : "");
         goto done;
     }
     result = Py_None;
