@@ -329,7 +329,7 @@ def test_seeds_are_checked_clearly(bad):
             MulleEnv(opponent="random").reset(seed=bad)
 
 
-@pytest.mark.parametrize("name", ["capture-v1", "capture-v3"])
+@pytest.mark.parametrize("name", ["capture-v1", "capture-v3", "capture-v4"])
 def test_the_extra_inputs_are_an_observation_option_of_every_env(name):
     """Issue 25.6: the learned agent's extra-input blocks, off by default, the same code in every env."""
     from mulle_env.extras import afterstate_extras, extras_size

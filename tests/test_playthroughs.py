@@ -80,17 +80,20 @@ def _agents(st, rec: dict, backend: str, where: str) -> None:
     banked = np.empty(len(legal))
     if compiled:
         NATIVE.write_afterstates(st, p, [m.id for m in legal], obs, banked)
-        block = extras_module.afterstate_extras(obs, name="capture-v3")
+        block = extras_module.afterstate_extras(obs, name="capture-v4")
     else:
         base = type(st).from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
         reference_afterstates(base, p, legal, obs, banked)
-        block = extras_module.afterstate_extras_numpy(obs, name="capture-v3")
+        block = extras_module.afterstate_extras_numpy(obs, name="capture-v4")
     got_obs = [GEN.digest(row) for row in obs]
     _check(got_obs == want["obs"], where, "afterstate encodings", want["obs"], got_obs)
     _check(banked.tolist() == want["banked"], where, "afterstate banked points", want["banked"], banked.tolist())
-    got_extras = GEN.extras_checksum(block)
+    got_extras = GEN.extras_checksum(block[:, : GEN.V3_SIZE])
     close = np.allclose(got_extras, want["extras"], rtol=0, atol=GEN.EXTRAS_TOLERANCE)
     _check(close, where, f"extra-input blocks (within {GEN.EXTRAS_TOLERANCE})", want["extras"], got_extras)
+    got_v4 = GEN.extras_checksum(block[:, GEN.V3_SIZE :])
+    close = np.allclose(got_v4, want["extras_v4"], rtol=0, atol=GEN.EXTRAS_TOLERANCE)
+    _check(close, where, f"capture-v4's tail (within {GEN.EXTRAS_TOLERANCE})", want["extras_v4"], got_v4)
 
 
 def test_the_playthroughs_are_there_and_cover_every_ruleset_flag():

@@ -33,6 +33,8 @@ FORMAT = 1
 AGENT_EVERY = 8
 #: Extra-input blocks are float sums: a replay matches them within this.
 EXTRAS_TOLERANCE = 2e-5
+#: Floats of block capture-v3, whose checksum is "extras"; "extras_v4" is capture-v4's tail after it.
+V3_SIZE = 289
 
 #: (name, seed, ruleset flags): the games. One set keeps most of them short; every flag is on somewhere.
 GAMES = [
@@ -88,8 +90,11 @@ def agent_parts(st, n: int) -> dict:
         obs = np.empty((len(legal), OBS_SIZE), np.float32)
         banked = np.empty(len(legal))
         reference_afterstates(base, p, legal, obs, banked)
+        # capture-v3's checksum, and capture-v4's tail beside it (added later: the older entries stay as written).
+        tail = afterstate_extras_numpy(obs, name="capture-v4")[:, V3_SIZE:]
         out["afterstates"] = {"obs": [digest(row) for row in obs], "banked": banked.tolist(),
-                              "extras": extras_checksum(afterstate_extras_numpy(obs, name="capture-v3"))}
+                              "extras": extras_checksum(afterstate_extras_numpy(obs, name="capture-v3")),
+                              "extras_v4": extras_checksum(tail)}
     return out
 
 
