@@ -71,8 +71,9 @@ cards in pairs and builds at the mean, 40 / 104; the bonus pays for them) and a 
 whose twin lies loose takes the twin alone (RULES.md 4.1.1, unless its player owns the build of
 its value); any other card takes by value (``take``) or not at all. ``capture-v3`` gives the
 parts per value; which of them the opponent will take is a maximum over the cards they may hold,
-and a one-pass net fitted to search values left the afterstates that keep the mover a good
-capture about 2.3 points a decision too low (docs/generations.md, generation 7).
+and generation 6's values, against fresh search labels, were too low by about 2.3 points per
+14 points of the capture the move leaves the mover (a linear probe of its residuals; the
+block's fits are measured in docs/generations.md, "What was tried": no gain in play yet).
 
 ================  ====  ==============================================================
 ``reply_best``    1     E[the worth of the opponent's best capture] / 14: their ``h``

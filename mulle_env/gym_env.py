@@ -116,9 +116,10 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     * ``score_scale``: divisor of the score difference under ``reward="score"``.
     * ``render_mode``: ``None`` or ``"ansi"`` (the table, hand and scores as text).
     * ``extras``: ``None`` or an extra-input block of :mod:`mulle_env.extras` (``"capture-v1"``,
-      ``"capture-v2"``, ``"capture-v3"``): features computed from the observation (what
-      each hand value would take, twins left loose, the chance the opponent holds each
-      value, ...), appended to it by the same code the learned agent uses.
+      ``"capture-v2"``, ``"capture-v3"``, ``"capture-v4"``): features computed from the
+      observation (what each hand value would take, twins left loose, the chance the
+      opponent holds each value, each player's best next capture, ...), appended to it by
+      the same code the learned agent uses.
 
     ``reset(seed=s)`` fixes the whole episode: the deal, the seat (under ``"random"``)
     and the opponent's choices (its ``random.Random`` is seeded from ``np_random``).
