@@ -369,6 +369,15 @@ def test_cli_data_then_fit(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["data", str(tmp_path / "z"), "--games", "3", "--shard-games", "2"])
     assert exc.value.code == 2
+    # --driver: the driver's moves, the teacher's values; an unknown driver is a usage error.
+    driven = tmp_path / "driven"
+    assert main(["data", str(driven), "--teacher", "pimc:samples=2,horizon=2", "--games", "2", "--shard-games", "2",
+                 "--driver", "heuristic", "--no-progress"]) == 0
+    assert teacher.check_data_dir(driven)["driver"] == "heuristic"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["data", str(tmp_path / "w"), "--driver", "nosuchagent"])
+    assert exc.value.code == 2 and "nosuchagent" in capsys.readouterr().err
 
 
 def test_compact_loading_holds_the_same_encodings_in_a_byte_each(after_data, monkeypatch):

@@ -119,3 +119,43 @@ def test_data_of_another_agent_version_is_refused(data_dir, tmp_path):
     same.mkdir()
     (same / "spec.json").write_text(json.dumps(spec))
     assert make(same, games=2)["made"] == 1
+
+
+def test_a_driver_plays_the_moves_the_teacher_values(data_dir, tmp_path):
+    """DAgger's on-policy labels: the driver's moves are played and stored, the teacher's values beside them."""
+    import random
+
+    import agents
+    from mulle_env.engine import new_game
+
+    d = tmp_path / "driven"
+    make(d, opponents=["self"], driver="learned")
+    data = teacher.load(d)
+    spec = json.loads((d / "spec.json").read_text())
+    assert spec["driver"] == "learned" and "learned" in spec["versions"]
+    # Replay game 0 (self-play, both seats recorded) with learned, which draws no random numbers: its moves
+    # are the stored actions.
+    g0 = np.flatnonzero(data["game"] == 0)
+    driver = agents.make("learned")
+    st = new_game(teacher.deal_seed(5, 0), RULES)
+    played, rows = 0, iter(g0)
+    while not st.over:
+        legal = st.legal_moves()
+        move = driver.act(st.view(st.to_move), legal, random.Random(0)) if len(legal) > 1 else legal[0]
+        if len(legal) > 1:
+            i = next(rows)
+            assert int(data["action"][i]) == move.id
+            played += 1
+        st.play(move)
+    assert played == len(g0)
+    # The teacher valued every move, and it does not always agree with the driver: labels, not the driver's pick.
+    vals = data["values"]
+    picked = vals[np.arange(len(vals)), [list(r).index(a) for r, a in zip(data["legal"], data["action"])]]
+    assert np.isfinite(vals[data["legal"] >= 0]).all() and (picked < np.nanmax(vals, axis=1)).any()
+    # Resuming checks the driver like every other setting; data made without one stays resumable without one.
+    with pytest.raises(teacher.TeacherDataError, match="driver: 'learned' there, 'heuristic' asked"):
+        make(d, opponents=["self"], driver="heuristic")
+    with pytest.raises(teacher.TeacherDataError, match="driver: 'learned' there, None asked"):
+        make(d, opponents=["self"])
+    assert "driver" not in json.loads((data_dir / "spec.json").read_text())
+    assert make(data_dir)["made"] == 0

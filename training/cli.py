@@ -181,6 +181,9 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     d.add_argument("--workers", type=_positive, default=1, help="processes (the data does not depend on it)")
     d.add_argument("--afterstates", action="store_true",
                    help="also store each labelled move's afterstate (what --net afterstate fits)")
+    d.add_argument("--driver", default="",
+                   help="agent spec that plays the recorded seats' moves while the teacher only values them "
+                        "(on-policy labels, DAgger's: e.g. learned); empty: the teacher plays its best move")
     d.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="play under another ruleset flag (repeatable), e.g. --rule sets=1")
     _backend_flags(d)
@@ -609,6 +612,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         try:
             args.teacher = agents.canonical(args.teacher)
             args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
+            args.driver = agents.canonical(args.driver) if args.driver else ""
         except agents.AgentSpecError as exc:
             parser.error(str(exc))
         if args.games % args.shard_games:

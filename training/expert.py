@@ -222,7 +222,7 @@ def data(args: argparse.Namespace, out: Out = print) -> int:
     summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
                                shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
                                afterstates=args.afterstates, rules=getattr(args, "rules", None) or None,
-                               backend=backend)
+                               backend=backend, driver=getattr(args, "driver", "") or None)
     out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
         f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
     return 0

@@ -5,6 +5,10 @@ A *teacher* is any agent with ``move_values(view, legal_moves, rng) -> [(move, v
 It plays games (against itself or a list of opponents); at every decision with more
 than one legal move it records what its seat sees and the value of each move it
 searched, and plays the best one (the first on a tie, exactly what its ``act`` plays).
+With a *driver* (``driver=``, ``mulle-train data --driver``) the driver plays the
+recorded seats' moves instead and the teacher only labels them: the positions are the
+driver's own (DAgger's on-policy labels: a net learns the values of the positions it
+reaches itself, not only of those its teacher reaches).
 
 Data lives in a directory of *shards*, each the decisions of ``shard_games`` games:
 
@@ -217,11 +221,14 @@ class LabellingAgent(Agent):
     ``rows`` collects ``(obs, legal ids, values, action, seat, step, banked)`` per decision with a choice.
     """
 
-    def __init__(self, teacher: Agent, record_seats: Iterable[int] = (0, 1), afterstates: bool = False) -> None:
+    def __init__(self, teacher: Agent, record_seats: Iterable[int] = (0, 1), afterstates: bool = False,
+                 driver: Agent | None = None) -> None:
         if not values_moves(teacher):
             raise TeacherDataError(f"teacher {teacher.spec!r} has no move_values(view, legal_moves, rng); "
                                    "use pimc or netsearch")
         self.teacher = teacher
+        #: Plays the moves when given (the teacher then only labels them).
+        self.driver = driver
         self.spec = teacher.spec
         self.name = teacher.name
         self.record_seats = tuple(record_seats)
@@ -232,23 +239,30 @@ class LabellingAgent(Agent):
         self._steps = [0, 0]
 
     def reset(self) -> None:
-        """A new game: reset the teacher and the decision counters (recorded rows are kept)."""
+        """A new game: reset the teacher (and driver) and the decision counters (recorded rows are kept)."""
         self.teacher.reset()
+        if self.driver is not None:
+            self.driver.reset()
         self._steps = [0, 0]
 
     def observe(self, event: tuple[int, Move]) -> None:
-        """Pass the move on to the teacher."""
+        """Pass the move on to the teacher (and driver)."""
         self.teacher.observe(event)
+        if self.driver is not None:
+            self.driver.observe(event)
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
-        """The teacher's best-valued move (first on a tie), recording the decision."""
+        """The teacher's best-valued move (first on a tie), or the driver's, recording the decision."""
         p = view.player
         step = self._steps[p]
         self._steps[p] += 1
         if len(legal_moves) == 1:
             return legal_moves[0]
         scored = self.teacher.move_values(view, legal_moves, rng)
-        move = scored[best_index([v for _, v in scored])][0]
+        if self.driver is None:
+            move = scored[best_index([v for _, v in scored])][0]
+        else:  # after the teacher, from the same stream: a driver that draws nothing leaves the labels as they were
+            move = self.driver.act(view, legal_moves, rng)
         if p in self.record_seats:
             self.rows.append(decision_row(view, legal_moves, move, scored, step))
             if self.afterstates:
@@ -287,7 +301,7 @@ def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: lis
 
 
 def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                 rules: dict[str, Any] | None = None, afterstates: bool = False) -> Arrays:
+                 rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None) -> Arrays:
     """Play the games of shard ``shard``: its arrays (the table of the module docstring)."""
     import agents
 
@@ -297,11 +311,12 @@ def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: in
     for g in range(shard * shard_games, (shard + 1) * shard_games):
         opp_spec = opponents[(g // 2) % len(opponents)]
         seat = g % 2
+        drive = agents.make(driver) if driver else None
         if opp_spec == SELF:
-            bot = LabellingAgent(agents.make(teacher), afterstates=afterstates)
+            bot = LabellingAgent(agents.make(teacher), afterstates=afterstates, driver=drive)
             seats: list[Agent] = [bot, bot]
         else:
-            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,), afterstates=afterstates)
+            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,), afterstates=afterstates, driver=drive)
             opp = agents.make(opp_spec)
             seats = [bot, opp] if seat == 0 else [opp, bot]
         match = Match(seed=deal_seed(seed, g), ruleset=rules)
@@ -361,30 +376,35 @@ def write_shard(out_dir: str | Path, shard: int, data: bytes) -> None:
 
 
 def label_shard(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                rules: dict[str, Any] | None = None, afterstates: bool = False) -> tuple[int, bytes]:
+                rules: dict[str, Any] | None = None, afterstates: bool = False,
+                driver: str | None = None) -> tuple[int, bytes]:
     """Play shard ``shard`` and return ``(decisions, file bytes)``: what a remote worker sends back to be written."""
-    arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates)
+    arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver)
     return len(arrays["action"]), shard_bytes(arrays)
 
 
 def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-               rules: dict[str, Any] | None = None, afterstates: bool = False) -> int:
+               rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None) -> int:
     """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
-    n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates)
+    n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver)
     write_shard(out_dir, shard, data)
     return n
 
 
 def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict[str, Any] | None,
-          afterstates: bool = False) -> dict[str, Any]:
+          afterstates: bool = False, driver: str | None = None) -> dict[str, Any]:
     import agents
 
     # Canonical specs leave defaults out, so "pimc" can name another agent after a default changes:
     # the agents' versions (agents.Agent.version) tell such data sets apart.
-    versions = {s: str(getattr(agents.make(s), "version", "1")) for s in [teacher, *opponents] if s != SELF}
-    return {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
+    named = [teacher, *opponents, *([driver] if driver else [])]
+    versions = {s: str(getattr(agents.make(s), "version", "1")) for s in named if s != SELF}
+    spec = {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
             "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL,
             "versions": versions, "afterstates": bool(afterstates)}
+    if driver:  # only when there is one, so the specs of data sets made before drivers existed still match
+        spec["driver"] = driver
+    return spec
 
 
 def _check_dir(out: Path, spec: dict[str, Any]) -> None:
@@ -394,7 +414,7 @@ def _check_dir(out: Path, spec: dict[str, Any]) -> None:
         # Data sets made before agents had versions were made by version "1" of each agent.
         old.setdefault("versions", {s: "1" for s in spec["versions"]})
         old.setdefault("afterstates", False)
-        diff = {k: (old.get(k), v) for k, v in spec.items() if old.get(k) != v}
+        diff = {k: (old.get(k), spec.get(k)) for k in {*spec, "driver"} if old.get(k) != spec.get(k)}
         if diff:
             what = "; ".join(f"{k}: {a!r} there, {b!r} asked" for k, (a, b) in diff.items())
             raise TeacherDataError(f"{out} holds teacher data made with other settings ({what}); "
@@ -430,7 +450,7 @@ def shard_path(out_dir: str | Path, shard: int) -> Path:
 def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents: Iterable[str] = (SELF,),
              shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict[str, Any] | None = None,
              afterstates: bool = False, backend: RayLabeller | None = None,
-             stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+             stop: Callable[[], bool] | None = None, driver: str | None = None) -> dict[str, Any]:
     """Make the missing shards of a data set of ``games`` teacher games; return a summary.
 
     Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
@@ -441,8 +461,10 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     byte for byte. ``rules`` changes ruleset flags (e.g. ``{"sets": 1}`` for short games;
     under ``forced_capture=False`` a decision's moves are numbered by their place in the
     legal list, since a ``taking`` capture has no id). ``afterstates`` also stores every
-    labelled move's afterstate (what an afterstate net learns from). Once ``stop()`` is
-    true no new shard is started (the summary's ``complete`` is then False).
+    labelled move's afterstate (what an afterstate net learns from). ``driver`` (an agent
+    spec) plays the recorded seats' moves while the teacher values them (module
+    docstring). Once ``stop()`` is true no new shard is started (the summary's
+    ``complete`` is then False).
     """
     import agents
 
@@ -455,8 +477,9 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     if not values_moves(agents.make(teacher)):
         raise TeacherDataError(f"teacher {teacher!r} cannot value moves (no move_values); use pimc or netsearch")
     opponents = [o if o == SELF else agents.canonical(o) for o in opponents]
+    driver = agents.canonical(driver) if driver else None
     out = Path(out_dir)
-    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates))
+    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates, driver))
     todo = [k for k in range(games // shard_games) if not shard_path(out, k).is_file()]
     stop = stop or (lambda: False)
     bar = None
@@ -473,7 +496,7 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
         if bar:
             bar.update(shard_games)
 
-    rest = (teacher, opponents, shard_games, seed, rules, afterstates)
+    rest = (teacher, opponents, shard_games, seed, rules, afterstates, driver)
 
     def arrived(k: int, n: int, data: bytes) -> None:
         write_shard(out, k, data)
