@@ -462,12 +462,13 @@ def _replies(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     total = np.rint(unseen.sum(axis=1)).astype(np.intp)
     hand = np.rint(obs[:, _OPP_HAND] * HAND_SIZE).astype(np.intp)
     copies = np.rint(unseen).astype(np.intp)
-    worths = []
-    for owns in (obs[:, _BUILD_OPP], obs[:, _BUILD_MINE]):  # the opponent (who moves next), then the mover
-        # A twin lying loose is taken alone, unless the player owns the build of the card's value (4.1.1).
-        alone_move = twin & _MULLE_MOVE & (owns[:, _FACE_COL] < 0.5)
-        worths.append((np.where(alone_move, twin_worth, forced), np.where(alone_move, _MULLE_PTS, forced_mulle)))
-    (opp, opp_mulle), (mine, _) = worths
+    # A twin lying loose is taken alone, unless the player owns the build of the card's value (4.1.1): the
+    # opponent (who moves next) and the mover differ only in whose builds count.
+    alone_opp, alone_mine = (twin & _MULLE_MOVE & (obs[:, owns][:, _FACE_COL] < 0.5)
+                             for owns in (_BUILD_OPP, _BUILD_MINE))
+    opp = np.where(alone_opp, twin_worth, forced)
+    opp_mulle = np.where(alone_opp, _MULLE_PTS, forced_mulle)  # the mover's mulle points are not a field
+    mine = np.where(alone_mine, twin_worth, forced)
     # Each build the opponent owns proves a card of its value in their hand (4.5): at least that capture.
     floor = (worth_v * (obs[:, _BUILD_OPP] > 0.5)).max(axis=1, initial=0)
     possible = unseen > 0.5
