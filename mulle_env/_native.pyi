@@ -38,11 +38,12 @@ def configure_extras(
     build_stride: int,
     build_cards: int,
     build_mine: int,
+    build_opponents: int,
     opponent_hand: int,
     hand_size: int,
-    p_none: _Buffer,
+    p_miss: _Buffer,
     fields: dict[str, tuple[int, int]],
-    sizes: tuple[int, int, int],
+    sizes: tuple[int, int, int, int],
     /,
 ) -> None: ...
 def write_extras(obs: _Buffer, out: _Buffer, level: int, stride: int, offset: int, /) -> None: ...

@@ -115,14 +115,12 @@ is the encoding's opponent hand size, which an afterstate of a deal's last card 
 
 from __future__ import annotations
 
-from functools import cache
 from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
-from .engine.knowledge import miss_probability
 from .engine.moves import MIN_BUILD_VALUE
 from .engine.rules import HAND_SIZE
 from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
@@ -181,13 +179,29 @@ _OPP_HAND = OBS_SLICES["scalars"].start + SCALAR_FEATURES.index("opponent_hand_s
 _BUILD_MINE = slice(OBS_SLICES["builds"].start + BUILD_FEATURES.index("mine"), OBS_SLICES["builds"].stop,
                     len(BUILD_FEATURES))
 _MULLE13 = _MULLE * (np.array(HAND_VALUE) <= 13)
-# P(no card of some value among h draws from U unseen cards, k of them of that value), by [U, k, h]:
-# C(U - k, h) / C(U, h) = prod_{i<h} (U - k - i) / (U - i). A table, because a decision's few rows
-# would otherwise pay eight small numpy calls.
-_MAX_UNSEEN, _MAX_K = 2 * NUM_FACES, 8
-# The one home of the probability is the engine's knowledge module; the compiled extras read this table.
-_NONE = np.array([[[miss_probability(_k, _h, _u) for _h in range(HAND_SIZE + 1)] for _k in range(_MAX_K + 1)]
-                  for _u in range(_MAX_UNSEEN + 1)], np.float64).astype(np.float32)
+_MAX_UNSEEN = 2 * NUM_FACES
+
+
+def _miss_table() -> NDArray[np.float32]:
+    """P(none of ``k`` cards among ``h`` drawn from ``U``) by ``[U, k, h]``, for every ``U`` and ``k`` up to 104.
+
+    The one home of the probability is the engine's knowledge module
+    (:func:`mulle_env.engine.knowledge.miss_probability`); this is its product, term for term
+    in the same order, for all arguments at once (equal to it entry for entry; tested), since
+    its 99,000 calls would cost a quarter of a second at import. A table, because a decision's
+    few rows would otherwise pay many small numpy calls; ``capture-v3`` looks up ``k`` up to 8
+    (a hand value's copies), ``capture-v4`` up to 104, and the compiled extras read the same table.
+    """
+    u = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[:, None]
+    k = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[None, :]
+    table = np.ones((_MAX_UNSEEN + 1, _MAX_UNSEEN + 1, HAND_SIZE + 1))
+    for i in range(HAND_SIZE):
+        table[:, :, i + 1] = table[:, :, i] * (np.maximum(u - k - i, 0) / np.maximum(u - i, 1))
+    out: NDArray[np.float32] = table.astype(np.float32)
+    return out
+
+
+_MISS = _miss_table()
 
 # v4: what a card takes is worth (mulle points + intake points + a tabbe), per face. A face's hand
 # value column; its table value's column (2..13) among the hand values, for loose same-value counts.
@@ -389,7 +403,7 @@ def _reach(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
             and (hand >= 0).all()):
         raise ValueError("not encodings: an unseen count or an opponent hand size is out of range (or NaN)")
     p = out[:, at : at + _NV]
-    np.subtract(1, _NONE[total[:, None], k, hand[:, None]], out=p)
+    np.subtract(1, _MISS[total[:, None], k, hand[:, None]], out=p)
     np.multiply(out[:, _O_TAKE], p, out=out[:, at + _NV : at + 2 * _NV])
     v2 = EXTRA_SIZE  # capture-v2's own columns start here: intake_take, own_take, mulle_loose
     np.multiply(out[:, v2 : v2 + _NV], p, out=out[:, at + 2 * _NV : at + 3 * _NV])
@@ -399,22 +413,6 @@ def _reach(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     # mulle_loose's columns are table values 1..13; p's are hand values 2..16, so value t is p's column t - 2.
     out[:, tail + 2] = (out[:, v2 + 2 * _NV + 1 : v2 + 2 * _NV + 13] * p[:, :12]).sum(axis=1)
     out[:, tail + 3] = (out[:, _O_CLEARS] * p).max(axis=1)
-
-
-@cache
-def _miss_all() -> NDArray[np.float32]:
-    """P(none of ``k`` cards among ``h`` drawn from ``U``) by ``[U, k, h]``, every ``k`` up to 104 (capture-v4).
-
-    :func:`mulle_env.engine.knowledge.miss_probability`'s product, term for term in the same
-    order (so equal to it in float64; tested), for all ``U`` and ``k`` at once; made at first use.
-    """
-    u = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[:, None]
-    k = np.arange(_MAX_UNSEEN + 1, dtype=np.float64)[None, :]
-    table = np.ones((_MAX_UNSEEN + 1, _MAX_UNSEEN + 1, HAND_SIZE + 1))
-    for i in range(HAND_SIZE):
-        table[:, :, i + 1] = table[:, :, i] * (np.maximum(u - k - i, 0) / np.maximum(u - i, 1))
-    out: NDArray[np.float32] = table.astype(np.float32)
-    return out
 
 
 def _expected_best(worth: NDArray[np.float32], copies: NDArray[np.intp], total: NDArray[np.intp],
@@ -431,7 +429,7 @@ def _expected_best(worth: NDArray[np.float32], copies: NDArray[np.intp], total: 
     ranked = worth.ravel()[flat]
     held = np.cumsum(copies.ravel()[flat], axis=1)
     np.minimum(held, _MAX_UNSEEN, out=held)
-    miss = _miss_all()[total[:, None], held, hand[:, None]]
+    miss = _MISS[total[:, None], held, hand[:, None]]
     step = np.empty_like(miss)
     step[:, 0] = 1 - miss[:, 0]
     np.subtract(miss[:, :-1], miss[:, 1:], out=step[:, 1:])
@@ -480,7 +478,7 @@ def _replies(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     out[:, at] = both[:n] / 14
     out[:, at + 1] = both[n:] / 14
     capturing = (copies * (possible & (opp > 0))).sum(axis=1)
-    out[:, at + 2] = np.where(floor > 0, 0, _miss_all()[total, np.minimum(capturing, _MAX_UNSEEN), hand])
+    out[:, at + 2] = np.where(floor > 0, 0, _MISS[total, np.minimum(capturing, _MAX_UNSEEN), hand])
     by_value = np.maximum.reduceat(np.where(obs[:, _HAND] > 0.5, mine, 0)[:, _BY_VALUE], _VALUE_STARTS, axis=1) / 14
     out[:, at + 4 : at + 4 + _NV] = by_value
     out[:, at + 3] = by_value.max(axis=1)
@@ -522,8 +520,8 @@ def _load_compiled() -> ModuleType | None:
             [int(v) for v in HAND_VALUE], [int(v) for v in TABLE_VALUE], [float(v) for v in _MULLE],
             [float(v) for v in _MULLE13], [INTAKE_POINTS[f] / 10.0 for f in range(NUM_FACES)], OBS_SIZE,
             _HAND.start, _LOOSE.start, _UNSEEN.start, builds, len(BUILD_FEATURES), BUILD_FEATURES.index("cards"),
-            BUILD_FEATURES.index("mine"), BUILD_FEATURES.index("opponents"), _OPP_HAND, HAND_SIZE, _NONE.tobytes(),
-            _miss_all().tobytes(), dict(FIELD_OFFSETS), tuple(EXTRA_SIZES[name] for name in EXTRAS))
+            BUILD_FEATURES.index("mine"), BUILD_FEATURES.index("opponents"), _OPP_HAND, HAND_SIZE, _MISS.tobytes(),
+            dict(FIELD_OFFSETS), tuple(EXTRA_SIZES[name] for name in EXTRAS))
     except ValueError as exc:
         raise ImportError(f"mulle_env._native refuses the extra-input tables of mulle_env/extras.py ({exc}): "
                           "a stale build; rebuild it with pip install -e .") from exc

@@ -138,7 +138,7 @@ def test_knowledge_written_once_has_one_home():
     from mulle_env.engine.loop import ruleset_refusal
 
     assert agents.greedy.hold_probability is knowledge.hold_probability
-    assert mulle_env.extras._NONE[40, 2, 8] == pytest.approx(knowledge.miss_probability(2, 8, 40), rel=1e-6)
+    assert mulle_env.extras._MISS[40, 2, 8] == pytest.approx(knowledge.miss_probability(2, 8, 40), rel=1e-6)
     assert knowledge.hold_probability(1, 1, 4) == pytest.approx(0.25)
 
     class Picky:

@@ -276,7 +276,7 @@ def test_replies_on_a_table_of_one_king():
 def test_the_miss_table_is_the_engine_probability():
     from mulle_env.engine.knowledge import miss_probability
 
-    table = extras_module._miss_all()
+    table = extras_module._MISS
     want = np.array([[[miss_probability(k, h, u) for h in range(9)] for k in range(105)] for u in range(105)])
     assert np.array_equal(table, want.astype(np.float32))
 

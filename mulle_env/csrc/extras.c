@@ -32,10 +32,11 @@ static int hand_value[NF], table_value[NF];
 static float mulle[NF], mulle13[NF], intake[NF]; /* mulle value / 14, 0 above hand value 13; intake points / 10 */
 static Py_ssize_t obs_size, off_hand, off_loose, off_unseen, off_builds, build_stride, build_cards, build_mine, build_opp, off_opp;
 static int hand_size;
-static float p_none[(MAXU + 1) * (MAXK + 1) * (MAXH + 1)];
-/* capture-v4: the same chance for every k up to 104 (extras.py's _miss_all), and each face's intake points,
- * its mulle value in points, and the mean intake of a card the encoding does not show. */
+/* P(none of k cards among h drawn from U) by [U, k, h], every k up to 104 (extras.py's _MISS): capture-v3 looks
+ * up a hand value's copies (k <= 8), capture-v4 the copies of several faces together. */
 static float p_miss[(MAXU + 1) * (MAXU + 1) * (MAXH + 1)];
+/* capture-v4: each face's intake points, its mulle value in points, and the mean intake of a card the encoding
+ * does not show. */
 static float face_ip[NF], mulle_pts[NF], card_intake;
 /* The fields this file computes, and the block (level) each first appears in. Where each field
  * sits and how long each block is, extras.py says (its _FIELDS table, the one place the layout
@@ -85,21 +86,21 @@ static int read_faces(PyObject *list, int *ints, float *floats) {
 /* Everything is read into locals and checked before any of it is kept: a refused call leaves the module as it was. */
 PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
     PyObject *hv, *tv, *mv, *m13, *iv;
-    Py_buffer none, miss;
+    Py_buffer miss;
     PyObject *fields;
     Py_ssize_t o_size, o_hand, o_loose, o_unseen, o_builds, b_stride, b_cards, b_mine, b_opp, o_opp, sizes[5] = {0};
     int h_size;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnnniy*y*O!(nnnn)", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
-                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &b_opp, &o_opp, &h_size, &none, &miss,
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnnnnnnniy*O!(nnnn)", &hv, &tv, &mv, &m13, &iv, &o_size, &o_hand, &o_loose,
+                          &o_unseen, &o_builds, &b_stride, &b_cards, &b_mine, &b_opp, &o_opp, &h_size, &miss,
                           &PyDict_Type, &fields, &sizes[1], &sizes[2], &sizes[3], &sizes[4]))
         return NULL;
     Py_ssize_t offs[N_FIELDS];
     int hvals[NF], tvals[NF];
     float mvals[NF], m13vals[NF], ivals[NF];
-    int ok = none.len == (Py_ssize_t)sizeof(p_none) && miss.len == (Py_ssize_t)sizeof(p_miss) && h_size >= 1 &&
-             h_size <= MAXH && sizes[1] > 0 && sizes[1] <= sizes[2] && sizes[2] <= sizes[3] && sizes[3] <= sizes[4];
-    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) tables must be float32 [105, 9, 9] and "
-                                          "[105, 105, 9], hand size 1..8, block sizes growing");
+    int ok = miss.len == (Py_ssize_t)sizeof(p_miss) && h_size >= 1 && h_size <= MAXH && sizes[1] > 0 &&
+             sizes[1] <= sizes[2] && sizes[2] <= sizes[3] && sizes[3] <= sizes[4];
+    if (!ok) PyErr_SetString(PyExc_ValueError, "configure: the P(none) table must be float32 [105, 105, 9], "
+                                          "hand size 1..8, block sizes growing");
     /* Every field this file writes, by name: (offset, size) inside its block, its size the one it means. */
     for (int f = 0; ok && f < N_FIELDS; f++) {
         PyObject *entry = PyDict_GetItemString(fields, FIELDS[f].name);
@@ -137,13 +138,10 @@ PyObject *mod_configure_extras(PyObject *self, PyObject *args) {
         }
     }
     if (!ok) {
-        PyBuffer_Release(&none);
         PyBuffer_Release(&miss);
         return NULL;
     }
-    memcpy(p_none, none.buf, sizeof(p_none));
     memcpy(p_miss, miss.buf, sizeof(p_miss));
-    PyBuffer_Release(&none);
     PyBuffer_Release(&miss);
     double intake_sum = 0.0;
     for (int f = 0; f < NF; f++) {
@@ -260,7 +258,7 @@ static void row_extras(const float *x, float *o, int level) {
     float eloose[NT - 1], tabbe = 0.0f;
     for (int i = 0; i < NV; i++) {
         int ki = k[i] > MAXK ? MAXK : k[i];
-        float p = 1.0f - p_none[(total * (MAXK + 1) + ki) * (MAXH + 1) + h];
+        float p = 1.0f - p_miss[(total * (MAXU + 1) + ki) * (MAXH + 1) + h];
         o_p[i] = p;
         o_etake[i] = take[i] * p;
         o_eintake[i] = o_intake[i] * p;

@@ -216,7 +216,7 @@ static PyMethodDef methods[] = {
      "The encoding's layout, the blocks' field offsets and the per-face tables for the extra-input blocks "
      "(mulle_env/extras.py calls it)."},
     {"write_extras", mod_write_extras, METH_VARARGS,
-     "write_extras(obs, out, level, stride, offset): the extra-input block of level 1..3 of each float32 encoding, "
+     "write_extras(obs, out, level, stride, offset): the extra-input block of level 1..4 of each float32 encoding, "
      "written at `offset` of each `stride`-float row of `out`."},
     {"extras_exp_mulle", mod_extras_exp_mulle, METH_VARARGS,
      "extras_exp_mulle(obs, out, stride, offset): capture-v3's exp_mulle from its twin_exposed."},
