@@ -186,6 +186,33 @@ def test_worker_processes_run_one_blas_thread_and_the_command_keeps_the_user_s(t
         assert max(out["main"]) > 1  # the command's own process is left alone
 
 
+def test_a_pool_left_by_an_interrupt_ends_its_workers_instead_of_waiting_for_their_tasks():
+    """Found when a SIGTERM'd ``mulle-train data`` waited minutes for its workers' shards to end."""
+    import time
+
+    from training.workers import process_pool
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with process_pool(2) as pool:
+            for _ in range(3):  # two running, one queued
+                pool.submit(time.sleep, 300)
+            while not pool._processes or len(pool._processes) < 2:  # noqa: SLF001 (the executor's own table)
+                time.sleep(0.01)
+            processes = list(pool._processes.values())  # noqa: SLF001
+            raise KeyboardInterrupt
+    assert time.monotonic() - t0 < 120  # a plain executor waits the 300 s its tasks sleep
+    assert not any(p.is_alive() for p in processes)
+
+
+def test_a_pool_left_normally_finishes_its_tasks():
+    from training.workers import process_pool
+
+    with process_pool(2) as pool:
+        tasks = [pool.submit(pow, 2, k) for k in range(8)]
+    assert [t.result() for t in tasks] == [2**k for k in range(8)]
+
+
 def test_worker_env_names_every_blas():
     from mulle_env.threads import THREAD_VARIABLES, worker_env
 

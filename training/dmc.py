@@ -48,7 +48,7 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
 from .fitloop import gradient_step, save_checkpoint
 from .teacher import stable_digest
-from .workers import process_pool
+from .workers import WorkerPool, process_pool
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -304,7 +304,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         from tqdm import tqdm
 
         bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
-    pool: ProcessPoolExecutor | None = None
+    pool: WorkerPool | None = None
     if workers > 1:
         pool = process_pool(workers)
     t0 = time.monotonic()
@@ -350,8 +350,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             if log is not None:
                 log(fig)
     except BaseException:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:  # Ctrl-C or SIGTERM: end the round's games now (the finished rounds are saved)
+            pool.stop()
             pool = None
         raise
     finally:

@@ -523,22 +523,18 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
 def _local_pool(out: Path, todo: list[int], rest: tuple[Any, ...], workers: int, done: Callable[[int], None],
                 stop: Callable[[], bool]) -> None:
     """Play shards ``todo`` in ``workers`` processes, at most ``2 * workers`` submitted at a time."""
+    # Ctrl-C or SIGTERM: the pool's exit ends the workers at once (finished shards are on disk already).
     with process_pool(workers) as pool:
         queue = list(reversed(todo))
         pending: set[Future[int]] = set()
-        try:
-            while queue or pending:
-                while queue and len(pending) < 2 * workers and not stop():
-                    pending.add(pool.submit(play_shard, str(out), queue.pop(), *rest))
-                if not pending:
-                    break
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    done(fut.result())
-        except BaseException:
-            # Ctrl-C: drop the shards not started; finished ones are on disk already.
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        while queue or pending:
+            while queue and len(pending) < 2 * workers and not stop():
+                pending.add(pool.submit(play_shard, str(out), queue.pop(), *rest))
+            if not pending:
+                break
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                done(fut.result())
 
 
 def load(data_dirs: str | Path | Iterable[str | Path], max_games: int | None = None,
