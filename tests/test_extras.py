@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -334,11 +335,15 @@ def test_rows_that_are_not_encodings_are_refused(backend, bad):
 
 
 @compiled_tests
-def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch):
+@pytest.mark.parametrize("generation, block", [(None, "capture-v4"), ("gen6.npz", "capture-v3")])
+def test_shipped_net_plays_the_same_moves_on_either_backend(monkeypatch, generation, block):
+    from agents.learned import DEFAULT_POLICY_PATH
     from agents.learned.afterstate import afterstate_scores
 
-    bot = agents.make("learned")
-    assert bot.policy.extras == "capture-v3"
+    # The shipped net (generation 7), and generation 6 for the older block.
+    path = Path(DEFAULT_POLICY_PATH).parent / "generations" / generation if generation else None
+    bot = agents.make(f"learned:path={path}" if path else "learned")
+    assert bot.policy.extras == block
     decisions = [st for st in positions(150, seed=41) if len(st.legal_moves()) > 1]
     compiled = [afterstate_scores(bot.policy, st.view(st.to_move), st.legal_moves()) for st in decisions]
     monkeypatch.setattr(extras_module, "_C", None)
