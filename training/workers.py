@@ -42,6 +42,9 @@ class WorkerPool(ProcessPoolExecutor):
             if p.is_alive():
                 p.kill()
                 p.join(5)
+        # Let the executor's own thread see its workers gone and close its pipes now: left to the interpreter's
+        # exit, it woke that thread through a pipe already closed ("Exception ignored ... Bad file descriptor").
+        self.shutdown(wait=True)
 
 
 def process_pool(workers: int) -> WorkerPool:
