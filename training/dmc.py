@@ -34,6 +34,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -304,11 +305,14 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         from tqdm import tqdm
 
         bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
-    pool: WorkerPool | None = None
-    if workers > 1:
-        pool = process_pool(workers)
+    stack = ExitStack()
+    if bar:
+        stack.callback(bar.close)
+    # Entered, the pool ends its workers if the rounds are left by an exception (Ctrl-C, SIGTERM): the
+    # finished rounds are saved, the running round's games are lost either way.
+    pool: WorkerPool | None = stack.enter_context(process_pool(workers)) if workers > 1 else None
     t0 = time.monotonic()
-    try:
+    with stack:
         while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed < max_seconds):
             net.eval()
             policy = to_policy(net, activation, extras=extras)
@@ -349,16 +353,6 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                 bar.set_postfix(loss=fig["loss"])
             if log is not None:
                 log(fig)
-    except BaseException:
-        if pool is not None:  # Ctrl-C or SIGTERM: end the round's games now (the finished rounds are saved)
-            pool.stop()
-            pool = None
-        raise
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        if bar:
-            bar.close()
     if not Path(out).is_file():
         # Nothing left to run and no file (e.g. it was deleted): write the checkpoint's net.
         net.eval()
