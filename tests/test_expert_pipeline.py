@@ -86,6 +86,35 @@ def test_two_generations_from_nothing_with_manifest_plots_and_promotion(tmp_path
     assert len(json.loads((root / "manifest.json").read_text())["commands"]) == 2
 
 
+def test_on_policy_generations_label_the_games_the_champion_plays(tmp_path, capsys):
+    root = tmp_path / "run"
+    code, lines = expert(root, "--generations", "2", "--on-policy")
+    assert code == 0, lines
+    m = json.loads((root / "manifest.json").read_text())
+    g0, g1 = m["generations"]
+    assert m["settings"]["on_policy"] is True
+    # Generation 0 has no net to play: its teacher plays; generation 1's games are generation 0's net's.
+    assert g0["driver"] is None and g1["driver"] == "learned:path=" + g0["policy"]
+    assert json.loads((root / "gen_000" / "data" / "spec.json").read_text()).get("driver") is None
+    assert json.loads((root / "gen_001" / "data" / "spec.json").read_text())["driver"] == g1["driver"]
+    assert any(f"labels 2 games {g1['driver']} plays" in ln for ln in lines)
+    assert g1["done"] and g1["decisions"] > 50
+    # The same directory without --on-policy is another run: refused, naming the flag.
+    assert expert(root, "--generations", "2")[0] == 2
+    assert "--on-policy: True there, False now" in capsys.readouterr().err
+
+
+def test_a_run_made_before_on_policy_existed_resumes(tmp_path):
+    root = tmp_path / "run"
+    assert expert(root, "--generations", "1", "--hours", "0.000001")[0] == 0
+    path = root / "manifest.json"
+    m = json.loads(path.read_text())
+    del m["settings"]["on_policy"]  # as a manifest written before the flag was added
+    path.write_text(json.dumps(m))
+    assert expert(root, "--generations", "1", "--hours", "0.000001")[0] == 0
+    assert expert(root, "--generations", "1", "--hours", "0.000001", "--on-policy")[0] == 2
+
+
 def test_the_hours_budget_stops_a_run_and_a_larger_one_continues_it(tmp_path):
     root = tmp_path / "run"
     code, lines = expert(root, "--generations", "1", "--hours", "0.000001")

@@ -85,6 +85,10 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="later generations' teacher: a search given policy=<the champion>")
     g.add_argument("--first-games", type=_positive, default=8000, help="generation 0's self-play games")
     g.add_argument("--games", type=_positive, default=4000, help="self-play games of every later generation")
+    g.add_argument("--on-policy", action="store_true",
+                   help="later generations' games are played by the champion net itself in both seats while the "
+                        "teacher values every move (DAgger's on-policy labels, as the shipped generation 7's); "
+                        "default: the teacher plays its own self-play games")
     g.add_argument("--shard-games", type=_positive, default=10, help="games per data shard (the unit of resuming)")
     g.add_argument("--data-window", type=int, default=0,
                    help="fit on the data of this many latest generations (0: all of them)")

@@ -7,7 +7,10 @@ For generation ``g = 0, 1, ...``:
    every decision, storing each move's afterstate (:mod:`training.teacher`). Generation
    0's teacher is ``--first-teacher`` (``pimc:samples=40``, no net needed); every later
    one is ``--teacher`` (``netsearch:depth=5,samples=16,width=0``) searching with the
-   *champion*, the best net so far;
+   *champion*, the best net so far. With ``--on-policy`` the champion itself plays later
+   generations' games (one pass, both seats) while the teacher values every move: the net
+   then learns the positions it reaches (DAgger), which moved the shipped net where more
+   of the teacher's own games had not (docs/generations.md, generation 7);
 2. **fit**: an afterstate net reading the ``--extras`` inputs (``capture-v3``) is fitted to
    the values of every generation's data (``--data-window`` limits it), streamed from
    disk in chunks within ``--memory-gb`` (:mod:`training.stream`), starting from the
@@ -63,7 +66,9 @@ FORMAT = "mulle-train-expert-1"
 #: workers, the backend, memory and threads may change between invocations.
 FIXED = ("first_teacher", "teacher", "first_games", "games", "shard_games", "seed", "data_window", "hidden",
          "extras", "first_epochs", "epochs", "batch_size", "lr", "screen_opponents", "screen_games",
-         "screen_seed", "rules", "records")
+         "screen_seed", "rules", "records", "on_policy")
+#: Settings added to FIXED after runs were made, with the value a run's manifest without them had.
+_ADDED = {"on_policy": False}
 
 
 def _now() -> str:
@@ -139,6 +144,7 @@ class Pipeline:
                 return (f"--out-dir {str(self.root)!r} holds a {self.manifest.get('format')!r} manifest, not a "
                         "mulle-train expert run; use another --out-dir")
             old = self.manifest["settings"]
+            old = {**_ADDED, **old}
             diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
             if diff:
                 what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
@@ -270,8 +276,10 @@ class Pipeline:
             import agents
 
             teacher = agents.canonical(teacher)
+            # --on-policy: the champion, one pass, plays the games the teacher labels (not generation 0's: no net yet).
+            driver = learned_spec(champion) if args.on_policy and champion is not None else None
             gens.append({"generation": g, "teacher": teacher, "teacher_version": agents.make(teacher).version,
-                         "started": _now(), "seconds": {}})
+                         "driver": driver, "started": _now(), "seconds": {}})
             self.save()
         gen = gens[g]
         gdir = self.root / f"gen_{g:03d}"
@@ -300,12 +308,14 @@ class Pipeline:
 
         args = self.args
         games = args.first_games if g == 0 else args.games
-        self.say(f"generation {g}: {gen['teacher']} labels {games} self-play games")
+        driver = gen.get("driver")
+        self.say(f"generation {g}: {gen['teacher']} labels {games} "
+                 + (f"games {driver} plays" if driver else "self-play games"))
         with self.timed(gen, "data"):
             summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
                                        shard_games=args.shard_games, workers=args.workers,
                                        progress=not args.no_progress, rules=args.rules or None, afterstates=True,
-                                       backend=self.labeller(), stop=self.tick)
+                                       backend=self.labeller(), stop=self.tick, driver=driver)
         gen["data"] = str(gdir / "data")
         gen["games"] = games
         if summary["complete"]:
