@@ -143,8 +143,7 @@ class Pipeline:
             if self.manifest.get("format") != FORMAT:
                 return (f"--out-dir {str(self.root)!r} holds a {self.manifest.get('format')!r} manifest, not a "
                         "mulle-train expert run; use another --out-dir")
-            old = self.manifest["settings"]
-            old = {**_ADDED, **old}
+            old = {**_ADDED, **self.manifest["settings"]}
             diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
             if diff:
                 what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
