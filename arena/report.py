@@ -313,7 +313,10 @@ def plot(report: dict[str, Any], path: str) -> bool:
     ratings = [r["rating"] for r in board]
     lo = [r["value"] - (r["low"] if r["low"] is not None else r["value"]) for r in ratings]
     hi = [(r["high"] if r["high"] is not None else r["value"]) - r["value"] for r in ratings]
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.5))
+    # Wide enough for the longest name (a policy file's path can be 80 characters): tight_layout cannot shrink
+    # the axes below zero width, and warns instead.
+    width = max(7.0, 4.0 + 0.075 * max((len(n) for n in names), default=0))
+    fig, ax = plt.subplots(figsize=(width, 0.5 * len(names) + 1.5))
     ax.errorbar(vals, range(len(names)), xerr=[lo, hi], fmt="o", capsize=4)
     ax.set_yticks(range(len(names)), names)
     ax.axvline(0, color="grey", lw=0.8, ls="--")

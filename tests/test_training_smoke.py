@@ -108,6 +108,7 @@ def test_dmc_fine_tunes_a_net_that_reads_extra_inputs(tmp_path):
     _arena_plays(policy, tmp_path)
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # the ratings plot fits its long policy-path names
 def test_exploit_reports_both_measurements(expert_policy, tmp_path):
     out = tmp_path / "exploit"
     lines: list[str] = []
