@@ -11,6 +11,8 @@ took") and ``benchmarks/results/`` (``recipe_quick.json``, ``time_to_strength_st
   shared with other work (load 5).
 * ``standard``: the long recipe's generations within one hour. Measured: its first
   generation in 50 minutes (44.1% against ``pimc``); it does not beat ``pimc`` in an hour here.
+  On a faster 2-core machine (``time_to_strength_standard_epyc.json``) the same first generation
+  took 17.6 minutes and the second was labelled and fitted, not screened, within the hour.
 * ``long``: 3,000 first games, then 1,500 ``netsearch`` games a generation, screened
   against ``heuristic``, ``greedy`` and ``pimc`` (400 duplicate games each) for 2.5 hours.
   Measured from nothing in one sitting (``time_to_strength.json``): two generations,
