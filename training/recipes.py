@@ -17,7 +17,8 @@ took") and ``benchmarks/results/`` (``recipe_quick.json``, ``time_to_strength_st
   against ``heuristic``, ``greedy`` and ``pimc`` (400 duplicate games each) for 2.5 hours.
   Measured from nothing in one sitting (``time_to_strength.json``): two generations,
   the second 62.1% against ``greedy`` and 46.6% against ``pimc``; it does not beat ``pimc``
-  in 2.5 hours here.
+  in 2.5 hours here. On the faster machine (``time_to_strength_long_epyc.json``) the third
+  generation came at 2 h 04 min: 53.1% [48.9, 57.4] against ``pimc``, level with it.
 
 The defaults without a recipe (8,000 and 4,000 games a generation, 1,000-game screens,
 8 generations) are the shipped net's recipe, sized for runs of many hours.
