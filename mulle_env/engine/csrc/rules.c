@@ -374,17 +374,13 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     int navail[MAXT] = {0};
     uint8_t fx[MAXT][MAXP];
     int nfx[MAXT] = {0};
-    int below = 0, sum = 0;
     for (int i = 0; i < loose->n; i++) {
         int f = loose->c[i], t = T.tv[f];
         if (t < v) {
             cnt[t - 1]++;
             avail[t - 1][navail[t - 1]++] = (uint8_t)f;
-            below++;
-            sum += t;
         }
     }
-    if (below < 2 || sum < v) return 0; /* no group of two or more cards can sum to v: no search */
     for (int i = 0; i < fixed->n; i++) {
         int f = fixed->c[i], t = T.tv[f];
         if (t < v) fx[t - 1][nfx[t - 1]++] = (uint8_t)f;
