@@ -21,6 +21,7 @@ static inline int core_failpoint(void) { return core_fail_after > 0 && core_fail
 uint64_t derive_seed1(uint64_t seed, uint64_t stream);
 void shuffle(uint8_t *a, int n, uint64_t seed);
 
+void mt_prepare(void);
 void mt_seed(MT *m, uint64_t seed);
 uint32_t mt_next(MT *m);
 double mt_random(MT *m);

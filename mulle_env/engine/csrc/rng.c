@@ -38,8 +38,23 @@ static void mt_init(MT *m, uint32_t s) {
     m->i = 624;
 }
 
+/* init_by_array starts every seeding from init_genrand(19650218): that state is the same for every seed,
+ * so it is made once (mt_prepare, at module set-up, before any thread) and copied: a third of a seeding,
+ * which the vector env pays at every game's start. */
+static MT mt_base;
+static int mt_base_ready;
+
+void mt_prepare(void) {
+    mt_init(&mt_base, 19650218u);
+    mt_base_ready = 1;
+}
+
 static void mt_init_by_array(MT *m, const uint32_t *key, size_t len) {
-    mt_init(m, 19650218u);
+    if (mt_base_ready) {
+        memcpy(m->mt, mt_base.mt, sizeof m->mt);
+        m->i = 624;
+    } else
+        mt_init(m, 19650218u);
     size_t i = 1, j = 0, k = 624 > len ? 624 : len;
     for (; k; k--) {
         m->mt[i] = (m->mt[i] ^ ((m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) * 1664525u)) + key[j] + (uint32_t)j;

@@ -494,18 +494,14 @@ int legal_ids(const G *g, int *out) {
     if (g->over || hand->n == 0) return 0;
     int opp = 1 - p;
     int lc[MAXT + 1] = {0};
-    uint32_t reach = 1, reach_mask = (1u << (MAXT + 1)) - 1;
-    int tf[MAXP], tt[MAXP], nt = 0, prev = -1;
+    uint32_t reach = 1, reach_mask = (1u << (MAXT + 1)) - 1, tvals = 0;
+    uint64_t faces_of[MAXT + 1] = {0}; /* the loose faces of each table value, one bit a face */
     for (int i = 0; i < g->loose.n; i++) {
         int f = g->loose.c[i], t = T.tv[f];
         lc[t]++;
         reach = (reach | (reach << t)) & reach_mask;
-        if (f != prev) {
-            prev = f;
-            tf[nt] = f;
-            tt[nt] = t;
-            nt++;
-        }
+        faces_of[t] |= 1ULL << f;
+        tvals |= 1u << t;
     }
     uint32_t hold = 0, hold2 = 0;
     for (int i = 0; i < hand->n; i++) {
@@ -533,7 +529,7 @@ int legal_ids(const G *g, int *out) {
     uint32_t free_ = ~opp_locked;
     int caps = 0, nb = 0, ntr = 0, nd = 0;
     int blds[MAX_IDS], trots[NF], discs[NF];
-    prev = -1;
+    int prev = -1;
     for (int i = 0; i < hand->n; i++) {
         int c = hand->c[i];
         if (c == prev) continue;
@@ -551,11 +547,14 @@ int legal_ids(const G *g, int *out) {
         int tv = T.tv[c];
         /* `after` has bits only for hand values 2..16, so a set bit means the move has an id; the
          * id is still checked, because a position made by hand must never index outside a table. */
-        for (int k = 0; k < nt; k++)
-            if ((after >> (tt[k] + tv)) & 1) {
-                int id = T.loose_id[c][tf[k]];
-                if (id >= 0) blds[nb++] = id;
-            }
+        /* Loose builds: the table values t with bit t + tv in `after`, then their faces in ascending
+         * order (a face's ids ascend with it), one bit test a value instead of a branch a table card. */
+        uint64_t faces = 0;
+        for (uint32_t ok = (after >> tv) & tvals; ok; ok &= ok - 1) faces |= faces_of[__builtin_ctz(ok)];
+        for (; faces; faces &= faces - 1) {
+            int id = T.loose_id[c][__builtin_ctzll(faces)];
+            if (id >= 0) blds[nb++] = id;
+        }
         for (int k = 0; k < not_; k++) {
             int v0 = ot_v[k];
             if ((after >> (v0 + tv)) & 1) {
@@ -879,6 +878,7 @@ int apply_move(G *g, int id, const uint8_t *taking, int n_taking) {
 /* ------------------------------------------------------------------ set-up */
 
 int rules_init(void) {
+    mt_prepare();
     for (int v = 2; v <= MAXT; v++) {
         int parts[MAXT + 1];
         NPATS[v] = 0;
