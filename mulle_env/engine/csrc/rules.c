@@ -26,6 +26,8 @@ typedef struct {
     int8_t len;  /* entries */
     int8_t size; /* cards */
     int8_t top;
+    int8_t multi;  /* some value is needed twice or more */
+    uint16_t need; /* the values it needs, bit i for table value i + 1 */
 } Pat;
 
 #define MAX_PATS 128 /* partitions of 13 into parts below 13: 100 */
@@ -40,11 +42,15 @@ static int gen_parts(int v, int total, int largest, int *parts, int np) {
         Pat *p = &PATS[v][NPATS[v]++];
         p->len = 0;
         p->size = (int8_t)np;
+        p->multi = 0;
+        p->need = 0;
         for (int i = 0; i < MAXT; i++)
             if (counts[i]) {
                 p->idx[p->len] = (int8_t)i;
                 p->cnt[p->len] = (int8_t)counts[i];
                 p->len++;
+                p->need |= (uint16_t)(1u << i);
+                if (counts[i] > 1) p->multi = 1;
             }
         p->top = p->idx[p->len - 1];
         return 0;
@@ -398,9 +404,12 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     s->n = n;
     int any = 0;
     for (int i = 0; i < n; i++) s->nby_top[i] = 0;
+    uint32_t have = 0; /* the values lying loose: a pattern needing another is out at one test */
+    for (int i = 0; i < n; i++) have |= (uint32_t)(cnt[i] != 0) << i;
     for (int k = 0; k < NPATS[v]; k++) {
         const Pat *p = &PATS[v][k];
-        if (fits(cnt, p)) {
+        if (p->need & ~have) continue;
+        if (!p->multi || fits(cnt, p)) {
             s->by_top[p->top][s->nby_top[p->top]++] = p;
             any = 1;
         }
