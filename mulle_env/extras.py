@@ -123,10 +123,19 @@ from numpy.typing import NDArray
 from .engine.cards import HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
 from .engine.moves import MIN_BUILD_VALUE
 from .engine.rules import HAND_SIZE
-from .observation import BUILD_FEATURES, NUM_BUILD_VALUES, OBS_SIZE, OBS_SLICES, SCALAR_FEATURES
+from .observation import (
+    BUILD_FEATURES,
+    FACE_BLOCKS,
+    NUM_BUILD_VALUES,
+    OBS_SIZE,
+    OBS_SLICES,
+    SCALAR_FEATURES,
+    face_symmetry_columns,
+)
 
-__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "FIELDS", "FIELD_OFFSETS", "afterstate_extras",
-           "afterstate_extras_numpy", "extends", "extras_size", "with_extras"]
+__all__ = ["BACKEND", "EXTRAS", "EXTRA_SIZE", "EXTRA_SIZES", "FACE_FIELDS", "FIELDS", "FIELD_OFFSETS",
+           "afterstate_extras", "afterstate_extras_numpy", "extends", "extras_size", "symmetry_columns",
+           "with_extras"]
 
 _NV = NUM_BUILD_VALUES  # hand values 2..16, as the encoding's build values
 #: The blocks' layout, written once: every field in order as ``(name, floats)`` (the tables of the
@@ -482,6 +491,29 @@ def _replies(obs: NDArray[np.float32], out: NDArray[np.float32]) -> None:
     by_value = np.maximum.reduceat(np.where(obs[:, _HAND] > 0.5, mine, 0)[:, _BY_VALUE], _VALUE_STARTS, axis=1) / 14
     out[:, at + 4 : at + 4 + _NV] = by_value
     out[:, at + 3] = by_value.max(axis=1)
+
+
+#: The fields indexed by face: a face symmetry permutes them as it permutes the encoding's face
+#: blocks. Every other field reads values and counts only, which no face symmetry changes (tested).
+FACE_FIELDS: tuple[str, ...] = ("twin_threat", "twin_mine")
+
+
+def symmetry_columns(name: str | None, count: int) -> NDArray[np.intp]:
+    """:func:`mulle_env.observation.face_symmetry_columns` over an encoding with block ``name`` appended.
+
+    ``with_extras(obs[:, c], name)`` equals ``with_extras(obs, name)[:, cols[k]]`` with ``c``
+    the encoding's columns of symmetry ``k``: a symmetric position's extra inputs, without
+    computing them again. ``(count, OBS_SIZE + extras_size(name))``.
+    """
+    base = face_symmetry_columns(count)
+    size = extras_size(name)
+    cols = np.concatenate([base, np.tile(np.arange(OBS_SIZE, OBS_SIZE + size, dtype=np.intp), (count, 1))], axis=1)
+    first = OBS_SLICES[FACE_BLOCKS[0]].start
+    for field in FACE_FIELDS:
+        at, floats = FIELD_OFFSETS[field]
+        if at + floats <= size:  # the face maps of block 0 apply to every per-face field
+            cols[:, OBS_SIZE + at:OBS_SIZE + at + floats] = OBS_SIZE + at + (base[:, first:first + floats] - first)
+    return cols
 
 
 def with_extras(obs: NDArray[np.float32], name: str | None) -> NDArray[np.float32]:

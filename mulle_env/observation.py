@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine import GameState
-from .engine.cards import COPIES, NUM_FACES
+from .engine.cards import COPIES, FACE_SYMMETRIES, NUM_FACES
 from .engine.moves import MIN_BUILD_VALUE
 from .engine.observation_layout import (
     BUILD_FEATURES,
@@ -69,6 +69,7 @@ __all__ = [
     "SHEET_BOUND_PER_SET",
     "encode_state",
     "encode_view",
+    "face_symmetry_columns",
     "layout_description",
     "layout_differences",
     "layout_fingerprint",
@@ -229,3 +230,22 @@ def encode_into(state: GameState, player: int, out: NDArray[np.float32]) -> NDAr
     them in C); this is the readable encoder on any state of either backend.
     """
     return encode_state(state, player, out)
+
+
+def face_symmetry_columns(count: int = len(FACE_SYMMETRIES)) -> NDArray[np.intp]:
+    """Column indices ``(count, OBS_SIZE)`` that turn an observation into the one of a symmetric position.
+
+    Row ``k`` is for :data:`mulle_env.engine.cards.FACE_SYMMETRIES` ``[k]`` (row 0: the
+    identity): ``obs[..., cols[k]]`` is the observation of the same position with every face
+    ``f`` replaced by ``perm[f]``, which the rules cannot tell from it. Only the per-face
+    blocks move; builds, sheets and scalars read no face. ``count`` takes the first ones.
+    """
+    if not 1 <= count <= len(FACE_SYMMETRIES):
+        raise ValueError(f"count must be from 1 to {len(FACE_SYMMETRIES)} (the face symmetries), not {count!r}")
+    cols = np.tile(np.arange(OBS_SIZE, dtype=np.intp), (count, 1))
+    for k, perm in enumerate(FACE_SYMMETRIES[:count]):
+        inverse = np.argsort(np.asarray(perm))  # the new position's face g was face inverse[g]
+        for name in FACE_BLOCKS:
+            start = OBS_SLICES[name].start
+            cols[k, start:start + NUM_FACES] = start + inverse
+    return cols

@@ -7,6 +7,8 @@
 * ``run``, ``data``, ``fit``, ``records``, ``dmc``: expert iteration and its stages (:mod:`training.expert`);
 * ``exploit``: a best response trained against a frozen agent, and its score (:mod:`training.exploit`);
 * ``finetune``: an sb3 checkpoint of a policy file for ``ppo --init-from`` (:mod:`training.finetune`);
+* ``average``: one policy file that averages afterstate nets, and positions over face symmetries
+  (:func:`agents.learned.policy.average_policies`);
 * ``regret``: players' regret by a reference search (:mod:`training.regret`);
 * ``plot``, ``speed``: Elo by generation, Elo against thinking time (:mod:`training.plots`).
 
@@ -272,6 +274,15 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     f = sub.add_parser("finetune", help="write an sb3 checkpoint of a policy file, for ppo --init-from",
                        description=finetune.__doc__.split("\n\n")[0] if finetune.__doc__ else None)
     finetune.add_arguments(f)
+    a = sub.add_parser("average", help="one policy file that averages afterstate nets (and face symmetries)",
+                       description="Write one afterstate policy file whose value of a position is the mean of the "
+                                   "given nets' values (their layers side by side: one forward pass), averaged "
+                                   "over the first --symmetries face symmetries of the position.")
+    a.add_argument("policies", nargs="+", help="afterstate policy files (.npz) of one depth, activation and ruleset")
+    a.add_argument("--out", required=True, help="policy file to write")
+    a.add_argument("--symmetries", type=_positive, default=1,
+                   help="face symmetries to average each position over, 1 to 4 (default 1: none)")
+    a.add_argument("--note", default="", help="free text kept in the file's metadata")
     return ap
 
 
@@ -415,7 +426,7 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
 #: The commands of expert iteration and its tools (everything but ``ppo``, ``exploit`` and ``finetune``).
 EXPERT_COMMANDS = ("expert", "run", "data", "fit", "records", "dmc", "plot", "speed", "regret")
 #: Every command of ``mulle-train``.
-COMMANDS = ("ppo", *EXPERT_COMMANDS, "exploit", "finetune")
+COMMANDS = ("ppo", *EXPERT_COMMANDS, "exploit", "finetune", "average")
 
 
 def train_main(argv: list[str] | None = None, out: Out = print) -> int:
@@ -674,7 +685,24 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         if _torch_missing("finetune"):
             return 2
         return _errors_exit_1((PolicyFileError, ValueError), finetune.run, args, out)
+    if args.command == "average":
+        _check_paths(parser, outputs=[("--out", args.out)], inputs=[("policy", f) for f in args.policies])
+        return _errors_exit_1((PolicyFileError, ValueError), _average, args, out)
     return _speed_main(parser, args, out, prog)
+
+
+def _average(args: argparse.Namespace, out: Out) -> int:
+    from agents.learned.policy import average_policies, load_policy, save_policy
+
+    nets = [load_policy(f) for f in args.policies]
+    meta = {"command": list(args.argv or []), "averages": [
+        {"file": Path(f).name, "fingerprint": n.fingerprint()} for f, n in zip(args.policies, nets)],
+        "symmetries": args.symmetries, **({"note": args.note} if args.note else {})}
+    pol = average_policies(nets, symmetries=args.symmetries, metadata=meta)
+    save_policy(pol, args.out)
+    out(f"wrote {args.out}: {len(nets)} nets averaged, {args.symmetries} symmetries, hidden {pol.hidden_sizes}, "
+        f"fingerprint {pol.fingerprint()}")
+    return 0
 
 
 def _recipe_in_effect(args: argparse.Namespace) -> dict[str, Any]:

@@ -28,6 +28,11 @@ key                    content
 ``ruleset``            optional (version 3): JSON text, the :class:`mulle_env.Ruleset` flags the
                        net was trained for (``Ruleset.to_dict()``); absent: the default rules,
                        which every file made before rulesets were recorded was trained for
+``symmetries``         optional (version 3, afterstate nets): int ``k`` from 2 to 4; the net's value of
+                       an afterstate is the mean over the first ``k`` face symmetries
+                       (:data:`mulle_env.engine.cards.FACE_SYMMETRIES`) of the position; absent: 1
+                       (the position as it is). A reader that predates the key plays the net
+                       without them
 ``value_layers``       optional (version 2): number of affine layers of the value head
 ``value{i}.weight``    its layers, same convention; the last writes one number: the
 ``value{i}.bias``      points still to come / 100 from the observer's seat (final score
@@ -67,7 +72,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from mulle_env import observation as _obs
 from mulle_env.codec import NUM_ACTIONS
-from mulle_env.extras import EXTRAS, extras_size, with_extras
+from mulle_env.engine.cards import FACE_SYMMETRIES
+from mulle_env.extras import EXTRAS, extends, extras_size, symmetry_columns, with_extras
 from mulle_env.observation import OBS_SIZE
 
 __all__ = [
@@ -79,6 +85,7 @@ __all__ = [
     "VALUE_SCALE",
     "MLPPolicy",
     "PolicyFileError",
+    "average_policies",
     "RulesetMismatchError",
     "load_policy",
     "save_policy",
@@ -170,6 +177,9 @@ class MLPPolicy:
             afterstate, :meth:`afterstate_values`); see the module docstring.
         extras: ``None``, or the name of the extra-input block (:mod:`mulle_env.extras`)
             an afterstate net reads after the encoding.
+        symmetries: An afterstate net's value of a position is the mean of its outputs on
+            the first ``symmetries`` face symmetries of it
+            (:func:`mulle_env.observation.face_symmetry_columns`); 1: the position alone.
         ruleset: The rules the net was trained for, every flag (``Ruleset.to_dict()``);
             the default rules unless the file says otherwise.
     """
@@ -185,10 +195,13 @@ class MLPPolicy:
         head: str = "logits",
         extras: str | None = None,
         ruleset: Any = None,
+        symmetries: int = 1,
     ) -> None:
         if head not in HEADS:
             raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
         _check_extras(extras, head, "policy")
+        _check_symmetries(symmetries, head, "policy")
+        self.symmetries = int(symmetries)
         self.head = head
         self.extras = extras
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
@@ -204,6 +217,15 @@ class MLPPolicy:
         self.obs_layout = _obs.layout_description()
         self._act = _ACT[activation]
         self.ruleset = _ruleset_dict(ruleset)
+        self._sym_w0: Floats | None = None
+        if self.symmetries > 1:
+            # A symmetric position's inputs are a column permutation of the position's own, so its first layer
+            # is the same product with layer 0's rows permuted back: all symmetries' first layers side by side
+            # are one product over the position's inputs (their few nonzero columns), extras computed once.
+            cols = symmetry_columns(extras, self.symmetries)
+            w0 = self.weights[0]
+            self._sym_w0 = np.ascontiguousarray(np.concatenate([w0[np.argsort(c)] for c in cols], axis=1))
+            self._sym_b0 = np.tile(self.biases[0], self.symmetries)
 
     def check_ruleset(self, ruleset: Any) -> None:
         """Raise :class:`RulesetMismatchError` unless ``ruleset`` plays as the one this net was trained for.
@@ -262,6 +284,25 @@ class MLPPolicy:
         """
         if self.head != "afterstate":
             raise ValueError("this policy writes action logits, not afterstate values")
+        if self._sym_w0 is None:
+            return self._afterstate_values(obs)
+        x = np.asarray(obs, dtype=np.float32)
+        rows = with_extras(x.reshape(-1, x.shape[-1]), self.extras)
+        k, n = self.symmetries, len(rows)
+        if n <= _SPARSE_ROWS:
+            cols = np.flatnonzero(rows.any(axis=0))
+            h = rows[:, cols] @ self._sym_w0[cols]
+        else:
+            h = rows @ self._sym_w0
+        h += self._sym_b0
+        if len(self.weights) == 1:
+            out = h  # (n, k): the output layer was the first
+        else:  # (n, k x width) -> (n k, width): the deeper layers on each symmetric position
+            out = self._forward(self._act(h).reshape(n * k, -1), self.weights[1:], self.biases[1:]).reshape(n, k)
+        mean: Floats = out.mean(axis=1, dtype=np.float32).reshape(x.shape[:-1])
+        return mean
+
+    def _afterstate_values(self, obs: Floats) -> Floats:
         x = with_extras(obs, self.extras)
         if self.extras is None or x.ndim != 2 or len(x) > _SPARSE_ROWS:
             return self._forward(x, self.weights, self.biases)[..., 0]
@@ -360,6 +401,8 @@ class MLPPolicy:
         h.update(self.activation.encode() if self.head == "logits" else f"{self.head}|{self.activation}".encode())
         if self.extras is not None:
             h.update(f"|extras={self.extras}".encode())
+        if self.symmetries > 1:  # another function of the same layers: another agent version
+            h.update(f"|symmetries={self.symmetries}".encode())
         changes = _changes(self.ruleset)
         if changes:  # nets for the default rules keep the fingerprints they had before rulesets were recorded
             h.update(f"|ruleset={json.dumps(changes, sort_keys=True)}".encode())
@@ -386,6 +429,16 @@ def _check_extras(extras: str | None, head: str, where: str) -> None:
                               f"{', '.join(EXTRAS)} (mulle_env/extras.py)")
     if head != "afterstate":
         raise PolicyFileError(f"{where}: extra inputs are for afterstate nets, not {head} nets")
+
+
+def _check_symmetries(symmetries: int, head: str, where: str) -> None:
+    top = len(FACE_SYMMETRIES)
+    if type(symmetries) is not int or not 1 <= symmetries <= top:
+        raise PolicyFileError(f"{where}: symmetries must be an int from 1 to {top} (the game's face symmetries), "
+                              f"not {symmetries!r}")
+    if symmetries > 1 and head != "afterstate":
+        raise PolicyFileError(f"{where}: only an afterstate net averages over symmetries (a logits net's action "
+                              f"ids name faces); this one is {head!r}")
 
 
 def _check_layers(weights: Sequence[NDArray[Any]], biases: Sequence[NDArray[Any]], activation: str, where: str,
@@ -448,6 +501,8 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     }
     if policy.extras is not None:
         arrays["extras"] = np.array(policy.extras)
+    if policy.symmetries > 1:
+        arrays["symmetries"] = np.array(policy.symmetries)
     if _changes(policy.ruleset):
         # Files for the default rules are written as before (a reader that predates the key reads them).
         arrays["ruleset"] = np.array(json.dumps(policy.ruleset, sort_keys=True))
@@ -465,6 +520,59 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
         np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **arrays as allow_pickle
     tmp.replace(path)
     return path
+
+
+def average_policies(policies: Sequence[MLPPolicy], symmetries: int = 1,
+                     metadata: dict[str, Any] | None = None) -> MLPPolicy:
+    """One afterstate net whose output is the mean of ``policies``' outputs: an ensemble as a single MLP.
+
+    The nets' hidden layers sit side by side (layer 0 reads the widest extra-input block,
+    each net's weights for a block it does not read are zeros; deeper layers are
+    block-diagonal) and the output layer averages, so one batched forward pass scores a
+    decision, and the file is an ordinary policy file. The nets must be afterstate nets of
+    the same depth, activation and ruleset, without value heads, and their extra-input
+    blocks must be prefixes of one another (:func:`mulle_env.extras.extends`).
+    ``symmetries`` is the result's (:class:`MLPPolicy`).
+    """
+    nets = list(policies)
+    if not nets:
+        raise ValueError("average_policies needs at least one policy")
+    first = nets[0]
+    for i, net in enumerate(nets):
+        why = ("is not an afterstate net" if net.head != "afterstate" else
+               "has a value head" if net.value_weights else
+               "differs in depth" if len(net.weights) != len(first.weights) else
+               "differs in activation" if net.activation != first.activation else
+               "was trained for other rules" if net.ruleset != first.ruleset else "")
+        if why:
+            raise ValueError(f"policy {i} {why}: only afterstate nets alike in all of these average into one")
+    extras = max((net.extras for net in nets), key=extras_size)
+    if not all(extends(extras, net.extras) for net in nets):
+        raise ValueError("the policies' extra-input blocks are not prefixes of one block: "
+                         + ", ".join(str(net.extras) for net in nets))
+    width_in = OBS_SIZE + extras_size(extras)
+    weights: list[NDArray[np.float32]] = []
+    biases: list[NDArray[np.float32]] = []
+    for layer in range(len(first.weights)):
+        last = layer == len(first.weights) - 1
+        rows = width_in if layer == 0 else sum(net.weights[layer - 1].shape[1] for net in nets)
+        cols = 1 if last else sum(net.weights[layer].shape[1] for net in nets)
+        w = np.zeros((rows, cols), dtype=np.float32)
+        r = c = 0
+        for net in nets:
+            nw = net.weights[layer]
+            if last:
+                w[r:r + nw.shape[0]] = nw / len(nets)
+            else:
+                w[(0 if layer == 0 else r):(0 if layer == 0 else r) + nw.shape[0], c:c + nw.shape[1]] = nw
+                c += nw.shape[1]
+            r += nw.shape[0]
+        b = (np.mean([net.biases[layer] for net in nets], axis=0) if last else
+             np.concatenate([net.biases[layer] for net in nets]))
+        weights.append(w)
+        biases.append(b.astype(np.float32))
+    return MLPPolicy(weights, biases, first.activation, metadata, head="afterstate", extras=extras,
+                     ruleset=first.ruleset, symmetries=symmetries)
 
 
 @overload
@@ -631,6 +739,8 @@ def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     meta = _json_object(data, "metadata", where)
     extras = _scalar(data, "extras", str, where) if "extras" in data else None
     _check_extras(extras, head, where)
+    symmetries = _scalar(data, "symmetries", int, where) if "symmetries" in data else 1
+    _check_symmetries(symmetries, head, where)
     ruleset = _json_object(data, "ruleset", where) if "ruleset" in data else None
     if ruleset is not None:
         try:
@@ -640,4 +750,5 @@ def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras)
     if value_w:
         _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
-    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras, ruleset=ruleset)
+    return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras, ruleset=ruleset,
+                     symmetries=symmetries)

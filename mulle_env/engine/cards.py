@@ -65,6 +65,36 @@ def _intake_points(face: int) -> int:
 INTAKE_POINTS: tuple[int, ...] = tuple(_intake_points(f) for f in range(NUM_FACES))
 
 
+def _rules_signature(face: int) -> tuple[int, ...]:
+    # Everything the rules read of a face besides its identity (which only pairs twins).
+    return (TABLE_VALUE[face], HAND_VALUE[face], MULLE_VALUE[face], MULLE_VALUE_HAND[face], INTAKE_POINTS[face])
+
+
+def _suit_swap(a: str, b: str) -> tuple[int, ...]:
+    perm = list(range(NUM_FACES))
+    for rank in RANKS:
+        x, y = _face(a, rank), _face(b, rank)
+        if _rules_signature(x) == _rules_signature(y):
+            perm[x], perm[y] = y, x
+    return tuple(perm)
+
+
+#: Face permutations the rules treat alike: ``perm[f]`` replaces face ``f`` everywhere
+#: (hands, table, piles, deck) and the position has the images of the legal moves and the
+#: same values, points and observation up to the face blocks' order, under every ruleset.
+#: KL and HJ are alike card for card; RU is like them except RU 10 (hand value 16, two
+#: intake points), which stays; SP differs from every suit in intake points. The identity
+#: first, then the three suit swaps among KL, HJ and RU. They are near symmetries, not exact
+#: ones: where RULES.md breaks a tie by the canonical card order (which equal-valued cards a
+#: build gathers or a forced capture takes, 3 and 4.1.3) the image may take other cards
+#: than the image of the choice. Averaging a net's value of a position over them (an afterstate
+#: policy's ``symmetries``) evens out what it learned of one suit and not of another
+#: (tested: legal moves and observations map exactly through random games).
+FACE_SYMMETRIES: tuple[tuple[int, ...], ...] = (
+    tuple(range(NUM_FACES)), _suit_swap("KL", "HJ"), _suit_swap("KL", "RU"), _suit_swap("HJ", "RU"),
+)
+
+
 class Card(int):
     """One of the 52 faces: an ``int`` that prints and parses in the seeds' notation.
 
