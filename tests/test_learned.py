@@ -216,10 +216,11 @@ def test_shipped_policies_load_and_play():
     _learned_registered()
     bot = agents.make("learned")
     meta = bot.policy.metadata
-    # The shipped net is an afterstate net fitted by `mulle-train fit` (`mulle-expert fit`, its deprecated name, made
-    # the generations before 7); the PPO policy is kept beside it.
+    # The shipped net is an afterstate net made by `mulle-train fit` (`mulle-expert fit`, its deprecated name, made
+    # the generations before 7) or by `mulle-train average` of such nets (generation 8); the PPO policy is kept
+    # beside it.
     assert bot.policy.head == "afterstate" and meta["command"][0] in ("mulle-train", "mulle-expert")
-    assert meta["command"][1] == "fit"
+    assert meta["command"][1] in ("fit", "average")
     assert os.path.getsize(DEFAULT_POLICY_PATH) < 8 * 2**20
     ppo = agents.make(f"learned:path={os.path.join(os.path.dirname(DEFAULT_POLICY_PATH), 'learned_ppo.npz')}")
     assert ppo.policy.head == "logits" and ppo.policy.metadata.get("timesteps", 0) > 0
