@@ -134,6 +134,17 @@ def test_average_is_the_mean_of_the_nets_and_of_the_symmetric_positions(tmp_path
         assert "symmetries" not in z.files  # files without symmetries are written as before
 
 
+def test_average_of_nets_without_hidden_layers():
+    rng = np.random.default_rng(0)
+    one = [MLPPolicy([rng.normal(size=(OBS_SIZE, 1)).astype(np.float32)], [np.full(1, b, np.float32)], "relu",
+                     head="afterstate") for b in (1.0, 3.0)]
+    x = rng.random((5, OBS_SIZE)).astype(np.float32)
+    both = average_policies(one, symmetries=2)
+    cols = face_symmetry_columns(2)
+    want = np.mean([(one[0].afterstate_values(x[:, c]) + one[1].afterstate_values(x[:, c])) / 2 for c in cols], axis=0)
+    np.testing.assert_allclose(both.afterstate_values(x), want, rtol=1e-5, atol=1e-5)
+
+
 def test_bad_symmetries_and_unlike_nets_are_refused(tmp_path):
     g7 = load_policy(f"{GENERATIONS}/gen7.npz")
     for bad in (0, 5, 2.0, True):

@@ -561,10 +561,11 @@ def average_policies(policies: Sequence[MLPPolicy], symmetries: int = 1,
         r = c = 0
         for net in nets:
             nw = net.weights[layer]
+            at = 0 if layer == 0 else r  # layer 0: every net reads the same inputs; after it, its own units
             if last:
-                w[r:r + nw.shape[0]] = nw / len(nets)
+                w[at:at + nw.shape[0]] += nw / len(nets)
             else:
-                w[(0 if layer == 0 else r):(0 if layer == 0 else r) + nw.shape[0], c:c + nw.shape[1]] = nw
+                w[at:at + nw.shape[0], c:c + nw.shape[1]] = nw
                 c += nw.shape[1]
             r += nw.shape[0]
         b = (np.mean([net.biases[layer] for net in nets], axis=0) if last else
