@@ -50,10 +50,9 @@ void mt_prepare(void) {
 }
 
 static void mt_init_by_array(MT *m, const uint32_t *key, size_t len) {
-    if (mt_base_ready) {
-        memcpy(m->mt, mt_base.mt, sizeof m->mt);
-        m->i = 624;
-    } else
+    if (mt_base_ready)
+        *m = mt_base;
+    else
         mt_init(m, 19650218u);
     size_t i = 1, j = 0, k = 624 > len ? 624 : len;
     for (; k; k--) {

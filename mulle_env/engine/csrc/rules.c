@@ -380,10 +380,12 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     int navail[MAXT] = {0};
     uint8_t fx[MAXT][MAXP];
     int nfx[MAXT] = {0};
+    uint32_t have = 0; /* the values lying loose: a pattern needing another is out at one test */
     for (int i = 0; i < loose->n; i++) {
         int f = loose->c[i], t = T.tv[f];
         if (t < v) {
             cnt[t - 1]++;
+            have |= 1u << (t - 1);
             avail[t - 1][navail[t - 1]++] = (uint8_t)f;
         }
     }
@@ -404,8 +406,6 @@ int forced_groups(const Pile *loose, int v, const Pile *fixed, const int *mv, ui
     s->n = n;
     int any = 0;
     for (int i = 0; i < n; i++) s->nby_top[i] = 0;
-    uint32_t have = 0; /* the values lying loose: a pattern needing another is out at one test */
-    for (int i = 0; i < n; i++) have |= (uint32_t)(cnt[i] != 0) << i;
     for (int k = 0; k < NPATS[v]; k++) {
         const Pat *p = &PATS[v][k];
         if (p->need & ~have) continue;
