@@ -289,12 +289,7 @@ class MLPPolicy:
         x = np.asarray(obs, dtype=np.float32)
         rows = with_extras(x.reshape(-1, x.shape[-1]), self.extras)
         k, n = self.symmetries, len(rows)
-        if n <= _SPARSE_ROWS:
-            cols = np.flatnonzero(rows.any(axis=0))
-            h = rows[:, cols] @ self._sym_w0[cols]
-        else:
-            h = rows @ self._sym_w0
-        h += self._sym_b0
+        h = self._layer0(rows, self._sym_w0, self._sym_b0)
         if len(self.weights) == 1:
             out = h  # (n, k): the output layer was the first
         else:  # (n, k x width) -> (n k, width): the deeper layers on each symmetric position
@@ -311,12 +306,21 @@ class MLPPolicy:
         # which keeps a net with extra inputs within the time of one without. Only nets with
         # extras take this path, so older nets' outputs (and the games and data made with
         # them) stay bit for bit what they were.
-        cols = np.flatnonzero(x.any(axis=0))
-        h = x[:, cols] @ self.weights[0][cols]
-        h += self.biases[0]
+        h = self._layer0(x, self.weights[0], self.biases[0])
         if len(self.weights) == 1:
             return h[:, 0]
         return self._forward(self._act(h), self.weights[1:], self.biases[1:])[:, 0]
+
+    @staticmethod
+    def _layer0(x: Floats, w0: Floats, b0: Floats) -> Floats:
+        """``x @ w0 + b0``; a batch of at most ``_SPARSE_ROWS`` rows multiplies only its nonzero columns."""
+        if len(x) <= _SPARSE_ROWS:
+            cols = np.flatnonzero(x.any(axis=0))
+            h = x[:, cols] @ w0[cols]
+        else:
+            h = x @ w0
+        h += b0
+        return h
 
     def points_to_come(self, obs: Floats) -> NDArray[np.float64]:
         """:meth:`afterstate_values` in points (float64): what a move's score adds to the points it banked.
