@@ -40,16 +40,29 @@ def _mapped(st: GameState, perm) -> GameState:
     return GameState.from_json(json.dumps(_rename(json.loads(st.to_json()), perm)))
 
 
-def test_the_symmetries_are_permutations_each_its_own_inverse_and_distinct():
+def _compose(a, b):
+    return tuple(a[b[f]] for f in range(NUM_FACES))
+
+
+def test_the_symmetries_are_a_group_of_twelve_with_the_suit_swaps_first():
     assert FACE_SYMMETRIES[0] == tuple(range(NUM_FACES))
-    assert len(set(FACE_SYMMETRIES)) == len(FACE_SYMMETRIES) == 4
+    assert len(set(FACE_SYMMETRIES)) == len(FACE_SYMMETRIES) == 12
+    group = set(FACE_SYMMETRIES)
+    assert all(_compose(a, b) in group for a in group for b in group)  # closed, so inverses are in it too
     for perm in FACE_SYMMETRIES:
         assert sorted(perm) == list(range(NUM_FACES))
-        assert all(perm[perm[f]] == f for f in range(NUM_FACES))
-        # The cards with their own rules stay: every spade, RU 10 (hand value 16, two intake points).
         for f in range(NUM_FACES):
+            # The cards with their own rules stay: every spade, RU 10 (hand value 16, two intake points);
+            # every other card goes to one of its rank.
             if CARD_NAMES[f].startswith("SP") or CARD_NAMES[f] == "RU 10":
                 assert perm[f] == f
+            assert CARD_NAMES[perm[f]].split()[1] == CARD_NAMES[f].split()[1]
+    # The first four (what generation 8's file, `symmetries` 4, means): the identity and the three suit swaps,
+    # the 10s swapped by KL <-> HJ only. A file's k takes the first k, so this order must not change.
+    def swap(a, b, tens):
+        return tuple(_BY_NAME[f"{b if s == a else a if s == b else s} {r}"] if r != "10" or tens else f
+                     for f, (s, r) in enumerate(name.split() for name in CARD_NAMES))
+    assert FACE_SYMMETRIES[1:4] == (swap("KL", "HJ", True), swap("KL", "RU", False), swap("HJ", "RU", False))
 
 
 def _image(move, perm) -> me.Move:
@@ -107,8 +120,8 @@ def test_extra_inputs_follow_the_symmetries():
     cols = face_symmetry_columns()
     for name in ("capture-v1", "capture-v4"):
         full = with_extras(x, name)
-        ext = symmetry_columns(name, 4)
-        for k in range(4):
+        ext = symmetry_columns(name, len(FACE_SYMMETRIES))
+        for k in range(len(FACE_SYMMETRIES)):
             np.testing.assert_allclose(with_extras(np.ascontiguousarray(x[:, cols[k]]), name), full[:, ext[k]],
                                        atol=2e-6)
 
@@ -117,7 +130,7 @@ def test_average_is_the_mean_of_the_nets_and_of_the_symmetric_positions(tmp_path
     g6, g7 = load_policy(f"{GENERATIONS}/gen6.npz"), load_policy(f"{GENERATIONS}/gen7.npz")
     both = average_policies([g6, g7])
     sym = average_policies([g6, g7], symmetries=4)
-    cols = face_symmetry_columns()
+    cols = face_symmetry_columns(4)
     batches = _afterstate_batches(1)
     batches.append(np.concatenate(batches))  # a batch past the sparse path's size too
     for x in batches:
@@ -134,6 +147,42 @@ def test_average_is_the_mean_of_the_nets_and_of_the_symmetric_positions(tmp_path
         assert "symmetries" not in z.files  # files without symmetries are written as before
 
 
+def test_side_by_side_nets_run_block_by_block_as_the_dense_product_would():
+    """An average's block-diagonal hidden layers are found and run per block (half the products for two
+    nets); the values are the dense layers' to float rounding, for every symmetry count. A dense net
+    (any zero outside a diagonal block would be chance) and a net with an idle unit keep the dense product."""
+    g6, g7 = load_policy(f"{GENERATIONS}/gen6.npz"), load_policy(f"{GENERATIONS}/gen7.npz")
+    rng = np.random.default_rng(1)
+    narrow = MLPPolicy([g7.weights[0][:, :64], (rng.normal(size=(64, 32)) / 8).astype(np.float32),
+                        (rng.normal(size=(32, 1)) / 8).astype(np.float32)],
+                       [g7.biases[0][:64], np.zeros(32, np.float32), np.zeros(1, np.float32)],
+                       g7.activation, head="afterstate", extras=g7.extras)
+    three = average_policies([g6, g7, narrow])
+    assert [(r0, r1, c0, c1) for r0, r1, c0, c1, _ in three._blocks[0]] == [
+        (0, 256, 0, 256), (256, 512, 256, 512), (512, 576, 512, 544)]
+    assert g7._blocks == [None]
+    idle = [w.copy() for w in three.weights]
+    idle[1][:, 3] = 0  # a unit of layer 1 that reads nothing
+    assert MLPPolicy(idle, three.biases, three.activation, head="afterstate", extras=three.extras)._blocks == [None]
+
+    def dense(net, x):
+        h = with_extras(x, net.extras)
+        for i, (w, b) in enumerate(zip(net.weights, net.biases)):
+            h = h @ w + b
+            if i < len(net.weights) - 1:
+                h = np.maximum(h, 0) if net.activation == "relu" else np.tanh(h)
+        return h[:, 0]
+
+    cols = face_symmetry_columns()
+    batches = _afterstate_batches(1)
+    batches.append(np.concatenate(batches))
+    for k in (1, 4, 12):
+        net = average_policies([g6, g7, narrow], symmetries=k)
+        for x in batches:
+            want = np.mean([dense(net, x[:, c]) for c in cols[:k]], axis=0)
+            np.testing.assert_allclose(net.afterstate_values(x), want, rtol=1e-5, atol=2e-6)
+
+
 def test_average_of_nets_without_hidden_layers():
     rng = np.random.default_rng(0)
     one = [MLPPolicy([rng.normal(size=(OBS_SIZE, 1)).astype(np.float32)], [np.full(1, b, np.float32)], "relu",
@@ -147,8 +196,8 @@ def test_average_of_nets_without_hidden_layers():
 
 def test_bad_symmetries_and_unlike_nets_are_refused(tmp_path):
     g7 = load_policy(f"{GENERATIONS}/gen7.npz")
-    for bad in (0, 5, 2.0, True):
-        with pytest.raises(PolicyFileError, match="symmetries must be an int from 1 to 4"):
+    for bad in (0, 13, 2.0, True):
+        with pytest.raises(PolicyFileError, match="symmetries must be an int from 1 to 12"):
             MLPPolicy(g7.weights, g7.biases, g7.activation, head="afterstate", extras=g7.extras, symmetries=bad)
     ppo = load_policy("agents/data/learned_ppo.npz")
     with pytest.raises(PolicyFileError, match="only an afterstate net averages over symmetries"):
@@ -165,7 +214,7 @@ def test_bad_symmetries_and_unlike_nets_are_refused(tmp_path):
     path = save_policy(g7, tmp_path / "g.npz")
     with np.load(path) as z:
         arrays = dict(z)
-    np.savez(tmp_path / "bad.npz", **{**arrays, "symmetries": np.array(7)})
+    np.savez(tmp_path / "bad.npz", **{**arrays, "symmetries": np.array(13)})
     with pytest.raises(PolicyFileError, match="bad.npz.*symmetries must be"):
         load_policy(tmp_path / "bad.npz")
 

@@ -281,7 +281,8 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     a.add_argument("policies", nargs="+", help="afterstate policy files (.npz) of one depth, activation and ruleset")
     a.add_argument("--out", required=True, help="policy file to write")
     a.add_argument("--symmetries", type=_positive, default=1,
-                   help="face symmetries to average each position over, 1 to 4 (default 1: none)")
+                   help="face symmetries to average each position over, 1 to 12, the first of "
+                        "mulle_env.engine.cards.FACE_SYMMETRIES (default 1: none; 4: the suit swaps)")
     a.add_argument("--note", default="", help="free text kept in the file's metadata")
     return ap
 

@@ -70,29 +70,51 @@ def _rules_signature(face: int) -> tuple[int, ...]:
     return (TABLE_VALUE[face], HAND_VALUE[face], MULLE_VALUE[face], MULLE_VALUE_HAND[face], INTAKE_POINTS[face])
 
 
-def _suit_swap(a: str, b: str) -> tuple[int, ...]:
+def _suit_map(image: dict[str, str], tens: bool) -> tuple[int, ...]:
+    # The suits' map `image` on every rank whose cards of those suits the rules treat alike, and on the
+    # rest (only the 10s: RU 10 has its own values) the swap of the two that are alike if `tens`.
     perm = list(range(NUM_FACES))
     for rank in RANKS:
-        x, y = _face(a, rank), _face(b, rank)
-        if _rules_signature(x) == _rules_signature(y):
-            perm[x], perm[y] = y, x
+        faces = {s: _face(s, rank) for s in image}
+        if len({_rules_signature(f) for f in faces.values()}) == 1:
+            for s, t in image.items():
+                perm[faces[s]] = faces[t]
+        elif tens:
+            alike = [s for s in image if sum(_rules_signature(faces[s]) == _rules_signature(faces[t])
+                                              for t in image) == 2]
+            a, b = alike
+            perm[faces[a]], perm[faces[b]] = faces[b], faces[a]
+    assert all(_rules_signature(perm[f]) == _rules_signature(f) for f in range(NUM_FACES))
     return tuple(perm)
+
+
+def _symmetries() -> tuple[tuple[int, ...], ...]:
+    kl, hj, ru = "KL", "HJ", "RU"
+    ident = {kl: kl, hj: hj, ru: ru}
+    swaps = [{kl: hj, hj: kl, ru: ru}, {kl: ru, ru: kl, hj: hj}, {hj: ru, ru: hj, kl: kl}]
+    cycles = [{kl: hj, hj: ru, ru: kl}, {kl: ru, ru: hj, hj: kl}]
+    # The order is part of the policy files' meaning (a file's `symmetries` k takes the first k):
+    # the first four are the identity and the three suit swaps (the 10s follow KL <-> HJ only).
+    first = [(ident, False), (swaps[0], True), (swaps[1], False), (swaps[2], False)]
+    rest = [(cycles[0], False), (cycles[1], False), (ident, True), (swaps[0], False), (swaps[1], True),
+            (swaps[2], True), (cycles[0], True), (cycles[1], True)]
+    return tuple(_suit_map(image, tens) for image, tens in first + rest)
 
 
 #: Face permutations the rules treat alike: ``perm[f]`` replaces face ``f`` everywhere
 #: (hands, table, piles, deck) and the position has the images of the legal moves and the
 #: same values, points and observation up to the face blocks' order, under every ruleset.
 #: KL and HJ are alike card for card; RU is like them except RU 10 (hand value 16, two
-#: intake points), which stays; SP differs from every suit in intake points. The identity
-#: first, then the three suit swaps among KL, HJ and RU. They are near symmetries, not exact
-#: ones: where RULES.md breaks a tie by the canonical card order (which equal-valued cards a
-#: build gathers or a forced capture takes, 3 and 4.1.3) the image may take other cards
-#: than the image of the choice. Averaging a net's value of a position over them (an afterstate
-#: policy's ``symmetries``) evens out what it learned of one suit and not of another
+#: intake points), which stays; SP differs from every suit in intake points. So the group is
+#: the 6 permutations of the suits KL, HJ and RU on every rank but 10, times the 2 of KL 10 and
+#: HJ 10: 12 permutations. The identity first, then the three suit swaps (KL <-> HJ with its 10s),
+#: then the two 3-cycles, then the other eight with the 10s' map flipped. They are near
+#: symmetries, not exact ones: where RULES.md breaks a tie by the canonical card order (which
+#: equal-valued cards a build gathers or a forced capture takes, 3 and 4.1.3) the image may take
+#: other cards than the image of the choice. Averaging a net's value of a position over them (an
+#: afterstate policy's ``symmetries``) evens out what it learned of one suit and not of another
 #: (tested: legal moves and observations map exactly through random games).
-FACE_SYMMETRIES: tuple[tuple[int, ...], ...] = (
-    tuple(range(NUM_FACES)), _suit_swap("KL", "HJ"), _suit_swap("KL", "RU"), _suit_swap("HJ", "RU"),
-)
+FACE_SYMMETRIES: tuple[tuple[int, ...], ...] = _symmetries()
 
 
 class Card(int):
