@@ -108,7 +108,7 @@ def _symmetries() -> tuple[tuple[int, ...], ...]:
 #: intake points), which stays; SP differs from every suit in intake points. So the group is
 #: the 6 permutations of the suits KL, HJ and RU on every rank but 10, times the 2 of KL 10 and
 #: HJ 10: 12 permutations. The identity first, then the three suit swaps (KL <-> HJ with its 10s),
-#: then the two 3-cycles, then the other eight with the 10s' map flipped. They are near
+#: then the two 3-cycles, then those six with the 10s' map flipped. They are near
 #: symmetries, not exact ones: where RULES.md breaks a tie by the canonical card order (which
 #: equal-valued cards a build gathers or a forced capture takes, 3 and 4.1.3) the image may take
 #: other cards than the image of the choice. Averaging a net's value of a position over them (an
