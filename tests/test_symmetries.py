@@ -162,8 +162,9 @@ def test_side_by_side_nets_run_block_by_block_as_the_dense_product_would():
         (0, 256, 0, 256), (256, 512, 256, 512), (512, 576, 512, 544)]
     assert g7._blocks == [None]
     idle = [w.copy() for w in three.weights]
-    idle[1][:, 3] = 0  # a unit of layer 1 that reads nothing
-    assert MLPPolicy(idle, three.biases, three.activation, head="afterstate", extras=three.extras)._blocks == [None]
+    idle[1][:, 255] = 0  # a unit of layer 1 that reads nothing, on a block's edge: the dense product must write it
+    with_idle = MLPPolicy(idle, three.biases, three.activation, head="afterstate", extras=three.extras)
+    assert with_idle._blocks == [None]
 
     def dense(net, x):
         h = with_extras(x, net.extras)
@@ -176,11 +177,25 @@ def test_side_by_side_nets_run_block_by_block_as_the_dense_product_would():
     cols = face_symmetry_columns()
     batches = _afterstate_batches(1)
     batches.append(np.concatenate(batches))
+    for x in batches:
+        np.testing.assert_allclose(with_idle.afterstate_values(x), dense(with_idle, x), rtol=1e-5, atol=2e-6)
     for k in (1, 4, 12):
         net = average_policies([g6, g7, narrow], symmetries=k)
         for x in batches:
             want = np.mean([dense(net, x[:, c]) for c in cols[:k]], axis=0)
             np.testing.assert_allclose(net.afterstate_values(x), want, rtol=1e-5, atol=2e-6)
+        assert net.afterstate_values(batches[0][:0]).shape == (0,)  # an empty batch, as a plain net allows
+
+
+def test_the_agent_version_names_the_block_by_block_forward_pass():
+    """Plain nets hash as they always did (their games keep their agent version); an averaged or symmetric net
+    is computed block by block, which may break a near tie the other way than the dense product did, so the
+    agent playing it is another version than the one generation 8 was measured as (1+3b8a592e7f38)."""
+    g6, g7 = load_policy(f"{GENERATIONS}/gen6.npz"), load_policy(f"{GENERATIONS}/gen7.npz")
+    assert (g6.fingerprint(), g7.fingerprint()) == ("33a5fe1b778e", "0c6480bddc3b")
+    g8 = load_policy(f"{GENERATIONS}/gen8.npz")
+    assert g8.fingerprint() != "3b8a592e7f38"
+    assert average_policies([g6, g7]).fingerprint() != average_policies([g6, g7], symmetries=4).fingerprint()
 
 
 def test_average_of_nets_without_hidden_layers():

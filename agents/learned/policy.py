@@ -218,7 +218,7 @@ class MLPPolicy:
         self._act = _ACT[activation]
         self.ruleset = _ruleset_dict(ruleset)
         # Hidden layers made of nets side by side (average_policies) run block by block: the dense
-        # product would spend half its time (a third for three nets) on the zeros between them.
+        # product would spend half its time (two thirds for three nets) on the zeros between them.
         self._blocks = [_diagonal_blocks(w) for w in self.weights[1:-1]]
         self._sym_cols: NDArray[np.intp] | None = None
         if self.symmetries > 1:
@@ -307,7 +307,7 @@ class MLPPolicy:
         x = np.asarray(obs, dtype=np.float32)
         rows = with_extras(x.reshape(-1, x.shape[-1]), self.extras)
         k, n = self.symmetries, len(rows)
-        sym = rows[:, self._sym_cols].reshape(n * k, -1)  # row i k + j: position i's symmetry j
+        sym = rows[:, self._sym_cols].reshape(n * k, rows.shape[1])  # row i k + j: position i's symmetry j
         h = self._layer0(sym, self.weights[0], self.biases[0], sparse=n <= _SPARSE_ROWS)
         out = h if len(self.weights) == 1 else self._deep(self._act(h))
         mean: Floats = out.reshape(n, k).mean(axis=1, dtype=np.float32).reshape(x.shape[:-1])
@@ -335,7 +335,7 @@ class MLPPolicy:
     def _layer0(x: Floats, w0: Floats, b0: Floats, sparse: bool | None = None) -> Floats:
         """``x @ w0 + b0``; a sparse product (``sparse``, default: at most ``_SPARSE_ROWS`` rows) multiplies
         only the nonzero columns."""
-        if len(x) <= _SPARSE_ROWS if sparse is None else sparse:
+        if (len(x) <= _SPARSE_ROWS) if sparse is None else sparse:
             cols = np.flatnonzero(x.any(axis=0))
             h = x[:, cols] @ w0[cols]
         else:
@@ -417,7 +417,9 @@ class MLPPolicy:
         """12 hex digits of a SHA-256 over what decides play and what the file says it is.
 
         Covers the activation, every layer's shape, dtype and bytes (value head included)
-        and the metadata, so a retrained or re-measured file gets another fingerprint, and
+        and the metadata (and, for averaged or symmetric nets, the symmetries and the block-by-block
+        forward pass, which may break a near tie otherwise than the dense product), so a retrained or
+        re-measured file gets another fingerprint, and
         the same policy, saved again or loaded in another process, the same one. Agents
         that play a policy use it as their version (:attr:`agents.base.Agent.version`).
         """
@@ -428,6 +430,11 @@ class MLPPolicy:
             h.update(f"|extras={self.extras}".encode())
         if self.symmetries > 1:  # another function of the same layers: another agent version
             h.update(f"|symmetries={self.symmetries}".encode())
+        if self.symmetries > 1 or any(b is not None for b in self._blocks):
+            # Computed block by block, the symmetric inputs through one sparse layer (since 0.2.0's generation 8
+            # was measured): the same values to float rounding, but a near tie may fall the other way (about one
+            # decision in 6,000), so the agent playing such a net is another version. Plain nets hash as before.
+            h.update(b"|forward=blocks")
         changes = _changes(self.ruleset)
         if changes:  # nets for the default rules keep the fingerprints they had before rulesets were recorded
             h.update(f"|ruleset={json.dumps(changes, sort_keys=True)}".encode())
