@@ -219,7 +219,8 @@ class MLPPolicy:
         self.ruleset = _ruleset_dict(ruleset)
         # Hidden layers made of nets side by side (average_policies) run block by block: the dense
         # product would spend half its time (two thirds for three nets) on the zeros between them.
-        self._blocks = [_diagonal_blocks(w) for w in self.weights[1:-1]]
+        # Afterstate nets only: a logits net's layers stay dense, and its fingerprint (below) as it was.
+        self._blocks = [_diagonal_blocks(w) for w in self.weights[1:-1]] if head == "afterstate" else []
         self._sym_cols: NDArray[np.intp] | None = None
         if self.symmetries > 1:
             # A symmetric position's inputs are a column permutation of the position's own (the extras computed
@@ -308,28 +309,25 @@ class MLPPolicy:
         rows = with_extras(x.reshape(-1, x.shape[-1]), self.extras)
         k, n = self.symmetries, len(rows)
         sym = rows[:, self._sym_cols].reshape(n * k, rows.shape[1])  # row i k + j: position i's symmetry j
-        h = self._layer0(sym, self.weights[0], self.biases[0], sparse=n <= _SPARSE_ROWS)
-        out = h if len(self.weights) == 1 else self._deep(self._act(h))
+        out = self._after_layer0(self._layer0(sym, self.weights[0], self.biases[0], sparse=n <= _SPARSE_ROWS))
         mean: Floats = out.reshape(n, k).mean(axis=1, dtype=np.float32).reshape(x.shape[:-1])
         return mean
 
     def _afterstate_values(self, obs: Floats) -> Floats:
         x = with_extras(obs, self.extras)
-        if self.extras is None or x.ndim != 2 or len(x) > _SPARSE_ROWS:
-            if len(self.weights) == 1 or x.ndim != 2:
-                return self._forward(x, self.weights, self.biases)[..., 0]
-            h = x @ self.weights[0]
-            h += self.biases[0]
-            return self._deep(self._act(h))[:, 0]
+        if x.ndim != 2:
+            return self._forward(x, self.weights, self.biases)[..., 0]
         # A decision's few encodings use about 200 of the ~700 inputs (card blocks are mostly
         # zeros): multiplying only those columns makes the widest layer about 2.5x cheaper,
         # which keeps a net with extra inputs within the time of one without. Only nets with
         # extras take this path, so older nets' outputs (and the games and data made with
         # them) stay bit for bit what they were.
-        h = self._layer0(x, self.weights[0], self.biases[0])
-        if len(self.weights) == 1:
-            return h[:, 0]
-        return self._deep(self._act(h))[:, 0]
+        sparse = self.extras is not None and len(x) <= _SPARSE_ROWS
+        return self._after_layer0(self._layer0(x, self.weights[0], self.biases[0], sparse=sparse))[:, 0]
+
+    def _after_layer0(self, h: Floats) -> Floats:
+        """The net's output from layer 0's pre-activations ``h``: ``h`` itself for a one-layer net."""
+        return h if len(self.weights) == 1 else self._deep(self._act(h))
 
     @staticmethod
     def _layer0(x: Floats, w0: Floats, b0: Floats, sparse: bool | None = None) -> Floats:
