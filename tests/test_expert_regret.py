@@ -8,7 +8,7 @@ import pytest
 
 import agents
 from training import cli
-from training.regret import KINDS, regret_table
+from training.regret import KINDS, data_regret_table, regret_table
 
 
 class _GreedyJudge:
@@ -139,6 +139,99 @@ def test_cli_prints_the_table_and_writes_json(tmp_path, capsys):
     assert [ln.split()[0] for ln in lines[2:4]] == ["greedy", "random"]
     saved = json.loads(out.read_text())
     assert [p["spec"] for p in saved["players"]] == ["greedy", "random"]
+
+
+@pytest.fixture(scope="module")
+def learned_games(tmp_path_factory):
+    """Two games `learned` played while a small pimc valued every move (one shard each)."""
+    import numpy as np  # noqa: F401  (numpy only: no torch needed)
+
+    from training import teacher
+
+    d = tmp_path_factory.mktemp("regret") / "data"
+    teacher.generate(d, "pimc:samples=2,horizon=2", 2, seed=7, shard_games=1, afterstates=True, driver="learned",
+                     progress=False)
+    return d
+
+
+def _played_regrets(d, shards):
+    """The regret of the move the driver played, per decision with a choice, from the stored arrays."""
+    import numpy as np
+
+    out = []
+    for k in shards:
+        with np.load(d / f"shard_{k:05d}.npz") as z:
+            for legal, values, action in zip(z["legal"], z["values"], z["action"]):
+                ids, vals = legal[legal >= 0], values[legal >= 0]
+                if len(ids) > 1:
+                    out.append(float(vals.max() - vals[list(ids).index(action)]))
+    return out
+
+
+def test_on_stored_data_the_driver_is_charged_for_the_moves_it_played(learned_games):
+    # The data's driver was `learned`: judged on its own games it picks what it played, so its
+    # regret per decision is the teacher's best value minus that of the move in the record.
+    res = data_regret_table(["learned", "learned:path=agents/data/generations/gen6.npz"], learned_games)
+    mine, gen6 = res["players"]
+    assert res["decisions"] > 100 and res["games"] == 2 and res["every"] == 1
+    assert res["reference"] == "pimc:horizon=2,samples=2" and res["driver"] == "learned"
+    assert mine["per_decision"] == pytest.approx(_played_regrets(learned_games, [0, 1]))
+    assert gen6["per_decision"] != mine["per_decision"]  # another net picks otherwise somewhere
+    assert sum(k["share"] for k in mine["by_kind"].values()) == pytest.approx(mine["regret"]["value"])
+    only = data_regret_table(["learned"], learned_games, (1, 2))
+    assert only["shards"] == [1, 2] and only["games"] == 1
+    assert only["players"][0]["per_decision"] == pytest.approx(_played_regrets(learned_games, [1]))
+
+
+def test_stored_data_judges_only_afterstate_nets_and_names_missing_shards(learned_games, tmp_path):
+    with pytest.raises(ValueError, match="'greedy' is not an afterstate net"):
+        data_regret_table(["greedy"], learned_games)
+    with pytest.raises(ValueError, match=r"no shard in 5:9 \(it has 2, numbered 0 to 1\)"):
+        data_regret_table(["learned"], learned_games, (5, 9))
+    with pytest.raises(ValueError, match="not a teacher data directory"):
+        data_regret_table(["learned"], tmp_path)
+
+
+def test_a_damaged_shard_is_named(learned_games, tmp_path):
+    import shutil
+
+    d = tmp_path / "copy"
+    shutil.copytree(learned_games, d)
+    (d / "shard_00001.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"shard_00001.npz is not a readable teacher data shard"):
+        data_regret_table(["learned"], d)
+
+
+def test_stored_data_of_other_rules_is_refused(tmp_path):
+    from training import teacher
+
+    d = tmp_path / "locked"
+    teacher.generate(d, "pimc:samples=2,horizon=2", 1, seed=7, shard_games=1, afterstates=True,
+                     rules={"sets": 1, "lock_every_build": True}, progress=False)
+    with pytest.raises(ValueError, match=r"lock_every_build=True \(trained for False\)"):
+        data_regret_table(["learned"], d)
+
+
+def test_cli_judges_stored_data(learned_games):
+    lines = []
+    assert cli.main(["regret", "learned", "--data", str(learned_games), "--shards", "1:", "--no-progress"],
+                    out=lines.append) == 0
+    assert "of 1 games of learned in" in lines[0] and "(shards 1 to 1)" in lines[0]
+    assert lines[0].endswith("valued by its teacher pimc:horizon=2,samples=2")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["regret", "learned", "--data", "d", "--reference", "pimc"], "exclude each other"),
+    (["regret", "learned", "--data", "d", "--games", "3"], "--games choose the games to play"),
+    (["regret", "learned"], "--reference SEARCH (played games) or --data DIR"),
+    (["regret", "learned", "--data", "d", "--shards", "9:3"], "not START:STOP"),
+    (["regret", "learned", "--data", "d", "--shards", "x"], "not START:STOP"),
+])
+def test_cli_data_mode_bad_flags_say_what_is_wrong(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv, out=lambda s: None)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "code", "message"), [

@@ -258,13 +258,24 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     s.add_argument("results", help="results .jsonl of one mulle-arena run (a round-robin of the agents to compare)")
     s.add_argument("--out", default="elo_vs_ms.png", help="PNG to write")
     s.add_argument("--json", default="", help="also write the points (spec, Elo, interval, ms) here")
-    g = sub.add_parser("regret", help="each player's regret by a reference search, on a driver's self-play decisions")
-    g.add_argument("players", nargs="+", help="agent specs to charge (e.g. learned pimc greedy)")
-    g.add_argument("--reference", required=True, help="the search that values every legal move (pimc or netsearch)")
-    g.add_argument("--driver", default="learned", help="the agent whose self-play games give the positions")
-    g.add_argument("--games", type=_positive, default=24, help="self-play games")
-    g.add_argument("--every", type=_positive, default=4, help="value every N-th decision with a choice")
-    g.add_argument("--seed", type=int, default=0, help="deals and every agent's random stream")
+    g = sub.add_parser("regret", help="each player's regret by a reference search, on a driver's self-play decisions",
+                       description="Each player's agreement with a reference search and regret by it (points a "
+                                   "decision, paired by decision): on a driver's self-play games valued by "
+                                   "--reference as they are played, or, with --data, on a stored teacher data "
+                                   "set valued by its teacher (afterstate learned players only; seconds).")
+    g.add_argument("players", nargs="+", help="agent specs to charge (e.g. learned pimc greedy; with --data: "
+                                              "learned, learned:path=FILE)")
+    g.add_argument("--reference", default=None, help="the search that values every legal move (pimc or netsearch)")
+    g.add_argument("--driver", default=None, help="the agent whose self-play games give the positions "
+                                                  "(default learned)")
+    g.add_argument("--games", type=_positive, default=None, help="self-play games (default 24)")
+    g.add_argument("--every", type=_positive, default=None, help="value every N-th decision with a choice (default 4)")
+    g.add_argument("--seed", type=int, default=None, help="deals and every agent's random stream (default 0)")
+    g.add_argument("--data", default="", help="instead of playing: a teacher data directory made with mulle-train "
+                                              "data --afterstates, its teacher the reference")
+    g.add_argument("--shards", type=_shard_range, default=(0, None),
+                   help="with --data: START:STOP, the shard numbers to judge on (games no judged net was fitted "
+                        "on); default all")
     g.add_argument("--json", default="", help="also write the table here")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     x = sub.add_parser("exploit", help="train a best response against a frozen agent and report its score",
@@ -387,29 +398,60 @@ def _errors_exit_1(errors: tuple[type[Exception], ...], fn: Callable[[argparse.N
         return 1
 
 
+def _shard_range(text: str) -> tuple[int, int | None]:
+    """``START:STOP`` (either may be empty) as ``(start, stop)``: shard numbers ``start <= k < stop``."""
+    start, sep, stop = text.partition(":")
+    try:
+        lo, hi = int(start or 0), (int(stop) if stop else None)
+    except ValueError:
+        lo, hi = -1, None
+    if not sep or lo < 0 or (hi is not None and hi <= lo):
+        raise argparse.ArgumentTypeError(f"{text!r} is not START:STOP with 0 <= START < STOP (e.g. 350:400, 350:)")
+    return lo, hi
+
+
 def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out) -> int:
     import agents
 
-    from .regret import format_table, regret_table
+    from .regret import data_regret_table, format_table, regret_table
 
-    for flag, spec in [*(("player", p) for p in args.players), ("--reference", args.reference),
-                       ("--driver", args.driver)]:
+    online = {"--driver": args.driver, "--games": args.games, "--every": args.every, "--seed": args.seed}
+    if args.data:
+        if args.reference is not None:
+            parser.error("--data and --reference exclude each other: the data's teacher is the reference")
+        given = [flag for flag, v in online.items() if v is not None]
+        if given:
+            parser.error(f"{', '.join(given)} choose the games to play; with --data the games are the data's")
+    elif args.reference is None:
+        parser.error("say what judges the picks: --reference SEARCH (played games) or --data DIR (stored ones)")
+    driver = "learned" if args.driver is None else args.driver
+    checked = [("player", p) for p in args.players]
+    if not args.data:
+        checked += [("--reference", args.reference), ("--driver", driver)]
+    for flag, spec in checked:
         try:
             agents.canonical(spec)
         except agents.AgentSpecError as exc:
             parser.error(f"{flag} {spec!r}: {exc}")
     bar = None
+    games = 24 if args.games is None else args.games
     if not args.no_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=args.games, unit="game", file=sys.stderr)
+        bar = tqdm(total=None if args.data else games, unit="shard" if args.data else "game", file=sys.stderr)
 
     def tick(done: int, total: int) -> None:
         if bar is not None:
+            bar.total = total
             bar.update(1)
 
     try:
-        result = regret_table(args.players, args.reference, args.games, args.every, args.seed, args.driver, tick)
+        if args.data:
+            result = data_regret_table(args.players, args.data, args.shards, tick)
+        else:
+            assert args.reference is not None  # refused above otherwise
+            result = regret_table(args.players, args.reference, games, 4 if args.every is None else args.every,
+                                  0 if args.seed is None else args.seed, driver, tick)
     except ValueError as exc:
         print(f"mulle-train: error: {exc}", file=sys.stderr)
         return 1

@@ -27,19 +27,23 @@ reference's judgement, not against the truth.
 from __future__ import annotations
 
 import random
+import zipfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from agents.base import Agent
 from agents.match import play_agents
 from agents.rollout import best_index
 from arena import stats
-from training.teacher import deal_seed, values_moves
+from training.teacher import check_data_dir, deal_seed, shard_path, values_moves
 
 if TYPE_CHECKING:
     from mulle_env.engine import GameState, Move, PlayerView
 
-__all__ = ["KINDS", "format_table", "paired_difference", "regret_table"]
+__all__ = ["KINDS", "data_regret_table", "format_table", "paired_difference", "regret_table"]
 
 #: Move kinds, in the order the breakdown lists them.
 KINDS = ("capture", "build", "discard", "trotta")
@@ -134,9 +138,16 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
                     on_move=on_move, specs=[driver, driver])
         if progress is not None:
             progress(g + 1, games)
+    return _summary(rows, specs, {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every,
+                                  "seed": seed})
+
+
+def _summary(rows: list[tuple[list[float], list[int], str]], specs: Sequence[str], head: dict[str, Any]
+             ) -> dict[str, Any]:
+    """The result of :func:`regret_table` from its rows (the reference's values, each player's pick, the
+    reference's preferred kind, per decision)."""
     n = len(rows)
-    out: dict[str, Any] = {"reference": ref.spec, "driver": drive.spec, "games": games, "every": every, "seed": seed,
-           "decisions": n, "kinds": [k for _, _, k in rows], "players": []}
+    out: dict[str, Any] = {**head, "decisions": n, "kinds": [k for _, _, k in rows], "players": []}
     for i, spec in enumerate(specs):
         regrets = [max(v) - v[p[i]] for v, p, _ in rows]
         iv = stats.mean_interval(regrets)
@@ -150,6 +161,80 @@ def regret_table(players: Sequence[str], reference: str, games: int, every: int 
                                "per_decision": regrets})
     out["random"] = sum(max(v) - sum(v) / len(v) for v, _, _ in rows) / n if n else None
     return out
+
+
+def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tuple[int, int | None] = (0, None),
+                      progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """:func:`regret_table` on a stored teacher data set: its teacher's values judge afterstate nets' picks.
+
+    The data (``mulle-train data --afterstates``) holds every decision's legal moves, the
+    teacher's value of each and the position each move leaves, so a net's pick is one
+    batched forward pass per shard: seconds for what a match against a search takes
+    minutes for. ``players`` are specs of afterstate ``learned`` agents (``learned``,
+    ``learned:path=FILE``) trained for the data's rules; each picks as it plays (banked
+    points plus the net's points to come, first best move on a tie; a whole shard is one
+    product, so equal to its play up to float rounding). ``shards`` is ``(start, stop)``
+    over the directory's shard numbers: name games no judged net was fitted on (a fit
+    holds out its own 5% at random). Decisions with one legal move, or without values
+    (game records), are skipped. The result has :func:`regret_table`'s form
+    (``reference`` is the data's teacher, ``driver`` the agent that played its games,
+    ``every`` 1, plus ``data`` and ``shards``) and prints with :func:`format_table`;
+    ``progress(shard, shards)`` is called after each shard.
+    """
+    import agents
+    from mulle_env.codec import action_to_move
+    from mulle_env.engine import Ruleset
+
+    spec = check_data_dir(data_dir)
+    start, stop = shards
+    found = sorted(int(p.stem.split("_")[1]) for p in Path(data_dir).glob("shard_*.npz"))
+    chosen = [k for k in found if k >= start and (stop is None or k < stop)]
+    if not chosen:
+        raise ValueError(f"{data_dir} has no shard in {start}:{'' if stop is None else stop} "
+                         f"(it has {len(found)}, numbered {found[0]} to {found[-1]})" if found else
+                         f"{data_dir} has no shards yet")
+    if not spec.get("afterstates"):
+        raise ValueError(f"{data_dir} holds no afterstates: make it with mulle-train data --afterstates")
+    specs = [agents.canonical(p) for p in players]
+    ruleset = Ruleset.from_dict(spec.get("rules") or {})
+    policies = []
+    for s in specs:
+        bot = agents.make(s)
+        policy = getattr(bot, "policy", None)
+        if policy is None or getattr(policy, "head", None) != "afterstate":
+            raise ValueError(f"player {s!r} is not an afterstate net: on stored data only learned agents whose "
+                             "file scores afterstates can be charged (learned, learned:path=FILE)")
+        bot.check_ruleset(ruleset)  # a net never judged on rules it was not trained for
+        policies.append(policy)
+    rows: list[tuple[list[float], list[int], str]] = []
+    for n, k in enumerate(chosen):
+        try:
+            with np.load(shard_path(data_dir, k), allow_pickle=False) as z:
+                legal, values = z["legal"], z["values"].astype(np.float64)
+                after = z["after_obs"].astype(np.float32)
+                banked = z["after_banked"].astype(np.float64)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{shard_path(data_dir, k)} is not a readable teacher data shard ({exc}); "
+                             "delete it and rerun mulle-train data to make it again") from None
+        present = legal >= 0
+        counts = present.sum(axis=1)
+        if int(counts.sum()) != len(after):
+            raise ValueError(f"{shard_path(data_dir, k)} is inconsistent: {int(counts.sum())} labelled moves "
+                             f"but {len(after)} afterstates")
+        scores = [banked + p.points_to_come(after) for p in policies]
+        at = 0
+        for i, c in enumerate(counts):
+            lo, at = at, at + int(c)
+            vals, ids = values[i][present[i]], legal[i][present[i]]  # rows are stored in this order
+            if c < 2 or not np.isfinite(vals).all():
+                continue
+            picks = [int(np.argmax(z[lo:at])) for z in scores]
+            rows.append((vals.tolist(), picks, action_to_move(int(ids[best_index(vals.tolist())])).kind))
+        if progress is not None:
+            progress(n + 1, len(chosen))
+    return _summary(rows, specs, {"reference": spec["teacher"], "driver": spec.get("driver") or spec["teacher"],
+                                  "games": len(chosen) * int(spec["shard_games"]), "every": 1,
+                                  "seed": spec["seed"], "data": str(data_dir), "shards": [chosen[0], chosen[-1] + 1]})
 
 
 def paired_difference(result: dict[str, Any], a: str, b: str, kind: str | None = None) -> dict[str, Any] | None:
@@ -171,8 +256,14 @@ def paired_difference(result: dict[str, Any], a: str, b: str, kind: str | None =
 
 def format_table(result: dict[str, Any]) -> list[str]:
     """The lines ``mulle-expert regret`` prints for a :func:`regret_table` result."""
-    lines = [f"{result['decisions']} decisions from {result['games']} games of {result['driver']} "
-             f"(every {result['every']}th with a choice), valued by {result['reference']}",
+    if "data" in result:
+        first, stop = result["shards"]
+        source = (f"{result['decisions']} decisions with a choice of {result['games']} games of {result['driver']} "
+                  f"in {result['data']} (shards {first} to {stop - 1}), valued by its teacher {result['reference']}")
+    else:
+        source = (f"{result['decisions']} decisions from {result['games']} games of {result['driver']} "
+                  f"(every {result['every']}th with a choice), valued by {result['reference']}")
+    lines = [source,
              f"{'player':52s} {'agrees':>7s} {'regret (pts/decision, 95%)':>28s}   share of the regret by the "
              "reference's move kind"]
     for p in result["players"]:
