@@ -144,8 +144,6 @@ def test_cli_prints_the_table_and_writes_json(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def learned_games(tmp_path_factory):
     """Two games `learned` played while a small pimc valued every move (one shard each)."""
-    import numpy as np  # noqa: F401  (numpy only: no torch needed)
-
     from training import teacher
 
     d = tmp_path_factory.mktemp("regret") / "data"
@@ -183,6 +181,55 @@ def test_on_stored_data_the_driver_is_charged_for_the_moves_it_played(learned_ga
     assert only["players"][0]["per_decision"] == pytest.approx(_played_regrets(learned_games, [1]))
 
 
+def test_on_stored_data_each_decision_is_filed_under_the_teachers_preferred_kind(learned_games):
+    import numpy as np
+
+    from agents.rollout import best_index
+    from mulle_env.codec import action_to_move
+
+    kinds = []
+    for k in (0, 1):
+        with np.load(learned_games / f"shard_{k:05d}.npz") as z:
+            for legal, values in zip(z["legal"], z["values"]):
+                ids, vals = legal[legal >= 0], values[legal >= 0]
+                if len(ids) > 1:
+                    kinds.append(action_to_move(int(ids[best_index(vals.tolist())])).kind)
+    res = data_regret_table(["learned"], learned_games)
+    assert res["kinds"] == kinds and len(set(kinds)) >= 3
+
+
+def _copy(src, dst):
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_stored_data_refuses_records_unvalued_moves_gaps_and_sampling(learned_games, tmp_path):
+    import numpy as np
+
+    records = _copy(learned_games, tmp_path / "records")
+    spec = json.loads((records / "spec.json").read_text())
+    (records / "spec.json").write_text(json.dumps({**spec, "label": "choice", "teacher": None}))
+    with pytest.raises(ValueError, match="holds game records"):
+        data_regret_table(["learned"], records)
+    screened = _copy(learned_games, tmp_path / "screened")
+    with np.load(screened / "shard_00001.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    first = int(np.flatnonzero((arrays["legal"] >= 0).sum(axis=1) > 1)[0])
+    arrays["values"][first, 0] = np.nan  # a move the teacher did not value
+    np.savez(screened / "shard_00001.npz", **arrays)
+    with pytest.raises(ValueError, match=r"shard_00001.npz: the teacher .* valued \d+ of \d+ legal moves"):
+        data_regret_table(["learned"], screened)
+    gap = _copy(learned_games, tmp_path / "gap")
+    (gap / "shard_00000.npz").unlink()
+    with pytest.raises(ValueError, match=r"lacks shard\(s\) 0 of 0:2"):
+        data_regret_table(["learned"], gap, (0, 2))
+    assert data_regret_table(["learned"], gap, (1, 2))["games"] == 1
+    with pytest.raises(ValueError, match="samples its moves"):
+        data_regret_table(["learned:sample=true"], learned_games)
+
+
 def test_stored_data_judges_only_afterstate_nets_and_names_missing_shards(learned_games, tmp_path):
     with pytest.raises(ValueError, match="'greedy' is not an afterstate net"):
         data_regret_table(["greedy"], learned_games)
@@ -212,12 +259,34 @@ def test_stored_data_of_other_rules_is_refused(tmp_path):
         data_regret_table(["learned"], d)
 
 
-def test_cli_judges_stored_data(learned_games):
+def test_cli_judges_stored_data(learned_games, tmp_path):
     lines = []
-    assert cli.main(["regret", "learned", "--data", str(learned_games), "--shards", "1:", "--no-progress"],
+    out = tmp_path / "r.json"
+    assert cli.main(["regret", "learned", "learned:path=agents/data/generations/gen6.npz", "--data",
+                     str(learned_games), "--shards", "1:", "--no-progress", "--json", str(out)],
                     out=lines.append) == 0
     assert "of 1 games of learned in" in lines[0] and "(shards 1 to 1)" in lines[0]
     assert lines[0].endswith("valued by its teacher pimc:horizon=2,samples=2")
+    assert [ln.split()[0] for ln in lines[2:4]] == ["learned", "learned:path=agents/data/generations/gen6.npz"]
+    assert lines[-2].startswith("learned minus learned:path=agents/data/generations/gen6.npz")  # paired
+    saved = json.loads(out.read_text())
+    assert saved["shards"] == [1, 2] and saved["players"][0]["per_decision"] == pytest.approx(
+        _played_regrets(learned_games, [1]))
+
+
+def test_cli_online_defaults_are_kept(monkeypatch):
+    from training import regret
+
+    seen = {}
+
+    def fake(players, reference, games, every, seed, driver, progress):
+        seen.update(games=games, every=every, seed=seed, driver=driver)
+        return {"reference": reference, "driver": driver, "games": games, "every": every, "seed": seed,
+                "decisions": 0, "kinds": [], "players": [], "random": None}
+
+    monkeypatch.setattr(regret, "regret_table", fake)
+    assert cli.main(["regret", "greedy", "--reference", "pimc", "--no-progress"], out=lambda s: None) == 0
+    assert seen == {"games": 24, "every": 4, "seed": 0, "driver": "learned"}
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -226,6 +295,7 @@ def test_cli_judges_stored_data(learned_games):
     (["regret", "learned"], "--reference SEARCH (played games) or --data DIR"),
     (["regret", "learned", "--data", "d", "--shards", "9:3"], "not START:STOP"),
     (["regret", "learned", "--data", "d", "--shards", "x"], "not START:STOP"),
+    (["regret", "learned", "--reference", "pimc", "--shards", "1:2"], "--shards chooses the stored games"),
 ])
 def test_cli_data_mode_bad_flags_say_what_is_wrong(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:

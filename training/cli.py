@@ -424,6 +424,8 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
             parser.error(f"{', '.join(given)} choose the games to play; with --data the games are the data's")
     elif args.reference is None:
         parser.error("say what judges the picks: --reference SEARCH (played games) or --data DIR (stored ones)")
+    elif args.shards != (0, None):
+        parser.error("--shards chooses the stored games of --data; with --reference the games are played")
     driver = "learned" if args.driver is None else args.driver
     checked = [("player", p) for p in args.players]
     if not args.data:

@@ -27,6 +27,7 @@ reference's judgement, not against the truth.
 from __future__ import annotations
 
 import random
+import re
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -173,30 +174,45 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
     minutes for. ``players`` are specs of afterstate ``learned`` agents (``learned``,
     ``learned:path=FILE``) trained for the data's rules; each picks as it plays (banked
     points plus the net's points to come, first best move on a tie; a whole shard is one
-    product, so equal to its play up to float rounding). ``shards`` is ``(start, stop)``
-    over the directory's shard numbers: name games no judged net was fitted on (a fit
-    holds out its own 5% at random). Decisions with one legal move, or without values
-    (game records), are skipped. The result has :func:`regret_table`'s form
-    (``reference`` is the data's teacher, ``driver`` the agent that played its games,
-    ``every`` 1, plus ``data`` and ``shards``) and prints with :func:`format_table`;
-    ``progress(shard, shards)`` is called after each shard.
+    product over the stored float16 encodings, so equal to its play up to rounding).
+    ``shards`` is ``(start, stop)`` over the directory's shard numbers: name games no
+    judged net was fitted on (a fit holds out its own 5% at random). Decisions with one
+    legal move are skipped. Refused with a ``ValueError`` naming what is wrong: game
+    records (no values), a teacher that left a legal move unvalued, a gap in the shard
+    range, a damaged shard, a player that samples or is not an afterstate net. Under
+    ``forced_capture=False`` the data numbers moves by their place, so ``by_kind`` is
+    empty. The result has :func:`regret_table`'s form (``reference`` is the data's
+    teacher, ``driver`` the agent that played its games, ``every`` 1, plus ``data`` and
+    ``shards``) and prints with :func:`format_table`; ``progress(shard, shards)`` is
+    called after each shard.
     """
     import agents
     from mulle_env.codec import action_to_move
     from mulle_env.engine import Ruleset
 
     spec = check_data_dir(data_dir)
+    if spec.get("label") == "choice" or not spec.get("teacher"):
+        raise ValueError(f"{data_dir} holds game records (the moves played, no teacher's values): nothing to "
+                         "judge a pick by; give a data set of mulle-train data")
+    if not spec.get("afterstates"):
+        raise ValueError(f"{data_dir} holds no afterstates: make it with mulle-train data --afterstates")
     start, stop = shards
-    found = sorted(int(p.stem.split("_")[1]) for p in Path(data_dir).glob("shard_*.npz"))
+    found = sorted(int(m.group(1)) for p in Path(data_dir).glob("shard_*.npz")
+                   if (m := re.fullmatch(r"shard_(\d+)\.npz", p.name)))
     chosen = [k for k in found if k >= start and (stop is None or k < stop)]
     if not chosen:
         raise ValueError(f"{data_dir} has no shard in {start}:{'' if stop is None else stop} "
                          f"(it has {len(found)}, numbered {found[0]} to {found[-1]})" if found else
                          f"{data_dir} has no shards yet")
-    if not spec.get("afterstates"):
-        raise ValueError(f"{data_dir} holds no afterstates: make it with mulle-train data --afterstates")
+    missing = sorted(set(range(start, chosen[-1] + 1 if stop is None else stop)) - set(chosen))
+    if missing:
+        raise ValueError(f"{data_dir} lacks shard(s) {', '.join(map(str, missing[:10]))}"
+                         f"{' ...' if len(missing) > 10 else ''} of {start}:{'' if stop is None else stop}: "
+                         "complete it (rerun its mulle-train data) or name a range it holds")
     specs = [agents.canonical(p) for p in players]
     ruleset = Ruleset.from_dict(spec.get("rules") or {})
+    # Under forced_capture=False a decision's moves are stored by their place in the list, not by action id.
+    by_id = ruleset.forced_capture
     policies = []
     for s in specs:
         bot = agents.make(s)
@@ -204,6 +220,9 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
         if policy is None or getattr(policy, "head", None) != "afterstate":
             raise ValueError(f"player {s!r} is not an afterstate net: on stored data only learned agents whose "
                              "file scores afterstates can be charged (learned, learned:path=FILE)")
+        if getattr(bot, "sample", False):
+            raise ValueError(f"player {s!r} samples its moves: on stored data only the argmax pick is charged "
+                             "(drop sample=true)")
         bot.check_ruleset(ruleset)  # a net never judged on rules it was not trained for
         policies.append(policy)
     rows: list[tuple[list[float], list[int], str]] = []
@@ -226,10 +245,16 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
         for i, c in enumerate(counts):
             lo, at = at, at + int(c)
             vals, ids = values[i][present[i]], legal[i][present[i]]  # rows are stored in this order
-            if c < 2 or not np.isfinite(vals).all():
+            if c < 2:
                 continue
+            if not np.isfinite(vals).all():
+                raise ValueError(f"{shard_path(data_dir, k)}: the teacher {spec['teacher']!r} valued "
+                                 f"{int(np.isfinite(vals).sum())} of {c} legal moves of a decision, so a pick "
+                                 "it never looked at could not be charged; use data of a teacher that values "
+                                 "every move (width=0)")
             picks = [int(np.argmax(z[lo:at])) for z in scores]
-            rows.append((vals.tolist(), picks, action_to_move(int(ids[best_index(vals.tolist())])).kind))
+            best = best_index(vals.tolist())
+            rows.append((vals.tolist(), picks, action_to_move(int(ids[best])).kind if by_id else "unknown"))
         if progress is not None:
             progress(n + 1, len(chosen))
     return _summary(rows, specs, {"reference": spec["teacher"], "driver": spec.get("driver") or spec["teacher"],
