@@ -190,6 +190,8 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
     from mulle_env.codec import action_to_move
     from mulle_env.engine import Ruleset
 
+    from .afterfit import move_rows
+
     spec = check_data_dir(data_dir)
     if spec.get("label") == "choice" or not spec.get("teacher"):
         raise ValueError(f"{data_dir} holds game records (the moves played, no teacher's values): nothing to "
@@ -235,26 +237,26 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
             raise ValueError(f"{shard_path(data_dir, k)} is not a readable teacher data shard ({exc}); "
                              "delete it and rerun mulle-train data to make it again") from None
-        present = legal >= 0
-        counts = present.sum(axis=1)
-        if int(counts.sum()) != len(after):
-            raise ValueError(f"{shard_path(data_dir, k)} is inconsistent: {int(counts.sum())} labelled moves "
-                             f"but {len(after)} afterstates")
+        try:  # the fit's own mapping of afterstate rows to decisions, and its consistency check
+            _, value, begins = move_rows({"legal": legal, "values": values, "after_obs": after})
+        except ValueError as exc:
+            raise ValueError(f"{shard_path(data_dir, k)}: {exc}") from None
+        ids = legal[legal >= 0]  # row r is the move ids[r]
         scores = [banked + p.points_to_come(after) for p in policies]
-        at = 0
-        for i, c in enumerate(counts):
-            lo, at = at, at + int(c)
-            vals, ids = values[i][present[i]], legal[i][present[i]]  # rows are stored in this order
+        for lo, hi in zip(begins.tolist(), [*begins[1:].tolist(), len(value)]):
+            c = hi - lo
             if c < 2:
                 continue
+            vals = value[lo:hi]
             if not np.isfinite(vals).all():
                 raise ValueError(f"{shard_path(data_dir, k)}: the teacher {spec['teacher']!r} valued "
                                  f"{int(np.isfinite(vals).sum())} of {c} legal moves of a decision, so a pick "
                                  "it never looked at could not be charged; use data of a teacher that values "
                                  "every move (width=0)")
-            picks = [int(np.argmax(z[lo:at])) for z in scores]
-            best = best_index(vals.tolist())
-            rows.append((vals.tolist(), picks, action_to_move(int(ids[best])).kind if by_id else "unknown"))
+            picks = [int(np.argmax(z[lo:hi])) for z in scores]
+            listed = vals.tolist()
+            kind = action_to_move(int(ids[lo + best_index(listed)])).kind if by_id else "unknown"
+            rows.append((listed, picks, kind))
         if progress is not None:
             progress(n + 1, len(chosen))
     return _summary(rows, specs, {"reference": spec["teacher"], "driver": spec.get("driver") or spec["teacher"],
