@@ -439,3 +439,133 @@ def test_every_generation_is_kept_with_its_measured_strength(tmp_path):
     assert main(["plot", str(root / "agents" / "data" / "generations" / "manifest.json"), "--out", str(out)],
                 out=lambda _: None) == 0
     assert out.stat().st_size > 1000
+
+
+@torch_tests
+def test_ranking_term_is_the_kl_divergence_of_the_move_softmaxes(after_data, tmp_path):
+    import torch
+
+    from training.afterfit import AfterstateConfig, _build, _Stepper, fit_afterstate, move_rows
+    from training.stream import MemorySource
+
+    d = teacher.load(after_data)
+    decision, value, _ = move_rows(d)
+    weight = np.linspace(0.5, 2.0, len(d["legal"])).astype(np.float32)
+    for temp in (0.5, 3.0):
+        cfg = AfterstateConfig(hidden=[8], rank_coef=2.0, rank_temperature=temp)
+        step = _Stepper(_build(cfg), cfg, 16)
+        step.load(MemorySource(d, weight), [0])
+        decs = np.arange(3, 40)
+        rows = np.flatnonzero(np.isin(decision, decs))
+        pred = torch.from_numpy(np.random.default_rng(0).normal(0, 1, len(rows)).astype(np.float32))
+        seg = np.searchsorted(decs, decision[rows])
+        for w in (None, torch.from_numpy(weight[decs][seg])):
+            got = float(step._ranking(pred, rows, seg, w))
+            # The same divergence decision by decision, in float64 from the definitions.
+            kls, ws = [], []
+            for i, dec in enumerate(decs):
+                r = rows[seg == i]
+                net = (d["after_banked"][r] + pred.numpy()[seg == i] * VALUE_SCALE) / temp
+                t = value[r] / temp
+                p = np.exp(t - t.max()) / np.exp(t - t.max()).sum()
+                lq = net - net.max() - np.log(np.exp(net - net.max()).sum())
+                lp = t - t.max() - np.log(np.exp(t - t.max()).sum())
+                kls.append(float(np.sum(p * (lp - lq))))
+                ws.append(1.0 if w is None else float(weight[dec]))
+            want = 2.0 * np.average(kls, weights=ws)
+            assert got == pytest.approx(want, rel=1e-4, abs=1e-6)
+    # A net whose values are the teacher's up to a shift per decision has nothing to learn from it.
+    exact = torch.from_numpy(((value[rows] - d["after_banked"][rows]) / VALUE_SCALE + 3.0).astype(np.float32))
+    assert float(step._ranking(exact, rows, seg, None)) == pytest.approx(0.0, abs=1e-5)
+    # Fitted with the term, the net orders the moves nearer the teacher's: the divergence drops.
+    cfg = AfterstateConfig(hidden=[16], epochs=4, batch_size=64, seed=1, rank_coef=1.0, rank_temperature=1.0,
+                           augment=False)
+    step = _Stepper(_build(cfg), cfg, 16)
+    step.load(MemorySource(d), [0])
+    labelled = np.flatnonzero(np.isfinite(value))
+
+    def divergence():
+        with torch.no_grad():
+            pred = step.net(torch.from_numpy(d["after_obs"][labelled].astype(np.float32)))[:, 0]
+            return float(step._ranking(pred, labelled, decision[labelled], None))
+
+    before = divergence()
+    fit_afterstate(d, tmp_path / "ranked.npz", cfg, progress=False)
+    from training.afterfit import _load_numpy
+
+    assert _load_numpy(step.net, load_policy(tmp_path / "ranked.npz"))
+    assert load_policy(tmp_path / "ranked.npz").metadata["config"]["rank_coef"] == 1.0
+    ranked = divergence()
+    assert ranked < 0.8 * before
+    # ... and nearer than the same fit by regression alone.
+    fit_afterstate(d, tmp_path / "plain.npz", AfterstateConfig(**{**cfg, "rank_coef": 0.0}), progress=False)
+    assert _load_numpy(step.net, load_policy(tmp_path / "plain.npz"))
+    assert ranked < divergence()
+    for bad in ({"rank_coef": -1.0}, {"rank_temperature": 0.0}):
+        with pytest.raises(ValueError, match="rank_coef must be >= 0 and rank_temperature > 0"):
+            AfterstateConfig(**bad)
+
+
+@torch_tests
+def test_cli_fit_with_a_ranking_term(after_data, tmp_path, capsys):
+    from training.cli import expert_main as main
+
+    pol = tmp_path / "r.npz"
+    assert main(["fit", str(after_data), "--out", str(pol), "--hidden", "8", "--epochs", "1", "--batch-size", "64",
+                 "--rank-coef", "0.5", "--rank-temperature", "2", "--no-progress"]) == 0
+    cfg = load_policy(pol).metadata["config"]
+    assert (cfg["rank_coef"], cfg["rank_temperature"]) == (0.5, 2.0)
+    capsys.readouterr()
+    assert main(["fit", str(after_data), "--out", str(tmp_path / "l.npz"), "--net", "logits", "--rank-coef", "1",
+                 "--no-progress"]) == 1
+    assert "--rank-coef is for afterstate fits" in capsys.readouterr().err
+    assert main(["fit", str(after_data), "--out", str(tmp_path / "l.npz"), "--net", "logits",
+                 "--augment-symmetries", "4", "--no-progress"]) == 1
+    assert "--augment-symmetries is for afterstate fits" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(after_data), "--out", str(pol), "--rank-coef", "-1"])
+    assert exc.value.code == 2
+
+
+@torch_tests
+def test_fits_can_show_each_decision_as_any_of_the_first_face_symmetries(after_data, tmp_path):
+    import torch
+
+    from mulle_env.extras import with_extras
+    from mulle_env.observation import face_symmetry_columns
+    from training.afterfit import AfterstateConfig, _build, _Stepper, fit_afterstate, move_rows
+    from training.stream import MemorySource
+
+    d = teacher.load(after_data)
+    decision, _, _ = move_rows(d)
+    cfg = AfterstateConfig(hidden=[8], augment_symmetries=4, extras="capture-v4")
+    seen = []
+
+    class Spy(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            seen.append(x.numpy().copy())
+            return self.net(x)
+
+    step = _Stepper(Spy(_build(cfg)), cfg, 16)
+    step.load(MemorySource(d), [0])
+    decs = np.arange(len(d["legal"]))
+    step.loss(decs, 0, 0)
+    shown, cols = seen[-1], face_symmetry_columns(4)
+    plain = d["after_obs"].astype(np.float32)
+    used = set()
+    for i in decs:
+        rows = np.flatnonzero(decision == i)
+        # Every move of a decision in the same symmetric position, the extras computed from it.
+        ks = [k for k in range(4) if np.array_equal(shown[rows], with_extras(plain[rows][:, cols[k]], "capture-v4"))]
+        assert ks, f"decision {i} is shown in no symmetric position"
+        used.update(ks)
+    assert used == {0, 1, 2, 3}
+    fit_afterstate(d, tmp_path / "sym.npz", AfterstateConfig(hidden=[8], epochs=1, batch_size=64,
+                                                             augment_symmetries=12), progress=False)
+    assert load_policy(tmp_path / "sym.npz").metadata["config"]["augment_symmetries"] == 12
+    with pytest.raises(ValueError, match="augment_symmetries must be from 1 to 12"):
+        AfterstateConfig(augment_symmetries=13)

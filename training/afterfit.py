@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from agents.learned.policy import VALUE_SCALE, MLPPolicy, load_policy, save_policy
 from mulle_env.extras import extends, extras_size, with_extras
-from mulle_env.observation import OBS_SIZE
+from mulle_env.observation import OBS_SIZE, face_symmetry_columns
 
 from .distill import _linears, _mlp, held_out_split
 from .fitloop import FitLoop
@@ -68,13 +68,19 @@ class AfterstateConfig(dict[str, Any]):
     ``centered`` True, ``abs_coef`` 0.1 (see the module docstring), ``extras`` None (or the
     name of an extra-input block the net reads after each encoding, :mod:`mulle_env.extras`),
     ``clone_coef`` 1.0 and ``clone_temperature`` 1.0 (points): the weight of the cloning loss on
-    decisions labelled only by the move played (game records) and the temperature of its softmax.
+    decisions labelled only by the move played (game records) and the temperature of its softmax;
+    ``rank_coef`` 0.0 and ``rank_temperature`` 1.0 (points): the weight of a ranking term on
+    value-labelled decisions (see :meth:`_Stepper._ranking`) and the temperature of its softmaxes;
+    ``augment_symmetries`` 2: with ``augment``, each decision is shown as one of the first this many
+    face symmetries (:data:`mulle_env.engine.cards.FACE_SYMMETRIES`), drawn uniformly; 2 is the
+    identity or clubs and hearts swapped, as fits have always been made.
     """
 
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "hidden": [256, 256], "activation": "relu", "epochs": 4, "batch_size": 1024, "lr": 1e-3,
         "augment": True, "seed": 0, "weight_decay": 1e-5, "centered": True, "abs_coef": 0.1, "extras": None,
-        "clone_coef": 1.0, "clone_temperature": 1.0,
+        "clone_coef": 1.0, "clone_temperature": 1.0, "rank_coef": 0.0, "rank_temperature": 1.0,
+        "augment_symmetries": 2,
     }
 
     def __init__(self, **kw: Any) -> None:
@@ -86,6 +92,14 @@ class AfterstateConfig(dict[str, Any]):
         for key in ("epochs", "batch_size"):
             if int(self[key]) < 1:
                 raise ValueError(f"{key} must be >= 1, not {self[key]!r}")
+        from mulle_env.engine.cards import FACE_SYMMETRIES
+
+        if not 1 <= int(self["augment_symmetries"]) <= len(FACE_SYMMETRIES):
+            raise ValueError(f"augment_symmetries must be from 1 to {len(FACE_SYMMETRIES)} (the face symmetries), "
+                             f"not {self['augment_symmetries']!r}")
+        if float(self["rank_coef"]) < 0 or float(self["rank_temperature"]) <= 0:
+            raise ValueError(f"rank_coef must be >= 0 and rank_temperature > 0, not {self['rank_coef']!r} and "
+                             f"{self['rank_temperature']!r}")
         if self["activation"] not in ("relu", "tanh"):
             raise ValueError(f"activation must be relu or tanh, not {self['activation']!r}")
         if min(self["hidden"], default=1) < 1:
@@ -266,7 +280,12 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
     epochs = int(cfg["epochs"])
     plans = [_epoch_plan(source, is_train, e, seed, dec_per_batch) for e in range(epochs)]
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=sum(sum(st for _, st in pl) for pl in plans))
-    key = {"config": dict(cfg), "rows": n_rows, "init_from": init_from, **source.describe()}
+    # Settings at the values fits had before they existed stay out of the key, so that a checkpoint
+    # written then still resumes.
+    before = {"rank_coef": 0.0, "rank_temperature": 1.0, "augment_symmetries": 2}
+    described = {k: v for k, v in cfg.items()
+                 if k not in before or (float(cfg["rank_coef"]) and k.startswith("rank_")) or v != before[k]}
+    key = {"config": described, "rows": n_rows, "init_from": init_from, **source.describe()}
     held = source.subset(val_dec)
     held_dec = np.arange(len(val_dec))
     held_rows = _rows(held.data)
@@ -346,6 +365,9 @@ class _Stepper:
 
         self.net, self.cfg = net, cfg
         self.obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
+        count = int(cfg["augment_symmetries"])
+        # Two symmetries keep the coin of the fits made before there was a choice (same draws, same nets).
+        self.sym_cols = face_symmetry_columns(count) if cfg["augment"] and count != 2 else None
         self._key: tuple[int, tuple[int, ...]] | None = None
 
     def load(self, source: Source, chunk: list[int]) -> Chunk:
@@ -373,7 +395,11 @@ class _Stepper:
         # Compact rows (teacher.CodedRows) decode to float32 already: no second copy.
         x = np.asarray(chunk.data["after_obs"][rows], dtype=np.float32)
         seg_np = np.searchsorted(decs, self.decision[rows])
-        if self.obs_perm is not None:
+        if self.sym_cols is not None:
+            # One symmetry per decision: a decision's moves are compared in one position.
+            pick = np.random.default_rng([int(cfg["seed"]), epoch, b]).integers(0, len(self.sym_cols), len(decs))
+            x = np.take_along_axis(x, self.sym_cols[pick[seg_np]], axis=1)
+        elif self.obs_perm is not None:
             # One coin per decision: a decision's moves are compared in one position.
             flip = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(decs)) < 0.5
             swap = flip[seg_np]
@@ -391,6 +417,8 @@ class _Stepper:
             err = p - torch.from_numpy(self.target[rows[lab]])
             w = torch.from_numpy(self.chunk.weight[decs][seg_np[lab]]) if self.weighted else None
             loss = self._regression(err, seg_np[lab], len(decs), w) * scale
+            if float(cfg["rank_coef"]):
+                loss = loss + self._ranking(p, rows[lab], seg_np[lab], w)
         if cloned.any():
             loss = loss + self._cloning(pred, rows, seg_np, decs, cloned)
         return loss
@@ -407,6 +435,38 @@ class _Stepper:
             centre = torch.zeros(n_dec).index_add_(0, seg, err) / n_seg.clamp(min=1)
             return mean((err - centre[seg]) ** 2) + float(self.cfg["abs_coef"]) * mean(err**2)
         return mean(err**2)
+
+    def _ranking(self, pred: Tensor, rows: NDArray[np.integer[Any]], seg_np: NDArray[np.intp],
+                 w: Tensor | None) -> Tensor:
+        """KL divergence from the teacher's move distribution to the net's, per value-labelled decision.
+
+        Both are softmaxes of a decision's move values (banked points plus the points to come)
+        at ``rank_temperature`` points. The regression weighs an error on a move the teacher
+        rates ten points down as much as one on its best two moves; a player only needs the
+        order at the top right, and this term spends the net's capacity there. ``w`` weighs
+        the decisions (rows grouped by ``seg_np``, which is sorted).
+        """
+        import torch
+
+        data = self.chunk.data
+        temp = float(self.cfg["rank_temperature"])
+        first = np.searchsorted(seg_np, seg_np)
+        col = np.arange(len(seg_np)) - first
+        dec_ids, dec_row = np.unique(seg_np, return_inverse=True)
+        banked = data["after_banked"][rows].astype(np.float32)
+        net = (torch.from_numpy(banked / VALUE_SCALE) + pred) * (VALUE_SCALE / temp)
+        teacher = torch.from_numpy((self.value[rows] / temp).astype(np.float32))
+        # Padding far below any move (not -inf: 0 * -inf would be nan) gets probability 0 on both sides.
+        shape = (len(dec_ids), int(col.max()) + 1)
+        at = (torch.from_numpy(dec_row), torch.from_numpy(col))
+        q = torch.full(shape, -1e9).index_put(at, net)
+        t = torch.full(shape, -1e9).index_put(at, teacher)
+        p = torch.softmax(t, dim=1)
+        kl = torch.sum(p * (torch.log_softmax(t, dim=1) - torch.log_softmax(q, dim=1)), dim=1)
+        if w is None:
+            return float(self.cfg["rank_coef"]) * torch.mean(kl)
+        wd = torch.zeros(len(dec_ids)).index_put((torch.from_numpy(dec_row),), w)
+        return float(self.cfg["rank_coef"]) * torch.sum(wd * kl) / torch.sum(wd)
 
     def _cloning(self, pred: Tensor, rows: NDArray[np.integer[Any]], seg_np: NDArray[np.intp],
                  decs: NDArray[np.integer[Any]], cloned: NDArray[np.bool_]) -> Tensor:

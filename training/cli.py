@@ -214,6 +214,15 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     f.add_argument("--extras", choices=EXTRAS, default=None,
                    help="afterstate nets: also read this extra-input block, computed from each encoding "
                         "(mulle_env/extras.py); --init-from may then name a net without it")
+    f.add_argument("--rank-coef", type=_nonnegative_float, default=0.0,
+                   help="afterstate nets: weight of a ranking term (KL divergence between the softmaxes of the "
+                        "teacher's and the net's values over each decision's moves) beside the regression")
+    f.add_argument("--rank-temperature", type=_positive_float, default=1.0,
+                   help="the ranking term's softmax temperature, in points")
+    f.add_argument("--augment-symmetries", type=_positive, default=2,
+                   help="afterstate nets: show each decision as one of the first this many face symmetries "
+                        "(mulle_env.engine.cards.FACE_SYMMETRIES, 1 to 12), drawn uniformly; 2: as is or with "
+                        "clubs and hearts swapped")
     f.add_argument("--checkpoint", default="",
                    help="checkpoint file (default: <out>.ckpt.pt, beside the output); a rerun resumes from it, "
                         "and it is deleted when the fit completes")

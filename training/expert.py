@@ -255,10 +255,19 @@ def fit(args: argparse.Namespace, out: Out = print) -> int:
         data: TeacherData | Source = ShardSource(sources, chunk_rows_for(getattr(args, "memory_gb", 4.0)))
         if args.extras:
             settings["extras"] = args.extras
+        if getattr(args, "rank_coef", 0.0):
+            settings.update(rank_coef=args.rank_coef, rank_temperature=args.rank_temperature)
+        if getattr(args, "augment_symmetries", 2) != 2:
+            settings["augment_symmetries"] = args.augment_symmetries
         extra: dict[str, Any] = {"ruleset": rules or None}
     else:
         if any(w != 1 for _, w in sources):
             raise ValueError("weighted data sets (DIR=WEIGHT) are for afterstate fits (--net afterstate)")
+        if getattr(args, "augment_symmetries", 2) != 2:
+            raise ValueError("--augment-symmetries is for afterstate fits (--net afterstate)")
+        if getattr(args, "rank_coef", 0.0):
+            raise ValueError("--rank-coef is for afterstate fits (--net afterstate); logits nets learn a softmax "
+                             "of the teacher's values already (mulle-train run --net logits --temperature)")
         if rules.get("forced_capture") is False:
             raise ValueError("logits nets need the fixed action space: data played with forced_capture=false "
                              "fits afterstate nets only (--net afterstate)")
