@@ -449,14 +449,21 @@ def test_ranking_term_is_the_kl_divergence_of_the_move_softmaxes(after_data, tmp
     from training.stream import MemorySource
 
     d = teacher.load(after_data)
+    # Some moves left unvalued: decision 3 keeps one labelled move (no order: out of the mean), 4 keeps two.
+    d["values"] = d["values"].copy()
+    d["values"][3, 1:] = np.nan
+    d["values"][4, 2:] = np.nan
+    d["values"][7, 0] = np.nan
     decision, value, _ = move_rows(d)
+    labelled = np.isfinite(value)
+    assert (d["legal"][3] >= 0).sum() > 1 and labelled[decision == 3].sum() == 1
     weight = np.linspace(0.5, 2.0, len(d["legal"])).astype(np.float32)
     for temp in (0.5, 3.0):
         cfg = AfterstateConfig(hidden=[8], rank_coef=2.0, rank_temperature=temp)
         step = _Stepper(_build(cfg), cfg, 16)
         step.load(MemorySource(d, weight), [0])
         decs = np.arange(3, 40)
-        rows = np.flatnonzero(np.isin(decision, decs))
+        rows = np.flatnonzero(np.isin(decision, decs) & labelled)
         pred = torch.from_numpy(np.random.default_rng(0).normal(0, 1, len(rows)).astype(np.float32))
         seg = np.searchsorted(decs, decision[rows])
         for w in (None, torch.from_numpy(weight[decs][seg])):
@@ -465,6 +472,8 @@ def test_ranking_term_is_the_kl_divergence_of_the_move_softmaxes(after_data, tmp
             kls, ws = [], []
             for i, dec in enumerate(decs):
                 r = rows[seg == i]
+                if len(r) < 2:
+                    continue
                 net = (d["after_banked"][r] + pred.numpy()[seg == i] * VALUE_SCALE) / temp
                 t = value[r] / temp
                 p = np.exp(t - t.max()) / np.exp(t - t.max()).sum()
@@ -482,12 +491,12 @@ def test_ranking_term_is_the_kl_divergence_of_the_move_softmaxes(after_data, tmp
                            augment=False)
     step = _Stepper(_build(cfg), cfg, 16)
     step.load(MemorySource(d), [0])
-    labelled = np.flatnonzero(np.isfinite(value))
+    valued = np.flatnonzero(labelled)
 
     def divergence():
         with torch.no_grad():
-            pred = step.net(torch.from_numpy(d["after_obs"][labelled].astype(np.float32)))[:, 0]
-            return float(step._ranking(pred, labelled, decision[labelled], None))
+            pred = step.net(torch.from_numpy(d["after_obs"][valued].astype(np.float32)))[:, 0]
+            return float(step._ranking(pred, valued, decision[valued], None))
 
     before = divergence()
     fit_afterstate(d, tmp_path / "ranked.npz", cfg, progress=False)
@@ -501,9 +510,38 @@ def test_ranking_term_is_the_kl_divergence_of_the_move_softmaxes(after_data, tmp
     fit_afterstate(d, tmp_path / "plain.npz", AfterstateConfig(**{**cfg, "rank_coef": 0.0}), progress=False)
     assert _load_numpy(step.net, load_policy(tmp_path / "plain.npz"))
     assert ranked < divergence()
-    for bad in ({"rank_coef": -1.0}, {"rank_temperature": 0.0}):
-        with pytest.raises(ValueError, match="rank_coef must be >= 0 and rank_temperature > 0"):
+    for bad in ({"rank_coef": -1.0}, {"rank_temperature": 0.0}, {"rank_coef": float("nan")},
+                {"rank_temperature": float("inf")}):
+        with pytest.raises(ValueError, match="rank_coef must be a number >= 0 and rank_temperature one > 0"):
             AfterstateConfig(**bad)
+
+
+@torch_tests
+def test_new_fit_settings_at_their_defaults_keep_old_checkpoints_resumable(after_data, tmp_path):
+    import torch
+
+    from training.afterfit import AfterstateConfig, fit_afterstate
+
+    d = teacher.load(after_data)
+    new = {"rank_coef", "rank_temperature", "augment_symmetries"}
+
+    def key_config(cfg, name):
+        def stop(figures):
+            raise KeyboardInterrupt
+
+        ckpt = tmp_path / f"{name}.pt"
+        with pytest.raises(KeyboardInterrupt):
+            fit_afterstate(d, tmp_path / f"{name}.npz", cfg, checkpoint=ckpt, progress=False, log=stop)
+        return torch.load(ckpt, weights_only=False)["key"]["config"]
+
+    # The key a checkpoint is resumed by names only the settings fits had before these existed...
+    plain = key_config(AfterstateConfig(hidden=[8], epochs=2, batch_size=64), "plain")
+    assert set(plain) == set(AfterstateConfig.DEFAULTS) - new
+    # ... and the new ones once they change what the fit computes.
+    ranked = key_config(AfterstateConfig(hidden=[8], epochs=2, batch_size=64, rank_coef=0.5), "ranked")
+    assert (ranked["rank_coef"], ranked["rank_temperature"]) == (0.5, 1.0) and "augment_symmetries" not in ranked
+    sym = key_config(AfterstateConfig(hidden=[8], epochs=2, batch_size=64, augment_symmetries=4), "sym")
+    assert sym["augment_symmetries"] == 4 and "rank_coef" not in sym
 
 
 @torch_tests
@@ -522,6 +560,12 @@ def test_cli_fit_with_a_ranking_term(after_data, tmp_path, capsys):
     assert main(["fit", str(after_data), "--out", str(tmp_path / "l.npz"), "--net", "logits",
                  "--augment-symmetries", "4", "--no-progress"]) == 1
     assert "--augment-symmetries is for afterstate fits" in capsys.readouterr().err
+    assert main(["fit", str(after_data), "--out", str(tmp_path / "t.npz"), "--rank-temperature", "2",
+                 "--no-progress"]) == 1
+    assert "give --rank-coef above 0 too" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(after_data), "--out", str(pol), "--augment-symmetries", "13"])
+    assert exc.value.code == 2 and "an integer from 1 to 12" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["fit", str(after_data), "--out", str(pol), "--rank-coef", "-1"])
     assert exc.value.code == 2
@@ -564,6 +608,20 @@ def test_fits_can_show_each_decision_as_any_of_the_first_face_symmetries(after_d
         assert ks, f"decision {i} is shown in no symmetric position"
         used.update(ks)
     assert used == {0, 1, 2, 3}
+    # Two symmetries are the coin fits always drew: the same decisions swapped as before there was a choice.
+    from training.bc import suit_swap_permutations
+
+    seen.clear()
+    cfg2 = AfterstateConfig(hidden=[8], extras="capture-v4", seed=3)
+    step = _Stepper(Spy(_build(cfg2)), cfg2, 16)
+    step.load(MemorySource(d), [0])
+    step.loss(decs, 1, 5)
+    flip = np.random.default_rng([3, 1, 5]).random(len(decs)) < 0.5
+    swapped = plain.copy()
+    swap = flip[decision]
+    swapped[swap] = swapped[swap][:, suit_swap_permutations()[0]]
+    assert flip.any() and not flip.all()
+    assert np.array_equal(seen[-1], with_extras(swapped, "capture-v4"))
     fit_afterstate(d, tmp_path / "sym.npz", AfterstateConfig(hidden=[8], epochs=1, batch_size=64,
                                                              augment_symmetries=12), progress=False)
     assert load_policy(tmp_path / "sym.npz").metadata["config"]["augment_symmetries"] == 12

@@ -94,12 +94,14 @@ class AfterstateConfig(dict[str, Any]):
                 raise ValueError(f"{key} must be >= 1, not {self[key]!r}")
         from mulle_env.engine.cards import FACE_SYMMETRIES
 
-        if not 1 <= int(self["augment_symmetries"]) <= len(FACE_SYMMETRIES):
+        self["augment_symmetries"] = int(self["augment_symmetries"])
+        self["rank_coef"], self["rank_temperature"] = float(self["rank_coef"]), float(self["rank_temperature"])
+        if not 1 <= self["augment_symmetries"] <= len(FACE_SYMMETRIES):
             raise ValueError(f"augment_symmetries must be from 1 to {len(FACE_SYMMETRIES)} (the face symmetries), "
                              f"not {self['augment_symmetries']!r}")
-        if float(self["rank_coef"]) < 0 or float(self["rank_temperature"]) <= 0:
-            raise ValueError(f"rank_coef must be >= 0 and rank_temperature > 0, not {self['rank_coef']!r} and "
-                             f"{self['rank_temperature']!r}")
+        if not (0 <= self["rank_coef"] < np.inf and 0 < self["rank_temperature"] < np.inf):
+            raise ValueError(f"rank_coef must be a number >= 0 and rank_temperature one > 0, not "
+                             f"{self['rank_coef']!r} and {self['rank_temperature']!r}")
         if self["activation"] not in ("relu", "tanh"):
             raise ValueError(f"activation must be relu or tanh, not {self['activation']!r}")
         if min(self["hidden"], default=1) < 1:
@@ -364,10 +366,10 @@ class _Stepper:
         from .bc import suit_swap_permutations
 
         self.net, self.cfg = net, cfg
-        self.obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
-        count = int(cfg["augment_symmetries"])
+        count = cfg["augment_symmetries"] if cfg["augment"] else 1
         # Two symmetries keep the coin of the fits made before there was a choice (same draws, same nets).
-        self.sym_cols = face_symmetry_columns(count) if cfg["augment"] and count != 2 else None
+        self.obs_perm = suit_swap_permutations()[0] if count == 2 else None
+        self.sym_cols = face_symmetry_columns(count) if count > 2 else None
         self._key: tuple[int, tuple[int, ...]] | None = None
 
     def load(self, source: Source, chunk: list[int]) -> Chunk:
@@ -444,7 +446,8 @@ class _Stepper:
         at ``rank_temperature`` points. The regression weighs an error on a move the teacher
         rates ten points down as much as one on its best two moves; a player only needs the
         order at the top right, and this term spends the net's capacity there. ``w`` weighs
-        the decisions (rows grouped by ``seg_np``, which is sorted).
+        the decisions (rows grouped by ``seg_np``, which is sorted); a decision with fewer than
+        two labelled moves has no order to learn and stays out of the mean.
         """
         import torch
 
@@ -463,9 +466,12 @@ class _Stepper:
         t = torch.full(shape, -1e9).index_put(at, teacher)
         p = torch.softmax(t, dim=1)
         kl = torch.sum(p * (torch.log_softmax(t, dim=1) - torch.log_softmax(q, dim=1)), dim=1)
-        if w is None:
-            return float(self.cfg["rank_coef"]) * torch.mean(kl)
-        wd = torch.zeros(len(dec_ids)).index_put((torch.from_numpy(dec_row),), w)
+        ranked = torch.from_numpy(np.bincount(dec_row, minlength=len(dec_ids)) >= 2)
+        wd = torch.ones(len(dec_ids)) if w is None else torch.zeros(len(dec_ids)).index_put(
+            (torch.from_numpy(dec_row),), w)
+        wd = wd * ranked
+        if not bool(ranked.any()):
+            return torch.zeros(())
         return float(self.cfg["rank_coef"]) * torch.sum(wd * kl) / torch.sum(wd)
 
     def _cloning(self, pred: Tensor, rows: NDArray[np.integer[Any]], seg_np: NDArray[np.intp],

@@ -26,7 +26,7 @@ from typing import Any
 
 from . import expert
 from .expert import MANIFEST, Out, join_param, write_json
-from .flags import nonnegative_float, positive, positive_float, unit_float
+from .flags import nonnegative_float, number_type, positive, positive_float, unit_float
 
 __all__ = ["COMMANDS", "EXPERT_COMMANDS", "build_parser", "expert_main", "main", "train_main"]
 
@@ -219,7 +219,8 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
                         "teacher's and the net's values over each decision's moves) beside the regression")
     f.add_argument("--rank-temperature", type=_positive_float, default=1.0,
                    help="the ranking term's softmax temperature, in points")
-    f.add_argument("--augment-symmetries", type=_positive, default=2,
+    f.add_argument("--augment-symmetries", type=number_type(int, lambda v: 1 <= v <= 12, "an integer from 1 to 12"),
+                   default=2,
                    help="afterstate nets: show each decision as one of the first this many face symmetries "
                         "(mulle_env.engine.cards.FACE_SYMMETRIES, 1 to 12), drawn uniformly; 2: as is or with "
                         "clubs and hearts swapped")

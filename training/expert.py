@@ -255,6 +255,8 @@ def fit(args: argparse.Namespace, out: Out = print) -> int:
         data: TeacherData | Source = ShardSource(sources, chunk_rows_for(getattr(args, "memory_gb", 4.0)))
         if args.extras:
             settings["extras"] = args.extras
+        if getattr(args, "rank_temperature", 1.0) != 1.0 and not getattr(args, "rank_coef", 0.0):
+            raise ValueError("--rank-temperature sets the ranking term's temperature: give --rank-coef above 0 too")
         if getattr(args, "rank_coef", 0.0):
             settings.update(rank_coef=args.rank_coef, rank_temperature=args.rank_temperature)
         if getattr(args, "augment_symmetries", 2) != 2:
@@ -265,7 +267,7 @@ def fit(args: argparse.Namespace, out: Out = print) -> int:
             raise ValueError("weighted data sets (DIR=WEIGHT) are for afterstate fits (--net afterstate)")
         if getattr(args, "augment_symmetries", 2) != 2:
             raise ValueError("--augment-symmetries is for afterstate fits (--net afterstate)")
-        if getattr(args, "rank_coef", 0.0):
+        if getattr(args, "rank_coef", 0.0) or getattr(args, "rank_temperature", 1.0) != 1.0:
             raise ValueError("--rank-coef is for afterstate fits (--net afterstate); logits nets learn a softmax "
                              "of the teacher's values already (mulle-train run --net logits --temperature)")
         if rules.get("forced_capture") is False:
