@@ -284,7 +284,7 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=sum(sum(st for _, st in pl) for pl in plans))
     # Settings at the values fits had before they existed stay out of the key, so that a checkpoint
     # written then still resumes.
-    before = {"rank_coef": 0.0, "rank_temperature": 1.0, "augment_symmetries": 2}
+    before = {k: AfterstateConfig.DEFAULTS[k] for k in ("rank_coef", "rank_temperature", "augment_symmetries")}
     described = {k: v for k, v in cfg.items()
                  if k not in before or (float(cfg["rank_coef"]) and k.startswith("rank_")) or v != before[k]}
     key = {"config": described, "rows": n_rows, "init_from": init_from, **source.describe()}
@@ -354,6 +354,22 @@ def _epoch_plan(source: Source, is_train: NDArray[np.bool_], epoch: int, seed: i
         steps = n // dec_per_batch
         out.append((chunk, max(1, steps) if len(chunks) == 1 else steps))
     return out
+
+
+def _by_decision(seg: NDArray[np.intp], values: list[Tensor], fill: float
+                 ) -> tuple[NDArray[np.intp], NDArray[np.intp], list[Tensor]]:
+    """Each decision's moves in a row of a (decisions x moves) table, for rows grouped by the sorted ``seg``.
+
+    Returns the decisions (their ``seg`` numbers, ascending), each row's table row, and one table
+    per tensor of ``values`` (one entry a row), ``fill`` padding the decisions with fewer moves.
+    """
+    import torch
+
+    col = np.arange(len(seg)) - np.searchsorted(seg, seg)
+    dec_ids, dec_row = np.unique(seg, return_inverse=True)
+    at = (torch.from_numpy(dec_row), torch.from_numpy(col))
+    shape = (len(dec_ids), int(col.max()) + 1)
+    return dec_ids, dec_row, [torch.full(shape, fill).index_put(at, v) for v in values]
 
 
 class _Stepper:
@@ -453,17 +469,11 @@ class _Stepper:
 
         data = self.chunk.data
         temp = float(self.cfg["rank_temperature"])
-        first = np.searchsorted(seg_np, seg_np)
-        col = np.arange(len(seg_np)) - first
-        dec_ids, dec_row = np.unique(seg_np, return_inverse=True)
         banked = data["after_banked"][rows].astype(np.float32)
         net = (torch.from_numpy(banked / VALUE_SCALE) + pred) * (VALUE_SCALE / temp)
         teacher = torch.from_numpy((self.value[rows] / temp).astype(np.float32))
         # Padding far below any move (not -inf: 0 * -inf would be nan) gets probability 0 on both sides.
-        shape = (len(dec_ids), int(col.max()) + 1)
-        at = (torch.from_numpy(dec_row), torch.from_numpy(col))
-        q = torch.full(shape, -1e9).index_put(at, net)
-        t = torch.full(shape, -1e9).index_put(at, teacher)
+        dec_ids, dec_row, (q, t) = _by_decision(seg_np, [net, teacher], -1e9)
         p = torch.softmax(t, dim=1)
         kl = torch.sum(p * (torch.log_softmax(t, dim=1) - torch.log_softmax(q, dim=1)), dim=1)
         ranked = torch.from_numpy(np.bincount(dec_row, minlength=len(dec_ids)) >= 2)
@@ -482,14 +492,9 @@ class _Stepper:
         data = self.chunk.data
         local = np.flatnonzero(cloned[seg_np])
         seg = seg_np[local]
-        # Each decision's moves in a row of a (decisions x moves) table; -inf pads the short ones.
-        first = np.searchsorted(seg, seg)
-        col = np.arange(len(seg)) - first
-        dec_ids, dec_row = np.unique(seg, return_inverse=True)
         score = (torch.from_numpy(data["after_banked"][rows[local]].astype(np.float32)) / VALUE_SCALE
                  + pred[torch.from_numpy(local)]) * (VALUE_SCALE / float(self.cfg["clone_temperature"]))
-        table = torch.full((len(dec_ids), int(col.max()) + 1), float("-inf"))
-        table[torch.from_numpy(dec_row), torch.from_numpy(col)] = score
+        dec_ids, _, (table,) = _by_decision(seg, [score], float("-inf"))
         legal = data["legal"][decs[dec_ids]]
         target = np.argmax(legal == data["action"][decs[dec_ids]][:, None], axis=1)
         ce = torch.nn.functional.cross_entropy(table, torch.from_numpy(target), reduction="none")

@@ -124,6 +124,7 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     """The one parser of the training command line: every command and its flags (a public interface)."""
     # Imported here, not at the top: a Ctrl-C while numpy loads is reported cleanly.
+    from mulle_env.engine.cards import FACE_SYMMETRIES
     from mulle_env.extras import EXTRAS
 
     from . import exploit, finetune, ppo
@@ -219,11 +220,12 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
                         "teacher's and the net's values over each decision's moves) beside the regression")
     f.add_argument("--rank-temperature", type=_positive_float, default=1.0,
                    help="the ranking term's softmax temperature, in points")
-    f.add_argument("--augment-symmetries", type=number_type(int, lambda v: 1 <= v <= 12, "an integer from 1 to 12"),
-                   default=2,
+    n_sym = len(FACE_SYMMETRIES)
+    f.add_argument("--augment-symmetries", default=2,
+                   type=number_type(int, lambda v: 1 <= v <= n_sym, f"an integer from 1 to {n_sym}"),
                    help="afterstate nets: show each decision as one of the first this many face symmetries "
-                        "(mulle_env.engine.cards.FACE_SYMMETRIES, 1 to 12), drawn uniformly; 2: as is or with "
-                        "clubs and hearts swapped")
+                        f"(mulle_env.engine.cards.FACE_SYMMETRIES, 1 to {n_sym}), drawn uniformly; 2: as is or "
+                        "with clubs and hearts swapped")
     f.add_argument("--checkpoint", default="",
                    help="checkpoint file (default: <out>.ckpt.pt, beside the output); a rerun resumes from it, "
                         "and it is deleted when the fit completes")
