@@ -173,14 +173,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     paths = {"--out": args.out, "--report": args.report, "--markdown": args.markdown, "--plot": args.plot}
     seen: dict[str, str] = {}
     for flag, path in paths.items():
+        try:
+            check_output_path(path, flag)  # first: realpath raises on a NUL byte, the check says so
+        except PathError as exc:
+            parser.error(str(exc))
         real = os.path.realpath(path)
         if real in seen:
             parser.error(f"{flag} {path!r} is the same file as {seen[real]}; each output needs its own file")
         seen[real] = flag
-        try:
-            check_output_path(path, flag)
-        except PathError as exc:
-            parser.error(str(exc))
     # Last, once every other argument is known to be good: a rejected command leaves no file behind.
     try:
         with open(args.out, "a"):

@@ -57,6 +57,21 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _path(path: str | os.PathLike[str], what: str) -> tuple[Path, str]:
+    """``path`` as a :class:`Path` and its name for messages; a :class:`PathError` for what no system call takes.
+
+    An empty string would become ``Path(".")`` (and a message about a directory the user never named), and a
+    NUL byte makes ``os.stat`` raise a bare ``ValueError``: both are refused here, saying so.
+    """
+    raw = os.fspath(path)
+    if raw in ("", b""):
+        raise PathError(f"{what} is an empty path; give a file name")
+    if ("\0" if isinstance(raw, str) else b"\0") in raw:
+        raise PathError(f"{what} {raw!r} contains a NUL byte, which no file name can hold")
+    p = Path(os.fsdecode(raw))
+    return p, f"{what} {str(p)!r}"
+
+
 def check_output_path(path: str | os.PathLike[str], what: str = "the output file", *, probe: bool = True) -> Path:
     """``path`` as a :class:`Path` if a command may write a file there; a :class:`PathError` saying why not.
 
@@ -67,8 +82,7 @@ def check_output_path(path: str | os.PathLike[str], what: str = "the output file
     ``os.access`` says yes to root where creating fails. ``what`` names the path in the
     message (``"--out"``, ``"the database"``).
     """
-    p = Path(path)
-    shown = f"{what} {str(p)!r}"
+    p, shown = _path(path, what)
     try:
         st = os.stat(p)
     except FileNotFoundError:
@@ -99,8 +113,7 @@ def check_output_path(path: str | os.PathLike[str], what: str = "the output file
 def check_input_path(path: str | os.PathLike[str], what: str = "the input file", *,
                      limit: int | None = DEFAULT_READ_LIMIT) -> Path:
     """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes, else a :class:`PathError`."""
-    p = Path(path)
-    shown = f"{what} {str(p)!r}"
+    p, shown = _path(path, what)
     try:
         st = os.stat(p)
     except FileNotFoundError:

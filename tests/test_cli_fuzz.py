@@ -246,3 +246,34 @@ def test_the_harness_sees_a_traceback_and_a_bad_exit(sandbox):
         _run(lambda argv: print("Traceback (most recent call last):") or 0, [])
     assert _run(lambda argv: _accepted(), [])[0] == 0
     assert os.getcwd() == str(sandbox)
+
+
+#: What the long fuzz found (each exited 1 or raised before the fix), kept as fixed examples of the default run.
+FOUND = [
+    ("mulle-expert", ["finetune", "", "random"], "policy is an empty path"),
+    ("mulle-train", ["finetune", "", "random"], "policy is an empty path"),
+    ("mulle-train", ["average", "", "--out", "a.npz"], "policy is an empty path"),
+    ("mulle-train", ["data", ""], "out is an empty path"),
+    ("mulle-train", ["fit", "", "--out", "a.npz"], "a data directory is an empty path"),
+    ("mulle-serve", ["--db", "\x00"], "--db '\\x00' contains a NUL byte"),
+    ("mulle-arena", ["random", "heuristic", "--out", "a\x00b"], "--out 'a\\x00b' contains a NUL byte"),
+]
+
+
+@pytest.mark.parametrize(("command", "argv", "message"), FOUND)
+def test_what_the_long_fuzz_found_is_refused_by_name(command, argv, message, sandbox):
+    code, text = _run(_parsers()[command][0], argv)
+    assert code == 2 and message in text
+
+
+def test_empty_and_nul_paths_are_refused_saying_so(tmp_path):
+    from mulle_env.files import PathError, check_input_path, check_output_path
+
+    for check in (check_input_path, check_output_path):
+        with pytest.raises(PathError, match="--x is an empty path"):
+            check("", "--x")
+        with pytest.raises(PathError, match="contains a NUL byte"):
+            check(str(tmp_path / "a\x00b"), "--x")
+        with pytest.raises(PathError, match="contains a NUL byte"):
+            check(os.fsencode(tmp_path) + b"/a\x00b", "--x")
+    assert check_output_path(os.fsencode(tmp_path / "new.json"), "--x") == tmp_path / "new.json"

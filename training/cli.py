@@ -551,14 +551,20 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
     """
     from mulle_env.files import PathError, check_input_path, check_output_path
 
+    def given(flag: str, path: str | Path) -> bool:
+        # An option left empty is not given; a positional argument always is, so an empty one is refused.
+        return bool(path) or not flag.startswith("-")
+
     try:
         for flag, path in outputs:
-            if path:
+            if given(flag, path):
                 check_output_path(path, flag)
         for flag, path in inputs:
-            if path:
+            if given(flag, path):
                 check_input_path(path, flag, limit=None)
         for flag, path in dirs:
+            if str(path) == "":
+                raise PathError(f"{flag} is an empty path; give a directory name")
             d = Path(path)
             if d.exists() and not d.is_dir():
                 raise PathError(f"{flag} {str(d)!r} is a file, not a directory")
@@ -600,6 +606,8 @@ def _sources(parser: argparse.ArgumentParser, items: list[str]) -> list[tuple[st
             path, weight = parse_source(item)
         except ValueError as exc:
             parser.error(str(exc))
+        if not path:
+            parser.error("a data directory is an empty path; give a directory that `mulle-train data` wrote")
         if not Path(path).is_dir():
             parser.error(f"data directory {path!r} does not exist")
         out.append((path, weight))
