@@ -143,6 +143,7 @@ def sandbox(tmp_path, monkeypatch):
     for target in ("arena.tournament.run", "live.cli._serve", "training.ppo.train", "training.pipeline.run_expert",
                    "training.expert.run", "training.expert.data", "training.expert.fit", "training.expert.records",
                    "training.cli._dmc_main", "training.cli._regret_main", "training.cli._speed_main",
+                   "training.exploit.run",
                    "training.plots.plot_generations"):
         module, _, name = target.rpartition(".")
         monkeypatch.setattr(f"{module}.{name}", _accepted, raising=False)
