@@ -32,7 +32,7 @@ from typing import Any
 
 from .engine.jsontext import MAX_JSON_DEPTH, JSONInputError, parse_json
 
-__all__ = ["DEFAULT_READ_LIMIT", "MAX_JSON_DEPTH", "JSONInputError", "PathError", "check_input_path",
+__all__ = ["DEFAULT_READ_LIMIT", "MAX_JSON_DEPTH", "JSONInputError", "PathError", "as_path", "check_input_path",
            "check_output_path", "parse_json", "read_bytes", "read_json", "read_text"]
 
 #: The largest file :func:`read_text` reads unless told otherwise (game records, JSON positions, configs).
@@ -57,19 +57,19 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _path(path: str | os.PathLike[str], what: str) -> tuple[Path, str]:
-    """``path`` as a :class:`Path` and its name for messages; a :class:`PathError` for what no system call takes.
+def as_path(path: str | bytes | os.PathLike[str], what: str, wanted: str = "a file name") -> Path:
+    """``path`` as a :class:`Path`; a :class:`PathError` for what no system call takes, naming ``what``.
 
-    An empty string would become ``Path(".")`` (and a message about a directory the user never named), and a
-    NUL byte makes ``os.stat`` raise a bare ``ValueError``: both are refused here, saying so.
+    An empty string would become ``Path(".")`` (the current directory, which the user never named), and a
+    NUL byte makes ``os.stat`` and ``realpath`` raise a bare ``ValueError``: both are refused here, saying
+    so (``wanted`` is what to give instead). Every path check below starts with it.
     """
-    raw = os.fspath(path)
-    if raw in ("", b""):
-        raise PathError(f"{what} is an empty path; give a file name")
-    if ("\0" if isinstance(raw, str) else b"\0") in raw:
+    raw = os.fsdecode(os.fspath(path))  # a bytes path as the str the system calls see
+    if raw == "":
+        raise PathError(f"{what} is an empty path; give {wanted}")
+    if "\0" in raw:
         raise PathError(f"{what} {raw!r} contains a NUL byte, which no file name can hold")
-    p = Path(os.fsdecode(raw))
-    return p, f"{what} {str(p)!r}"
+    return Path(raw)
 
 
 def check_output_path(path: str | os.PathLike[str], what: str = "the output file", *, probe: bool = True) -> Path:
@@ -82,7 +82,8 @@ def check_output_path(path: str | os.PathLike[str], what: str = "the output file
     ``os.access`` says yes to root where creating fails. ``what`` names the path in the
     message (``"--out"``, ``"the database"``).
     """
-    p, shown = _path(path, what)
+    p = as_path(path, what)
+    shown = f"{what} {str(p)!r}"
     try:
         st = os.stat(p)
     except FileNotFoundError:
@@ -113,7 +114,8 @@ def check_output_path(path: str | os.PathLike[str], what: str = "the output file
 def check_input_path(path: str | os.PathLike[str], what: str = "the input file", *,
                      limit: int | None = DEFAULT_READ_LIMIT) -> Path:
     """``path`` as a :class:`Path` if it is a regular file of at most ``limit`` bytes, else a :class:`PathError`."""
-    p, shown = _path(path, what)
+    p = as_path(path, what)
+    shown = f"{what} {str(p)!r}"
     try:
         st = os.stat(p)
     except FileNotFoundError:

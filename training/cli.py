@@ -549,7 +549,7 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
     ``outputs``/``inputs`` are ``(flag, path)`` of files written and read; ``dirs`` of
     directories written (an existing directory, or a new one in an existing parent).
     """
-    from mulle_env.files import PathError, check_input_path, check_output_path
+    from mulle_env.files import PathError, as_path, check_input_path, check_output_path
 
     def given(flag: str, path: str | Path) -> bool:
         # An option left empty is not given; a positional argument always is, so an empty one is refused.
@@ -563,9 +563,7 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
             if given(flag, path):
                 check_input_path(path, flag, limit=None)
         for flag, path in dirs:
-            if str(path) == "":
-                raise PathError(f"{flag} is an empty path; give a directory name")
-            d = Path(path)
+            d = as_path(path, flag, "a directory name")
             if d.exists() and not d.is_dir():
                 raise PathError(f"{flag} {str(d)!r} is a file, not a directory")
             if not d.exists():
@@ -598,17 +596,19 @@ def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Any]:
 
 
 def _sources(parser: argparse.ArgumentParser, items: list[str]) -> list[tuple[str, float]]:
+    from mulle_env.files import as_path
+
     from .stream import parse_source
 
     out = []
     for item in items:
         try:
             path, weight = parse_source(item)
+            # PathError is a ValueError: an empty path or a NUL byte is refused here too.
+            is_dir = as_path(path, "a data directory", "a directory that `mulle-train data` wrote").is_dir()
         except ValueError as exc:
             parser.error(str(exc))
-        if not path:
-            parser.error("a data directory is an empty path; give a directory that `mulle-train data` wrote")
-        if not Path(path).is_dir():
+        if not is_dir:
             parser.error(f"data directory {path!r} does not exist")
         out.append((path, weight))
     return out
