@@ -33,7 +33,7 @@ from typing import Any
 from .engine.jsontext import MAX_JSON_DEPTH, JSONInputError, parse_json
 
 __all__ = ["DEFAULT_READ_LIMIT", "MAX_JSON_DEPTH", "JSONInputError", "PathError", "as_path", "check_input_path",
-           "check_output_path", "parse_json", "read_bytes", "read_json", "read_text"]
+           "check_output_dir", "check_output_path", "parse_json", "read_bytes", "read_json", "read_text"]
 
 #: The largest file :func:`read_text` reads unless told otherwise (game records, JSON positions, configs).
 DEFAULT_READ_LIMIT = 64 * 1024 * 1024
@@ -108,6 +108,47 @@ def check_output_path(path: str | os.PathLike[str], what: str = "the output file
                     pass
         except OSError as exc:
             raise PathError(f"{shown} is not writable: {exc.strerror or exc}") from None
+    return p
+
+
+def check_output_dir(path: str | os.PathLike[str], what: str = "the output directory", *,
+                     parents: bool = False) -> Path:
+    """``path`` as a :class:`Path` if a command may make or fill a directory there; a :class:`PathError` if not.
+
+    Allowed: an existing directory that can be written, or a new one whose parent exists
+    (with ``parents``, whose nearest existing ancestor exists: the command makes the
+    folders between, as ``mkdir -p`` does). Refused: an empty path, a file, a device or
+    other non-directory at ``path`` or in the way above it, a missing parent without
+    ``parents`` (a typo is not a tree of folders), a place that cannot be written. Nothing
+    is created; the write is tried for real (a temporary directory made and removed in the
+    nearest existing one), because ``os.access`` says yes to root where creating fails.
+    """
+    p = as_path(path, what, "a directory name")
+    shown = f"{what} {str(p)!r}"
+    here = p.absolute()
+    while True:
+        try:
+            st = os.stat(here)
+            break
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a file in the way above
+            if here.parent == here:  # only a vanished root gets here
+                raise PathError(f"{shown}: no part of it exists") from None
+            here = here.parent
+        except OSError as exc:
+            raise PathError(f"{shown} cannot be used: {exc.strerror or exc}") from None
+    if here == p.absolute():
+        if not stat.S_ISDIR(st.st_mode):
+            kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+            raise PathError(f"{shown} is {kind}, not a directory")
+    elif not stat.S_ISDIR(st.st_mode):
+        kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+        raise PathError(f"{shown}: {str(here)!r} is {kind}, not a directory")
+    elif not parents and here != p.absolute().parent:
+        raise PathError(f"{shown}: directory {str(p.absolute().parent)!r} does not exist (it is not created for you)")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=here, prefix=".mulle-check-"))
+    except OSError as exc:
+        raise PathError(f"{shown} cannot be written: {exc.strerror or exc}") from None
     return p
 
 

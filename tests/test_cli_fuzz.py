@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -278,3 +279,26 @@ def test_empty_and_nul_paths_are_refused_saying_so(tmp_path):
         with pytest.raises(PathError, match="contains a NUL byte"):
             check(os.fsencode(tmp_path) + b"/a\x00b", "--x")
     assert check_output_path(os.fsencode(tmp_path / "new.json"), "--x") == tmp_path / "new.json"
+
+
+def test_output_directories_are_checked_by_one_helper(tmp_path):
+    """Both directory checks (mulle-train's run homes and ``ppo --out-dir``) are :func:`check_output_dir`."""
+    from mulle_env.files import PathError, check_output_dir
+
+    (tmp_path / "f").write_text("")
+    assert check_output_dir(tmp_path, "--d") == tmp_path  # an existing, writable directory
+    assert check_output_dir(tmp_path / "new", "--d") == tmp_path / "new"  # a new one in an existing parent
+    assert check_output_dir(tmp_path / "a" / "b", "--d", parents=True) == tmp_path / "a" / "b"
+    assert not (tmp_path / "new").exists() and not (tmp_path / "a").exists()  # nothing is created
+    refused = [
+        ("", {}, "--d is an empty path; give a directory name"),
+        ("a\x00b", {}, "contains a NUL byte"),
+        (tmp_path / "f", {}, "is a file, not a directory"),
+        (tmp_path / "f" / "sub", {"parents": True}, f"{str(tmp_path / 'f')!r} is a file, not a directory"),
+        (tmp_path / "a" / "b", {}, "does not exist (it is not created for you)"),
+        ("/dev/null", {}, "is a character device, not a directory"),
+        ("/proc/nope", {"parents": True}, "cannot be written"),
+    ]
+    for path, kw, message in refused:
+        with pytest.raises(PathError, match=re.escape(message)):
+            check_output_dir(path, "--d", **kw)

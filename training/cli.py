@@ -549,7 +549,7 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
     ``outputs``/``inputs`` are ``(flag, path)`` of files written and read; ``dirs`` of
     directories written (an existing directory, or a new one in an existing parent).
     """
-    from mulle_env.files import PathError, as_path, check_input_path, check_output_path
+    from mulle_env.files import PathError, check_input_path, check_output_dir, check_output_path
 
     def given(flag: str, path: str | Path) -> bool:
         # An option left empty is not given; a positional argument always is, so an empty one is refused.
@@ -563,12 +563,8 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
             if given(flag, path):
                 check_input_path(path, flag, limit=None)
         for flag, path in dirs:
-            d = as_path(path, flag, "a directory name")
-            if d.exists() and not d.is_dir():
-                raise PathError(f"{flag} {str(d)!r} is a file, not a directory")
-            if not d.exists():
-                # A new directory is created, but only in a place that exists: a typo is not a tree of folders.
-                check_output_path(d, flag)
+            # A new directory is created, but only in a place that exists: a typo is not a tree of folders.
+            check_output_dir(path, flag)
     except PathError as exc:
         parser.error(str(exc))
 

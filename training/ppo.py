@@ -29,10 +29,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -180,20 +178,6 @@ def _check_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> None:
         parser.error(f"{flag}: {exc}")
 
 
-def _writable_dir(path: Path) -> Path | None:
-    """The nearest existing ancestor of ``path`` (itself included) if it can be written, else ``None``."""
-    p = path.resolve()
-    while not p.exists():
-        p = p.parent
-    if not p.is_dir():
-        return None
-    try:  # a real probe: access() says yes to root even where creating fails (/proc)
-        os.rmdir(tempfile.mkdtemp(dir=p, prefix=".mulle-train-check-"))
-    except OSError:
-        return None
-    return p
-
-
 def _checked(parser: argparse.ArgumentParser, check: Callable[..., object], path: str, flag: str, **kw: Any) -> None:
     """A :mod:`mulle_env.files` check of ``path``; exit 2 with its message."""
     from mulle_env.files import PathError
@@ -216,7 +200,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     """Validate parsed ``ppo`` flags before anything runs: a bad one exits 2 (``parser.error``) naming its flag."""
     import math
 
-    from mulle_env.files import check_input_path, check_output_path
+    from mulle_env.files import check_input_path, check_output_dir, check_output_path
 
     for dest, low, inclusive in _BOUNDS:
         value = getattr(args, dest)
@@ -265,11 +249,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--init-from {args.init_from!r} does not exist or is not a file (give a checkpoint .zip "
                          "from an earlier run's checkpoints/ directory)")
         _checked(parser, check_input_path, args.init_from, "--init-from", limit=None)
+    # The run makes --out-dir with its parents (mkdir -p), so only what is in the way is refused.
+    _checked(parser, check_output_dir, args.out_dir, "--out-dir", parents=True)
     out = Path(args.out_dir)
-    if out.exists() and not out.is_dir():
-        parser.error(f"--out-dir {args.out_dir!r} is a file, not a directory")
-    if _writable_dir(out) is None:
-        parser.error(f"--out-dir {args.out_dir!r} cannot be written (no permission)")
     if args.export:
         _checked(parser, check_output_path, args.export, "--export")
     # Last: the other arguments are known to be good, so this is the only thing left to fix.
