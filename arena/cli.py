@@ -163,6 +163,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             import ray  # noqa: F401
         except ImportError:
             parser.error("--backend ray needs Ray: pip install 'mulle-env[ray]'")
+        if args.ray_address:  # joined now, so an address where no cluster answers is said before any game
+            from .ray_backend import RayBackend, RayUnavailableError
+
+            try:
+                RayBackend(address=args.ray_address, workers=args.workers).init()
+            except RayUnavailableError as exc:
+                parser.error(f"--ray-address: {exc}")
     _check_agents_can_play(parser, args.specs, ruleset)
     _check_workers(parser, args)
     args.report = args.report or _derived(args.out, ".json")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import time
 from typing import Any, Callable, Iterable
@@ -24,6 +25,30 @@ from mulle_env.threads import worker_env
 from .worker import aborted, play_task
 
 log = logging.getLogger("arena.ray")
+
+#: Seconds a join waits for the cluster's address to answer before saying that nothing does.
+CONNECT_TIMEOUT = 5.0
+
+
+class RayUnavailableError(RuntimeError):
+    """No Ray cluster answers at the address given: said in one line, with what to do instead."""
+
+
+def _probe(address: str) -> None:
+    """Refuse at once an explicit ``host:port`` (or ``ray://host:port``) where nothing listens.
+
+    Ray itself retries such an address for minutes, printing its own warnings; "auto" and other
+    forms are left to ``ray.init``, which fails fast when it finds no cluster.
+    """
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise RayUnavailableError(
+            f"no Ray cluster answers at {address!r} ({exc.strerror or exc}); start one there with "
+            "`ray start --head`, or leave --ray-address out to run a local Ray") from None
 
 
 class RayBackend:
@@ -48,6 +73,9 @@ class RayBackend:
     def init(self) -> Any:
         """Start a local Ray, or join the cluster at ``address``; return the ``ray`` module.
 
+        A :class:`RayUnavailableError` when no cluster answers at ``address`` (the commands
+        join it while checking their arguments, so that is said before any work starts).
+
         Its tasks get one BLAS thread each (:func:`mulle_env.threads.worker_env`): on a
         cluster through the job's ``runtime_env``, locally also with this import path.
         """
@@ -57,7 +85,14 @@ class RayBackend:
             return ray
         env = worker_env()
         if self.address:
-            ray.init(address=self.address, log_to_driver=True, runtime_env={"env_vars": env})
+            _probe(self.address)
+            try:
+                ray.init(address=self.address, log_to_driver=True, runtime_env={"env_vars": env})
+            except ConnectionError as exc:  # "auto" with no cluster running, a cluster that went away
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise RayUnavailableError(
+                    f"no Ray cluster to join at {self.address!r}: {first} (start one with `ray start --head`, "
+                    "or leave --ray-address out to run a local Ray)") from None
         else:
             # Local workers get this interpreter's import path, so checkouts and test
             # helper modules import exactly as they do here.

@@ -560,15 +560,22 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--rule", action="append", default=None, metavar="KEY=VALUE",
                     help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
                          "(booleans: true/false, yes/no, on/off, 1/0)")
-    ap.add_argument("--save", type=Path, metavar="FILE", default=None,
+    ap.add_argument("--save", type=_file_name, metavar="FILE", default=None,
                     help="write the game record (JSON) to FILE when the game ends or is left")
-    ap.add_argument("--replay", type=Path, metavar="FILE",
+    ap.add_argument("--replay", type=_file_name, metavar="FILE",
                     help="show a finished game (.json record or .jsonl arena results file with --save-games)")
     ap.add_argument("--game", type=int, default=None,
                     help="with --replay of a .jsonl results file: which game (0-based, default 0)")
     ap.add_argument("--step", action="store_true", default=None,
                     help="with --replay: wait after every move (Enter next, b back, q stop)")
     return ap
+
+
+def _file_name(text: str) -> Path:
+    """A FILE argument as a :class:`Path`; an empty one is refused (``Path("")`` would be the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; give a file name")
+    return Path(text)
 
 
 def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -40,7 +40,7 @@ def expert(root, *extra, out=None):
     (["--target", "nobody"], "--target 'nobody'"),
     (["--extras", "capture-v9"], "--extras 'capture-v9'"),
     (["--rule", "nope=1"], "--rule: unknown ruleset flag 'nope'"),
-    (["--out-dir", "/dev/null/run"], "--out-dir '/dev/null/run' cannot be made"),  # parents are made, not under a file
+    (["--out-dir", "/dev/null/run"], "--out-dir '/dev/null/run': '/dev/null' is a character device, not a directory"),
     (["--records", "/no/such/games.jsonl"], "does not exist"),
     (["--memory-gb", "1"], "--memory-gb must be at least 1.5"),
     (["--hours", "-1"], "--hours"),

@@ -317,3 +317,24 @@ def test_cli_bad_input_says_what_is_wrong(argv, code, message, capsys):
         got = exc.code
     assert got == code
     assert message in capsys.readouterr().err
+
+
+def test_cli_bad_arguments_on_stored_data_exit_2_and_damaged_data_exits_1(learned_games, tmp_path, capsys):
+    # A player, the directory or the shard range is bad usage (exit 2, no progress bar printed); a shard that
+    # cannot be read after every argument passed is the data's fault (exit 1).
+    (tmp_path / "file").write_text("")
+    for argv, message in [
+        (["greedy", "--data", str(learned_games)], "player 'greedy' is not an afterstate net"),
+        (["learned", "--data", str(learned_games), "--shards", "5:9"], "no shard in 5:9"),
+        (["learned", "--data", str(tmp_path / "file")], "is not a directory"),
+        (["learned", "--data", "a\x00b"], "contains a NUL byte"),
+        (["learned:path=nope.npz", "--data", str(learned_games)], "'nope.npz' does not exist"),
+    ]:
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["regret", *argv])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and message in err and "shard/s" not in err, (argv, err)
+    d = _copy(learned_games, tmp_path / "damaged")
+    (d / "shard_00001.npz").write_bytes(b"not a zip")
+    assert cli.main(["regret", "learned", "--data", str(d), "--no-progress"]) == 1
+    assert "shard_00001.npz is not a readable teacher data shard" in capsys.readouterr().err

@@ -243,7 +243,9 @@ def test_train_average_writes_a_file_the_arena_plays(tmp_path, capsys):
     legal = st.legal_moves()
     assert bot.act(st.view(st.to_move), legal, random.Random(0)) in legal
     assert load_policy(out).metadata["symmetries"] == 4
-    assert train_main(["average", "agents/data/learned_ppo.npz", "--out", str(tmp_path / "x.npz")]) == 1
-    assert "not an afterstate net" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # a logits net: bad usage, named before anything is read further
+        train_main(["average", "agents/data/learned_ppo.npz", "--out", str(tmp_path / "x.npz")])
+    assert exc.value.code == 2
+    assert "'agents/data/learned_ppo.npz' holds a logits net; average takes afterstate nets" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
     assert OBS_SIZE == 524  # the columns above are the layout's

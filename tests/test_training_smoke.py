@@ -76,7 +76,10 @@ def test_ppo_resume_says_how_many_steps_it_will_train(tmp_path, capsys):
                        "--resume", *PPO_SMALL]) == 0
     said = capsys.readouterr().out
     assert "at step 128: trains 384 more steps, to step 512" in said, said
-    assert json.loads((out / "summary.json").read_text())["timesteps"] == 512
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["timesteps"] == 512 and summary["timesteps_this_run"] == 384
+    # The summary's total is the directory's; what this invocation trained is said beside it.
+    assert "steps trained   512 in" in said and f"over every run in {out} (384 in this one)" in said, said
 
 
 def test_behaviour_cloning_warm_start_makes_a_playable_policy(tmp_path):
@@ -134,6 +137,12 @@ def test_finetune_joins_the_command_line(expert_policy, tmp_path, capsys):
     assert train_main(["finetune", str(ppo_policy), str(tmp_path / "a.zip")], out=lines.append) == 0
     assert (tmp_path / "a.zip").is_file() and "mulle-train ppo --init-from" in lines[0]
     assert module_main([str(ppo_policy), str(tmp_path / "b.zip")]) == 0  # the module's old entry point
-    # An afterstate net has no logits to copy: said plainly, nothing written.
-    assert train_main(["finetune", str(expert_policy), str(tmp_path / "c.zip")]) == 1
-    assert "afterstate" in capsys.readouterr().err and not (tmp_path / "c.zip").exists()
+    # The checkpoint's directory is made, as --help says (the guide's runs/ft/init.zip in a new runs/ft).
+    assert train_main(["finetune", str(ppo_policy), str(tmp_path / "new" / "ft" / "d.zip")], out=lines.append) == 0
+    assert (tmp_path / "new" / "ft" / "d.zip").is_file()
+    # An afterstate net has no logits to copy: bad usage, said plainly before anything is made or written.
+    with pytest.raises(SystemExit) as exc:
+        train_main(["finetune", str(expert_policy), str(tmp_path / "c" / "c.zip")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "holds an afterstate net" in err and "mulle-train dmc" in err
+    assert not (tmp_path / "c").exists()

@@ -105,7 +105,7 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     g.add_argument("--extras", default="capture-v3", help="extra-input block the net reads ('none' for none)")
     g.add_argument("--first-epochs", type=_positive, default=4, help="generation 0's epochs")
     g.add_argument("--epochs", type=_positive, default=3, help="epochs of later generations (from the champion)")
-    g.add_argument("--batch-size", type=_positive, default=1024)
+    g.add_argument("--batch-size", type=_positive, default=1024, help="decisions per gradient step of a fit")
     g.add_argument("--lr", type=_positive_float, default=1e-3, help="AdamW learning rate, cosine decay")
     g.add_argument("--memory-gb", type=_positive_float, default=4.0, help="the fit's memory bound (data streamed)")
     g.add_argument("--threads", type=_positive, default=1, help="torch threads of the fit")
@@ -207,7 +207,7 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     f.add_argument("--hidden", type=_widths, default=None,
                    help="hidden widths (default: 256,256 for afterstate, 512,256 for logits)")
     f.add_argument("--epochs", type=_positive, default=4)
-    f.add_argument("--batch-size", type=_positive, default=1024)
+    f.add_argument("--batch-size", type=_positive, default=1024, help="decisions per gradient step")
     f.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
     f.add_argument("--seed", type=int, default=0, help="initial weights, batch order, held-out games")
     f.add_argument("--init-from", default="",
@@ -252,7 +252,7 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     m.add_argument("--games-per-round", type=_positive, default=1000, help="self-play games per round")
     m.add_argument("--epsilon", type=_unit_float, default=0.03, help="share of uniformly random moves")
     m.add_argument("--lr", type=_positive_float, default=1e-4, help="Adam(W) learning rate (constant)")
-    m.add_argument("--batch-size", type=_positive, default=1024)
+    m.add_argument("--batch-size", type=_positive, default=1024, help="afterstates per gradient step")
     m.add_argument("--opponents", type=_specs, default=["self"],
                    help="space-separated specs the net plays in turn ('self' = both seats recorded; "
                         "e.g. 'self greedy learned:path=runs/gen1.npz')")
@@ -265,7 +265,9 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     m.add_argument("--no-progress", action="store_true", help="no progress bar")
     p = sub.add_parser("plot", help="PNG of Elo by generation from a run's manifest")
     p.add_argument("manifest", help="manifest.json of a mulle-train expert run (or its --out-dir)")
-    p.add_argument("--out", default="elo_by_generation.png", help="PNG to write")
+    p.add_argument("--out", default="elo_by_generation.png",
+                   help="PNG to write (default: elo_by_generation.png in the current directory; the run itself "
+                        "keeps its plots in its --out-dir)")
     s = sub.add_parser("speed", help="PNG of Elo against milliseconds per decision from one arena results file")
     s.add_argument("results", help="results .jsonl of one mulle-arena run (a round-robin of the agents to compare)")
     s.add_argument("--out", default="elo_vs_ms.png", help="PNG to write")
@@ -447,30 +449,52 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
             agents.canonical(spec)
         except agents.AgentSpecError as exc:
             parser.error(f"{flag} {spec!r}: {exc}")
-    bar = None
+    if args.data:
+        from mulle_env.files import PathError, as_path
+
+        try:
+            data = as_path(args.data, "--data", "a directory that `mulle-train data --afterstates` wrote")
+        except PathError as exc:
+            parser.error(str(exc))
+        if not data.is_dir():
+            parser.error(f"--data {args.data!r} is not a directory (give one that `mulle-train data --afterstates` "
+                         "wrote)")
     games = 24 if args.games is None else args.games
-    if not args.no_progress:
+    # With --data the bar is made once the arguments are known good, so a refusal prints no empty bar.
+    bars: list[Any] = []
+    ready = [not args.data]  # with --data: whether data_regret_table has passed its argument checks
+    if not args.data and not args.no_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=None if args.data else games, unit="shard" if args.data else "game", file=sys.stderr)
+        bars.append(tqdm(total=games, unit="game", file=sys.stderr))
+
+    def args_ok() -> None:
+        ready[0] = True
 
     def tick(done: int, total: int) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(1)
+        if args.no_progress:
+            return
+        if not bars:
+            from tqdm import tqdm
+
+            bars.append(tqdm(total=total, unit="shard" if args.data else "game", file=sys.stderr))
+        bars[0].total = total
+        bars[0].update(1)
 
     try:
         if args.data:
-            result = data_regret_table(args.players, args.data, args.shards, tick)
+            result = data_regret_table(args.players, args.data, args.shards, tick, args_ok)
         else:
             assert args.reference is not None  # refused above otherwise
             result = regret_table(args.players, args.reference, games, 4 if args.every is None else args.every,
                                   0 if args.seed is None else args.seed, driver, tick)
     except ValueError as exc:
+        if not ready[0]:  # a player, the data directory or the shard range: bad usage, named
+            parser.error(str(exc))
         print(f"mulle-train: error: {exc}", file=sys.stderr)
         return 1
     finally:
-        if bar is not None:
+        for bar in bars:
             bar.close()
     for line in format_table(result):
         out(line)
@@ -535,7 +559,7 @@ def _apply_recipe(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         return
     from .recipes import RECIPES, recipe_defaults
 
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(prog=_subparser(parser, "expert").prog, add_help=False)  # its usage line
     pre.add_argument("--recipe", choices=list(RECIPES))
     known, _ = pre.parse_known_args(argv[1:])
     if known.recipe:
@@ -543,21 +567,29 @@ def _apply_recipe(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 
 def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, str | Path]] = (),
-                 inputs: Iterable[tuple[str, str | Path]] = (), dirs: Iterable[tuple[str, str | Path]] = ()) -> None:
+                 inputs: Iterable[tuple[str, str | Path]] = (), dirs: Iterable[tuple[str, str | Path]] = (),
+                 made: Iterable[tuple[str, str | Path]] = ()) -> None:
     """Exit 2 naming the flag for a path a command cannot use (:mod:`mulle_env.files`), before any work.
 
     ``outputs``/``inputs`` are ``(flag, path)`` of files written and read; ``dirs`` of
-    directories written (an existing directory, or a new one in an existing parent).
+    directories written (an existing directory, or a new one in an existing parent);
+    ``made`` of files written whose directory the command makes with its parents.
     """
-    from mulle_env.files import PathError, check_input_path, check_output_dir, check_output_path
+    from mulle_env.files import PathError, as_path, check_input_path, check_output_dir, check_output_path
 
     def given(flag: str, path: str | Path) -> bool:
-        # An option left empty is not given; a positional argument always is, so an empty one is refused.
-        return bool(path) or not flag.startswith("-")
+        # An empty option whose default is empty means "not given" (--json '', --checkpoint ''); any other empty
+        # path (a positional argument, a required option, one whose default names a file) is refused below.
+        return bool(str(path)) or not flag.startswith("-") or \
+            parser.get_default(flag.lstrip("-").replace("-", "_")) != ""
 
     try:
         for flag, path in outputs:
             if given(flag, path):
+                check_output_path(path, flag)
+        for flag, path in made:
+            parent = as_path(path, flag).parent
+            if check_output_dir(parent, f"{flag} {str(path)!r}: its directory", parents=True).is_dir():
                 check_output_path(path, flag)
         for flag, path in inputs:
             if given(flag, path):
@@ -571,14 +603,16 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
 
 def _make_dir(parser: argparse.ArgumentParser, flag: str, path: str | Path) -> None:
     """Make the directory ``path`` with its parents (a run's home, named up front); exit 2 naming ``flag`` if not."""
-    d = Path(path)
+    from mulle_env.files import PathError, check_output_dir
+
+    try:
+        d = check_output_dir(path, flag, parents=True)  # an empty path, a file in the way: refused by name
+    except PathError as exc:
+        parser.error(str(exc))
     try:
         d.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        parser.error(f"{flag} {str(d)!r} is a file, not a directory")
     except OSError as exc:
         parser.error(f"{flag} {str(d)!r} cannot be made: {exc.strerror or exc}")
-    _check_paths(parser, dirs=[(flag, d)])
 
 
 def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Any]:
@@ -647,16 +681,24 @@ def _expert_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         records.append([str(Path(path).resolve()), weight])
         _check_paths(parser, inputs=[("--records", path)])
     args.records = records
+    if args.backend == "ray":  # before the run's directory is made: a refused address leaves nothing behind
+        _need_ray(parser, args)
     _make_dir(parser, "--out-dir", args.out_dir)
-    if args.backend == "ray":
-        _need_ray(parser)
 
 
-def _need_ray(parser: argparse.ArgumentParser) -> None:
+def _need_ray(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 unless Ray is installed and, with ``--ray-address``, a cluster answers there (joined now)."""
     try:
         import ray  # noqa: F401
     except ImportError:
         parser.error('--backend ray needs Ray: pip install "mulle-env[ray]"')
+    if args.ray_address:
+        from arena.ray_backend import RayBackend, RayUnavailableError
+
+        try:
+            RayBackend(args.ray_address, args.workers).init()  # the labeller's and screens' later joins reuse it
+        except RayUnavailableError as exc:
+            parser.error(f"--ray-address: {exc}")
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out, prog: str) -> int:
@@ -696,7 +738,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         args.rules = _rules(parser, args.rule)
         _check_paths(parser, dirs=[("out", args.out)])
         if args.backend == "ray":
-            _need_ray(parser)
+            _need_ray(parser, args)
         return _errors_exit_1((PolicyFileError, TeacherDataError, ValueError), expert.data, args, out)
     if args.command == "fit":
         if _torch_missing("fit"):
@@ -742,14 +784,32 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
     if args.command == "finetune":
         from . import finetune
 
-        _check_paths(parser, outputs=[("out", args.out)], inputs=[("policy", args.policy)])
+        _check_paths(parser, made=[("out", args.out)], inputs=[("policy", args.policy)])
+        _policy_heads(parser, "policy", [args.policy], "logits",
+                      "PPO fine-tunes logits nets (mulle-train ppo or fit --net logits make them); an afterstate "
+                      "net (what mulle-train expert and fit make) is fine-tuned by mulle-train dmc")
         if _torch_missing("finetune"):
             return 2
         return _errors_exit_1((PolicyFileError, ValueError), finetune.run, args, out)
     if args.command == "average":
         _check_paths(parser, outputs=[("--out", args.out)], inputs=[("policy", f) for f in args.policies])
+        _policy_heads(parser, "policy", args.policies, "afterstate",
+                      "average takes afterstate nets (what mulle-train expert and fit make)")
         return _errors_exit_1((PolicyFileError, ValueError), _average, args, out)
     return _speed_main(parser, args, out, prog)
+
+
+def _policy_heads(parser: argparse.ArgumentParser, what: str, files: list[str], head: str, why: str) -> None:
+    """Exit 2 naming the file when one of ``files`` is unreadable or not a ``head`` net (``why`` says what is taken)."""
+    from agents.learned import PolicyFileError, load_policy
+
+    for f in files:
+        try:
+            got = load_policy(f).head
+        except PolicyFileError as exc:
+            parser.error(f"{what} {f!r}: {exc}")
+        if got != head:
+            parser.error(f"{what} {f!r} holds {'an' if got[0] in 'aeiou' else 'a'} {got} net; {why}")
 
 
 def _average(args: argparse.Namespace, out: Out) -> int:

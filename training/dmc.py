@@ -304,9 +304,11 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=int(cfg["rounds"]), initial=rnd, unit="round", desc="dmc", dynamic_ncols=True)
+        # Under a time budget (mulle-train exploit --hours) the rounds it allows are not known ahead.
+        bar = tqdm(total=int(cfg["rounds"]) if max_seconds is None else None, initial=rnd, unit="round",
+                   desc="dmc" if max_seconds is None else f"dmc ({max_seconds / 60:.1f} min)", dynamic_ncols=True)
     stack = ExitStack()
-    if bar:
+    if bar is not None:
         stack.callback(bar.close)
     # Entered, the pool ends its workers if the rounds are left by an exception (Ctrl-C, SIGTERM): the
     # finished rounds are saved, the running round's games are lost either way.
@@ -348,7 +350,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
             save_policy(policy_now(), out)
             save_checkpoint({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
                              "history": history, "elapsed": elapsed}, ckpt)
-            if bar:
+            if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=fig["loss"])
             if log is not None:

@@ -85,7 +85,8 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> Copied:
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The flags of ``mulle-train finetune`` (and of ``python -m training.finetune``)."""
-    ap.add_argument("policy", help="policy .npz (e.g. a mulle-train expert generation's policy.npz)")
+    ap.add_argument("policy", help="logits policy .npz (made by mulle-train ppo, or fit --net logits); an "
+                                   "afterstate net, what mulle-train expert makes, is fine-tuned by mulle-train dmc")
     ap.add_argument("out", help="checkpoint .zip to write (its directory is made)")
 
 

@@ -44,15 +44,14 @@ import contextlib
 import json
 import resource
 import shutil
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .expert import Out, join_param, learned_spec, write_json
+from .interrupts import announcing_interrupts
 
 if TYPE_CHECKING:
     from arena.ray_backend import RayBackend
@@ -195,36 +194,9 @@ class Pipeline:
         "screen": "the screen's games in progress to stop: its finished games are in gen_{g:03d}/screen_*.jsonl",
     }
 
-    @contextlib.contextmanager
-    def announcing_interrupts(self) -> Iterator[None]:
+    def announcing_interrupts(self) -> contextlib.AbstractContextManager[None]:
         """Ctrl-C or SIGTERM say at once what the run waits for before it stops, then interrupt as before."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        # A signal that is ignored (SIGINT under nohup or in a background job) stays ignored.
-        previous = {sig: h for sig in (signal.SIGINT, signal.SIGTERM)
-                    if (h := signal.getsignal(sig)) is not signal.SIG_IGN}
-        said = [False]
-
-        def handle(signum: int, frame: Any) -> None:
-            if not said[0]:
-                said[0] = True
-                name = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-                print(f"\n{self.args.prog}: {name}: stopping; waiting for {self.waiting_for}", file=sys.stderr,
-                      flush=True)
-            before = previous[signal.Signals(signum)]
-            if callable(before):
-                before(signum, frame)
-            elif signum == signal.SIGINT:
-                raise KeyboardInterrupt
-
-        for sig in previous:
-            signal.signal(sig, handle)
-        try:
-            yield
-        finally:
-            for sig, before in previous.items():
-                signal.signal(sig, before)
+        return announcing_interrupts(self.args.prog, lambda: self.waiting_for)
 
     def run(self) -> int:
         """Complete generations until a budget or the target stops the run; 0 when it stopped as asked."""

@@ -377,6 +377,7 @@ class PPORun:
         #: What carries over a resume (``state.json``): the best and last evaluations, time spent, every run.
         self.state: dict[str, Any] = {"best": None, "elapsed_before": 0.0, "runs": []}
         self.latest = _latest_checkpoint(self.ckpt_dir) if args.resume else None
+        self.first_step = 0  # the step this invocation starts from: set by start() once the model is loaded
         if args.resume and self.state_path.is_file():
             self.state = json.loads(self.state_path.read_text())
         self.state["runs"].append({"command": self.command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
@@ -613,6 +614,7 @@ class PPORun:
         from .pool import SELF
 
         model = self.model
+        self.first_step = int(model.num_timesteps)  # where this invocation starts (a resumed run's checkpoint)
         if self.weights.get(SELF, 0) > 0 and not list(self.pool_dir.glob("*.npz")):
             # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
             first = self.pool_dir / f"step_{int(model.num_timesteps):010d}.npz"
@@ -642,7 +644,8 @@ class PPORun:
         final = last if last.get("timesteps") == int(model.num_timesteps) else self.evaluate()
         self.checkpoint()
         self.close()
-        summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(self.elapsed(), 1), "final": final,
+        summary = {"timesteps": int(model.num_timesteps), "elapsed_s": round(self.elapsed(), 1),
+                   "timesteps_this_run": int(model.num_timesteps) - self.first_step, "final": final,
                    "best": self.state["best"], "best_path": str(self.out / "best.npz"), "bc": self.bc_figures}
         if args.export:
             shutil.copyfile(self.out / "best.npz", args.export)
@@ -685,7 +688,9 @@ def summary_text(summary: dict[str, Any], out: Path) -> str:
 
     lines = [
         "mulle-train: done",
-        f"  steps trained   {summary['timesteps']} in {summary['elapsed_s']:.0f} s",
+        f"  steps trained   {summary['timesteps']} in {summary['elapsed_s']:.0f} s"
+        + ("" if summary.get("timesteps_this_run", summary["timesteps"]) == summary["timesteps"] else
+           f" over every run in {out} ({summary['timesteps_this_run']} in this one)"),
         f"  final policy    {ev(summary['final'])}",
         f"  best policy     {ev(summary['best'])}",
         f"  best saved as   {summary['best_path']}",

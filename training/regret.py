@@ -165,7 +165,8 @@ def _summary(rows: list[tuple[list[float], list[int], str]], specs: Sequence[str
 
 
 def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tuple[int, int | None] = (0, None),
-                      progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                      progress: Callable[[int, int], None] | None = None,
+                      checked: Callable[[], None] | None = None) -> dict[str, Any]:
     """:func:`regret_table` on a stored teacher data set: its teacher's values judge afterstate nets' picks.
 
     The data (``mulle-train data --afterstates``) holds every decision's legal moves, the
@@ -184,7 +185,8 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
     empty. The result has :func:`regret_table`'s form (``reference`` is the data's
     teacher, ``driver`` the agent that played its games, ``every`` 1, plus ``data`` and
     ``shards``) and prints with :func:`format_table`; ``progress(shard, shards)`` is
-    called after each shard.
+    called after each shard, ``checked()`` once every argument has passed its checks (before
+    the first shard is read), so a caller can tell a bad argument from bad data.
     """
     import agents
     from mulle_env.codec import action_to_move
@@ -227,6 +229,8 @@ def data_regret_table(players: Sequence[str], data_dir: str | Path, shards: tupl
                              "(drop sample=true)")
         bot.check_ruleset(ruleset)  # a net never judged on rules it was not trained for
         policies.append(policy)
+    if checked is not None:
+        checked()
     rows: list[tuple[list[float], list[int], str]] = []
     for n, k in enumerate(chosen):
         try:
