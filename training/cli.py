@@ -370,7 +370,7 @@ def _check_specs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 def _dmc_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out) -> int:
     import agents
-    from agents.learned import PolicyFileError, load_policy
+    from agents.learned import PolicyFileError
 
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, not {args.seed}")
@@ -380,13 +380,8 @@ def _dmc_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
             agents.make(spec)  # a missing policy file is reported now, not in a worker after a round
     except (agents.AgentSpecError, ValueError) as exc:
         parser.error(f"--opponents: {exc}")
-    try:
-        head = load_policy(args.init_from).head
-    except PolicyFileError as exc:
-        parser.error(f"init_from: {exc}")
-    if head != "afterstate":
-        parser.error(f"init_from {args.init_from!r} holds a {head!r} net; dmc fine-tunes afterstate nets "
-                     "(mulle-train fit --net afterstate)")
+    _policy_heads(parser, "init_from", [args.init_from], "afterstate",
+                  "dmc fine-tunes afterstate nets (mulle-train expert and fit make them)")
     if _torch_missing("dmc"):
         return 2
     return _errors_exit_1((PolicyFileError, ValueError), expert.dmc, args, out)
