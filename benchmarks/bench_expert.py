@@ -87,14 +87,17 @@ def main(argv=None) -> int:
     if args.compare_afterstates:
         from agents.learned import afterstate
 
+        native = afterstate.NATIVE  # the compiled afterstate writer; None makes the module use its Python loop
+        if native is None:
+            sys.exit("--compare-afterstates needs the compiled agents module (agents/_native), which is not built")
         for r, spec in zip(rows, args.specs):
             # Alternate the two paths so that a change in the machine's load hits both alike.
             core, ref = [], []
             for _ in range(3):
-                for flag, acc in ((True, core), (False, ref)):
-                    afterstate.CORE_AFTERSTATES = flag
+                for module, acc in ((native, core), (None, ref)):
+                    afterstate.NATIVE = module
                     acc.append(time_spec(spec, pos)["mean_ms"])
-            afterstate.CORE_AFTERSTATES = True
+            afterstate.NATIVE = native
             r["core_afterstates_mean_ms"] = min(core)
             r["reference_afterstates_mean_ms"] = min(ref)
             r["reference_over_core"] = min(ref) / min(core)
