@@ -45,7 +45,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import mulle_env as me
 from agents.registry import AgentSpecError, make
@@ -55,7 +55,7 @@ from mulle_env.engine.errors import AgentError, IllegalMoveError
 from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
-from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_text
+from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_bytes
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -437,6 +437,10 @@ play_game = play_interactive
 # ----- replay ----------------------------------------------------------------------
 
 
+def _not_text(path: Path, exc: UnicodeDecodeError) -> str:
+    return f"replay file {str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+
+
 def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dict]:
     """Read game ``game`` of ``path``: a ``.json`` record or a line of a ``.jsonl`` results file.
 
@@ -444,21 +448,22 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
     (an arena line also says how the game ended: ``status``, ``error``).
     """
     try:
-        text = read_text(path, "replay file", limit=REPLAY_READ_LIMIT)
+        data = read_bytes(path, "replay file", limit=REPLAY_READ_LIMIT)
     except PathError as exc:
         raise ReplayFileError(str(exc)) from None
-    # Game k is the k-th non-blank line. Lines are parsed one at a time and only the one
-    # asked for must be valid: the arena leaves a torn last line when a run is cut off
-    # (and skips it when it reads the file), which must not hide the games before it.
-    lines = [(no, ln) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    # Game k is the k-th non-blank line. Lines are decoded and parsed one at a time and only
+    # the one asked for must be valid: the arena leaves a torn last line when a run is cut off
+    # and sets aside a damaged one when it reads the file, neither of which may hide the others.
+    lines: list[tuple[int, Any]] = [(no, ln) for no, ln in enumerate(data.splitlines(), 1) if ln.strip()]
     parsed = False
     if path.suffix != ".jsonl":
         try:
-            lines = [(1, parse_json(text, str(path), max_bytes=REPLAY_READ_LIMIT))]
+            lines = [(1, parse_json(data.decode("utf-8"), str(path), max_bytes=REPLAY_READ_LIMIT))]
             parsed = True
-        except JSONInputError as exc:
+        except (JSONInputError, UnicodeDecodeError) as exc:
             if len(lines) < 2:  # else: a results file under another name
-                raise ReplayFileError(str(exc)) from None
+                raise ReplayFileError(_not_text(path, exc) if isinstance(exc, UnicodeDecodeError) else str(exc)) \
+                    from None
     if not lines:
         raise ReplayFileError(f"{path}: the file holds no games")
     k = 0 if game is None else game
@@ -466,10 +471,14 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
         raise ReplayFileError(f"{path}: --game {k} does not exist; the file holds games 0 to {len(lines) - 1}")
     no, raw = lines[k]
     if not parsed:
+        others = "; other games may still be read" if len(lines) > 1 else ""
         try:
-            raw = parse_json(raw, f"{path}: game {k}", line=no, max_bytes=REPLAY_READ_LIMIT)
+            raw = parse_json(raw.decode("utf-8"), f"{path}: game {k}", line=no, max_bytes=REPLAY_READ_LIMIT)
+        except UnicodeDecodeError as exc:
+            raise ReplayFileError(f"{path}: game {k} (line {no}) is not UTF-8 text ({exc.reason} at byte "
+                                  f"{exc.start} of the line){others}") from None
         except JSONInputError as exc:
-            raise ReplayFileError(f"{exc}; other games may still be read") from None
+            raise ReplayFileError(f"{exc}{others}") from None
     try:
         return me.GameRecord.from_dict(raw), raw
     except me.MulleError as exc:

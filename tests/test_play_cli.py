@@ -366,6 +366,20 @@ def test_replay_skips_a_torn_line_it_is_not_asked_for(tmp_path):
     assert code == 2 and "line 2" in text
 
 
+def test_replay_reads_a_game_beside_a_line_that_is_not_utf8(tmp_path):
+    # The arena sets such a line aside and reads the rest; so does the replay (only the asked line is decoded).
+    games = [recorded_game(seed)[0] for seed in (1, 2)]
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(json.dumps(games[0]).encode() + b"\n\xff\xfe x\n" + json.dumps(games[1]).encode() + b"\n")
+    code, text, _ = run(["--replay", str(path), "--game", "2"])
+    assert code == 0 and "Replay of seed 2" in text
+    code, text, _ = run(["--replay", str(path), "--game", "1"])
+    assert code == 2 and "game 1 (line 2) is not UTF-8 text" in text and "other games may still be read" in text
+    (tmp_path / "one.json").write_bytes(b"\xff\xfe")
+    code, text, _ = run(["--replay", str(tmp_path / "one.json")])
+    assert code == 2 and "is not UTF-8 text" in text and "other games" not in text
+
+
 @pytest.mark.parametrize(
     "content, words",
     [
