@@ -80,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-init", metavar="MODULE:FUNC",
                    help="function run once in this process and in every worker before agents are built "
                    "(e.g. to register extra agents)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no tables, only errors")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no tables: only errors and what the results file needed (lines set "
+                        "aside, games played again)")
     return p
 
 
@@ -281,6 +283,9 @@ def _main(argv: list[str] | None, stop: TerminateAsInterrupt) -> int:
 
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    # What the results file needed (a torn line saved aside, lines of other tournaments, games played again) is
+    # said even with --quiet: it is about the user's data, not the run's progress.
+    logging.getLogger("arena.results").setLevel(logging.WARNING)
     # A game may say it runs on a slow fallback (Mulle: the Python engine because the C core did
     # not build). Said even with --quiet: it changes how long the run takes tenfold.
     notice = getattr(load_game(args.game), "fallback_notice", None)

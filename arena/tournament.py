@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from .runner import Backend
 
 log = logging.getLogger("arena")
+#: What reading the results file found (lines set aside, games played again): said even under ``--quiet``.
+results_log = logging.getLogger("arena.results")
 
 FINISHED = ("ok", "forfeit")
 
@@ -307,7 +309,7 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
         notes.append(f"{len(n_timeout)} game(s) forfeited on a shorter move time limit than this run's ({limit}) "
                      f"are played again (line {_numbers(n_timeout)}; the new line supersedes the old one)")
     for note in notes[len(loaded.problems()):]:
-        log.warning("%s: %s", out, note)
+        results_log.warning("%s: %s", out, note)
     skipped = len(by_id) - len(redo)
     failed: set[str] = set()
     tracker = _SprtTracker(plan, sprt, by_id, failed) if sprt is not None else None

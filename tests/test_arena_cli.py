@@ -271,3 +271,15 @@ def test_a_game_module_is_checked_against_the_arenas_protocol(capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:
         cli.parse_args(["random", "heuristic", "--game", "json", "--out", str(tmp_path / "r.jsonl")])
     assert exc.value.code == 2 and "--game 'json' is not a game for the arena" in capsys.readouterr().err
+
+
+def test_quiet_still_says_what_the_results_file_needed(tmp_path):
+    # --quiet hides progress and tables, not what happened to the user's data (a newcomer found it silent).
+    out = tmp_path / "r.jsonl"
+    subprocess.run(_cmd(out, 4, 1, "--quiet"), env=_env(), check=True, capture_output=True, timeout=120)
+    with open(out, "ab") as f:
+        f.write(b'{"torn')  # what a run cut off mid-write leaves
+    done = subprocess.run(_cmd(out, 4, 1, "--quiet"), env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING arena.results" in done.stderr and "torn" in done.stderr, done.stderr
+    assert "pairing" not in done.stdout  # still no tables
