@@ -243,7 +243,11 @@ class SPRT:
             "H0": f"H0 accepted (lower bound crossed): elo <= {self.elo0:g} is supported",
             None: "undecided (no bound crossed)",
         }[self.state]
-        return f"SPRT({self.elo0:g}, {self.elo1:g}): {what}; LLR {self.llr:.3f} in [{self.lower:.3f}, {self.upper:.3f}]"
+        # "in [a, b]" only while undecided: a crossed bound reads "LLR -2.989 <= -2.944", not inside the range.
+        where = {"H1": f">= {self.upper:.3f} (bounds [{self.lower:.3f}, {self.upper:.3f}])",
+                 "H0": f"<= {self.lower:.3f} (bounds [{self.lower:.3f}, {self.upper:.3f}])",
+                 None: f"in [{self.lower:.3f}, {self.upper:.3f}]"}[self.state]
+        return f"SPRT({self.elo0:g}, {self.elo1:g}): {what}; LLR {self.llr:.3f} {where}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""

@@ -108,3 +108,12 @@ def test_sprt_false_positive_rate_within_alpha():
 def test_sprt_power_at_elo1():
     out = _simulate(40.0, runs=100, seed=2)
     assert out["H1"] >= 85, out
+
+
+def test_sprt_describe_says_which_bound_was_crossed():
+    s = stats.SPRT(0, 10)
+    assert "undecided" in s.describe() and f"in [{s.lower:.3f}, {s.upper:.3f}]" in s.describe()
+    s.update([300, 0, 100, 0, 50])  # far more losing pairs than winning ones: H0
+    assert s.state == "H0" and f"LLR {s.llr:.3f} <= {s.lower:.3f}" in s.describe(), s.describe()
+    s.update([50, 0, 100, 0, 300])
+    assert s.state == "H1" and f"LLR {s.llr:.3f} >= {s.upper:.3f}" in s.describe(), s.describe()
