@@ -66,7 +66,7 @@ def summarize(spec_a: str, spec_b: str, pairs: list[dict]) -> dict:
         sem = float(stats.sem(pair_means))
         half = float(stats.t.ppf(0.975, n - 1) * sem) if sem > 0 else 0.0
     else:
-        half = float("nan")
+        half = None  # one seed pair has no spread: no interval (JSON null, not NaN, which strict readers refuse)
     ms = [
         1000 * sum(p["time"][i] for p in pairs) / max(1, sum(p["decisions"][i] for p in pairs)) for i in (0, 1)
     ]
@@ -79,7 +79,7 @@ def summarize(spec_a: str, spec_b: str, pairs: list[dict]) -> dict:
         "draws": sum(d == 0 for d in games),
         "a_losses": sum(d < 0 for d in games),
         "mean_diff": mean,
-        "ci95": [mean - half, mean + half],
+        "ci95": None if half is None else [mean - half, mean + half],
         "ms_per_decision": {spec_a: ms[0], spec_b: ms[1]},
     }
 
@@ -92,10 +92,13 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=100, help="games in all (two per seed; default 100)")
     ap.add_argument("--seed", type=int, default=1000, help="first deal seed (default 1000)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    ap.add_argument("--out", type=Path, help="also write the JSON here")
+    ap.add_argument("--out", help="also write the JSON here ('-': only print it, as the other benchmarks)")
     args = ap.parse_args(argv)
     for spec in (args.a, args.b):
-        agents.make(spec)  # fail fast on a bad spec
+        try:
+            agents.make(spec)  # fail fast on a bad spec
+        except (agents.AgentSpecError, ValueError) as exc:
+            ap.error(str(exc) if isinstance(exc, agents.AgentSpecError) else f"agent spec {spec!r}: {exc}")
     jobs = [(args.a, args.b, args.seed + i) for i in range(max(1, args.games // 2))]
     t0 = time.perf_counter()
     if args.workers > 1:
@@ -108,8 +111,8 @@ def main(argv=None) -> int:
     result["wall_seconds"] = round(time.perf_counter() - t0, 1)
     text = json.dumps(result, indent=2)
     print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    if args.out and args.out != "-":
+        Path(args.out).write_text(text + "\n")
     return 0
 
 

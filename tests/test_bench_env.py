@@ -31,3 +31,17 @@ def test_bench_training_runs(tmp_path):
     report = bench_training.main(["--steps", "2048", "--rounds", "1", "--opponents", "random",
                                   "--out", str(tmp_path / "t.json")])
     assert set(report["ratios"]) == {"batched:random/dummy:random", "batched_selfplay:self/dummy:random"}
+
+
+def test_bench_agents_refuses_a_bad_spec_and_writes_strict_json(tmp_path, capsys, monkeypatch):
+    import json
+
+    import bench_agents
+
+    with pytest.raises(SystemExit) as exc:  # was a bare traceback ending in AgentSpecError
+        bench_agents.main(["pimc", "heurstic", "--games", "2"])
+    assert exc.value.code == 2 and "did you mean 'heuristic'" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    assert bench_agents.main(["random", "heuristic", "--games", "2", "--workers", "1", "--out", "-"]) == 0
+    assert list(tmp_path.iterdir()) == []  # '-' prints only, as bench_env's and bench_sendrecv's --out
+    assert json.loads(capsys.readouterr().out)["ci95"] is None  # one seed pair: no interval (not NaN)
