@@ -64,7 +64,7 @@ __all__ = [
     "UnsupportedRulesetError", "IllegalActionError", "check_ruleset", "max_game_length",
     "encode", "decode", "legal_mask", "legal_indices", "mask_indices", "batch_mask_indices", "describe",
     "action_to_move",
-    "action_int", "sample_csr", "sample_masks",
+    "action_int", "sample_csr", "sample_masks", "shown",
 ]
 
 _INT32 = np.dtype(np.int32)  # the native int32 dtype: an array's dtype is this object when it is native int32
@@ -288,15 +288,21 @@ def action_int(action: Any) -> int | None:
         return None
 
 
+def shown(value: object) -> str:
+    """``value`` for a message: a numpy scalar as its Python value (``5000``, not ``np.int64(5000)``)."""
+    return repr(value.item()) if isinstance(value, np.generic) else repr(value)
+
+
 def _as_index(index: object) -> int:
     i = action_int(index)
     if i is None:
         raise IllegalActionError(
             f"an action must be an int from 0 to {NUM_ACTIONS - 1} (a Python or numpy integer, "
-            f"not a float or bool), not {index!r}"
+            f"not a float or bool), not {shown(index)}"
+            + (f" ({type(index).__name__})" if isinstance(index, np.generic) else "")
         )
     if not 0 <= i < NUM_ACTIONS:
-        raise IllegalActionError(f"action {index!r} is out of range: actions are ints from 0 to {NUM_ACTIONS - 1}")
+        raise IllegalActionError(f"action {i} is out of range: actions are ints from 0 to {NUM_ACTIONS - 1}")
     return i
 
 

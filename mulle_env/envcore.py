@@ -656,17 +656,20 @@ class EnvCore:
         acts = np.asarray(self.opponent_policy(obs, shown)).reshape(-1)
         if acts.shape != (n,):
             raise ValueError(f"opponent_policy returned {acts.shape[0]} actions for {n} observations")
-        if acts.dtype.kind in "iu":
-            try:  # on the stepper's threads; every action is checked before any is played
-                self.stepper.play_batch(pending, acts.astype(np.int64, copy=False))
-                return
-            except ValueError:
-                pass  # named below
+        if acts.dtype.kind not in "iu":  # a float or bool array: the policy's raw output, not actions
+            raise IllegalMoveError(
+                f"opponent_policy returned {acts.dtype} values; actions are ints from 0 to {_NA - 1} (e.g. the argmax "
+                "of the masked logits as an int array)", agent="opponent_policy", reason="not integer actions")
+        try:  # on the stepper's threads; every action is checked before any is played
+            self.stepper.play_batch(pending, acts.astype(np.int64, copy=False))
+            return
+        except ValueError:
+            pass  # named below
         for j, i in enumerate(pending.tolist()):
             a = acts[j]
             if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and self._legal(i, int(a))):
                 raise IllegalMoveError(
-                    f"opponent_policy chose action {a!r} in env {i}, which is not legal there; "
+                    f"opponent_policy chose action {codec.shown(a)} in env {i}, which is not legal there; "
                     f"legal: {list(self.stepper.state(i).legal_ids())}",
                     agent="opponent_policy", seat=int(1 - self.seats[i]), reason="not a legal action")
         raise AssertionError("unreachable: the stepper refused actions the games allow")

@@ -166,8 +166,11 @@ def test_self_play_policy_moves_the_other_seat(stepper):
     with pytest.raises(ValueError, match="needs a batched policy"):
         MulleVectorEnv(2, opponent="self", seat=1).reset(seed=0)
     bad = MulleVectorEnv(1, opponent="self", seat=1, opponent_policy=lambda o, m: np.array([codec.NUM_ACTIONS - 1]))
-    with pytest.raises(ValueError, match="opponent_policy chose action"):
+    with pytest.raises(ValueError, match=rf"opponent_policy chose action {codec.NUM_ACTIONS - 1} in env 0"):
         bad.reset(seed=1)
+    floats = MulleVectorEnv(1, opponent="self", seat=1, opponent_policy=lambda o, m: m.argmax(axis=1) * 1.0)
+    with pytest.raises(ValueError, match="opponent_policy returned float64 values; actions are ints"):
+        floats.reset(seed=1)  # said as a type error of the policy, not as "action 0.0 is not legal there"
 
 
 @pytest.mark.parametrize("stepper", STEPPERS)
@@ -182,10 +185,12 @@ def test_bad_actions_give_the_envs_errors(stepper):
         envs.step([legal[0], illegal])
     with pytest.raises(codec.IllegalActionError, match="out of range"):
         envs.step([legal[0], codec.NUM_ACTIONS])
-    # The message names the value sent: np.uint64(2**64 - 1) was reported as "action np.int64(-1)" (issue 31).
-    for sent, shown in ((np.array([legal[0], 2**64 - 1], dtype=np.uint64), r"np\.uint64\(18446744073709551615\)"),
+    # The message names the value sent: np.uint64(2**64 - 1) was reported as "action np.int64(-1)" (issue 31), and
+    # as the plain number, not numpy's repr of it (a newcomer read "action np.int64(5000)").
+    for sent, shown in ((np.array([legal[0], 2**64 - 1], dtype=np.uint64), "18446744073709551615"),
                         (np.array([legal[0], 2**70], dtype=object), str(2**70)),
-                        (np.array([legal[0], 3000], dtype=np.uint16), r"np\.uint16\(3000\)")):
+                        (np.array([legal[0], 3000], dtype=np.uint16), "3000"),
+                        (np.array([legal[0], 5000], dtype=np.int64), "5000")):
         with pytest.raises(codec.IllegalActionError, match=rf"env 1: action {shown} is out of range"):
             envs.step(sent)
     with pytest.raises(codec.IllegalActionError, match=r"shape \(2,\)"):
