@@ -127,7 +127,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             parser.error(str(exc))  # AgentSpecError names the spec and what is wrong
     dupes = sorted({s for s in canonical if canonical.count(s) > 1})
     if dupes:
-        parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once")
+        parser.error(f"agent spec(s) given twice: {', '.join(dupes)}; each agent may play once (a game id names "
+                     "the two specs, and in duplicate play an agent against itself scores 50% by construction; "
+                     "to compare two settings or files of one agent, name them: learned:path=A.npz "
+                     "learned:path=B.npz, pimc pimc:samples=40)")
     args.specs = canonical
     if args.sprt is not None:
         from .stats import SPRT
