@@ -285,6 +285,8 @@ def _table(report: dict) -> str:
     for n, sc in report.get("thread_scaling", {}).items():
         lines.append(f"mulle_vector_sparse on {n} threads: {sc['wall_ratio_to_1_thread']:.2f} x one thread's "
                      f"wall-clock decisions/s" + (f" (aim {sc['aim']:g})" if "aim" in sc else ""))
+    for name, why in report.get("skipped", {}).items():  # an empty ratio column says why here, not only in the JSON
+        lines.append(f"{name}: skipped, {why}")
     return "\n".join(lines)
 
 
