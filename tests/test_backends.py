@@ -534,3 +534,29 @@ def test_a_stale_core_is_refused_saying_to_rebuild(abi, faces):
     run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MULLE_ENGINE": "c"}, capture_output=True,
                          text=True)
     assert run.returncode != 0 and "stale build" in run.stderr
+
+
+def test_a_hand_written_position_with_unequal_hands_plays_to_the_end_alike():
+    # A newcomer gave a mid-deal position the wrong seat to move (7 cards against 8): the players alternated until
+    # the one to move had no card and no move while the game was not over. A player without cards now passes
+    # (only a hand-written position has one; a dealt game's hands empty together), the same on both backends.
+    games = {}
+    for name in BACKENDS:
+        mod = backends()[name]
+        st = mod.new_game(7)
+        st.play("capture KL 2")
+        d = st.to_dict()
+        d["to_move"] = 1 - d["to_move"]
+        st = mod.GameState.from_dict(d)
+        rng, seen = random.Random(0), []
+        while not st.over:
+            ids = st.legal_move_ids()
+            assert ids, f"{name}: player {st.to_move} has no move with hands {[len(h) for h in st.hands]}"
+            before = [len(h) for h in st.hands]
+            st.play_id(ids[rng.randrange(len(ids))])
+            seen.append((tuple(before), st.to_move))
+        games[name] = (seen, st.scores(), st.key())
+    assert len({repr(g) for g in games.values()}) == 1
+    seen = games[BACKENDS[0]][0]
+    # The seat with the extra card plays its last two cards in a row once the other hand is empty.
+    assert any(min(before) == 0 and max(before) > 1 for before, _ in seen)

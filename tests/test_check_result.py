@@ -88,7 +88,7 @@ def test_the_ruleset_decides_how_many_sets_and_how_much_a_mulle_is_worth():
         me.check_result(result, {"sets": 1})
     with pytest.raises(me.InvalidRecordError, match="unknown ruleset flag"):
         me.check_result(result, {"jokers": 1})
-    with pytest.raises(me.InvalidRecordError, match="a result is a JSON object"):
+    with pytest.raises(me.InvalidRecordError, match="a result is a GameResult or a JSON object"):
         me.check_result([1, 2], None)
 
 
@@ -126,3 +126,12 @@ def test_a_set_without_a_capture_is_possible_only_where_any_card_may_be_discarde
     me.check_result(result, loose)
     with pytest.raises(me.InvalidRecordError, match="intake points add up to 0"):
         me.check_result(_zero_sheets(1), me.Ruleset(sets=1))
+
+
+def test_the_engine_s_own_result_object_is_checked_as_its_json_form():
+    st = me.new_game(seed=3, ruleset=me.Ruleset(sets=1))
+    while not st.is_over():
+        st = st.play(st.legal_moves()[0])
+    me.check_result(st.result(), st.ruleset)  # was refused: "a result is a JSON object ..., not GameResult"
+    with pytest.raises(me.MulleError, match="a GameResult or a JSON object"):
+        me.check_result(3)

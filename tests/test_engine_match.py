@@ -175,6 +175,16 @@ def test_replay_names_the_illegal_move_and_a_forged_result():
     forged["result"] = {**forged["result"], "scores": [999, 0]}
     with pytest.raises(InvalidRecordError, match="differs from the replayed game"):
         GameRecord.from_dict(forged).replay()
+    # Only the winner changed: the message names the winner, not the (equal) scores twice.
+    good = m.record().to_dict()
+    flipped = {**good, "result": {**good["result"], "winner": 1 - (good["result"]["winner"] or 0)}}
+    with pytest.raises(InvalidRecordError, match=r"differs from the replayed game's in winner \(recorded winner"):
+        GameRecord.from_dict(flipped).replay()
+    # A result with the moves cut short: the replayed game does not end, so it cannot end with that result.
+    cut = {**good, "moves": good["moves"][:10]}
+    with pytest.raises(InvalidRecordError, match="holds a result but its 10 moves stop before the game ends"):
+        GameRecord.from_dict(cut).replay()
+    assert not GameRecord.from_dict({**cut, "result": None}).replay().over  # a game in progress is fine
 
 
 def test_views_round_trip_through_json_at_every_move():

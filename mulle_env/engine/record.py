@@ -183,9 +183,17 @@ class GameRecord:
                 m.play(text)
             except MulleError as exc:
                 raise type(exc)(f"move {i} of the record ({text!r}): {exc}") from None
-        if self.result is not None and m.over and m.result().to_dict() != self.result:
-            _fail(f"the recorded result {self.result.get('scores')} differs from the replayed game's "
-                  f"{list(m.result().scores)}: the record was changed or made by another engine version")
+        if self.result is not None and not m.over:
+            _fail(f"the record holds a result but its {len(self.moves)} moves stop before the game ends: a record "
+                  "of a finished game lists every move (leave the result out for a game in progress)")
+        if self.result is not None and m.result().to_dict() != self.result:
+            replayed = m.result().to_dict()
+            differ = [k for k in sorted(set(replayed) | set(self.result)) if replayed.get(k) != self.result.get(k)]
+            _fail(f"the recorded result differs from the replayed game's in {', '.join(differ)} (recorded "
+                  + ", ".join(f"{k} {self.result.get(k)!r}" for k in differ if k != "sheets")
+                  + (", " if [k for k in differ if k != "sheets"] else "")
+                  + "replayed " + ", ".join(f"{k} {replayed.get(k)!r}" for k in differ if k != "sheets")
+                  + "): the record was changed or made by another engine version")
         return m
 
 
@@ -200,8 +208,8 @@ INTAKE_PER_SET = COPIES * sum(INTAKE_POINTS)
 def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> None:
     """Raise :class:`InvalidRecordError` unless ``result`` is how a finished game of ``ruleset`` can end.
 
-    ``result`` is :meth:`GameResult.to_dict`'s form (an arena results line has the same
-    keys): ``scores`` (the two game totals by seat), ``winner`` (0, 1 or ``None`` for a
+    ``result`` is a :class:`GameResult` or :meth:`GameResult.to_dict`'s form (an arena results
+    line has the same keys): ``scores`` (the two game totals by seat), ``winner`` (0, 1 or ``None`` for a
     draw), ``sheets`` (per seat, one score sheet per set) and optionally ``totals``.
     Checked, with RULES.md 6: ``ruleset.sets`` sheets per seat, whole numbers; in each
     sheet ``bonus`` is ``2 x (intake - 20)`` above 20 and ``total`` is ``mulle + tabbe +
@@ -229,8 +237,13 @@ def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -
     mulle_env.engine.record.InvalidRecordError: scores [1000000, -5] are not the sums of the set totals in sheets ...
     """
     rules = _ruleset(ruleset, "ruleset")
+    from .state import GameResult
+
+    if isinstance(result, GameResult):  # what state.result() and play_out() hand over: checked as its JSON form
+        result = result.to_dict()
     if not isinstance(result, dict):
-        _fail(f"a result is a JSON object with scores, winner and sheets, not {type(result).__name__}")
+        _fail(f"a result is a GameResult or a JSON object with scores, winner and sheets, not "
+              f"{type(result).__name__}")
     missing = [k for k in ("scores", "winner", "sheets") if k not in result]
     if missing:
         _fail(f"a result needs scores, winner and sheets; missing: {', '.join(missing)}")

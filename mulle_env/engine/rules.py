@@ -315,7 +315,9 @@ def apply(st: GameState, move: Move) -> None:
         insort(st._loose, c)
     if kind != CAPTURE:
         st._last_taken = ()
-    st._to_move = 1 - p
+    # The other player moves next; one without cards passes. A dealt game never has that (the hands empty
+    # together), but a position written by hand may give one player more cards (docs/engine.md, RULES gaps).
+    st._to_move = 1 - p if st._hands[1 - p] or not st._hands[p] else p
     st._last_move = (p, move)
     st._legal = None
     if not st._hands[0] and not st._hands[1]:

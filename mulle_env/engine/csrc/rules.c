@@ -877,7 +877,9 @@ int apply_move(G *g, int id, const uint8_t *taking, int n_taking) {
             pile_insert(&g->loose, c);
         }
     }
-    g->to_move = 1 - p;
+    /* The other player moves next; one without cards passes (only a position written by hand has that:
+     * rules.py's apply, docs/engine.md). */
+    g->to_move = (g->hand[1 - p].n || !g->hand[p].n) ? 1 - p : p;
     g->last_player = p;
     g->last_id = taking ? -1 : id;
     if (!g->hand[0].n && !g->hand[1].n) end_deal(g);
