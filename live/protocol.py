@@ -239,7 +239,8 @@ def _check_speed(p: dict) -> dict:
 def _check_ping(p: dict) -> dict:
     stamp = p.get("timestamp")
     if stamp is not None and (not isinstance(stamp, str) or len(stamp) > 64):
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'timestamp' must be an ISO 8601 string", {"field": "timestamp"})
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'timestamp' must be a string of at most 64 characters "
+                            "(echoed back as sent; an ISO 8601 time is the convention)", {"field": "timestamp"})
     return {"timestamp": stamp}
 
 

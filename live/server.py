@@ -180,7 +180,8 @@ def _store(request: web.Request) -> GameStore:
 def _game_id(request: web.Request) -> int:
     text = request.match_info["id"]
     if not text.isdigit() or len(text) > 18:
-        raise web.HTTPNotFound(text=json.dumps({"error": f"no game {text[:40]!r}: a game id is a whole number"}),
+        why = "a game id is a whole number" if not text.isdigit() else "game ids have at most 18 digits"
+        raise web.HTTPNotFound(text=json.dumps({"error": f"no game {text[:40]!r}: {why}"}),
                                content_type="application/json")
     return int(text)
 

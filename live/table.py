@@ -330,8 +330,10 @@ class Table:
                                  "current_request_id": self.request[0] if self.request else None}, request_id)
         try:
             move = Move.from_str(text)
-        except MulleError as exc:
-            raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc), {"move": text[:200]}, request_id) from None
+        except MulleError as exc:  # malformed text: said with the legal moves, as an illegal move is
+            raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc),
+                                {"move": text[:200], "legal_moves": [str(m) for m in self.match.legal_moves()]},
+                                request_id) from None
         hand = self.match.state.hands[person.seat]
         if move.card not in hand:
             raise ProtocolError(ErrorCode.INVALID_CARDS, f"you do not hold {CARD_NAMES[move.card]}; your hand: "
