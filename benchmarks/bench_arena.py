@@ -48,6 +48,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "arena.json"))
     args = p.parse_args(argv)
+    import agents
+
+    for spec in args.specs:  # a misspelled spec is named here, not as a worker's traceback
+        try:
+            agents.canonical(spec)
+        except agents.AgentSpecError as exc:
+            p.error(str(exc))
     rules = {"sets": args.sets}
     measure(args.specs, 4, 1, rules, args.seed + 1)  # warm the page cache and imports
     one = measure(args.specs, args.games, 1, rules, args.seed)

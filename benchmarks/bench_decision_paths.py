@@ -5,7 +5,11 @@ working tree each run the same driver in their own process, alternately, ``--rou
 times: ``Mulle-v0`` with ``opponent="random"`` and the PettingZoo AEC env, each seeded
 once, a uniformly random legal action per decision. The driver reads the mask the way
 each tree offers (``codec.mask_indices`` when it exists, else ``mask.nonzero()``), as a
-user of that version would. Medians go to JSON.
+user of that version would. The exported tree's compiled modules are built first (its own
+``setup.py build_ext --inplace``), so both trees run on the engine backend they would give a
+user; each run records its backend, and trees that ended on different backends are refused
+(a compiled tree against the pure-Python one measures the backend, not the change). Medians go
+to JSON.
 
     python benchmarks/bench_decision_paths.py --before 5da8017 --out benchmarks/results/env_slimming.json
 """
@@ -51,7 +55,9 @@ def pz_loop(sec):
     return n / (time.process_time() - c)
 gym_loop(0.3); pz_loop(0.3)
 sec = float(sys.argv[1])
-print(json.dumps({"mulle_gym": gym_loop(sec), "mulle_pettingzoo": pz_loop(sec), "file": mulle_env.__file__}))
+backend = getattr(getattr(mulle_env, "engine", None), "BACKEND", "python")
+print(json.dumps({"mulle_gym": gym_loop(sec), "mulle_pettingzoo": pz_loop(sec), "file": mulle_env.__file__,
+                  "backend": backend}))
 '''
 
 
@@ -73,15 +79,25 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default="-", help="JSON file to write ('-' to only print)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        data = subprocess.run(["git", "archive", args.before, "mulle_env", "agents"], cwd=ROOT, capture_output=True,
+        paths = subprocess.run(["git", "ls-tree", "--name-only", args.before], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout.split()
+        wanted = [p for p in ("mulle_env", "agents", "setup.py", "pyproject.toml") if p in paths]
+        data = subprocess.run(["git", "archive", args.before, *wanted], cwd=ROOT, capture_output=True,
                               check=True).stdout
         tarfile.open(fileobj=BytesIO(data)).extractall(tmp, filter="data")
+        if "setup.py" in wanted:  # the compiled modules of that revision, as its users got them
+            subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=tmp,
+                           capture_output=True, check=True)
         runs = {"before": [], "after": []}
         for _ in range(args.rounds):
             runs["before"].append(_run(tmp, args.seconds))
             runs["after"].append(_run(None, args.seconds))
+        engines = {side: {r.get("backend") for r in rs} for side, rs in runs.items()}
+        if engines["before"] != engines["after"]:
+            ap.error(f"the trees ran on different engine backends (before {sorted(engines['before'])}, after "
+                     f"{sorted(engines['after'])}): the ratio would measure the backend, not the change")
     command = "python benchmarks/bench_decision_paths.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    report = {"benchmark": "decision_paths", "before": args.before,
+    report = {"benchmark": "decision_paths", "before": args.before, "backend": sorted(engines["after"])[0],
               "unit": "decisions per CPU second, medians of alternating rounds", "command": command,
               "load_average": [round(x, 2) for x in os.getloadavg()]}
     for key in ("mulle_gym", "mulle_pettingzoo"):

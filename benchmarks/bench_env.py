@@ -21,7 +21,7 @@ one random legal action applied, all through the env's public API in one process
   Threads are judged by wall-clock decisions/s against ``mulle_vector_sparse`` in the same
   rounds (``thread_scaling``): CPU time counts every thread's work, so it cannot show them.
 
-All three run on the engine's backend (``MULLE_ENGINE``; the report records it): for
+All of them run on the engine's backend (``MULLE_ENGINE``; the report records it): for
 the pure-Python figures run the script again with ``MULLE_ENGINE=python``.
 
 Peers (the ``bench`` extra; a missing one is reported as skipped): RLCard ``uno`` and

@@ -10,10 +10,10 @@ Prints a table and writes JSON (default benchmarks/results/expert.json).
 Quote ratios between specs measured in one run (the machine is shared).
 ``--compare-afterstates`` times every spec twice more, alternately, with the compiled
 core's afterstate encoding and with the Python reference loop
-(``agents.learned.afterstate.CORE_AFTERSTATES``), and reports the ratio: the before/after
-figure of moving that hot path of ``learned`` and ``netsearch`` into C.
+(``agents.learned.afterstate.NATIVE`` set to ``None`` for the latter), and reports the ratio:
+the before/after figure of moving that hot path of ``learned`` and ``netsearch`` into C.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch pimc --games 2 --every 8 \
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch pimc --games 2 --every 8
         --compare-afterstates --out benchmarks/results/afterstates_core.json
 """
 
@@ -79,6 +79,11 @@ def main(argv=None) -> int:
                     help="also time each spec with the reference Python afterstate loop and report the ratio")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "expert.json"))
     args = ap.parse_args(argv)
+    for spec in args.specs:  # a misspelled spec is named here, not as a traceback
+        try:
+            agents.make(spec)
+        except (agents.AgentSpecError, ValueError) as exc:
+            ap.error(str(exc) if isinstance(exc, agents.AgentSpecError) else f"agent spec {spec!r}: {exc}")
     pos = positions(args.games, args.every, args.seed)
     rows = [time_spec(s, pos) for s in args.specs]
     for r in rows:

@@ -70,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--json", default="", help="write the figures here")
     args = ap.parse_args(argv)
+    from training.teacher import TeacherDataError, check_data_dir
+
+    for d in args.data:  # named here, not as a child process's traceback
+        try:
+            check_data_dir(d)
+        except (TeacherDataError, ValueError) as exc:
+            ap.error(f"data directory {d!r}: {exc}")
     base = {"hidden": [int(h) for h in args.hidden.split(",")], "epochs": args.epochs,
             "extras": None if args.extras == "none" else args.extras}
     result: dict = {"data": args.data, "config": base, "chunk_rows": args.chunk_rows, "quality": [], "memory": []}

@@ -203,9 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponents", nargs="+", default=OPPONENTS, help="reference agents")
     ap.add_argument("--workers", type=int, default=2, help="processes of the pipeline and the evaluations")
     ap.add_argument("--expert-args", default="", help="more flags for mulle-train expert (quoted)")
-    ap.add_argument("--tiny", action="store_true", help="a smoke run: tiny games, 20 evaluation games")
+    ap.add_argument("--tiny", action="store_true",
+                    help="a smoke run: tiny games, 20 evaluation games, 2 generations unless --generations says")
     ap.add_argument("--json", default="benchmarks/results/time_to_strength.json", help="figures written here")
     args = ap.parse_args(argv)
+    if args.tiny and "--generations" not in (argv if argv is not None else sys.argv[1:]):
+        args.generations = 2  # a smoke run ends by itself (30 tiny generations took minutes)
     if args.recipe:
         return recipe_main(args)
     if args.games < 1000 and not args.tiny:

@@ -45,3 +45,18 @@ def test_bench_agents_refuses_a_bad_spec_and_writes_strict_json(tmp_path, capsys
     assert bench_agents.main(["random", "heuristic", "--games", "2", "--workers", "1", "--out", "-"]) == 0
     assert list(tmp_path.iterdir()) == []  # '-' prints only, as bench_env's and bench_sendrecv's --out
     assert json.loads(capsys.readouterr().out)["ci95"] is None  # one seed pair: no interval (not NaN)
+
+
+@pytest.mark.parametrize(("script", "argv", "message"), [
+    ("bench_expert", ["nosuch", "--games", "1", "--out", "x.json"], "unknown agent 'nosuch'"),
+    ("bench_arena", ["--specs", "nosuch", "random", "--games", "2", "--out", "x.json"], "unknown agent 'nosuch'"),
+    ("bench_fit_memory", ["/nonexistent", "--json", "x.json"], "data directory '/nonexistent'"),
+])
+def test_benchmarks_name_bad_arguments_instead_of_a_traceback(script, argv, message, capsys, tmp_path, monkeypatch):
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        importlib.import_module(script).main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -308,7 +308,7 @@ def test_cli_data_mode_bad_flags_say_what_is_wrong(argv, message, capsys):
     (["regret", "nosuchagent", "--reference", "pimc"], 2, "player 'nosuchagent'"),
     (["regret", "greedy", "--reference", "pimc", "--driver", "nosuch"], 2, "--driver 'nosuch'"),
     (["regret", "greedy", "--reference", "pimc", "--games", "0"], 2, "--games"),
-    (["regret", "greedy", "--reference", "heuristic", "--games", "1", "--no-progress"], 1, "cannot value moves"),
+    (["regret", "greedy", "--reference", "heuristic", "--games", "1", "--no-progress"], 2, "cannot value moves"),
 ])
 def test_cli_bad_input_says_what_is_wrong(argv, code, message, capsys):
     try:

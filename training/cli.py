@@ -161,9 +161,9 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     r.add_argument("--hidden", type=_widths, default=None,
                    help="hidden widths (default: 512,256 for logits nets, 256,256 for afterstate nets)")
     r.add_argument("--value-hidden", type=_widths, default=[256], help="value head hidden widths")
-    r.add_argument("--activation", choices=("relu", "tanh"), default="relu")
-    r.add_argument("--epochs", type=_positive, default=8)
-    r.add_argument("--batch-size", type=_positive, default=512)
+    r.add_argument("--activation", choices=("relu", "tanh"), default="relu", help="hidden layers' activation")
+    r.add_argument("--epochs", type=_positive, default=8, help="passes over the data of each fit")
+    r.add_argument("--batch-size", type=_positive, default=512, help="decisions per gradient step")
     r.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
     r.add_argument("--temperature", type=_positive_float, default=1.0,
                    help="soft-target temperature in points: softmax(move value / T)")
@@ -206,7 +206,7 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
                         "logits: one logit per action plus a value head (training.distill)")
     f.add_argument("--hidden", type=_widths, default=None,
                    help="hidden widths (default: 256,256 for afterstate, 512,256 for logits)")
-    f.add_argument("--epochs", type=_positive, default=4)
+    f.add_argument("--epochs", type=_positive, default=4, help="passes over the data")
     f.add_argument("--batch-size", type=_positive, default=1024, help="decisions per gradient step")
     f.add_argument("--lr", type=_positive_float, default=1e-3, help="Adam(W) learning rate, cosine decay")
     f.add_argument("--seed", type=int, default=0, help="initial weights, batch order, held-out games")
@@ -436,6 +436,13 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
     elif args.shards != (0, None):
         parser.error("--shards chooses the stored games of --data; with --reference the games are played")
     driver = "learned" if args.driver is None else args.driver
+    if args.reference is not None:  # before any game: a reference that cannot value moves is bad usage
+        try:
+            ref = agents.make(args.reference)
+        except (agents.AgentSpecError, ValueError) as exc:
+            parser.error(f"--reference {args.reference!r}: {exc}")
+        if not callable(getattr(ref, "move_values", None)):
+            parser.error(f"--reference {args.reference!r} cannot value moves; use pimc or netsearch")
     checked = [("player", p) for p in args.players]
     if not args.data:
         checked += [("--reference", args.reference), ("--driver", driver)]
