@@ -44,7 +44,8 @@ def _probe(address: str) -> None:
     if not sep or not port.isdigit():
         return
     try:
-        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
+        # "[::1]:6379": an IPv6 host is written in brackets, which the socket call does not take.
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT).close()
     except OSError as exc:
         raise RayUnavailableError(
             f"no Ray cluster answers at {address!r} ({exc.strerror or exc}); start one there with "

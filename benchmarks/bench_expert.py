@@ -13,7 +13,7 @@ core's afterstate encoding and with the Python reference loop
 (``agents.learned.afterstate.NATIVE`` set to ``None`` for the latter), and reports the ratio:
 the before/after figure of moving that hot path of ``learned`` and ``netsearch`` into C.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch pimc --games 2 --every 8
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_expert.py learned netsearch pimc --games 2 --every 8 \\
         --compare-afterstates --out benchmarks/results/afterstates_core.json
 """
 

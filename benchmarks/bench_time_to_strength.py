@@ -207,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a smoke run: tiny games, 20 evaluation games, 2 generations unless --generations says")
     ap.add_argument("--json", default="benchmarks/results/time_to_strength.json", help="figures written here")
     args = ap.parse_args(argv)
-    if args.tiny and "--generations" not in (argv if argv is not None else sys.argv[1:]):
+    given = argv if argv is not None else sys.argv[1:]
+    if args.tiny and not any(a == "--generations" or a.startswith("--generations=") for a in given):
         args.generations = 2  # a smoke run ends by itself (30 tiny generations took minutes)
     if args.recipe:
         return recipe_main(args)

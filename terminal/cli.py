@@ -461,7 +461,9 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
             lines = [(1, parse_json(data.decode("utf-8"), str(path), max_bytes=REPLAY_READ_LIMIT))]
             parsed = True
         except (JSONInputError, UnicodeDecodeError) as exc:
-            if len(lines) < 2:  # else: a results file under another name
+            # Else a results file under another name, whose first line is a game; a record written over several
+            # lines (its first line "{") is one document, and what is wrong with it is said as such.
+            if len(lines) < 2 or not lines[0][1].strip().startswith(b"{\""):
                 raise ReplayFileError(_not_text(path, exc) if isinstance(exc, UnicodeDecodeError) else str(exc)) \
                     from None
     if not lines:

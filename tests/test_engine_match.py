@@ -178,8 +178,16 @@ def test_replay_names_the_illegal_move_and_a_forged_result():
     # Only the winner changed: the message names the winner, not the (equal) scores twice.
     good = m.record().to_dict()
     flipped = {**good, "result": {**good["result"], "winner": 1 - (good["result"]["winner"] or 0)}}
-    with pytest.raises(InvalidRecordError, match=r"differs from the replayed game's in winner \(recorded winner"):
+    forged_winner = r"differs from the replayed game.s in winner \(winner: recorded [01], replayed [01]\)"
+    with pytest.raises(InvalidRecordError, match=forged_winner):
         GameRecord.from_dict(flipped).replay()
+    # Only a sheet changed (mulle and tabbe swapped, the total kept): named, without a garbled comparison.
+    sheets = [[dict(x) for x in seat] for seat in good["result"]["sheets"]]
+    sheets[0][0]["mulle"], sheets[0][0]["tabbe"] = sheets[0][0]["tabbe"], sheets[0][0]["mulle"]
+    if sheets != good["result"]["sheets"]:
+        swapped = {**good, "result": {**good["result"], "sheets": sheets}}
+        with pytest.raises(InvalidRecordError, match=r"differs from the replayed game's in sheets: the record"):
+            GameRecord.from_dict(swapped).replay()
     # A result with the moves cut short: the replayed game does not end, so it cannot end with that result.
     cut = {**good, "moves": good["moves"][:10]}
     with pytest.raises(InvalidRecordError, match="holds a result but its 10 moves stop before the game ends"):

@@ -345,8 +345,6 @@ def test_learned_agent_refuses_rulesets_its_action_space_cannot_hold():
     (["--out-dir", "/proc/nope"], "--out-dir '/proc/nope' cannot be written"),
     (["--out-dir", ""], "--out-dir is an empty path; give a directory name"),
     (["--out-dir", "/dev/null/run"], "--out-dir '/dev/null/run': '/dev/null' is a character device, not a directory"),
-    (["--out-dir", ""], "--out-dir is an empty path; give a directory name"),
-    (["--out-dir", "/dev/null/run"], "--out-dir '/dev/null/run': '/dev/null' is a character device, not a directory"),
     (["--export", "/missing/dir/x.npz"], "--export '/missing/dir/x.npz': directory '/missing/dir' does not exist"),
 ])
 def test_train_arguments_are_checked_first_and_exit_2_naming_the_flag(argv, message, capsys, tmp_path):

@@ -38,6 +38,15 @@ def test_an_address_where_nothing_listens_is_refused_at_once():
     _probe("auto")  # left to ray.init, which fails fast when it finds no cluster
 
 
+def test_an_address_where_something_listens_passes_the_probe_brackets_and_all():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}", f"[127.0.0.1]:{port}"):
+            _probe(address)  # an IPv6 host is written "[::1]:port": the brackets are not part of the host
+
+
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_ADDRESS="")
     code = "import sys; from {m} import {f}; sys.exit({f}(sys.argv[1:]))"

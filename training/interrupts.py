@@ -10,6 +10,7 @@ command is waiting for, then interrupts as it would have.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -45,6 +46,9 @@ def announcing_interrupts(prog: str, waiting_for: Callable[[], str]) -> Iterator
             before(signum, frame)
         elif signum == signal.SIGINT:
             raise KeyboardInterrupt
+        else:  # SIG_DFL: end the process as the signal would have, once it is said
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
 
     for sig in previous:
         signal.signal(sig, handle)

@@ -189,11 +189,11 @@ class GameRecord:
         if self.result is not None and m.result().to_dict() != self.result:
             replayed = m.result().to_dict()
             differ = [k for k in sorted(set(replayed) | set(self.result)) if replayed.get(k) != self.result.get(k)]
-            _fail(f"the recorded result differs from the replayed game's in {', '.join(differ)} (recorded "
-                  + ", ".join(f"{k} {self.result.get(k)!r}" for k in differ if k != "sheets")
-                  + (", " if [k for k in differ if k != "sheets"] else "")
-                  + "replayed " + ", ".join(f"{k} {replayed.get(k)!r}" for k in differ if k != "sheets")
-                  + "): the record was changed or made by another engine version")
+            # The short fields side by side; sheets and totals (per-set dicts) are only named.
+            short = [k for k in differ if k in ("scores", "winner")]
+            shown = "; ".join(f"{k}: recorded {self.result.get(k)!r}, replayed {replayed.get(k)!r}" for k in short)
+            _fail(f"the recorded result differs from the replayed game's in {', '.join(differ)}"
+                  + (f" ({shown})" if shown else "") + ": the record was changed or made by another engine version")
         return m
 
 
