@@ -97,8 +97,8 @@ def main(argv=None) -> int:
     for spec in (args.a, args.b):
         try:
             agents.make(spec)  # fail fast on a bad spec
-        except (agents.AgentSpecError, ValueError) as exc:
-            ap.error(str(exc) if isinstance(exc, agents.AgentSpecError) else f"agent spec {spec!r}: {exc}")
+        except agents.AgentSpecError as exc:  # every refusal of make(), naming the spec
+            ap.error(str(exc))
     jobs = [(args.a, args.b, args.seed + i) for i in range(max(1, args.games // 2))]
     t0 = time.perf_counter()
     if args.workers > 1:

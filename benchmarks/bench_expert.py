@@ -82,8 +82,8 @@ def main(argv=None) -> int:
     for spec in args.specs:  # a misspelled spec is named here, not as a traceback
         try:
             agents.make(spec)
-        except (agents.AgentSpecError, ValueError) as exc:
-            ap.error(str(exc) if isinstance(exc, agents.AgentSpecError) else f"agent spec {spec!r}: {exc}")
+        except agents.AgentSpecError as exc:  # every refusal of make(), naming the spec
+            ap.error(str(exc))
     pos = positions(args.games, args.every, args.seed)
     rows = [time_spec(s, pos) for s in args.specs]
     for r in rows:

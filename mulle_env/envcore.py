@@ -667,7 +667,7 @@ class EnvCore:
             pass  # named below
         for j, i in enumerate(pending.tolist()):
             a = acts[j]
-            if not (isinstance(a, (int, np.integer)) and 0 <= a < _NA and self._legal(i, int(a))):
+            if not (0 <= a < _NA and self._legal(i, int(a))):  # integer actions: refused above otherwise
                 raise IllegalMoveError(
                     f"opponent_policy chose action {codec.shown(a)} in env {i}, which is not legal there; "
                     f"legal: {list(self.stepper.state(i).legal_ids())}",

@@ -33,7 +33,8 @@ from typing import Any
 from .engine.jsontext import MAX_JSON_DEPTH, JSONInputError, parse_json
 
 __all__ = ["DEFAULT_READ_LIMIT", "MAX_JSON_DEPTH", "JSONInputError", "PathError", "as_path", "check_input_path",
-           "check_output_dir", "check_output_path", "parse_json", "read_bytes", "read_json", "read_text"]
+           "check_output_dir", "check_output_path", "make_output_dir", "parse_json", "read_bytes", "read_json",
+           "read_text"]
 
 #: The largest file :func:`read_text` reads unless told otherwise (game records, JSON positions, configs).
 DEFAULT_READ_LIMIT = 64 * 1024 * 1024
@@ -125,7 +126,7 @@ def check_output_dir(path: str | os.PathLike[str], what: str = "the output direc
     """
     p = as_path(path, what, "a directory name")
     shown = f"{what} {str(p)!r}"
-    here = p.absolute()
+    target = here = p.absolute()
     while True:
         try:
             st = os.stat(here)
@@ -136,19 +137,28 @@ def check_output_dir(path: str | os.PathLike[str], what: str = "the output direc
             here = here.parent
         except OSError as exc:
             raise PathError(f"{shown} cannot be used: {exc.strerror or exc}") from None
-    if here == p.absolute():
-        if not stat.S_ISDIR(st.st_mode):
-            kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
-            raise PathError(f"{shown} is {kind}, not a directory")
-    elif not stat.S_ISDIR(st.st_mode):
+    if not stat.S_ISDIR(st.st_mode):  # the path itself, or what stands in the way above it
         kind = "a file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
-        raise PathError(f"{shown}: {str(here)!r} is {kind}, not a directory")
-    elif not parents and here != p.absolute().parent:
-        raise PathError(f"{shown}: directory {str(p.absolute().parent)!r} does not exist (it is not created for you)")
+        raise PathError(f"{shown}{'' if here == target else f': {str(here)!r}'} is {kind}, not a directory")
+    if not parents and here not in (target, target.parent):
+        raise PathError(f"{shown}: directory {str(target.parent)!r} does not exist (it is not created for you)")
     try:
         os.rmdir(tempfile.mkdtemp(dir=here, prefix=".mulle-check-"))
     except OSError as exc:
         raise PathError(f"{shown} cannot be written: {exc.strerror or exc}") from None
+    return p
+
+
+def make_output_dir(path: str | os.PathLike[str], what: str = "the output directory") -> Path:
+    """Make the directory ``path`` with its parents if :func:`check_output_dir` allows it, else a :class:`PathError`.
+
+    A run's home named up front (``mulle-train expert --out-dir``, ``exploit --out-dir``).
+    """
+    p = check_output_dir(path, what, parents=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PathError(f"{what} {str(p)!r} cannot be made: {exc.strerror or exc}") from None
     return p
 
 

@@ -319,3 +319,9 @@ def test_output_directories_are_checked_by_one_helper(tmp_path):
     for path, kw, message in refused:
         with pytest.raises(PathError, match=re.escape(message)):
             check_output_dir(path, "--d", **kw)
+    # make_output_dir: that check, then mkdir -p (mulle-train expert's and exploit's run homes).
+    from mulle_env.files import make_output_dir
+
+    assert make_output_dir(tmp_path / "x" / "y", "--d").is_dir()
+    with pytest.raises(PathError, match=re.escape(f"{str(tmp_path / 'f')!r} is a file, not a directory")):
+        make_output_dir(tmp_path / "f" / "y", "--d")

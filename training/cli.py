@@ -462,27 +462,28 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
             parser.error(f"--data {args.data!r} is not a directory (give one that `mulle-train data --afterstates` "
                          "wrote)")
     games = 24 if args.games is None else args.games
-    # With --data the bar is made once the arguments are known good, so a refusal prints no empty bar.
-    bars: list[Any] = []
-    ready = [not args.data]  # with --data: whether data_regret_table has passed its argument checks
-    if not args.data and not args.no_progress:
-        from tqdm import tqdm
+    bar: Any = None
+    args_checked = not args.data  # with --data: whether data_regret_table has passed its argument checks
 
-        bars.append(tqdm(total=games, unit="game", file=sys.stderr))
-
-    def args_ok() -> None:
-        ready[0] = True
-
-    def tick(done: int, total: int) -> None:
-        if args.no_progress:
-            return
-        if not bars:
+    def start_bar(total: int | None) -> None:
+        nonlocal bar
+        if not args.no_progress:
             from tqdm import tqdm
 
-            bars.append(tqdm(total=total, unit="shard" if args.data else "game", file=sys.stderr))
-        bars[0].total = total
-        bars[0].update(1)
+            bar = tqdm(total=total, unit="shard" if args.data else "game", file=sys.stderr)
 
+    def args_ok() -> None:  # with --data the bar starts here, so a refused argument prints no empty bar
+        nonlocal args_checked
+        args_checked = True
+        start_bar(None)
+
+    def tick(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(1)
+
+    if not args.data:
+        start_bar(games)
     try:
         if args.data:
             result = data_regret_table(args.players, args.data, args.shards, tick, args_ok)
@@ -491,12 +492,12 @@ def _regret_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out:
             result = regret_table(args.players, args.reference, games, 4 if args.every is None else args.every,
                                   0 if args.seed is None else args.seed, driver, tick)
     except ValueError as exc:
-        if not ready[0]:  # a player, the data directory or the shard range: bad usage, named
+        if not args_checked:  # a player, the data directory or the shard range: bad usage, named
             parser.error(str(exc))
         print(f"mulle-train: error: {exc}", file=sys.stderr)
         return 1
     finally:
-        for bar in bars:
+        if bar is not None:
             bar.close()
     for line in format_table(result):
         out(line)
@@ -605,16 +606,12 @@ def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, s
 
 def _make_dir(parser: argparse.ArgumentParser, flag: str, path: str | Path) -> None:
     """Make the directory ``path`` with its parents (a run's home, named up front); exit 2 naming ``flag`` if not."""
-    from mulle_env.files import PathError, check_output_dir
+    from mulle_env.files import PathError, make_output_dir
 
     try:
-        d = check_output_dir(path, flag, parents=True)  # an empty path, a file in the way: refused by name
+        make_output_dir(path, flag)
     except PathError as exc:
         parser.error(str(exc))
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        parser.error(f"{flag} {str(d)!r} cannot be made: {exc.strerror or exc}")
 
 
 def _rules(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, Any]:

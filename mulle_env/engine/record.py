@@ -183,17 +183,20 @@ class GameRecord:
                 m.play(text)
             except MulleError as exc:
                 raise type(exc)(f"move {i} of the record ({text!r}): {exc}") from None
-        if self.result is not None and not m.over:
-            _fail(f"the record holds a result but its {len(self.moves)} moves stop before the game ends: a record "
-                  "of a finished game lists every move (leave the result out for a game in progress)")
-        if self.result is not None and m.result().to_dict() != self.result:
+        if self.result is not None:
+            if not m.over:
+                _fail(f"the record holds a result but its {len(self.moves)} moves stop before the game ends: a "
+                      "record of a finished game lists every move (leave the result out for a game in progress)")
             replayed = m.result().to_dict()
-            differ = [k for k in sorted(set(replayed) | set(self.result)) if replayed.get(k) != self.result.get(k)]
-            # The short fields side by side; sheets and totals (per-set dicts) are only named.
-            short = [k for k in differ if k in ("scores", "winner")]
-            shown = "; ".join(f"{k}: recorded {self.result.get(k)!r}, replayed {replayed.get(k)!r}" for k in short)
-            _fail(f"the recorded result differs from the replayed game's in {', '.join(differ)}"
-                  + (f" ({shown})" if shown else "") + ": the record was changed or made by another engine version")
+            if replayed != self.result:
+                differ = [k for k in sorted(set(replayed) | set(self.result))
+                          if replayed.get(k) != self.result.get(k)]
+                # The short fields side by side; sheets and totals (per-set dicts) are only named.
+                shown = "; ".join(f"{k}: recorded {self.result.get(k)!r}, replayed {replayed.get(k)!r}"
+                                  for k in differ if k in ("scores", "winner"))
+                _fail(f"the recorded result differs from the replayed game's in {', '.join(differ)}"
+                      + (f" ({shown})" if shown else "") + ": the record was changed or made by another engine "
+                      "version")
         return m
 
 
