@@ -195,7 +195,7 @@ def train(args) -> dict:
     """Train, export and measure; return the curve (also written to ``<out>/curve.json``)."""
     import ray
 
-    from mulle_env.files import check_output_path
+    from mulle_env.util.files import check_output_path
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,8 @@
   a front end, or a training framework (torch, stable-baselines3).
 * The arena knows agents only through the ``agents`` package's registry (``agents.make`` and
   friends, never an agent module) and a game only through its protocol; of ``mulle_env`` it
-  uses only the game loop, its errors, the seed domain, the file checks and the worker threads setting.
+  uses only the game loop, its errors, the seed domain, the file checks and the worker threads setting
+  (``mulle_env.util``, or its old homes ``mulle_env.files`` and ``mulle_env.threads``).
 * The front ends (``live``, ``terminal``) never import training.
 * Nothing imports ``training`` but training itself (and tests, benchmarks and scripts).
 * No import cycle between the top-level packages.
@@ -86,8 +87,8 @@ def test_agents_never_import_the_arena_training_a_front_end_or_a_training_framew
 
 
 def test_the_arena_knows_agents_by_spec_and_mulle_env_only_by_its_loop_errors_files_and_threads():
-    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.files",
-                "mulle_env.threads")
+    mulle_ok = ("mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.util.files",
+                "mulle_env.util.threads", "mulle_env.util", "mulle_env.files", "mulle_env.threads")
 
     def ok(name: str) -> bool:
         if top(name) == "agents":
@@ -152,3 +153,18 @@ def test_knowledge_written_once_has_one_home():
     asking = [str(p.relative_to(ROOT)) for pkg in PACKAGES for p in files(pkg)
               if 'getattr(agent, "check_ruleset"' in p.read_text() or "\"check_ruleset\", None)" in p.read_text()]
     assert asking == ["mulle_env/engine/loop.py"], asking
+
+
+def test_the_utilities_old_homes_are_the_same_modules():
+    # mulle_env.files and mulle_env.threads moved to mulle_env.util (issue 50); the arena, training, the front
+    # ends and users import the old paths, which must stay the very same modules (a patch of one is a patch of
+    # the other; the BLAS flag stays one).
+    import mulle_env.files
+    import mulle_env.threads
+    import mulle_env.util.files
+    import mulle_env.util.threads
+    from mulle_env.files import PathError, check_output_path
+
+    assert mulle_env.files is mulle_env.util.files and mulle_env.threads is mulle_env.util.threads
+    assert PathError is mulle_env.util.files.PathError and check_output_path is mulle_env.util.files.check_output_path
+    assert set(mulle_env.util.files.__all__) <= set(dir(mulle_env.files))

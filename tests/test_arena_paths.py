@@ -21,7 +21,7 @@ import pytest
 from arena import Plan, cli, run
 from arena import results as results_mod
 from arena.worker import time_limit
-from mulle_env.files import PathError
+from mulle_env.util.files import PathError
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {"/dev/full": "is a character device, not a regular file",

@@ -103,7 +103,7 @@ def test_the_kept_compatibility_names_are_the_new_ones_under_their_old_homes(mon
     import agents.rollout
     import terminal.cli
     from arena import game, worker
-    from mulle_env.threads import single_blas_thread
+    from mulle_env.util.threads import single_blas_thread
 
     assert agents.evaluation.move_effect is agents.effects.move_effect
     assert agents.evaluation.set_value is agents.rollout.set_value

@@ -286,7 +286,7 @@ def test_what_the_long_fuzz_found_is_refused_by_name(command, argv, message, san
 
 
 def test_empty_and_nul_paths_are_refused_saying_so(tmp_path):
-    from mulle_env.files import PathError, check_input_path, check_output_path
+    from mulle_env.util.files import PathError, check_input_path, check_output_path
 
     for check in (check_input_path, check_output_path):
         with pytest.raises(PathError, match="--x is an empty path"):
@@ -300,7 +300,7 @@ def test_empty_and_nul_paths_are_refused_saying_so(tmp_path):
 
 def test_output_directories_are_checked_by_one_helper(tmp_path):
     """Both directory checks (mulle-train's run homes and ``ppo --out-dir``) are :func:`check_output_dir`."""
-    from mulle_env.files import PathError, check_output_dir
+    from mulle_env.util.files import PathError, check_output_dir
 
     (tmp_path / "f").write_text("")
     assert check_output_dir(tmp_path, "--d") == tmp_path  # an existing, writable directory
@@ -320,7 +320,7 @@ def test_output_directories_are_checked_by_one_helper(tmp_path):
         with pytest.raises(PathError, match=re.escape(message)):
             check_output_dir(path, "--d", **kw)
     # make_output_dir: that check, then mkdir -p (mulle-train expert's and exploit's run homes).
-    from mulle_env.files import make_output_dir
+    from mulle_env.util.files import make_output_dir
 
     assert make_output_dir(tmp_path / "x" / "y", "--d").is_dir()
     with pytest.raises(PathError, match=re.escape(f"{str(tmp_path / 'f')!r} is a file, not a directory")):

@@ -1,4 +1,4 @@
-"""The one bounded JSON reader (``mulle_env.files.parse_json``) and the readers of outside JSON that use it.
+"""The one bounded JSON reader (``mulle_env.util.files.parse_json``) and the readers of outside JSON that use it.
 
 A results line, a game record, policy metadata, an upload to the live server, a stored game
 and a training record file nested thousands deep (or not UTF-8, or not JSON) get one line
@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from mulle_env.files import MAX_JSON_DEPTH, JSONInputError, parse_json, read_json
+from mulle_env.util.files import MAX_JSON_DEPTH, JSONInputError, parse_json, read_json
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

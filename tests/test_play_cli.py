@@ -488,11 +488,11 @@ def test_paths_that_are_not_regular_files_are_refused(flag, capsys):
 
 
 def test_a_replay_file_too_large_is_refused_without_reading_it(tmp_path, monkeypatch):
-    import mulle_env.files
+    import mulle_env.util.files
 
     path = tmp_path / "big.json"
     path.write_text(json.dumps(recorded_game()[0]))
-    monkeypatch.setattr(mulle_env.files, "DEFAULT_READ_LIMIT", 10)
+    monkeypatch.setattr(mulle_env.util.files, "DEFAULT_READ_LIMIT", 10)
     import terminal.cli as play
 
     monkeypatch.setattr(play, "REPLAY_READ_LIMIT", 10)

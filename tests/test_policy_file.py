@@ -1,6 +1,6 @@
 """``load_policy`` on files that are not policy files: a clear "not a policy file", never an unsafe load.
 
-The path goes through ``mulle_env.files`` first (a regular file, bounded in size), so a
+The path goes through ``mulle_env.util.files`` first (a regular file, bounded in size), so a
 FIFO or ``/dev/zero`` is refused at once instead of hanging or filling memory.
 """
 

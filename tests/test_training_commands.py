@@ -214,7 +214,7 @@ def test_a_pool_left_normally_finishes_its_tasks():
 
 
 def test_worker_env_names_every_blas():
-    from mulle_env.threads import THREAD_VARIABLES, worker_env
+    from mulle_env.util.threads import THREAD_VARIABLES, worker_env
 
     assert worker_env() == dict.fromkeys(THREAD_VARIABLES, "1") and "OPENBLAS_NUM_THREADS" in THREAD_VARIABLES
 

@@ -3,7 +3,7 @@
 Every reader of JSON the project did not write itself goes through :func:`parse_json`:
 results files, game records, positions (``GameState.from_json``), policy metadata, the live
 server's uploads and messages, the game store's rows and training's record files.
-:mod:`mulle_env.files` offers it with the file reading around it (``read_json``). It lives in
+:mod:`mulle_env.util.files` offers it with the file reading around it (``read_json``). It lives in
 the engine, which imports only the standard library, so that the engine's own readers use it
 too.
 """
