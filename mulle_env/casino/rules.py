@@ -1,0 +1,412 @@
+"""Casino's rules as plain functions over a position: what each card may do, and what it takes.
+
+The engine asks :func:`plans` for every legal move of the seat to move and what each would
+take (a :class:`Plan`); :meth:`GameState.play <mulle_env.casino.state.GameState.play>`
+applies a plan. The sum searches (which loose cards make a value, and the best collection
+of disjoint groups) work on bitmasks over the loose numeral cards, whose bits are in the
+canonical card order, so that the last tie-break of CASINO.md 4.1.2 (the earlier card wins)
+is a comparison of two masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple, TypeVar
+
+from mulle_env.engine.cards import CARD_NAMES, CARDS
+
+from .cards import COURT, POINTS, SPADE, VALUE
+from .moves import (
+    BUILD,
+    BUILD_ID,
+    CAPTURE,
+    CAPTURE_ID,
+    CAPTURE_TAKE_ID,
+    INCREASE,
+    INCREASE_ID,
+    MOVES,
+    TRAIL,
+    TRAIL_ID,
+    Move,
+    Take,
+)
+from .ruleset import Ruleset
+
+__all__ = ["Plan", "StoredBuild", "build_is_single", "build_problem", "plans", "refusal"]
+
+#: A build as a position holds it: (value, owner seat, cards (faces, sorted)).
+StoredBuild = tuple[int, int, tuple[int, ...]]
+
+
+class Plan(NamedTuple):
+    """What a legal move does: the card played, the loose cards and builds it takes, and what it makes.
+
+    ``base`` is the build an increase adds to; ``value`` the value of the build a build or an
+    increase makes (``None`` for a capture or a trail).
+    """
+
+    kind: str
+    card: int
+    loose: tuple[int, ...]
+    builds: tuple[StoredBuild, ...]
+    base: StoredBuild | None
+    value: int | None
+
+
+def build_is_single(build: StoredBuild) -> bool:
+    """A single build: its cards sum to its value (CASINO.md 3); only these can be increased."""
+    return sum(VALUE[c] for c in build[2]) == build[0]
+
+
+def build_problem(value: int, cards: Sequence[int]) -> str | None:
+    """Why ``cards`` cannot be a build of ``value`` (``None``: they can), by CASINO.md 3."""
+    if not 1 <= value <= 10:
+        return f"a build's value is 1 to 10, not {value}"
+    if len(cards) < 2:
+        return "a build holds at least two cards"
+    courts = [CARD_NAMES[c] for c in cards if COURT[c]]
+    if courts:
+        return f"{', '.join(courts)} has no value and cannot be in a build"
+    vals = sorted((VALUE[c] for c in cards), reverse=True)
+    total = sum(vals)
+    if total == value and value >= 2:
+        return None
+    if total % value or total == value:
+        return (f"its cards sum to {total}, which is neither {value} (a single build) nor split into "
+                f"groups of {value} (a multiple build)")
+    if not _partition(vals, value, total // value):
+        return f"its cards sum to {total} but do not split into groups of {value} each"
+    return None
+
+
+def _partition(vals: list[int], value: int, k: int) -> bool:
+    # Exact partition of vals (sorted descending) into k bins of `value` each: a tiny search.
+    bins = [0] * k
+
+    def place(i: int) -> bool:
+        if i == len(vals):
+            return all(b == value for b in bins)
+        seen: set[int] = set()
+        for j in range(k):
+            if bins[j] + vals[i] <= value and bins[j] not in seen:
+                seen.add(bins[j])
+                bins[j] += vals[i]
+                if place(i + 1):
+                    return True
+                bins[j] -= vals[i]
+        return False
+
+    return place(0)
+
+
+# ----- sums over loose cards as bitmasks ---------------------------------------------------
+class _Loose:
+    """The loose numeral cards of a position as bit positions, with their points and spades for the tie-breaks."""
+
+    __slots__ = ("faces", "vals", "pts", "spd")
+
+    def __init__(self, faces: Sequence[int]) -> None:
+        self.faces = [f for f in faces if VALUE[f]]  # sorted faces in, sorted out: bit order = card order
+        self.vals = [VALUE[f] for f in self.faces]
+        self.pts = [POINTS[f] for f in self.faces]
+        self.spd = [int(SPADE[f]) for f in self.faces]
+
+    def cards(self, mask: int) -> tuple[int, ...]:
+        return tuple(f for i, f in enumerate(self.faces) if mask >> i & 1)
+
+    def subsets(self, allowed: int, total: int, min_size: int) -> list[int]:
+        """Masks of the subsets of ``allowed`` with at least ``min_size`` cards whose values sum to ``total``."""
+        idx = [i for i in range(len(self.faces)) if allowed >> i & 1 and self.vals[i] <= total]
+        out: list[int] = []
+        vals = self.vals
+
+        def walk(start: int, left: int, mask: int, size: int) -> None:
+            if left == 0:
+                if size >= min_size:
+                    out.append(mask)
+                return
+            for j in range(start, len(idx)):
+                i = idx[j]
+                if vals[i] <= left:
+                    walk(j + 1, left - vals[i], mask | 1 << i, size + 1)
+
+        if total > 0:
+            walk(0, total, 0, 0)
+        return out
+
+    def key(self, mask: int) -> tuple[int, int, int]:
+        """CASINO.md 4.1.2's first three tie-breaks: most cards, most scoring points, most spades."""
+        n = p = s = 0
+        i = 0
+        while mask:
+            if mask & 1:
+                n += 1
+                p += self.pts[i]
+                s += self.spd[i]
+            mask >>= 1
+            i += 1
+        return (n, p, s)
+
+    def better(self, x: int, y: int) -> bool:
+        """Whether taking ``x`` beats taking ``y`` by 4.1.2 (cards, points, spades, then the earlier card)."""
+        kx, ky = self.key(x), self.key(y)
+        if kx != ky:
+            return kx > ky
+        d = x ^ y
+        return bool(x & d & -d)  # the lowest card in one set and not the other: its holder wins
+
+
+def _by_low_bit(groups: list[int]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for g in groups:
+        out.setdefault((g & -g).bit_length() - 1, []).append(g)
+    return out
+
+
+def _best_packing(lo: _Loose, groups: list[int], avail: int) -> int:
+    """The best collection (4.1.2's order) of disjoint ``groups`` inside ``avail``, as the mask of its cards."""
+    if not groups:
+        return 0
+    by_low = _by_low_bit(groups)
+    cache: dict[int, int] = {}
+
+    def best(av: int) -> int:
+        if av == 0:
+            return 0
+        hit = cache.get(av)
+        if hit is not None:
+            return hit
+        low = av & -av
+        result = best(av & ~low)  # the lowest card stays on the table
+        for g in by_low.get(low.bit_length() - 1, ()):
+            if g & av == g:
+                cand = g | best(av & ~g)
+                if lo.better(cand, result):
+                    result = cand
+        cache[av] = result
+        return result
+
+    usable = 0
+    for g in groups:
+        usable |= g
+    return best(avail & usable)
+
+
+def _all_packings(groups: list[int], avail: int) -> set[int]:
+    """Every union of a collection (the empty one too) of disjoint ``groups`` inside ``avail``."""
+    by_low = _by_low_bit(groups)
+    usable = 0
+    for g in groups:
+        usable |= g
+    cache: dict[int, frozenset[int]] = {}
+
+    def every(av: int) -> frozenset[int]:
+        if av == 0:
+            return frozenset((0,))
+        hit = cache.get(av)
+        if hit is not None:
+            return hit
+        low = av & -av
+        out = set(every(av & ~low))
+        for g in by_low.get(low.bit_length() - 1, ()):
+            if g & av == g:
+                out.update(g | r for r in every(av & ~g))
+        res = cache[av] = frozenset(out)
+        return res
+
+    return set(every(avail & usable))
+
+
+_T = TypeVar("_T")
+
+
+def _subsets_of(items: Sequence[_T]) -> Iterator[tuple[_T, ...]]:
+    for bits in range(1 << len(items)):
+        yield tuple(x for i, x in enumerate(items) if bits >> i & 1)
+
+
+# ----- the legal moves ---------------------------------------------------------------------
+def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Sequence[int],
+          builds: Sequence[StoredBuild], player: int) -> dict[Move, Plan]:
+    """Every legal move of ``player`` (holding ``hand``) and its :class:`Plan`, in the canonical move order.
+
+    ``loose`` sorted faces; ``builds`` the table's builds. The reservation of CASINO.md 4.4 is
+    checked on what each move leaves: every build the player owns after it needs a card of its
+    value in the player's hand.
+    """
+    out: list[tuple[Move, Plan]] = []
+    lo = _Loose(loose)
+    everything = (1 << len(lo.faces)) - 1
+    owned = [b for b in builds if b[1] == player]
+    gather = ruleset.gather_all
+    hand_values = [VALUE[c] for c in hand]
+
+    def keeps_reserve(card: int, gone: Sequence[StoredBuild], made: int | None) -> bool:
+        left = list(hand_values)
+        left.remove(VALUE[card])
+        need = {b[0] for b in owned if b not in gone}
+        if made is not None:
+            need.add(made)
+        return all(v in left for v in need)
+
+    def fixed_items(value: int, exclude: StoredBuild | None = None) -> tuple[list[StoredBuild], list[int]]:
+        return ([b for b in builds if b[0] == value and b is not exclude],
+                [f for f in loose if VALUE[f] == value])
+
+    for card in sorted(hand):
+        a = VALUE[card]
+        # -- captures (4.1) --
+        if COURT[card]:
+            same = [f for f in loose if f % 13 == card % 13]
+            if same and keeps_reserve(card, (), None):
+                if ruleset.court_capture == "all":
+                    out.append((MOVES[CAPTURE_ID[card]], Plan(CAPTURE, card, tuple(same), (), None, None)))
+                else:
+                    for f in same:
+                        out.append((MOVES[CAPTURE_TAKE_ID[card][f]], Plan(CAPTURE, card, (f,), (), None, None)))
+        else:
+            fb, fl = fixed_items(a)
+            groups = lo.subsets(everything, a, 2)
+            if gather:
+                mask = _best_packing(lo, groups, everything)
+                if (fb or fl or mask) and keeps_reserve(card, fb, None):
+                    taken = tuple(sorted(fl + list(lo.cards(mask))))
+                    out.append((MOVES[CAPTURE_ID[card]], Plan(CAPTURE, card, taken, tuple(fb), None, None)))
+            else:
+                for opt in _choices(lo, fb, fl, [(0, groups)], everything):
+                    loose_taken, builds_taken = opt
+                    if (loose_taken or builds_taken) and keeps_reserve(card, builds_taken, None):
+                        move = Move(CAPTURE, CARDS[card], take=_take(loose_taken, builds_taken))
+                        out.append((move, Plan(CAPTURE, card, loose_taken, builds_taken, None, None)))
+            # -- new builds (4.2.1) --
+            for value in range(a, 11):
+                if value > a and a > ruleset.sum_build_max_card:
+                    break  # the app's rule: a card above the limit builds only its own value
+                fb, fl = fixed_items(value)
+                if not keeps_reserve(card, fb, value):
+                    continue
+                partners = lo.subsets(everything, value - a, 1) if value > a else [0]
+                groups = lo.subsets(everything, value, 2)
+                if gather:
+                    best: int | None = None
+                    for s in partners:
+                        cand = s | _best_packing(lo, groups, everything & ~s)
+                        if best is None or lo.better(cand, best):
+                            best = cand
+                    if best is None or not (best or fb or fl):
+                        continue
+                    taken = tuple(sorted(fl + list(lo.cards(best))))
+                    out.append((MOVES[BUILD_ID[card][value]], Plan(BUILD, card, taken, tuple(fb), None, value)))
+                else:
+                    seen: set[tuple[tuple[int, ...], tuple[StoredBuild, ...]]] = set()
+                    for s in partners:
+                        for opt in _choices(lo, fb, fl, [(s, groups)], everything & ~s):
+                            if opt in seen or not (opt[0] or opt[1]):
+                                continue
+                            seen.add(opt)
+                            move = Move(BUILD, CARDS[card], value=value, take=_take(*opt))
+                            out.append((move, Plan(BUILD, card, opt[0], opt[1], None, value)))
+            # -- increases (4.2.2) --
+            for base in builds:
+                value = base[0] + a
+                if value > 10 or not build_is_single(base):
+                    continue
+                limit = ruleset.increase_max_cards
+                if limit is not None and base[1] != player and len(base[2]) > limit:
+                    continue
+                fb, fl = fixed_items(value, base)
+                if not keeps_reserve(card, [base, *fb], value):
+                    continue
+                groups = lo.subsets(everything, value, 2)
+                if gather:
+                    mask = _best_packing(lo, groups, everything)
+                    taken = tuple(sorted(fl + list(lo.cards(mask))))
+                    move = MOVES[INCREASE_ID[card][base[0]]]
+                    out.append((move, Plan(INCREASE, card, taken, tuple(fb), base, value)))
+                else:
+                    for opt in _choices(lo, fb, fl, [(0, groups)], everything):
+                        take = _take(*opt) if (opt[0] or opt[1]) else None
+                        move = Move(INCREASE, CARDS[card], value=base[0], build=tuple(CARDS[c] for c in base[2]),
+                                    take=take)
+                        out.append((move, Plan(INCREASE, card, opt[0], opt[1], base, value)))
+        # -- trail (4.3) --
+        if (not owned or ruleset.trail_with_build) and keeps_reserve(card, (), None):
+            out.append((MOVES[TRAIL_ID[card]], Plan(TRAIL, card, (), (), None, None)))
+    if not gather:
+        from .moves import sort_key
+
+        out.sort(key=lambda mp: sort_key(mp[0]))
+    return dict(out)
+
+
+def _choices(lo: _Loose, fb: list[StoredBuild], fl: list[int], parts: list[tuple[int, list[int]]],
+             avail: int) -> list[tuple[tuple[int, ...], tuple[StoredBuild, ...]]]:
+    """Under ``gather_all=False``: every distinct (loose cards, builds) a move can take.
+
+    ``parts``: ``(must, groups)``, the cards it must take (a new build's partners of the played
+    card) and the sum groups it may add from ``avail``; ``fb``/``fl`` builds and loose cards of
+    the value, each optional.
+    """
+    out: set[tuple[tuple[int, ...], tuple[StoredBuild, ...]]] = set()
+    for must, groups in parts:
+        for packed in _all_packings(groups, avail):
+            mask = must | packed
+            for builds_taken in _subsets_of(fb):
+                for singles in _subsets_of(fl):
+                    out.add((tuple(sorted([*lo.cards(mask), *singles])), builds_taken))
+    return sorted(out)
+
+
+def _take(loose_taken: Sequence[int], builds_taken: Sequence[StoredBuild]) -> tuple[Take, ...]:
+    items: list[Take] = [CARDS[f] for f in loose_taken]
+    items += sorted(tuple(CARDS[c] for c in b[2]) for b in builds_taken)
+    return tuple(items)
+
+
+def refusal(ruleset: Ruleset, move: Move, hand: Sequence[int], loose: Sequence[int],
+            builds: Sequence[StoredBuild], player: int, legal: Callable[[], list[Move]]) -> str:
+    """Why ``move`` (well formed, not legal here) is refused, in a player's words; ``legal`` lists the legal ones."""
+    name = CARD_NAMES[move.card]
+    if move.card not in hand:
+        return f"{name} is not in the hand of seat {player}"
+    owned = sorted({b[0] for b in builds if b[1] == player})
+    a = VALUE[move.card]
+    if move.kind == TRAIL and owned and not ruleset.trail_with_build:
+        return f"seat {player} owns a build of {', '.join(map(str, owned))} and may not trail (CASINO.md 4.3)"
+    if move.kind != TRAIL and not COURT[move.card] and ((move.take is None) != ruleset.gather_all) \
+            and not (move.kind == INCREASE and move.build is not None and not ruleset.gather_all):
+        if ruleset.gather_all:
+            return ("under gather_all=True the rules decide what a move takes: write it without 'take' "
+                    f"(e.g. '{move.kind} {name}')")
+        return "under gather_all=False a move names what it takes after 'take' (docs/casino.md, notation)"
+    same_card = [m for m in legal() if m.card == move.card]
+    if move.kind == CAPTURE and COURT[move.card]:
+        same = [CARD_NAMES[f] for f in loose if f % 13 == move.card % 13]
+        if not same:
+            return f"there is no loose {CARD_NAMES[move.card].split()[1]} on the table for {name} to capture"
+    if move.kind == CAPTURE and not COURT[move.card] and not any(m.kind == CAPTURE for m in same_card):
+        return f"nothing on the table makes {a}, so {name} captures nothing"
+    if move.kind == INCREASE:
+        if move.build is None and not any(b[0] == move.value for b in builds):
+            return f"there is no build of {move.value} on the table"
+        limit = ruleset.increase_max_cards
+        for b in builds:
+            if b[0] == move.value and not build_is_single(b):
+                return f"the build of {b[0]} is a multiple build, and a multiple build is never increased (4.2.2)"
+            if b[0] == move.value and limit is not None and b[1] != player and len(b[2]) > limit:
+                return f"the build of {b[0]} has {len(b[2])} cards, more than increase_max_cards={limit}"
+    if move.kind == BUILD and move.value is not None and move.value > a and a > ruleset.sum_build_max_card:
+        return (f"{name} may build only its own value {a}: sum_build_max_card={ruleset.sum_build_max_card} "
+                "limits the card played into a sum build")
+    made = move.value + a if move.kind == INCREASE and move.value is not None else move.value
+    left = [VALUE[c] for c in hand if c != move.card]
+    need = sorted({v for v in (*owned, *((made,) if made is not None else ())) if v not in left})
+    if need and move.kind in (BUILD, INCREASE, TRAIL, CAPTURE):
+        keep = ", ".join(map(str, need))
+        return (f"after it seat {player} would own a build of {keep} without a card of that value in the hand "
+                "(a build's owner must keep one to capture it, CASINO.md 4.2.3 and 4.4)")
+    if move.kind == BUILD:
+        return f"nothing on the table joins {name} to make a build of {move.value}"
+    if move.take is not None:
+        return "the cards named after 'take' are not a collection of groups this card can take here"
+    return "it is not one of the legal moves here"

@@ -1,0 +1,151 @@
+"""Casino's :class:`Ruleset`: every flag of CASINO.md as one frozen value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from mulle_env.engine.errors import InvalidRulesetError
+
+__all__ = ["COURT_CAPTURE_MODES", "Ruleset"]
+
+#: ``court_capture`` values (CASINO.md 4.1.3): a court card takes one card of its rank, or all of them.
+COURT_CAPTURE_MODES = ("one", "all")
+
+#: The most rounds ``rounds=N`` may ask for, and the highest ``target_score``: bounds that keep
+#: every game finite and every observation's score entries bounded.
+MAX_ROUNDS = 50
+MAX_TARGET = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    """The rules a Casino game is played by; the defaults are CASINO.md's (traditional two-player Casino).
+
+    Attributes:
+        gather_all: A capture or build takes everything of its value it can (4.1.2, 4.2.4): one move
+            per card (capture), per card and value (new build) or per card and build (increase).
+            ``False``: every valid choice of cards is its own move, and the move names what it takes.
+        court_capture: ``"one"``: a J, Q or K captures one loose card of its rank, each a separate
+            move; ``"all"``: all of them in one move (4.1.3).
+        sweeps: A capture that empties the table scores a sweep (4.1.6, 5.3); ``False``: never.
+        sum_build_max_card: In a new build whose group holds loose cards, the played card's value
+            is at most this (the seed app's "only 1-5 can do sum builds": 5). Default 10 (no limit).
+        increase_max_cards: An opponent's build can be increased only while it has at most this
+            many cards (the seed app: 4). ``None`` (default): no limit.
+        trail_with_build: A player who owns a build may trail (4.3). Default ``False``.
+        target_score: Rounds are played until a player has at least this many points in total at the
+            end of a round, and the totals differ (5.4).
+        rounds: Play exactly this many rounds instead (equal totals are a draw); ``None``: play to
+            ``target_score``. ``rounds=1`` is one round, the natural episode of many experiments.
+    """
+
+    gather_all: bool = True
+    court_capture: str = "one"
+    sweeps: bool = True
+    sum_build_max_card: int = 10
+    increase_max_cards: int | None = None
+    trail_with_build: bool = False
+    target_score: int = 21
+    rounds: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("gather_all", "sweeps", "trail_with_build"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidRulesetError(f"Ruleset.{name} must be True or False, not {getattr(self, name)!r}")
+        if self.court_capture not in COURT_CAPTURE_MODES:
+            raise InvalidRulesetError(
+                f"Ruleset.court_capture must be one of {', '.join(map(repr, COURT_CAPTURE_MODES))}, "
+                f"not {self.court_capture!r}")
+        _check_int("sum_build_max_card", self.sum_build_max_card, 1, 10)
+        if self.increase_max_cards is not None:
+            _check_int("increase_max_cards", self.increase_max_cards, 2, 52, "or None (no limit)")
+        _check_int("target_score", self.target_score, 1, MAX_TARGET)
+        if self.rounds is not None:
+            _check_int("rounds", self.rounds, 1, MAX_ROUNDS, "or None (play to target_score)")
+
+    @classmethod
+    def app(cls) -> Ruleset:
+        """The house rules of the seed's Casino app: ``sum_build_max_card=5, increase_max_cards=4``."""
+        return cls(sum_build_max_card=5, increase_max_cards=4)
+
+    @property
+    def max_rounds(self) -> int:
+        """The most rounds a game under these rules can last (``rounds``, or the target's worst case).
+
+        Under ``target_score`` a round hands out at least one point when a single card is
+        captured (and 11 when all are), so a game can in principle run long only on equal
+        totals; :data:`MAX_ROUNDS` bounds it, and a game still tied then is a draw.
+        """
+        return self.rounds if self.rounds is not None else MAX_ROUNDS
+
+    def to_dict(self) -> dict[str, Any]:
+        """All flags as a plain dict."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def changes(self) -> dict[str, Any]:
+        """Only the flags that differ from the defaults (``{}`` for default rules): the canonical form's ``ruleset``."""
+        default = Ruleset()
+        return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
+
+    @classmethod
+    def from_strings(cls, items: Iterable[str]) -> Ruleset:
+        """Build from ``"key=value"`` texts, as command lines give them (``--rule rounds=1``).
+
+        Booleans read true/false, yes/no, on/off or 1/0; ``court_capture`` one/all; the int
+        flags a whole number, and ``increase_max_cards``/``rounds`` also ``none``.
+        """
+        known = {f.name: f for f in fields(cls)}
+        if isinstance(items, str):  # iterating it would read one letter per rule
+            raise InvalidRulesetError(
+                f"rules are a list of 'key=value' texts, not a single string {items!r}; "
+                f"write Ruleset.from_strings([{items!r}])")
+        data: dict[str, Any] = {}
+        for item in items:
+            key, eq, text = str(item).partition("=")
+            key, text = key.strip(), text.strip()
+            if not eq or not key:
+                raise InvalidRulesetError(f"a rule reads key=value, not {item!r}; flags: {', '.join(known)}")
+            if key not in known:
+                raise InvalidRulesetError(f"unknown Casino ruleset flag {key!r}; known flags: {', '.join(known)}")
+            low = text.lower()
+            if key in ("gather_all", "sweeps", "trail_with_build"):
+                if low in ("true", "yes", "on", "1"):
+                    data[key] = True
+                elif low in ("false", "no", "off", "0"):
+                    data[key] = False
+                else:
+                    raise InvalidRulesetError(f"rule {key} takes true or false, not {text!r}")
+            elif key == "court_capture":
+                data[key] = low
+            elif key in ("increase_max_cards", "rounds") and low in ("none", "null", ""):
+                data[key] = None
+            else:
+                try:
+                    data[key] = int(text)
+                except ValueError:
+                    raise InvalidRulesetError(f"rule {key} takes a whole number, not {text!r}") from None
+        return cls(**data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
+        """Build from a dict of flags (missing ones take their defaults); an unknown key is an error."""
+        if data is None:
+            return cls()
+        if isinstance(data, Ruleset):
+            return data
+        if not isinstance(data, dict):
+            raise InvalidRulesetError(f"a Casino ruleset must be a dict of flags, not {data!r:.80}")
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(map(str, data)) - set(known))
+        if unknown:
+            raise InvalidRulesetError(
+                f"unknown Casino ruleset flag(s) {', '.join(unknown)}; known flags: {', '.join(known)}")
+        return cls(**data)
+
+
+def _check_int(name: str, value: object, low: int, high: int, extra: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        tail = f" {extra}" if extra else ""
+        raise InvalidRulesetError(f"Ruleset.{name} must be a whole number from {low} to {high}{tail}, not {value!r}")

@@ -1,0 +1,635 @@
+"""The Casino game state: one mutable type with a canonical JSON form and a stable hash.
+
+A game is a sequence of rounds (CASINO.md 1.2, 5): each round deals a freshly shuffled deck,
+4 cards to each player and 4 to the table, then 4 to each player whenever both hands are
+empty; after the sixth deal the table goes to the last capturer and the round is scored.
+The stock is dealt from its front: 4 cards to the player who plays first (the dealer's
+opponent), 4 to the dealer, and in a round's first deal 4 to the table.
+
+The state hands out fresh values: no caller changes a position except through moves and
+the checked readers ``from_dict``, ``from_json`` and ``from_view``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Self
+
+from mulle_env.engine.cards import CARD_NAMES, CARDS, Card, parse_card
+from mulle_env.engine.errors import (
+    GameNotOverError,
+    GameOverError,
+    IllegalMoveError,
+    InvalidCardError,
+    InvalidMoveError,
+    InvalidPositionError,
+    MulleError,
+)
+from mulle_env.engine.rng import derive_seed, seed_problem, shuffled
+
+from . import rules
+from .cards import DECK, POINTS, SPADE, VALUE
+from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, TRAIL, Move, sort_key
+from .ruleset import Ruleset
+
+__all__ = [
+    "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "ROUND_POINTS", "SHEET_KEYS",
+    "new_game", "replay",
+]
+
+#: Version of Casino's rules and canonical form; results files record it.
+ENGINE_VERSION = "1.0"
+
+#: A round's score sheet, item by item (CASINO.md 5.3), then its total.
+SHEET_KEYS = ("cards", "spades", "big_casino", "little_casino", "aces", "sweeps", "total")
+
+#: Points a round hands out besides sweeps when every card is captured: 3 + 1 + 2 + 1 + 4.
+ROUND_POINTS = 11
+
+#: Stream number that separates Casino's deals from Mulle's for the same seed.
+_DEAL_STREAM = 0xCA5140
+
+# Seeds for determinizations made without one (GameState.from_view); not for real games.
+_FRESH_SEEDS = random.SystemRandom()
+
+Sheet = dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """A build on the table: its value, its owner (a seat) and its cards (sorted)."""
+
+    value: int
+    owner: int
+    cards: tuple[Card, ...]
+
+    @property
+    def single(self) -> bool:
+        """Its cards sum to its value (CASINO.md 3): only a single build can be increased."""
+        return sum(VALUE[c] for c in self.cards) == self.value
+
+    def __str__(self) -> str:
+        return f"[{' '.join(map(str, self.cards))}]={self.value} (seat {self.owner})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The form of the table entry in the canonical JSON."""
+        return {"build": [CARD_NAMES[c] for c in self.cards], "value": self.value, "owner": self.owner}
+
+
+class GameResult(NamedTuple):
+    """How a finished game ended: the game totals by seat, the winner (``None``: a draw), and every round's sheets."""
+
+    scores: tuple[int, int]
+    winner: int | None
+    sheets: tuple[tuple[Sheet, Sheet], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form (the arena records ``sheets`` with each game)."""
+        return {"scores": list(self.scores), "winner": self.winner,
+                "sheets": [[dict(a), dict(b)] for a, b in self.sheets]}
+
+
+class PlayerView(NamedTuple):
+    """What seat ``player`` may know: its own hand and everything played in the open.
+
+    Captured piles are public: every capture is made face up, and a player who remembers
+    knows them (as in Mulle). The opponent's hand and the stock are hidden; :meth:`unseen`
+    lists the cards they hold between them.
+    """
+
+    player: int
+    to_move: int
+    over: bool
+    hand: tuple[Card, ...]
+    opponent_hand_size: int
+    loose: tuple[Card, ...]
+    builds: tuple[Build, ...]
+    captured: tuple[tuple[Card, ...], tuple[Card, ...]]
+    sweeps: tuple[int, int]
+    last_capturer: int | None
+    stock_size: int
+    round: int
+    dealer: int
+    scores: tuple[int, int]
+    ruleset: Ruleset
+    last_move: tuple[int, Move] | None
+
+    def unseen(self) -> list[Card]:
+        """The cards this seat cannot see: the opponent's hand and the stock, in the canonical order."""
+        seen = {*self.hand, *self.loose, *self.captured[0], *self.captured[1]}
+        for b in self.builds:
+            seen.update(b.cards)
+        return [CARDS[f] for f in DECK if f not in seen]
+
+    def legal_moves(self) -> list[Move]:
+        """The legal moves of this seat (empty unless it is to move): its own hand and the table decide them."""
+        if self.over or self.to_move != self.player:
+            return []
+        return list(rules.plans(self.ruleset, list(self.hand), self.opponent_hand_size, list(self.loose),
+                                [(b.value, b.owner, tuple(b.cards)) for b in self.builds], self.player))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form (hidden cards are not in it)."""
+        return {
+            "player": self.player, "to_move": self.to_move, "over": self.over,
+            "hand": [CARD_NAMES[c] for c in self.hand], "opponent_hand_size": self.opponent_hand_size,
+            "table": [CARD_NAMES[c] for c in self.loose] + [b.to_dict() for b in self.builds],
+            "captured": [[CARD_NAMES[c] for c in p] for p in self.captured], "sweeps": list(self.sweeps),
+            "last_capturer": self.last_capturer, "stock_size": self.stock_size, "round": self.round,
+            "dealer": self.dealer, "scores": list(self.scores), "ruleset": self.ruleset.changes(),
+        }
+
+
+class GameState:
+    """A Casino game in progress (or over): the whole position, the rules and the seed of later rounds.
+
+    Read it through its attributes (fresh values every time); change it with :meth:`play`
+    (checked) or :meth:`play_id` (an action id of the environments). ``to_dict``/``from_dict``
+    give the canonical form of CASINO.md 6 and :meth:`key` its stable hash.
+    """
+
+    __slots__ = ("_ruleset", "_seed", "_hands", "_loose", "_builds", "_captured", "_sweeps", "_last_capturer",
+                 "_stock", "_round", "_dealer", "_scores", "_sheets", "_to_move", "_over", "_plans",
+                 "_last_move")
+
+    def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
+        self._ruleset = ruleset or Ruleset()
+        self._seed = seed
+        self._hands: list[list[int]] = [[], []]
+        self._loose: list[int] = []
+        self._builds: list[rules.StoredBuild] = []
+        self._captured: list[list[int]] = [[], []]
+        self._sweeps = [0, 0]
+        self._last_capturer: int | None = None
+        self._stock: list[int] = []
+        self._round = 1
+        self._dealer = 1
+        self._scores = [0, 0]
+        self._sheets: list[tuple[Sheet, Sheet]] = []
+        self._to_move = 0
+        self._over = False
+        self._plans: dict[Move, rules.Plan] | None = None
+        self._last_move: tuple[int, Move] | None = None
+
+    # ----- reading -------------------------------------------------------------------------
+    @property
+    def ruleset(self) -> Ruleset:
+        """The rules of this game."""
+        return self._ruleset
+
+    @property
+    def seed(self) -> int | None:
+        """The seed every round's deck is shuffled from (``None``: a hand-made position, dealt on from 0)."""
+        return self._seed
+
+    @property
+    def to_move(self) -> int:
+        """The seat to move (0 or 1)."""
+        return self._to_move
+
+    @property
+    def over(self) -> bool:
+        """True once the game has ended."""
+        return self._over
+
+    @property
+    def round(self) -> int:
+        """The round being played (1, 2, ...; the last one once over)."""
+        return self._round
+
+    @property
+    def dealer(self) -> int:
+        """The dealer of this round: seat 1 in round 1, then the seats alternate (CASINO.md 1.3)."""
+        return self._dealer
+
+    @property
+    def hands(self) -> list[list[int]]:
+        """Both hands as sorted faces (the referee's knowledge; agents get :meth:`view`)."""
+        return [list(self._hands[0]), list(self._hands[1])]
+
+    @property
+    def loose(self) -> list[int]:
+        """The loose cards on the table, sorted faces."""
+        return list(self._loose)
+
+    @property
+    def builds(self) -> tuple[Build, ...]:
+        """The builds on the table, by value then cards."""
+        return tuple(Build(v, o, tuple(CARDS[c] for c in cs)) for v, o, cs in self._builds)
+
+    @property
+    def captured(self) -> list[list[int]]:
+        """Each seat's captured cards this round, sorted faces."""
+        return [sorted(self._captured[0]), sorted(self._captured[1])]
+
+    @property
+    def sweeps(self) -> list[int]:
+        """Each seat's sweeps this round."""
+        return list(self._sweeps)
+
+    @property
+    def last_capturer(self) -> int | None:
+        """The seat that captured last this round (``None`` before any capture)."""
+        return self._last_capturer
+
+    @property
+    def stock(self) -> list[int]:
+        """The cards still to be dealt this round, in dealing order."""
+        return list(self._stock)
+
+    @property
+    def sheets(self) -> list[tuple[Sheet, Sheet]]:
+        """The score sheets of the finished rounds, one pair (seat 0, seat 1) per round."""
+        return [(dict(a), dict(b)) for a, b in self._sheets]
+
+    @property
+    def last_move(self) -> tuple[int, Move] | None:
+        """``(seat, move)`` of the last move played, or ``None``."""
+        return self._last_move
+
+    def scores(self) -> tuple[int, int]:
+        """The game totals by seat: the points of the finished rounds."""
+        return (self._scores[0], self._scores[1])
+
+    def is_over(self) -> bool:
+        """True once the game has ended."""
+        return self._over
+
+    # ----- moves ---------------------------------------------------------------------------
+    def _plan_table(self) -> dict[Move, rules.Plan]:
+        plans = self._plans
+        if plans is None:
+            if self._over:
+                plans = {}
+            else:
+                p = self._to_move
+                plans = rules.plans(self._ruleset, self._hands[p], len(self._hands[1 - p]), self._loose,
+                                    self._builds, p)
+            self._plans = plans
+        return plans
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move of the seat to move, in the canonical order (empty once the game is over)."""
+        return list(self._plan_table())
+
+    def legal_ids(self) -> tuple[int, ...]:
+        """The ids of the legal moves, ascending (the environments' actions); only under ``gather_all=True``."""
+        if not self._ruleset.gather_all:
+            raise ValueError("under gather_all=False moves name what they take and have no ids; "
+                             "use legal_moves() (the environments index the legal moves instead)")
+        return tuple(m.id for m in self._plan_table())  # type: ignore[misc]  # every such move has an id
+
+    def is_legal(self, move: Move | str) -> bool:
+        """Whether ``move`` (a Move or its text) is legal now; malformed text is not."""
+        try:
+            self.check(move)
+        except MulleError:
+            return False
+        return True
+
+    def check(self, move: Move | str) -> Move:
+        """``move`` parsed and checked legal, as the engine's own value; raises saying why it is not.
+
+        Malformed text raises :class:`~mulle_env.engine.errors.InvalidMoveError`; a move after the
+        end :class:`~mulle_env.engine.errors.GameOverError`; an illegal one
+        :class:`~mulle_env.engine.errors.IllegalMoveError`, naming the reason and the legal moves.
+        """
+        if self._over:
+            raise GameOverError(f"the game is over (scores {self.scores()}); no move {str(move)!r:.80} can be played")
+        m = Move.from_str(move)
+        plans = self._plan_table()
+        if m in plans:
+            return next(k for k in plans if k == m) if m.id is None else m
+        p = self._to_move
+        why = rules.refusal(self._ruleset, m, self._hands[p], self._loose, self._builds, p,
+                            lambda: list(plans))
+        legal = ", ".join(map(str, plans))
+        raise IllegalMoveError(f"illegal move {str(m)!r} for seat {p}: {why}; legal: {legal}", reason=why)
+
+    def play(self, move: Move | str) -> Self:
+        """Play ``move`` (a Move or its text) for the seat to move, checked; returns the state."""
+        m = self.check(move)
+        self._apply(m, self._plan_table()[m])
+        return self
+
+    def play_id(self, move_id: int) -> None:
+        """Play the move with id ``move_id`` (an environment's action) for the seat to move, checked."""
+        if self._over:
+            raise GameOverError(f"the game is over (scores {self.scores()}); no move can be played")
+        if isinstance(move_id, bool) or not isinstance(move_id, int) or not 0 <= move_id < NUM_MOVE_IDS:
+            raise IllegalMoveError(f"a move id is a whole number from 0 to {NUM_MOVE_IDS - 1}, not {move_id!r:.40}")
+        m = MOVES[move_id]
+        plan = self._plan_table().get(m)
+        if plan is None:
+            self.check(m)  # raises, saying why
+        else:
+            self._apply(m, plan)
+
+    def _apply(self, move: Move, plan: rules.Plan) -> None:
+        p = self._to_move
+        card = plan.card
+        self._hands[p].remove(card)
+        if plan.loose:
+            taken = set(plan.loose)
+            self._loose = [f for f in self._loose if f not in taken]
+        gone = [*plan.builds, *((plan.base,) if plan.base is not None else ())]
+        if gone:
+            self._builds = [b for b in self._builds if b not in gone]
+        pile = [card, *plan.loose]
+        for b in plan.builds:
+            pile.extend(b[2])
+        if plan.kind == CAPTURE:
+            self._captured[p].extend(pile)
+            self._last_capturer = p
+            last_play = not self._hands[0] and not self._hands[1] and not self._stock
+            if not self._loose and not self._builds and self._ruleset.sweeps and not last_play:
+                self._sweeps[p] += 1
+        elif plan.kind == TRAIL:
+            self._loose.append(card)
+            self._loose.sort()
+        else:
+            if plan.base is not None:
+                pile.extend(plan.base[2])
+            assert plan.value is not None
+            self._builds.append((plan.value, p, tuple(sorted(pile))))
+            self._builds.sort()
+        self._last_move = (p, move)
+        self._plans = None
+        self._to_move = 1 - p
+        if not self._hands[0] and not self._hands[1]:
+            if self._stock:
+                self._deal()
+            else:
+                self._end_round()
+        elif not self._hands[self._to_move]:
+            self._to_move = p  # a hand-made position with unequal hands: a player without cards passes
+
+    def _deal(self) -> None:
+        first = 1 - self._dealer
+        stock = self._stock
+        self._hands[first] = sorted(stock[:4])
+        self._hands[self._dealer] = sorted(stock[4:8])
+        self._stock = stock[8:]
+        self._to_move = first
+
+    def _end_round(self) -> None:
+        rest = [*self._loose, *(c for b in self._builds for c in b[2])]
+        if rest and self._last_capturer is not None:
+            self._captured[self._last_capturer].extend(rest)  # not a sweep (5.2)
+        self._loose, self._builds = [], []
+        sheet = round_sheets(self._captured, self._sweeps, self._ruleset)
+        self._sheets.append(sheet)
+        self._scores = [self._scores[0] + sheet[0]["total"], self._scores[1] + sheet[1]["total"]]
+        rs = self._ruleset
+        a, b = self._scores
+        if rs.rounds is not None:
+            done = self._round >= rs.rounds
+        else:
+            done = (max(a, b) >= rs.target_score and a != b) or self._round >= rs.max_rounds
+        if done:
+            self._over = True
+            self._to_move = 1 - self._dealer
+            return
+        self._round += 1
+        self._dealer = 1 - self._dealer
+        self._start_round()
+
+    def _start_round(self) -> None:
+        seed = self._seed if self._seed is not None else 0
+        deck = shuffled(DECK, derive_seed(seed, _DEAL_STREAM, self._round))
+        self._captured = [[], []]
+        self._sweeps = [0, 0]
+        self._last_capturer = None
+        self._loose = sorted(deck[8:12])
+        self._stock = deck[:8] + deck[12:]
+        self._builds = []
+        self._deal()
+
+    # ----- the end -------------------------------------------------------------------------
+    def result(self) -> GameResult:
+        """How the finished game ended; :class:`~mulle_env.engine.errors.GameNotOverError` before the end."""
+        if not self._over:
+            raise GameNotOverError(f"the game is not over: round {self._round}, seat {self._to_move} to move")
+        a, b = self._scores
+        return GameResult((a, b), 0 if a > b else 1 if b > a else None, tuple(self.sheets))
+
+    # ----- views ---------------------------------------------------------------------------
+    def view(self, player: int) -> PlayerView:
+        """What seat ``player`` may know (its hand, the table, both captured piles, sizes of the hidden ones)."""
+        if isinstance(player, bool) or player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r:.40}")
+        return PlayerView(
+            player, self._to_move, self._over, tuple(CARDS[c] for c in self._hands[player]),
+            len(self._hands[1 - player]), tuple(CARDS[c] for c in self._loose), self.builds,
+            (tuple(CARDS[c] for c in sorted(self._captured[0])), tuple(CARDS[c] for c in sorted(self._captured[1]))),
+            (self._sweeps[0], self._sweeps[1]), self._last_capturer, len(self._stock), self._round, self._dealer,
+            self.scores(), self._ruleset, self._last_move,
+        )
+
+    # ----- canonical form ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical JSON form (CASINO.md 6): piles sorted, builds by value, the stock in dealing order.
+
+        Besides section 6's fields it holds ``seed`` (later rounds' decks), ``sheets`` (the
+        finished rounds' score sheets) and ``over``; ``ruleset`` lists the flags that differ
+        from the defaults.
+        """
+        return {
+            "to_move": self._to_move,
+            "hands": [[CARD_NAMES[c] for c in h] for h in self._hands],
+            "table": [CARD_NAMES[c] for c in self._loose]
+            + [{"build": [CARD_NAMES[c] for c in cs], "value": v, "owner": o} for v, o, cs in self._builds],
+            "captured": [[CARD_NAMES[c] for c in sorted(p)] for p in self._captured],
+            "sweeps": list(self._sweeps),
+            "last_capturer": self._last_capturer,
+            "stock": [CARD_NAMES[c] for c in self._stock],
+            "round": self._round,
+            "dealer": self._dealer,
+            "scores": list(self._scores),
+            "sheets": [[dict(a), dict(b)] for a, b in self._sheets],
+            "ruleset": self._ruleset.changes(),
+            "seed": self._seed,
+            "over": self._over,
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON text (sorted keys, no spaces): what :meth:`key` hashes."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def key(self) -> str:
+        """Stable hash of the canonical form: equal in every process and on every machine."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameState):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: use key()
+
+    def __repr__(self) -> str:
+        return (f"<casino.GameState round {self._round} to_move {self._to_move} scores {self.scores()}"
+                f"{' over' if self._over else ''}>")
+
+    def __str__(self) -> str:
+        from .render import render_state
+
+        return render_state(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (self.to_dict(), self._last_move))
+
+    def copy(self) -> GameState:
+        """An independent copy (its moves do not touch this state)."""
+        st = GameState(self._ruleset, self._seed)
+        st._hands = [list(self._hands[0]), list(self._hands[1])]
+        st._loose = list(self._loose)
+        st._builds = list(self._builds)
+        st._captured = [list(self._captured[0]), list(self._captured[1])]
+        st._sweeps = list(self._sweeps)
+        st._last_capturer = self._last_capturer
+        st._stock = list(self._stock)
+        st._round, st._dealer, st._to_move, st._over = self._round, self._dealer, self._to_move, self._over
+        st._scores = list(self._scores)
+        st._sheets = list(self._sheets)
+        st._plans = self._plans  # a dict nobody changes: rebuilt, not edited, after a move
+        st._last_move = self._last_move
+        return st
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+        """Read a position in the form of CASINO.md 6 (canonical or hand-written), validating every field.
+
+        Required: ``to_move``, ``hands`` and ``table``; the rest default to a fresh round 1
+        (nothing captured, no stock). ``ruleset`` given here wins over the dict's. Raises
+        :class:`~mulle_env.engine.errors.InvalidPositionError` naming the field that is wrong.
+        """
+        from .position import read_position
+
+        return read_position(cls, data, ruleset)
+
+    @classmethod
+    def from_json(cls, text: str | bytes | bytearray, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+        """Read a position from JSON text (the project's bounded JSON reader)."""
+        from mulle_env.engine.jsontext import JSONInputError, parse_json
+
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
+        try:
+            data = parse_json(text, "the position")
+        except JSONInputError as exc:
+            raise InvalidPositionError(str(exc)) from None
+        except ValueError as exc:  # e.g. Python's limit on digits of an int
+            raise InvalidPositionError(f"the position is not valid JSON: {exc}") from None
+        return cls.from_dict(data, ruleset)
+
+    @classmethod
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], stock: Iterable[int | str],
+                  seed: int | None = None) -> GameState:
+        """A full state consistent with ``view``, given guesses for the hidden cards (a determinization).
+
+        ``opponent_hand`` and ``stock`` are the searcher's sample of the cards ``view.unseen()``
+        lists (the stock in dealing order); ``seed`` fixes later rounds' decks (a fresh random
+        one without it, so determinizations do not all deal the real game's later rounds).
+        """
+        hidden = [_face(f, "opponent_hand") for f in opponent_hand]
+        deal = [_face(f, "stock") for f in stock]
+        unseen = set(view.unseen())
+        wrong = [CARD_NAMES[f] for f in (*hidden, *deal) if f not in unseen]
+        if wrong or len(set(hidden) | set(deal)) != len(hidden) + len(deal):
+            raise InvalidPositionError(
+                f"a determinization deals each unseen card once; {', '.join(wrong) or 'a card twice'} "
+                "is not one of the view's unseen cards (PlayerView.unseen())")
+        if len(hidden) != view.opponent_hand_size or len(deal) != view.stock_size:
+            raise InvalidPositionError(
+                f"the view shows an opponent hand of {view.opponent_hand_size} and a stock of {view.stock_size} "
+                f"cards, not {len(hidden)} and {len(deal)}")
+        st = cls(view.ruleset, _FRESH_SEEDS.getrandbits(63) if seed is None else seed)
+        own = [int(c) for c in view.hand]
+        p = view.player
+        st._hands = [own, sorted(hidden)] if p == 0 else [sorted(hidden), own]
+        st._loose = [int(c) for c in view.loose]
+        st._builds = [(b.value, b.owner, tuple(int(c) for c in b.cards)) for b in view.builds]
+        st._captured = [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]]
+        st._sweeps = list(view.sweeps)
+        st._last_capturer = view.last_capturer
+        st._stock = deal
+        st._round, st._dealer, st._to_move, st._over = view.round, view.dealer, view.to_move, view.over
+        st._scores = list(view.scores)
+        st._last_move = view.last_move
+        return st
+
+
+def _face(x: int | str, what: str) -> int:
+    if isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 52:
+        return int(x)
+    try:
+        return parse_card(x)
+    except InvalidCardError as exc:
+        raise InvalidPositionError(f"{what}: {exc}") from None
+
+
+def round_sheets(captured: Sequence[Sequence[int]], sweeps: Sequence[int], ruleset: Ruleset) -> tuple[Sheet, Sheet]:
+    """The two score sheets of a finished round (CASINO.md 5.3) from the captured piles and sweeps."""
+    n = [len(captured[0]), len(captured[1])]
+    sp = [sum(SPADE[c] for c in captured[0]), sum(SPADE[c] for c in captured[1])]
+    out: list[Sheet] = []
+    for s in (0, 1):
+        pile = captured[s]
+        sheet = {
+            "cards": 3 if n[s] > 26 else 0,
+            "spades": 1 if sp[s] > 6 else 0,
+            "big_casino": 2 if CARDS_BIG in pile else 0,
+            "little_casino": 1 if CARDS_LITTLE in pile else 0,
+            "aces": sum(1 for c in pile if c % 13 == 0),
+            "sweeps": sweeps[s] if ruleset.sweeps else 0,
+        }
+        sheet["total"] = sum(sheet.values())
+        out.append(sheet)
+    return out[0], out[1]
+
+
+CARDS_BIG = parse_card("RU 10")
+CARDS_LITTLE = parse_card("SP 2")
+assert POINTS[CARDS_BIG] == 2 and POINTS[CARDS_LITTLE] == 1
+
+
+def _restore(data: dict[str, Any], last_move: tuple[int, Move] | None) -> GameState:
+    st = GameState.from_dict(data)
+    st._last_move = last_move
+    return st
+
+
+def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+    """A new game: round 1 dealt from ``seed`` (a whole number from 0 to 2**64 - 1), seat 0 to move."""
+    why = seed_problem(seed)
+    if why is not None:
+        raise ValueError(why)
+    if ruleset is not None and not isinstance(ruleset, Ruleset):
+        ruleset = Ruleset.from_dict(ruleset)
+    st = GameState(ruleset, int(seed))
+    st._start_round()
+    return st
+
+
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+    """The state reached by playing ``moves`` (each checked) from ``new_game(seed, ruleset)``."""
+    if isinstance(moves, (str, Move)):
+        raise InvalidMoveError(f"moves must be a list of moves, not a single {type(moves).__name__} "
+                               f"{str(moves)!r:.80}; write replay(seed, [{str(moves)!r:.80}])")
+    st = new_game(seed, ruleset)
+    for i, m in enumerate(moves):
+        try:
+            st.play(m)
+        except MulleError as exc:
+            raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
+    return st
+
+
+def sorted_moves(moves: Iterable[Move]) -> list[Move]:
+    """``moves`` in the canonical move order."""
+    return sorted(moves, key=sort_key)
