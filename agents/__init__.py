@@ -1,4 +1,4 @@
-"""Agents: every Mulle player behind one small interface.
+"""Agents: every player behind one small interface; each says which games it plays.
 
 >>> import agents
 >>> bot = agents.make("random")
@@ -6,7 +6,7 @@
 ['random']
 """
 
-from .base import Agent
-from .registry import AgentSpecError, available, canonical, make, parse_spec, register
+from .base import ANY_GAME, Agent
+from .registry import AgentSpecError, available, canonical, make, parse_spec, plays, register
 
-__all__ = ["Agent", "AgentSpecError", "available", "canonical", "make", "parse_spec", "register"]
+__all__ = ["ANY_GAME", "Agent", "AgentSpecError", "available", "canonical", "make", "parse_spec", "plays", "register"]

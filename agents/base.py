@@ -1,4 +1,4 @@
-"""The one small interface every Mulle player implements."""
+"""The one small interface every player implements, and how it says which games it plays."""
 
 from __future__ import annotations
 
@@ -8,6 +8,23 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: importing agents stays cheap
     from mulle_env.engine import Move, PlayerView, Ruleset
+
+#: The games an agent plays when it declares none: Mulle, the project's first game, which
+#: every agent written before games were declared was written for.
+DEFAULT_GAMES: tuple[str, ...] = ("mulle",)
+#: In :attr:`Agent.games`: the agent plays every game (it reads nothing but the legal moves).
+ANY_GAME = "*"
+
+
+def declares(games: object, game: str) -> bool:
+    """True if the declaration ``games`` (:attr:`Agent.games`: short names, or :data:`ANY_GAME`) names ``game``.
+
+    A bare string counts as one name (``games = ("casino")`` without its comma), not as
+    the letters of one; anything that is not a collection of names declares nothing.
+    """
+    if isinstance(games, str):
+        games = (games,)
+    return isinstance(games, (tuple, list, set, frozenset)) and (game in games or ANY_GAME in games)
 
 
 class Agent:
@@ -31,12 +48,22 @@ class Agent:
             the games an agent of another version played (docs/arena.md). Defaults to
             ``"1"``; results lines written before versions were recorded count as ``"1"``.
             An agent may set it per instance (``learned`` derives it from its policy file).
+        games: The short names of the games this agent plays (``"mulle"``, ``"casino"``;
+            docs/agents.md), or :data:`ANY_GAME` for an agent that reads only the legal
+            moves. The arena refuses a tournament that seats an agent at a game not in it.
+            Defaults to :data:`DEFAULT_GAMES` (Mulle); a subclass inherits its parent's, and
+            an agent may set it per instance (a policy file knows the game it learnt).
     """
 
     name: str = "agent"
     spec: str = "agent"
     needs_view: bool = True
     version: str = "1"
+    games: tuple[str, ...] = DEFAULT_GAMES
+
+    def plays(self, game: str) -> bool:
+        """True if this agent plays the game whose short name is ``game`` (see :attr:`games`)."""
+        return declares(self.games, game)
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """Return one of ``legal_moves`` for the position ``view``."""

@@ -76,6 +76,7 @@ class GreedyAgent(Agent):
     """
 
     name = spec = "greedy"
+    games = ("mulle",)  # it values Mulle's points
 
     def __init__(self, risk: float = 1.0) -> None:
         if risk < 0:

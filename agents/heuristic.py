@@ -83,6 +83,7 @@ class HeuristicAgent(Agent):
     """Plays the seeds' priority order: mulle captures, captures, mulles, matches, build, trotta, discard."""
 
     name = spec = "heuristic"
+    games = ("mulle",)  # Mulle's priority order
 
     def act(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random) -> Move:
         """The first move of :func:`rank_moves`."""

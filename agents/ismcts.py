@@ -98,6 +98,7 @@ class ISMCTSAgent(HistorySearchAgent):
     """
 
     name = spec = "ismcts"
+    games = ("mulle",)  # it searches Mulle determinizations
     version = "1"
 
     def __init__(self, simulations: int = 200, uct_c: float = 20.0, evaluator: str = "rollout", rollouts: int = 1,

@@ -111,6 +111,7 @@ class NetSearchAgent(HistorySearchAgent):
     """
 
     name = spec = "netsearch"
+    games = ("mulle",)  # its nets read Mulle's observation
 
     def __init__(self, policy: str = "", samples: int = 32, width: int = 4, depth: int = 5, leaf: str = "auto",
                  prior: float = 0.0, history: bool = True) -> None:

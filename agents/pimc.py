@@ -68,6 +68,7 @@ class PIMCAgent(HistorySearchAgent):
     """
 
     name = spec = "pimc"
+    games = ("mulle",)  # Mulle's determinizations, rollouts and set values
     #: 2: the determinizations respect the public history (``history``) and the default is
     #: ``samples=200`` (was 40): results of version 1 (no recorded version) are of another agent.
     version = "2"

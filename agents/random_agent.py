@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .base import Agent
+from .base import ANY_GAME, Agent
 
 if TYPE_CHECKING:
     from mulle_env.engine import Move, PlayerView
@@ -16,6 +16,7 @@ class RandomAgent(Agent):
     """Plays a legal move chosen uniformly at random."""
 
     name = spec = "random"
+    games = (ANY_GAME,)  # it reads only the legal moves, which every game has
 
     @property
     def needs_view(self) -> bool:  # type: ignore[override]  # read-only here: it follows act

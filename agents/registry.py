@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .base import Agent
+from .base import DEFAULT_GAMES, Agent, declares
 
 
 class AgentSpecError(ValueError):
@@ -53,15 +53,40 @@ def same_as_default(name: str, **values: Any) -> None:
         _SAME_AS_DEFAULT.setdefault(name, {}).setdefault(key, set()).add(value)
 
 
-def available() -> dict[str, str]:
-    """Registered names with a one-line description and their parameters."""
+def available(game: str | None = None) -> dict[str, str]:
+    """Registered names with a one-line description and their parameters.
+
+    With ``game`` (a game's short name, ``"mulle"`` or ``"casino"``), only the agents that
+    play it (:func:`plays`).
+    """
     _load_builtins()
     out = {}
     for name, factory in sorted(_REGISTRY.items()):
+        if game is not None and not declares(getattr(factory, "games", DEFAULT_GAMES), game):
+            continue
         params = _params(factory)
         sig = ",".join(f"{k}={v.default!r}" for k, v in params.items())
         out[name] = f"{_HELP[name]}" + (f" (parameters: {sig})" if sig else "")
     return out
+
+
+def plays(agent: Agent | str, game: str) -> bool:
+    """True if ``agent`` plays the game whose short name is ``game`` (``"mulle"``, ``"casino"``).
+
+    ``agent`` is a built agent, judged by its own :attr:`~agents.Agent.games` (an agent
+    may set it per instance), or a spec or name, judged by its registered class's
+    declaration without building it (an unknown name is an :class:`AgentSpecError`). An
+    agent that declares nothing plays Mulle only (:data:`~agents.base.DEFAULT_GAMES`).
+    """
+    if isinstance(agent, str):
+        _load_builtins()
+        name = parse_spec(agent)[0]
+        if name not in _REGISTRY:
+            _resolve(agent)  # raises the usual unknown-agent error, listing what exists
+        declared: object = getattr(_REGISTRY[name], "games", DEFAULT_GAMES)
+    else:
+        declared = getattr(agent, "games", DEFAULT_GAMES)
+    return declares(declared, game)
 
 
 def _params(factory: Callable[..., Agent]) -> dict[str, inspect.Parameter]:

@@ -76,6 +76,7 @@ class LearnedAgent(Agent):
 
     name = "learned"
     spec = "learned"
+    games = ("mulle",)  # every policy file so far reads Mulle's observation
     #: The playing code's own version; :func:`policy_version` appends the policy's fingerprint.
     code_version = "1"
 
