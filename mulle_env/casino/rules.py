@@ -29,6 +29,7 @@ from .moves import (
     TRAIL_ID,
     Move,
     Take,
+    sort_key,
 )
 from .ruleset import Ruleset
 
@@ -332,10 +333,7 @@ def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Se
         # -- trail (4.3) --
         if (not owned or ruleset.trail_with_build) and keeps_reserve(card, (), None):
             out.append((MOVES[TRAIL_ID[card]], Plan(TRAIL, card, (), (), None, None)))
-    if not gather:
-        from .moves import sort_key
-
-        out.sort(key=lambda mp: sort_key(mp[0]))
+    out.sort(key=lambda mp: sort_key(mp[0]))
     return dict(out)
 
 
