@@ -185,7 +185,8 @@ def test_every_move_with_an_id_prints_and_parses_back():
 
 
 @pytest.mark.parametrize("text", ["", "jump HJ 5", "capture", "capture HJ 55", "build HJ 5 to 4", "build HJ 5 to 11",
-                                  "build HJ K to 10", "increase 5 with HJ 6", "increase with HJ 3", "trail HJ 3 take KL 2",
+                                  "build HJ K to 10", "increase 5 with HJ 6", "increase with HJ 3",
+                                  "trail HJ 3 take KL 2",
                                   "capture HJ 5 take KL 2, KL 2", "capture HJ 5 take [KL 2]", "capture HJ 5 take ,",
                                   "increase [KL 2 KL 9] with HJ 3"])
 def test_malformed_moves_are_refused_naming_the_problem(text):
@@ -259,7 +260,9 @@ def test_bad_json_is_an_invalid_position():
     with pytest.raises(InvalidPositionError):
         casino.GameState.from_json("[1, 2]")
     with pytest.raises(InvalidPositionError):
-        casino.GameState.from_json(b'{"to_move": 0, "hands": [["HJ 5"], []], "table": [], "seed": ' + b"9" * 5000 + b"}")
+        # An int of 5,000 digits: Python's own limit on int conversion, refused as a bad position.
+        casino.GameState.from_json(b'{"to_move": 0, "hands": [["HJ 5"], []], "table": [], "seed": ' + b"9" * 5000
+                                   + b"}")
 
 
 def test_the_canonical_form_and_its_hash_are_stable():

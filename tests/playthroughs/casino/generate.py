@@ -38,7 +38,8 @@ def write_game(name: str, seed: int, flags: dict) -> Path:
     st = casino.new_game(seed, rules)
     choose = random.Random(seed * 7919)
     lines: list[dict] = [{"playthrough": FORMAT, "game": "casino", "name": name, "seed": seed,
-                          "ruleset": rules.changes(), "policy": f"uniform over legal moves, random.Random({seed * 7919})",
+                          "ruleset": rules.changes(),
+                          "policy": f"uniform over legal moves, random.Random({seed * 7919})",
                           "generated_by": "the Python reference (tests/playthroughs/casino/generate.py)"}]
     n = 0
     while not st.over:
