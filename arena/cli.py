@@ -5,6 +5,7 @@ Examples::
     mulle-arena random heuristic pimc --games 2000 --workers 2 --seed 1 --out results.jsonl
     mulle-arena heuristic greedy --games 20000 --sprt 0 20 0.05 0.05 --workers 2
     mulle-arena random heuristic --games 200 --backend ray --ray-address auto
+    mulle-arena --agents --game casino       # the agents that play Casino (--game: a short name or a module)
 
 Re-running the same command resumes: games already in ``--out`` are not played again.
 See docs/arena.md for the results-file format and the statistics.
@@ -48,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
         "pentanomial Elo and Bradley-Terry ratings. Re-running the same command resumes.",
         epilog="Agent specs: 'name' or 'name:key=value,...', e.g. 'pimc:samples=30'. See docs/arena.md.",
     )
-    p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs (at least 2)")
+    # Optional for argparse so that --agents needs none; parse_args asks for 2 otherwise.
+    p.add_argument("specs", nargs="*", metavar="SPEC", help="agent specs (at least 2)")
+    p.add_argument("--agents", action="store_true",
+                   help="list the agents that play the --game (default mulle) with their parameters, and exit")
     p.add_argument("--games", type=int, default=100, metavar="N",
                    help="games per pairing (default 100); duplicate format pairs them 2 per deal")
     p.add_argument("--workers", type=int, default=1, metavar="W", help="worker processes (default 1)")
@@ -75,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="ruleset flag, repeatable, e.g. --rule sets=1 --rule forced_capture=false "
                    "(parsed by the game's Ruleset.from_strings: booleans true/false, yes/no, on/off, 1/0)")
-    p.add_argument("--game", default="mulle_env", metavar="MODULE",
-                   help="import path of the game (default mulle_env)")
+    p.add_argument("--game", default="mulle", metavar="GAME",
+                   help="the game: a short name (mulle, casino) or the import path of a game module "
+                   "(package.module or package.module:object; default mulle, the module mulle_env)")
     p.add_argument("--worker-init", metavar="MODULE:FUNC",
                    help="function run once in this process and in every worker before agents are built "
                    "(e.g. to register extra agents)")
@@ -92,7 +97,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     from mulle_env.engine.rng import seed_problem
     from mulle_env.files import PathError, check_output_path
 
-    from .game import GameProtocolError, make_ruleset
+    from .game import GameProtocolError, UnknownGameError, game_name, make_ruleset, resolve_game
     from .worker import call_path, load_game
 
     parser = build_parser()
@@ -116,9 +121,23 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"--move-timeout must be 0 (none) or positive, not {args.move_timeout:g}")
     if args.game_timeout is not None and args.game_timeout <= 0:
         parser.error(f"--game-timeout must be positive, not {args.game_timeout:g}")
+    # The game first: which agents it seats, and the specs' messages name the agents that play it.
+    try:
+        game = load_game(args.game)
+    except (GameProtocolError, UnknownGameError) as exc:
+        parser.error(str(exc))
+    except Exception as exc:
+        parser.error(f"--game {args.game!r} cannot be imported: {exc}")
+    args.game_name, args.game_given = game_name(game, args.game), args.game
+    args.game = resolve_game(args.game)  # recorded as the module: casino and mulle_env.casino are one game
+    if args.agents:
+        if args.specs:
+            parser.error(f"--agents lists the agents and plays nothing; give it without agent specs "
+                         f"(not {' '.join(args.specs)})")
+        return args, parser
     if len(args.specs) < 2:
-        parser.error(f"give at least 2 agent specs, not {len(args.specs)}; available agents: "
-                     + ", ".join(agents.available()))
+        parser.error(f"give at least 2 agent specs, not {len(args.specs)}; agents that play "
+                     f"{args.game_name or args.game}: " + ", ".join(agents.available(game=args.game_name)))
     canonical = []
     for spec in args.specs:
         try:
@@ -146,12 +165,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
             parser.error(f"--sprt {elo0:g} {elo1:g} {alpha:g} {beta:g}: {exc}")
         if args.games < 2:
             parser.error("--sprt needs --games of at least 2 (one duplicate pair)")
-    try:
-        game = load_game(args.game)
-    except GameProtocolError as exc:
-        parser.error(str(exc))
-    except Exception as exc:
-        parser.error(f"--game {args.game!r} cannot be imported: {exc}")
     # The game parses its own rules (types, names, messages): the arena only passes the texts on.
     from_strings: Any = getattr(getattr(game, "Ruleset", None), "from_strings", None)
     if args.rule and from_strings is None:
@@ -175,7 +188,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
                 RayBackend(address=args.ray_address, workers=args.workers).init()
             except RayUnavailableError as exc:
                 parser.error(f"--ray-address: {exc}")
-    _check_agents_can_play(parser, args.specs, ruleset)
+    _check_agents_can_play(parser, args.specs, game, args.game_given, ruleset)
     _check_workers(parser, args)
     args.report = args.report or _derived(args.out, ".json")
     args.markdown = args.markdown or _derived(args.out, ".md")
@@ -227,11 +240,20 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
               "games will wait for each other (and tight --move-timeout limits may forfeit)", file=sys.stderr)
 
 
-def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ruleset: Any) -> None:
-    """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game)."""
+def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], game: Any, path: str,
+                           ruleset: Any) -> None:
+    """Exit 2 if an agent does not play the game or cannot play under its rules (it would forfeit every game).
+
+    ``path`` is the game as the command line named it (``casino``), for the message.
+    """
     import agents
     from mulle_env.engine.loop import ruleset_refusal
 
+    from .game import seating_refusal
+
+    # The game first: an agent of another game cannot judge this game's ruleset.
+    if (why := seating_refusal(specs, game, path)) is not None:
+        parser.error(f"--game {path}: {why} (mulle-arena --agents --game {path} lists them)")
     for spec in specs:
         if (why := ruleset_refusal(agents.make(spec), ruleset)) is not None:
             parser.error(f"agent {spec!r} cannot play with these rules (--rule): {why}")
@@ -274,8 +296,27 @@ def _write_reports(args: argparse.Namespace, rep: dict[str, Any]) -> bool:
     return report_mod.plot(rep, args.plot)
 
 
+def list_agents(args: argparse.Namespace, out: Any = None) -> None:
+    """``--agents``: print the agents that play ``args.game`` (all of them for a game without a short name)."""
+    import agents
+
+    out = sys.stdout if out is None else out
+    name = args.game_name
+    if name is None:
+        print(f"--game {args.game_given} has no short name (GAME_NAME), so no agent declares it: every agent may be "
+              "seated at it, and one that cannot play it forfeits its games. The agents:", file=out)
+    else:
+        print(f"agents that play {name} (mulle-arena --game {args.game_given} SPEC SPEC ...; "
+              "a spec is name or name:key=value,...):", file=out)
+    for agent, help in agents.available(game=name).items():
+        print(f"  {agent}: {help}", file=out)
+
+
 def _main(argv: list[str] | None, stop: TerminateAsInterrupt) -> int:
     args, parser = parse_args(argv)
+    if args.agents:
+        list_agents(args)
+        return 0
     from mulle_env.files import PathError
 
     from . import report as report_mod

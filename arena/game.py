@@ -5,13 +5,28 @@ The arena plays any game, not only Mulle: ``--game MODULE`` names a module (or
 and whose results satisfy :class:`GameResult`. :func:`check_game` checks a game when the
 arena loads it, so a module that is not a game is refused with a message naming what it
 lacks, before any game is scheduled.
+
+Games have short names (``mulle``, ``casino``): :data:`GAMES` maps the project's own to
+their modules, so ``--game casino`` and ``--game mulle_env.casino`` are one game with one
+set of game ids. A game module says its short name with ``GAME_NAME``; agents declare the
+short names of the games they play (:attr:`agents.Agent.games`), and
+:func:`seating_refusal` refuses a tournament that seats an agent at a game it does not play.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Game", "GameProtocolError", "GameResult", "GameState", "check_game", "make_ruleset", "result_check"]
+__all__ = ["GAMES", "AgentGameError", "Game", "GameProtocolError", "GameResult", "GameState", "UnknownGameError",
+           "check_game", "game_name", "known_games", "make_ruleset", "resolve_game", "result_check",
+           "seating_refusal"]
+
+#: The project's games by short name, and the module of each: ``--game casino`` is
+#: ``--game mulle_env.casino``. The one place the arena names a game: a game's module says
+#: its own short name (``GAME_NAME``), and this table also names the module of one that
+#: predates the attribute (Mulle's ``mulle_env``).
+GAMES: dict[str, str] = {"mulle": "mulle_env", "casino": "mulle_env.casino"}
 
 
 @runtime_checkable
@@ -51,13 +66,16 @@ class GameState(Protocol):
 class Game(Protocol):
     """A game module: ``new_game(seed=..., ruleset=...)`` makes a :class:`GameState`.
 
-    Optional: ``Ruleset`` with ``from_dict``/``to_dict`` (and ``from_strings`` for
-    ``--rule``); ``ENGINE_VERSION`` and ``BACKEND`` (which of its engines runs, e.g.
-    ``"c"``), recorded in every result line; ``fallback_notice()``, a warning
-    ``mulle-arena`` prints when it is not ``None`` (the game runs on a slow fallback); and
-    ``check_result(result, ruleset)``, the game's own check of a finished game's result
-    (a dict with ``scores``, ``winner`` and ``sheets``), raising ``ValueError`` for one
-    no game can end with (:func:`result_check`; Mulle's is :func:`mulle_env.check_result`).
+    Optional: ``GAME_NAME``, the game's short name (``"casino"``), which agents name in
+    their :attr:`~agents.Agent.games` (without it, and outside :data:`GAMES`, a game has no
+    short name and every agent may be seated at it); ``Ruleset`` with ``from_dict``/
+    ``to_dict`` (and ``from_strings`` for ``--rule``); ``ENGINE_VERSION`` and ``BACKEND``
+    (which of its engines runs, e.g. ``"c"``), recorded in every result line;
+    ``fallback_notice()``, a warning ``mulle-arena`` prints when it is not ``None`` (the
+    game runs on a slow fallback); and ``check_result(result, ruleset)``, the game's own
+    check of a finished game's result (a dict with ``scores``, ``winner`` and ``sheets``),
+    raising ``ValueError`` for one no game can end with (:func:`result_check`; Mulle's is
+    :func:`mulle_env.check_result`).
     """
 
     def new_game(self, seed: int, ruleset: Any = None) -> GameState:
@@ -76,6 +94,89 @@ def make_ruleset(game: Any, rules: dict[str, Any] | None) -> Any:
 
 class GameProtocolError(TypeError):
     """A game module that does not satisfy the arena's game protocol."""
+
+
+class UnknownGameError(ValueError):
+    """A ``--game`` that is neither a short name of :data:`GAMES` nor a module that can be found."""
+
+
+class AgentGameError(ValueError):
+    """A tournament that seats an agent at a game it does not play (:attr:`agents.Agent.games`)."""
+
+
+def known_games() -> str:
+    """The short names of :data:`GAMES` with their modules, for messages: ``casino (mulle_env.casino), mulle (...)``."""
+    return ", ".join(f"{name} ({path})" for name, path in sorted(GAMES.items()))
+
+
+def resolve_game(name: str) -> str:
+    """The import path ``name`` stands for: a short name's module (``casino``: ``mulle_env.casino``), else ``name``.
+
+    Tournaments record the path, so a short name and its module give the same game ids.
+    """
+    return GAMES.get(name, name)
+
+
+def unknown_game(name: str, exc: ModuleNotFoundError) -> UnknownGameError | None:
+    """The :class:`UnknownGameError` for ``--game name`` when ``exc`` says its own module is missing, else ``None``.
+
+    ``None`` when the missing module is another one (the game imports something that is
+    not installed): that is the game's problem, said as the import error it is.
+    """
+    path = resolve_game(name)
+    module = path.partition(":")[0]
+    if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
+        return None
+    close = difflib.get_close_matches(name, list(GAMES), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    what = f"no game is named {name!r}{hint}" if path == name else f"the game {name!r} is not installed ({exc})"
+    return UnknownGameError(f"--game {name!r}: {what}; the games by short name: {known_games()}; or give the import "
+                            "path of a game module (package.module, or package.module:object)")
+
+
+def game_name(game: Any, path: str) -> str | None:
+    """The short name of the game ``game`` loaded from ``path``: its ``GAME_NAME``, else its name in :data:`GAMES`.
+
+    ``None`` for a game with neither (a game of one's own without ``GAME_NAME``): no agent
+    can declare it, so :func:`seating_refusal` refuses nobody at it.
+    """
+    name = getattr(game, "GAME_NAME", None)
+    if isinstance(name, str) and name:
+        return name
+    path = resolve_game(path)
+    return next((short for short, module in GAMES.items() if module == path), None)
+
+
+def seating_refusal(specs: Sequence[str], game: Any, path: str) -> str | None:
+    """Why ``specs`` cannot play a tournament of ``game`` (loaded from ``path``), or ``None`` if every one plays it.
+
+    Each spec is built and asked (:func:`agents.plays`: an agent may declare its games per
+    instance); one that cannot be built here is judged by its registered class, and one
+    that is no agent at all is left to the checks of specs. The message names the agents
+    that do play the game. A game without a short name (:func:`game_name`) refuses nobody.
+    """
+    import agents
+
+    name = game_name(game, path)
+    if name is None:
+        return None
+    refused = []
+    for spec in specs:
+        try:
+            plays = agents.plays(agents.make(spec), name)
+        except Exception:  # noqa: BLE001 - not buildable here (the workers say why): ask its declaration
+            try:
+                plays = agents.plays(spec, name)
+            except ValueError:
+                continue  # no agent: the spec checks say so
+        if not plays:
+            refused.append(spec)
+    if not refused:
+        return None
+    players = ", ".join(agents.available(game=name)) or "none yet"
+    which = ", ".join(repr(s) for s in refused)
+    return (f"{'agents' if len(refused) > 1 else 'agent'} {which} {'do' if len(refused) > 1 else 'does'} not play "
+            f"{name} (an agent declares the games it plays); the agents that play {name}: {players}")
 
 
 _STATE_MEMBERS = ("to_move", "legal_moves", "play", "view", "is_over", "result")

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 
 from mulle_env.engine.rng import seed_problem
 
+from .game import resolve_game
 from .worker import stable_seed
 
 #: Deal seeds are kept below 2**53 so that every JSON reader (JavaScript too) reads them exactly.
@@ -53,7 +54,12 @@ def game_id(specs: tuple[str, str] | list[str], seed: int, ruleset: dict[str, An
 
 @dataclass(frozen=True)
 class Plan:
-    """A tournament's fixed parameters; :meth:`tasks` lists its games in play order."""
+    """A tournament's fixed parameters; :meth:`tasks` lists its games in play order.
+
+    ``game`` is a game's import path or a short name of :data:`arena.game.GAMES`
+    (``"casino"``), which is kept as its module's path (``"mulle_env.casino"``), so both
+    spellings make the same game ids.
+    """
 
     specs: tuple[str, ...]
     games: int
@@ -77,6 +83,8 @@ class Plan:
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pairing must be an int of at least 1, not {self.games!r}")
         object.__setattr__(self, "specs", specs)
+        # A short name (casino) is recorded as its module (mulle_env.casino): one game, one set of game ids.
+        object.__setattr__(self, "game", resolve_game(self.game))
         mt = self.move_timeout
         if mt is not None and (isinstance(mt, bool) or not isinstance(mt, (int, float)) or not 0 < mt < math.inf):
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mulle_env.files import check_output_path
 
 from . import results as results_mod
-from .game import result_check
+from .game import AgentGameError, result_check, seating_refusal
 from .schedule import Plan
 from .shutdown import deferred_interrupts
 from .stats import SPRT
@@ -218,7 +218,8 @@ def run(
     on a move time limit shorter than ``plan.move_timeout``. A line played by another
     engine version, or by another version of one of its agents (:attr:`agents.Agent.version`;
     a line without ``agent_versions`` was played by version ``"1"`` of each), is not
-    counted and its game is played again.
+    counted and its game is played again. A plan that seats an agent at a game it does not
+    play (:attr:`agents.Agent.games`) raises :class:`arena.game.AgentGameError` before any game.
     """
     from .runner import ProcessBackend
 
@@ -226,6 +227,9 @@ def run(
         raise ValueError(f"an SPRT needs exactly 2 agent specs (a head-to-head), not {len(plan.specs)}")
     if sprt is not None and not plan.duplicate:
         raise ValueError("the SPRT counts duplicate pairs; it cannot run with duplicate=False")
+    # An agent at a game it does not play would forfeit every game of it: refused before the first.
+    if (why := seating_refusal(plan.specs, load_game(plan.game), plan.game)) is not None:
+        raise AgentGameError(why)
     # A device or FIFO would hang the lock's open or take every line and keep none.
     check_output_path(out, "the results file", probe=False)
     backend = backend or ProcessBackend(1)

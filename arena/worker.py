@@ -37,7 +37,7 @@ import agents
 from mulle_env.engine.errors import AgentError, IllegalMoveError
 from mulle_env.engine.loop import GameLoop
 
-from .game import check_game
+from .game import check_game, resolve_game, unknown_game
 from .game import make_ruleset as make_ruleset  # its old home: kept for old imports (CHANGELOG)
 
 log = logging.getLogger("arena.worker")
@@ -77,14 +77,24 @@ def run_init(path: str | None) -> None:
 
 
 def load_game(path: str) -> Any:
-    """The game module (or object) at import path ``path``, e.g. ``"mulle_env"``.
+    """The game module (or object) at import path ``path``, e.g. ``"mulle_env"``, or of a short name (``"casino"``).
 
-    It is checked against the arena's game protocol (:func:`arena.game.check_game`) once
-    per process; one that does not satisfy it raises :class:`arena.game.GameProtocolError`.
+    A short name is looked up in :data:`arena.game.GAMES`. The game is checked against
+    the arena's game protocol (:func:`arena.game.check_game`) once per process; one that
+    does not satisfy it raises :class:`arena.game.GameProtocolError`, and a name that is
+    neither a short name nor a module that exists :class:`arena.game.UnknownGameError`
+    (naming the short names).
     """
     game = _games.get(path)
     if game is None:
-        game = call_path(path) if ":" in path else importlib.import_module(path)
+        where = resolve_game(path)
+        try:
+            game = call_path(where) if ":" in where else importlib.import_module(where)
+        except ModuleNotFoundError as exc:
+            unknown = unknown_game(path, exc)
+            if unknown is None:
+                raise  # a module the game itself imports is missing: the game's error, as it is
+            raise unknown from None
         check_game(game, f"--game {path!r}")
         _games[path] = game
     return game

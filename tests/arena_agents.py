@@ -275,6 +275,13 @@ class TakeAway:
         return _TakeAwayState(10 + seed % 20)
 
 
+class NamedTakeAway(TakeAway):
+    """Take-away under a short name (``GAME_NAME``), so agents must declare it: only ``random`` (any game) does."""
+
+    GAME_NAME = "takeaway"
+    ENGINE_VERSION = "takeaway-2"
+
+
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")
