@@ -13,6 +13,9 @@
 The arena knows agents only by spec string (:func:`agents.make`) and a game only through
 the protocol of :mod:`arena.game` (``new_game``; a state's ``legal_moves``, ``play``,
 ``view``, ``is_over``, ``result`` and ``to_move``), checked when a game module is loaded.
+Games have short names (:data:`arena.game.GAMES`: ``mulle``, ``casino``), and a tournament
+that seats an agent at a game it does not play (:attr:`agents.Agent.games`) is refused
+(:class:`arena.game.AgentGameError`).
 """
 
 from __future__ import annotations
@@ -21,18 +24,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # to a type checker the lazy exports below are these imports
-    from .game import Game, GameProtocolError, check_game
+    from .game import GAMES, AgentGameError, Game, GameProtocolError, check_game
     from .runner import ProcessBackend
     from .schedule import Plan
     from .stats import SPRT
     from .tournament import Outcome, run
 
-__all__ = ["Game", "GameProtocolError", "Outcome", "Plan", "ProcessBackend", "SPRT", "check_game", "run"]
+__all__ = ["GAMES", "AgentGameError", "Game", "GameProtocolError", "Outcome", "Plan", "ProcessBackend", "SPRT",
+           "check_game", "run"]
 
 # Lazy exports: `mulle-arena` imports its heavy modules (numpy, scipy) only once it can
 # report a Ctrl-C cleanly, and a worker needs none of the statistics.
 _EXPORTS = {
-    "Game": ".game", "GameProtocolError": ".game", "check_game": ".game", "ProcessBackend": ".runner",
+    "GAMES": ".game", "AgentGameError": ".game", "Game": ".game", "GameProtocolError": ".game", "check_game": ".game",
+    "ProcessBackend": ".runner",
     "Plan": ".schedule", "SPRT": ".stats", "Outcome": ".tournament", "run": ".tournament",
 }
 
