@@ -1,4 +1,4 @@
-"""Engine throughput: random legal play from Python, C core vs Python engine vs OpenSpiel Hearts (JSON).
+"""Engine throughput: random legal play from Python, C core vs Python engine vs Casino vs OpenSpiel Hearts (JSON).
 
 Every configuration plays whole games with uniformly random legal moves; a move is one
 legal-move query plus one move applied, the same work the Hearts baseline does with
@@ -10,6 +10,8 @@ keeps every run and the medians, and the ratios are of medians:
 - ``<backend>_hot``: ``legal_move_ids()`` + ``play_unchecked(MOVES[i])``, what rollouts do;
 - ``<backend>_checked``: ``legal_moves()`` + ``play(move)``, the checked public API;
 - ``c_in_core``: ``random_playout``: the same random play without leaving C (the ceiling);
+- ``casino_python_ids`` / ``casino_python_checked``: Casino's engine (pure Python so far), games to 21
+  under the default rules, ``legal_ids()`` + ``play_id(i)`` and ``legal_moves()`` + ``play(move)``;
 - ``openspiel_hearts``: OpenSpiel's compiled Hearts (``pip install -e '.[bench]'``).
 
 Then the exact forced-capture search on crowded 22-card tables (low cards, the most
@@ -37,8 +39,11 @@ from mulle_env.engine.moves import MOVES
 from mulle_env.stepper import random_playout
 
 
-def mulle_loop(mod, mode: str):
-    """A function (seconds, seed) -> moves played, for one backend and driving mode."""
+def mulle_loop(mod, mode: str, ids_method: str = "legal_move_ids"):
+    """A function (seconds, seed) -> moves played, for one backend (or game module) and driving mode.
+
+    ``ids_method`` names the state's method that lists the legal move ids (Casino's is ``legal_ids``).
+    """
 
     def run(seconds: float, seed: int) -> tuple[int, int]:
         rng = random.Random(seed)
@@ -50,7 +55,7 @@ def mulle_loop(mod, mode: str):
             st = mod.new_game(g)
             g += 1
             if mode == "ids":
-                legal, play = st.legal_move_ids, st.play_id
+                legal, play = getattr(st, ids_method), st.play_id
                 while not st.over:
                     ids = legal()
                     play(ids[randrange(len(ids))])
@@ -156,6 +161,10 @@ def main(argv=None) -> int:
             configs[f"{name}_{mode}"] = mulle_loop(mod, mode)
     if BACKEND == "c":  # mulle_env._native, which follows the backend switch
         configs["c_in_core"] = mulle_loop(backends()["c"], "in_core")
+    from mulle_env import casino
+
+    for mode in ("ids", "checked"):
+        configs[f"casino_{casino.BACKEND}_{mode}"] = mulle_loop(casino, mode, ids_method="legal_ids")
     runs: dict[str, list[dict]] = {k: [] for k in configs}
     for r in range(args.rounds):
         for name, fn in configs.items():  # alternate, so load changes hit every config alike
@@ -182,6 +191,10 @@ def main(argv=None) -> int:
         for k, v in medians.items():
             if k != "openspiel_hearts":
                 ratios[f"{k}/openspiel_hearts"] = round(v / medians["openspiel_hearts"], 3)
+    for mode in ("ids", "checked"):
+        if f"casino_python_{mode}" in medians and f"python_{mode}" in medians:
+            ratios[f"casino_python_{mode}/python_{mode}"] = round(medians[f"casino_python_{mode}"]
+                                                                  / medians[f"python_{mode}"], 2)
     for mode in ("ids", "hot", "checked"):
         if f"c_{mode}" in medians:
             ratios[f"c_{mode}/python_{mode}"] = round(medians[f"c_{mode}"] / medians[f"python_{mode}"], 2)

@@ -239,20 +239,45 @@ def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Se
     lo = _Loose(loose)
     everything = (1 << len(lo.faces)) - 1
     owned = [b for b in builds if b[1] == player]
+    owned_values = {b[0] for b in owned}
     gather = ruleset.gather_all
-    hand_values = [VALUE[c] for c in hand]
+    in_hand = [0] * 11  # cards of each value in the hand (index 0: court cards)
+    for c in hand:
+        in_hand[VALUE[c]] += 1
 
     def keeps_reserve(card: int, gone: Sequence[StoredBuild], made: int | None) -> bool:
-        left = list(hand_values)
-        left.remove(VALUE[card])
-        need = {b[0] for b in owned if b not in gone}
+        a = VALUE[card]
+        need = {b[0] for b in owned if b not in gone} if gone else set(owned_values)
         if made is not None:
             need.add(made)
-        return all(v in left for v in need)
+        return all(in_hand[v] - (v == a) > 0 for v in need)
+
+    by_value: dict[int, tuple[list[StoredBuild], list[int]]] = {}
 
     def fixed_items(value: int, exclude: StoredBuild | None = None) -> tuple[list[StoredBuild], list[int]]:
-        return ([b for b in builds if b[0] == value and b is not exclude],
-                [f for f in loose if VALUE[f] == value])
+        hit = by_value.get(value)
+        if hit is None:
+            hit = by_value[value] = ([b for b in builds if b[0] == value], [f for f in loose if VALUE[f] == value])
+        if exclude is None:
+            return hit
+        return [b for b in hit[0] if b is not exclude], hit[1]
+
+    # The sums over the loose cards depend on the value only, not on the card played: each once.
+    sums: dict[tuple[int, int], list[int]] = {}
+
+    def subsets(total: int, min_size: int) -> list[int]:
+        hit = sums.get((total, min_size))
+        if hit is None:
+            hit = sums[(total, min_size)] = lo.subsets(everything, total, min_size)
+        return hit
+
+    packed: dict[tuple[int, int], int] = {}
+
+    def best_packing(value: int, avail: int) -> int:
+        hit = packed.get((value, avail))
+        if hit is None:
+            hit = packed[(value, avail)] = _best_packing(lo, subsets(value, 2), avail)
+        return hit
 
     for card in sorted(hand):
         a = VALUE[card]
@@ -267,9 +292,9 @@ def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Se
                         out.append((MOVES[CAPTURE_TAKE_ID[card][f]], Plan(CAPTURE, card, (f,), (), None, None)))
         else:
             fb, fl = fixed_items(a)
-            groups = lo.subsets(everything, a, 2)
+            groups = subsets(a, 2)
             if gather:
-                mask = _best_packing(lo, groups, everything)
+                mask = best_packing(a, everything)
                 if (fb or fl or mask) and keeps_reserve(card, fb, None):
                     taken = tuple(sorted(fl + list(lo.cards(mask))))
                     out.append((MOVES[CAPTURE_ID[card]], Plan(CAPTURE, card, taken, tuple(fb), None, None)))
@@ -283,15 +308,17 @@ def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Se
             for value in range(a, 11):
                 if value > a and a > ruleset.sum_build_max_card:
                     break  # the app's rule: a card above the limit builds only its own value
+                if in_hand[value] - (value == a) <= 0:
+                    continue  # no card left to capture the build with (4.2.3): the cheap test first
                 fb, fl = fixed_items(value)
                 if not keeps_reserve(card, fb, value):
                     continue
-                partners = lo.subsets(everything, value - a, 1) if value > a else [0]
-                groups = lo.subsets(everything, value, 2)
+                partners = subsets(value - a, 1) if value > a else [0]
+                groups = subsets(value, 2)
                 if gather:
                     best: int | None = None
                     for s in partners:
-                        cand = s | _best_packing(lo, groups, everything & ~s)
+                        cand = s | best_packing(value, everything & ~s)
                         if best is None or lo.better(cand, best):
                             best = cand
                     if best is None or not (best or fb or fl):
@@ -315,12 +342,14 @@ def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Se
                 limit = ruleset.increase_max_cards
                 if limit is not None and base[1] != player and len(base[2]) > limit:
                     continue
+                if in_hand[value] - (value == a) <= 0:
+                    continue
                 fb, fl = fixed_items(value, base)
                 if not keeps_reserve(card, [base, *fb], value):
                     continue
-                groups = lo.subsets(everything, value, 2)
+                groups = subsets(value, 2)
                 if gather:
-                    mask = _best_packing(lo, groups, everything)
+                    mask = best_packing(value, everything)
                     taken = tuple(sorted(fl + list(lo.cards(mask))))
                     move = MOVES[INCREASE_ID[card][base[0]]]
                     out.append((move, Plan(INCREASE, card, taken, tuple(fb), base, value)))
