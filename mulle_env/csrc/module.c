@@ -82,17 +82,25 @@ static PyObject *mod_sample_csr(PyObject *mod, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "offsets run from %d to %d, outside ids' %zd entries", off[0], off[n], n_ids);
         goto done;
     }
+    /* Every row is checked before any is read: the first and last offsets bound nothing in between (offsets
+     * [0, 10**6, 3] would read ids[10**6]), and the caller's arrays are theirs to change between calls. */
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t count = (int64_t)off[i + 1] - off[i];
-        if (count <= 0) {
+        if (off[i + 1] <= off[i]) {
             PyErr_Format(PyExc_ValueError, "row %zd has no legal action (offsets[%zd] = %d, offsets[%zd] = %d): nothing "
                          "to sample", i, i, off[i], i + 1, off[i + 1]);
+            goto done;
+        }
+        if (off[i + 1] > n_ids) {
+            PyErr_Format(PyExc_ValueError, "offsets[%zd] = %d lies outside ids' %zd entries", i + 1, off[i + 1], n_ids);
             goto done;
         }
         if (!(u[i] >= 0.0 && u[i] < 1.0)) { /* NaN included */
             PyErr_Format(PyExc_ValueError, "u[%zd] must be in [0, 1)", i);
             goto done;
         }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t count = (int64_t)off[i + 1] - off[i];
         int64_t d = (int64_t)(u[i] * (double)count);
         out[i] = ids[off[i] + (d < count ? d : count - 1)];
     }
