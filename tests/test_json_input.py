@@ -130,3 +130,33 @@ def test_positions_from_json_use_the_same_reader():
         me.GameState.from_json(b"\xff")
     st = me.new_game(seed=3)
     assert me.GameState.from_json(st.to_json()) == st
+
+
+def test_an_integer_longer_than_python_reads_is_a_refusal_naming_its_line():
+    # Python's own ValueError ("Exceeds the limit (4300 digits) ...") escaped the reader (issue 53, item 3).
+    text = '{"a": 1,\n "b": ' + "9" * 5000 + "}"
+    with pytest.raises(JSONInputError) as exc:
+        parse_json(text, "results.jsonl")
+    assert exc.value.line == 2 and "more than 4,300 digits" in str(exc.value)
+    with pytest.raises(JSONInputError, match="line 7"):
+        parse_json(text, "results.jsonl", line=7)
+
+
+def test_a_position_with_a_huge_integer_is_an_invalid_position():
+    import mulle_env as me
+    from mulle_env import casino
+
+    bad = '{"to_move": 0, "hands": [[], []], "table": [], "seed": ' + "1" * 5000 + "}"
+    for cls in (me.GameState, casino.GameState):
+        with pytest.raises(me.InvalidPositionError, match="digits"):
+            cls.from_json(bad)
+
+
+def test_a_results_line_with_a_huge_integer_is_set_aside_not_fatal(tmp_path, caplog):
+    # Every resume of such a file ended in a traceback (exit 1); now the line is set aside and its game played again.
+    from arena.results import load
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"status": "ok", "seed": ' + "9" * 5000 + "}\n")
+    load(str(path))
+    assert "line 1: a number of more than 4,300 digits" in caplog.text

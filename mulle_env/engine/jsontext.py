@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from itertools import accumulate
 from typing import Any
 
@@ -108,6 +109,12 @@ def parse_json(text: str | bytes | bytearray, where: str = "the input", *, line:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JSONInputError(where, line if line is not None else exc.lineno, f"not valid JSON ({exc})") from None
+    except ValueError:  # Python's limit on the digits of an int it converts (4,300 by default)
+        limit = sys.get_int_max_str_digits()
+        found = re.search(rf"\d{{{limit + 1},}}", text)
+        at = line if line is not None else (text.count("\n", 0, found.start()) + 1 if found else None)
+        raise JSONInputError(where, at, f"a number of more than {limit:,} digits, which no field of the project's "
+                                        "JSON holds (Python reads at most that many)") from None
     except RecursionError:  # deeper than Python's parser goes
         raise JSONInputError(where, line if line is not None else _line_of_depth(text, max_depth), deep) from None
     # Counting brackets is quick; only text that holds more openings than the limit is measured.
