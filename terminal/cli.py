@@ -1,6 +1,7 @@
-"""``mulle-play``: play Mulle against any agent in the terminal, or replay a finished game.
+"""``mulle-play``: play Mulle (or Casino) against any agent in the terminal, or replay a finished game.
 
     mulle-play --opponent pimc --seed 3            # you are seat 0 (P0)
+    mulle-play --game casino --opponent random     # another game, by its short name (terminal.textplay)
     mulle-play --opponent heuristic --seat 1 --rule sets=1 --save game.json
     mulle-play --replay game.json                  # a game record: {"seed", "ruleset", "moves", "specs"}
     mulle-play --replay results.jsonl --game 4 --step
@@ -16,6 +17,10 @@ end of input) leaves the game.
 A replay shows every position from a fixed seat order with both hands open, the seats
 named by their specs. With ``--step`` it waits after each move: Enter goes on, ``b``
 goes back a move, ``q`` stops.
+
+``--game casino`` (a short name of :data:`arena.game.GAMES`, or a game module's path) plays
+another game on :mod:`terminal.textplay`'s plain screen; with ``--replay`` of a results
+file, ``--game N`` picks its N-th game instead (replays are of Mulle games only so far).
 
 Exit status: 0 when the game or replay ends or is left with ``quit`` / end of input;
 1 when the agent failed (it raised, or chose an illegal move);
@@ -49,6 +54,7 @@ from typing import Any, TextIO
 
 import mulle_env as me
 from agents.registry import AgentSpecError, make
+from arena.game import GAMES, resolve_game
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE
 from mulle_env.engine.errors import AgentError, IllegalMoveError
@@ -65,6 +71,9 @@ EXIT_AGENT_FAILED = 1
 REPLAY_READ_LIMIT = 256 * 1024 * 1024
 #: The width the screen is laid out for (an 80-column terminal, one column spare).
 WIDTH = 79
+#: The game with a screen of its own here (its table, score sheets, what a capture takes) and the only one
+#: ``--replay`` shows; every other game of the arena's protocol is played on :mod:`terminal.textplay`'s screen.
+OWN_SCREEN = "mulle"
 #: The prompt at a person's turn.
 PROMPT = "your move (number or move text; help, quit)> "
 #: What the score columns mean, for ``help`` and the start of a game.
@@ -481,6 +490,10 @@ def load_record(path: Path, game: int | None = None) -> tuple[me.GameRecord, dic
                                   f"{exc.start} of the line){others}") from None
         except JSONInputError as exc:
             raise ReplayFileError(f"{exc}{others}") from None
+    game = raw.get("game") if isinstance(raw, dict) else None
+    if isinstance(game, str) and resolve_game(game) != GAMES[OWN_SCREEN]:
+        raise ReplayFileError(f"{path}: game {k} is a game of {game}, and --replay shows games of Mulle only so far "
+                              "(that game's own replay(seed, moves, ruleset) rebuilds it)")
     try:
         return me.GameRecord.from_dict(raw), raw
     except me.MulleError as exc:
@@ -552,8 +565,9 @@ def replay_game(record, input_fn, out: TextIO, step: bool = False) -> int:
 
 # ----- command line ----------------------------------------------------------------
 
-#: Flags that only mean something with --replay, and those that only mean something without it.
-_REPLAY_ONLY = (("game", "--game"), ("step", "--step"))
+#: Flags that only mean something with --replay, and those that only mean something without it (--game means
+#: both: a game's number with --replay, the game to play without; _check_flags tells them apart).
+_REPLAY_ONLY = (("step", "--step"),)
 _PLAY_ONLY = (("opponent", "--opponent"), ("seed", "--seed"), ("seat", "--seat"), ("rule", "--rule"),
               ("save", "--save"))
 
@@ -561,10 +575,12 @@ _PLAY_ONLY = (("opponent", "--opponent"), ("seed", "--seed"), ("seat", "--seat")
 def build_parser() -> argparse.ArgumentParser:
     """The ``mulle-play`` argument parser."""
     ap = argparse.ArgumentParser(
-        prog="mulle-play", description="Play Mulle against an agent in the terminal, or replay a game.",
+        prog="mulle-play", description="Play Mulle (or another game: --game casino) against an agent in the "
+        "terminal, or replay a game of Mulle.",
         epilog="Exit status: 0 done or left with quit, 2 bad arguments or replay file, 130 interrupted (Ctrl-C).")
     ap.add_argument("--opponent", default=None,
-                    help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic)")
+                    help="agent spec, e.g. random, heuristic, greedy, pimc:samples=30 (default heuristic, or random "
+                         "at a game heuristic does not play)")
     ap.add_argument("--seed", type=int, default=None, help="deal seed (default: a random one, printed)")
     ap.add_argument("--seat", type=int, choices=(0, 1), default=None,
                     help="your seat; seat 0 leads the first deal (default 0)")
@@ -575,8 +591,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the game record (JSON) to FILE when the game ends or is left")
     ap.add_argument("--replay", type=_file_name, metavar="FILE",
                     help="show a finished game (.json record or .jsonl arena results file with --save-games)")
-    ap.add_argument("--game", type=int, default=None,
-                    help="with --replay of a .jsonl results file: which game (0-based, default 0)")
+    ap.add_argument("--game", default=None, metavar="GAME",
+                    help="the game to play: a short name (mulle, the default, or casino) or a game module's import "
+                         "path; with --replay of a .jsonl results file: which game of the file (0-based, default 0)")
     ap.add_argument("--step", action="store_true", default=None,
                     help="with --replay: wait after every move (Enter next, b back, q stop)")
     return ap
@@ -590,15 +607,27 @@ def _file_name(text: str) -> Path:
 
 
 def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse flags that the chosen mode would ignore (argparse-style: exit 2, naming the flag)."""
+    """Refuse flags that the chosen mode would ignore (argparse-style: exit 2, naming the flag).
+
+    ``--game`` is read here: with ``--replay`` a game's number in the file (an int after
+    this), without it the game to play (its short name or module path, kept as text).
+    """
+    number = args.game is not None and re.fullmatch(r"[0-9]+", args.game) is not None
     if args.replay is None:
         for dest, flag in _REPLAY_ONLY:
             if getattr(args, dest) is not None:
                 ap.error(f"{flag} only applies with --replay FILE")
+        if number:
+            ap.error(f"--game {args.game}: a game's number only applies with --replay FILE; to play another game, "
+                     "name it (--game casino)")
     else:
         for dest, flag in _PLAY_ONLY:
             if getattr(args, dest) is not None:
                 ap.error(f"{flag} only applies to a new game, not with --replay (the record fixes the game)")
+        if args.game is not None and not number:
+            ap.error(f"--game with --replay picks a game of the results file by its number (0-based), not "
+                     f"{args.game!r}; the record says which game it is")
+        args.game = int(args.game) if number else None
     if args.seed is not None and (why := me.seed_problem(args.seed, "--seed")) is not None:
         ap.error(why)  # the one seed domain (docs/engine.md, "Seeds")
     if args.save is not None:
@@ -608,6 +637,46 @@ def _check_flags(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             ap.error(str(exc))
 
 
+def _play_other_game(ap: argparse.ArgumentParser, args: argparse.Namespace, input_fn: Callable[[str], str],
+                     out: TextIO) -> int:
+    """``--game G`` (not Mulle): the game loaded and checked, the agent asked whether it plays it, then the game.
+
+    Bad arguments exit 2 like the others: an unknown game (naming the short names), an
+    agent that does not play the game (naming those that do), rules the game refuses.
+    """
+    import agents
+    from arena.game import GameProtocolError, UnknownGameError, game_name, make_ruleset, seating_refusal
+    from arena.worker import load_game
+
+    from .textplay import play_text_game
+
+    try:
+        game = load_game(args.game)
+    except (GameProtocolError, UnknownGameError) as exc:
+        ap.error(str(exc))
+    except Exception as exc:  # an import error of the game itself
+        ap.error(f"--game {args.game!r} cannot be imported: {exc}")
+    name = game_name(game, args.game) or args.game
+    path = resolve_game(args.game)
+    opponent = args.opponent or ("heuristic" if agents.plays("heuristic", name) else "random")
+    bot = make(opponent)
+    if (why := seating_refusal([bot.spec], game, args.game)) is not None:
+        ap.error(f"--opponent {opponent}: {why}")
+    from_strings: Any = getattr(getattr(game, "Ruleset", None), "from_strings", None)
+    if args.rule and from_strings is None:
+        ap.error(f"--rule needs a game whose Ruleset has from_strings(); --game {args.game!r} has none")
+    try:
+        ruleset = from_strings(args.rule) if args.rule else make_ruleset(game, {})
+    except ValueError as exc:  # the game's InvalidRulesetError says which flag and what it takes
+        ap.error(f"--rule: {exc}")
+    check_agent_ruleset(bot, ruleset)
+    notice = getattr(game, "fallback_notice", None)
+    if callable(notice) and (text := notice()):
+        print(text, file=out)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
+    return play_text_game(game, path, name, bot, seed, args.seat or 0, ruleset, input_fn, out, args.save)
+
+
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, out: TextIO | None = None) -> int:
     """Entry point of ``mulle-play``; returns the exit status (0 ok, 2 bad arguments or file, 130 Ctrl-C)."""
     out = sys.stdout if out is None else out
@@ -615,10 +684,12 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
     ap = build_parser()
     args = ap.parse_args(argv)
     _check_flags(ap, args)
-    notice = fallback_notice()
-    if notice is not None:
-        print(notice, file=out)
     try:
+        if args.replay is None and args.game is not None and resolve_game(args.game) != GAMES[OWN_SCREEN]:
+            return _play_other_game(ap, args, input_fn, out)
+        notice = fallback_notice()  # Mulle's engine: said for Mulle's games, which it plays
+        if notice is not None:
+            print(notice, file=out)
         if args.replay is not None:
             record, raw = load_record(args.replay, args.game)
             return replay_record(record, input_fn, out, bool(args.step), raw)
