@@ -287,13 +287,16 @@ def test_memory_flat_over_a_million_moves():
 @needs_c
 def test_writers_refuse_wrong_buffers():
     st = backends()["c"].new_game(1)
-    for bad in (np.empty(10, np.float32), np.empty(524, np.float64), bytearray(4 * 524), b"x" * 2096):
+    # 1000 floats: exactly one observation is written, so a longer buffer is refused too (issue 53, item 10).
+    for bad in (np.empty(10, np.float32), np.empty(524, np.float64), bytearray(4 * 524), b"x" * 2096,
+                np.empty(1000, np.float32)):
         with pytest.raises((ValueError, TypeError, BufferError)):
             st.write_observation(0, bad)
     with pytest.raises(ValueError):
         st.write_observation(2, np.empty(524, np.float32))
-    with pytest.raises((ValueError, TypeError, BufferError)):
-        st.write_mask(np.empty(100, bool))
+    for bad_mask in (np.empty(100, bool), np.empty(me.NUM_MOVE_IDS + 1, np.int8)):
+        with pytest.raises((ValueError, TypeError, BufferError)):
+            st.write_mask(bad_mask)
 
 
 @needs_c
@@ -560,3 +563,17 @@ def test_a_hand_written_position_with_unequal_hands_plays_to_the_end_alike():
     seen = games[BACKENDS[0]][0]
     # The seat with the extra card plays its last two cards in a row once the other hand is empty.
     assert any(min(before) == 0 and max(before) > 1 for before, _ in seen)
+
+
+@pytest.mark.parametrize("backend", sorted(me.backends()))
+def test_play_id_after_the_end_is_game_over_and_a_huge_id_is_named_as_sent(backend):
+    # Issue 53, item 10: the compiled core raised a plain ValueError after the end and named 2**63 - 1 for 10**30.
+    st = me.backends()[backend].new_game(1, me.Ruleset(sets=1))
+    rng = random.Random(0)
+    while not st.over:
+        ids = st.legal_move_ids()
+        st.play_id(ids[rng.randrange(len(ids))])
+    with pytest.raises(me.GameOverError, match="the game is over"):
+        st.play_id(0)
+    with pytest.raises(ValueError, match=str(10**30)):
+        me.backends()[backend].new_game(2).play_id(10**30)

@@ -345,3 +345,15 @@ def test_text_arguments_given_whole_where_a_list_is_expected_are_named():
         me.GameState.from_json(5)
     with pytest.raises(me.InvalidPositionError, match="not UTF-8 text"):
         me.GameState.from_json(b"\xff")
+
+
+def test_from_view_refuses_bools_as_cards_and_a_deck_no_deal_can_empty():
+    # Issue 53, item 10: True was read as the card KL 2, and a 79-card deck left a player to move without a card.
+    st = me.new_game(3)
+    v = st.view(0)
+    unseen = v.unseen()
+    with pytest.raises(me.InvalidPositionError, match="not True"):
+        me.GameState.from_view(v, [True, *unseen[1:8]], unseen[8:], seed=1)
+    with pytest.raises(me.InvalidPositionError, match="multiple of 16 cards, not 79"):
+        me.GameState.from_view(v, unseen[:8], unseen[8:-1], seed=1)
+    me.GameState.from_view(v, unseen[:8], unseen[8:], seed=1).check_invariants()

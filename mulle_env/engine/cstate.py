@@ -25,7 +25,7 @@ from typing import Any
 from . import _core, rules
 from . import observation_layout as layout
 from .cards import CARDS, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, MULLE_VALUE_HAND, TABLE_VALUE
-from .errors import InvalidPositionError
+from .errors import GameOverError, InvalidPositionError
 from .moves import KINDS, MAX_BUILD_VALUE, MIN_BUILD_VALUE, MOVES, Move
 from .ruleset import Ruleset
 from .state import (
@@ -41,7 +41,7 @@ from .state import (
 __all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "new_game", "replay"]
 
 #: The ABI this module speaks; the compiled core must speak the same.
-ABI = 4
+ABI = 5
 
 
 def _configure() -> None:
@@ -82,7 +82,7 @@ def _configure() -> None:
         (rules.HAND_SIZE, rules.TABLE_DEAL, rules.DEALS_PER_SET, MIN_BUILD_VALUE, MAX_BUILD_VALUE,
          rules.MAX_MULLE_HAND_VALUE, rules.INTAKE_BONUS_FROM, rules.COUNT_LIMIT),
         layout_args,
-        (MOVES, CARDS, Build, InvalidPositionError, Ruleset),
+        (MOVES, CARDS, Build, InvalidPositionError, Ruleset, GameOverError),
     )
     if _core.MAX_CARDS != rules.MAX_STATE_CARDS:
         raise ImportError("the compiled core holds another number of cards than rules.MAX_STATE_CARDS: a stale "

@@ -73,6 +73,16 @@ def _seat(player: Any) -> int:
     return p
 
 
+def _guessed_face(card: Any, what: str) -> int:
+    """A card of a determinization: a face 0..51 (an int or a Card, not a bool) or a card text."""
+    if isinstance(card, str):
+        return parse_card(card)
+    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < NUM_FACES:
+        raise InvalidPositionError(f"{what}: a card is a face 0..{NUM_FACES - 1} (an int or a Card) or a text such "
+                                   f"as 'SP 2', not {card!r:.40}")
+    return int(card)
+
+
 def hand_faces(cards: Iterable[Any]) -> list[int]:
     """``cards`` (faces or Cards) as a sorted list of faces; a ``ValueError`` for anything else (1.5, 52)."""
     cards = list(cards)
@@ -524,15 +534,22 @@ class GameStateBase:
         """
         if seed is None:
             seed = _FRESH_SEEDS.getrandbits(63)
+        hidden = sorted(_guessed_face(f, "opponent_hand") for f in opponent_hand)
+        dealt = [_guessed_face(f, "deck") for f in deck]
+        if len(dealt) % (2 * rules.HAND_SIZE):
+            # The deck is dealt a hand to each player at a time: any other size ends a set with cards undealt
+            # and leaves a player to move without a card (both backends, one refusal).
+            raise InvalidPositionError(
+                f"a determinization's deck is dealt {rules.HAND_SIZE} cards to each player at a time, so it holds a "
+                f"multiple of {2 * rules.HAND_SIZE} cards, not {len(dealt)} (the view's deck holds {view.deck_size})")
         st = cls(view.ruleset, seed)
         p = view.player
-        hidden = sorted(int(f) if isinstance(f, int) else parse_card(f) for f in opponent_hand)
         own = list(view.hand)
         st._load(
             (own, hidden) if p == 0 else (hidden, own),
             view.loose,
             {b.value: (b.cards, b.owner, b.locked) for b in view.builds},
-            [int(f) if isinstance(f, int) else parse_card(f) for f in deck],
+            dealt,
             view.mulle,
             view.intake,
             view.tabbe,

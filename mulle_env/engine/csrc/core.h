@@ -39,7 +39,7 @@
 
 /* Raised whenever this header, the capsule or configure() changes: cstate.py and the agents'
  * module refuse a core of another ABI ("rebuild: pip install -e ."). */
-#define MULLE_CORE_ABI 4
+#define MULLE_CORE_ABI 5
 
 /* Thread-local storage, for the capture search's per-thread scratch space. */
 #if defined(_MSC_VER)

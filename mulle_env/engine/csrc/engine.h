@@ -8,7 +8,7 @@ extern Tables T;
 
 /* The Python objects the core hands out (configure()): interned Moves and Cards, the Build
  * class, the error type of bad positions, the Ruleset class, and small ints by move id. */
-extern PyObject *MOVES, *CARDS, *BUILD_CLS, *INVALID_POSITION, *RULESET_CLS;
+extern PyObject *MOVES, *CARDS, *BUILD_CLS, *INVALID_POSITION, *RULESET_CLS, *GAME_OVER;
 extern PyObject *ID_OBJS[MAX_IDS];
 
 /* ----- test hook (module.c): the n-th counted allocation fails. The check is inline and costs

@@ -289,10 +289,10 @@ static inline int read_move_id(PyObject *arg, int *id) {
         PyErr_Format(PyExc_ValueError, "a move id is an int from 0 to %d, not %R", T.num_ids - 1, arg);
         return -1;
     }
-    Py_ssize_t v = PyNumber_AsSsize_t(arg, NULL);
+    Py_ssize_t v = PyNumber_AsSsize_t(arg, NULL); /* saturates: the message names the value sent, not the clamp */
     if (v == -1 && PyErr_Occurred()) return -1;
     if (v < 0 || v >= T.num_ids) {
-        PyErr_Format(PyExc_ValueError, "a move id is an int from 0 to %d, not %zd", T.num_ids - 1, v);
+        PyErr_Format(PyExc_ValueError, "a move id is an int from 0 to %d, not %R", T.num_ids - 1, arg);
         return -1;
     }
     *id = (int)v;
@@ -303,6 +303,10 @@ static inline int read_move_id(PyObject *arg, int *id) {
 static PyObject *Core_play_id(Core *self, PyObject *arg) {
     int id;
     if (need_init(self) < 0 || read_move_id(arg, &id) < 0) return NULL;
+    if (self->g.over) { /* the engine's GameOverError, as the Python backend raises (not a plain ValueError) */
+        PyErr_SetString(GAME_OVER, "the game is over");
+        return NULL;
+    }
     if (core_play(self, id, NULL, -1) < 0) return NULL;
     Py_CLEAR(self->last_move_obj);
     Py_RETURN_NONE;
@@ -935,7 +939,14 @@ static PyObject *Core_write_observation(Core *self, PyObject *args) {
         return NULL;
     }
     Py_buffer b;
-    if (get_buffer(out, &b, T.obs_size * (Py_ssize_t)sizeof(float), "f", "the observation buffer") < 0) return NULL;
+    Py_ssize_t need = T.obs_size * (Py_ssize_t)sizeof(float);
+    if (get_buffer(out, &b, need, "f", "the observation buffer") < 0) return NULL;
+    if (b.len != need) { /* exactly one observation: a longer buffer is a caller's mistake, not room to spare */
+        PyErr_Format(PyExc_ValueError, "the observation buffer must hold exactly %d float32 items, not %zd",
+                     T.obs_size, b.len / (Py_ssize_t)sizeof(float));
+        PyBuffer_Release(&b);
+        return NULL;
+    }
     int rc = write_obs(&self->g, player, (float *)b.buf);
     PyBuffer_Release(&b);
     if (rc < 0) return NULL;
@@ -945,9 +956,9 @@ static PyObject *Core_write_observation(Core *self, PyObject *args) {
 static PyObject *Core_write_mask(Core *self, PyObject *arg) {
     Py_buffer b;
     if (need_init(self) < 0 || PyObject_GetBuffer(arg, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (b.itemsize != 1 || b.len < T.num_ids) {
+    if (b.itemsize != 1 || b.len != T.num_ids) {
         PyBuffer_Release(&b);
-        PyErr_Format(PyExc_ValueError, "mask must be a writable bool/int8/uint8 buffer of %d items", T.num_ids);
+        PyErr_Format(PyExc_ValueError, "mask must be a writable bool/int8/uint8 buffer of exactly %d items", T.num_ids);
         return NULL;
     }
     int n = write_mask(&self->g, (uint8_t *)b.buf);

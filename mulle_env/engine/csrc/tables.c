@@ -11,7 +11,7 @@
 #include "engine.h"
 
 Tables T;
-PyObject *MOVES = NULL, *CARDS = NULL, *BUILD_CLS = NULL, *INVALID_POSITION = NULL, *RULESET_CLS = NULL;
+PyObject *MOVES = NULL, *CARDS = NULL, *BUILD_CLS = NULL, *INVALID_POSITION = NULL, *RULESET_CLS = NULL, *GAME_OVER = NULL;
 PyObject *ID_OBJS[MAX_IDS];
 
 static Tables scratch; /* too large for the stack; the GIL is held */
@@ -196,8 +196,9 @@ PyObject *mod_configure(PyObject *mod, PyObject *args) {
     if (read_cards(&scratch, cards) < 0 || read_rules(&scratch, rules) < 0 || read_moves(&scratch, moves) < 0 ||
         read_layout(&scratch, layout) < 0)
         return NULL;
-    PyObject *mv, *cd, *build, *invalid, *rscls;
-    if (!PyArg_ParseTuple(objects, "O!O!OOO", &PyTuple_Type, &mv, &PyTuple_Type, &cd, &build, &invalid, &rscls))
+    PyObject *mv, *cd, *build, *invalid, *rscls, *over;
+    if (!PyArg_ParseTuple(objects, "O!O!OOOO", &PyTuple_Type, &mv, &PyTuple_Type, &cd, &build, &invalid, &rscls,
+                          &over))
         return NULL;
     if (PyTuple_GET_SIZE(mv) != scratch.num_ids || PyTuple_GET_SIZE(cd) != NF) {
         fail("MOVES and CARDS do not match the tables");
@@ -219,6 +220,8 @@ PyObject *mod_configure(PyObject *mod, PyObject *args) {
     Py_XSETREF(INVALID_POSITION, invalid);
     Py_INCREF(rscls);
     Py_XSETREF(RULESET_CLS, rscls);
+    Py_INCREF(over);
+    Py_XSETREF(GAME_OVER, over);
     if (rules_init() < 0) return NULL;
     Py_RETURN_NONE;
 }
