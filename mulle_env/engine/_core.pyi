@@ -40,7 +40,7 @@ def configure(
     moves: tuple[tuple[int, int, int, int, int], ...],
     rules: tuple[int, ...],
     layout: tuple[tuple[float, ...], ...],
-    objects: tuple[tuple[Move, ...], tuple[Card, ...], type[Build], type[Exception], type[Ruleset]],
+    objects: tuple[tuple[Move, ...], tuple[Card, ...], type[Build], type[Exception], type[Ruleset], type[Exception]],
     /,
 ) -> None: ...
 def derive_seed(seed: int, stream: int, /) -> int: ...
