@@ -34,7 +34,6 @@ True
 
 from __future__ import annotations
 
-import operator
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -44,7 +43,7 @@ from numpy.typing import DTypeLike, NDArray
 
 from .engine import GameState, rules
 from .engine.cards import CARD_NAMES, NUM_FACES
-from .engine.errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidRulesetError
+from .engine.errors import GameOverError, InvalidMoveError, InvalidRulesetError
 from .engine.moves import (
     BUILD_DOWN_ID,
     BUILD_LOOSE_ID,
@@ -57,6 +56,7 @@ from .engine.moves import (
     Move,
 )
 from .engine.ruleset import Ruleset
+from .games import IllegalActionError, action_index, action_int, shown  # the generic codec, re-exported
 from .native import NATIVE as _NATIVE
 
 __all__ = [
@@ -104,10 +104,6 @@ ACTION_LAYOUT: tuple[tuple[str, int, int], ...] = _layout()
 
 class UnsupportedRulesetError(InvalidRulesetError):
     """A ruleset the fixed action space cannot express (``forced_capture=False``)."""
-
-
-class IllegalActionError(IllegalMoveError):
-    """An action index that is out of range or not legal in the current state."""
 
 
 def check_ruleset(ruleset: Ruleset) -> Ruleset:
@@ -271,39 +267,8 @@ def action_to_move(index: int) -> Move:
     return MOVES[i]
 
 
-def action_int(action: Any) -> int | None:
-    """``action`` as a Python int if it is an integer (int, numpy integer, 0-d integer array), else ``None``.
-
-    Floats (``7.0``) and bools (``True``) are not actions, even where they equal an int:
-    a float action is almost always a bug upstream (a policy's raw output), and
-    accepting it would hide that bug.
-    """
-    if type(action) is int:
-        return action
-    if isinstance(action, (bool, np.bool_)):
-        return None
-    try:
-        return operator.index(action)
-    except TypeError:
-        return None
-
-
-def shown(value: object) -> str:
-    """``value`` for a message: a numpy scalar as its Python value (``5000``, not ``np.int64(5000)``)."""
-    return repr(value.item()) if isinstance(value, np.generic) else repr(value)
-
-
 def _as_index(index: object) -> int:
-    i = action_int(index)
-    if i is None:
-        raise IllegalActionError(
-            f"an action must be an int from 0 to {NUM_ACTIONS - 1} (a Python or numpy integer, "
-            f"not a float or bool), not {shown(index)}"
-            + (f" ({type(index).__name__})" if isinstance(index, np.generic) else "")
-        )
-    if not 0 <= i < NUM_ACTIONS:
-        raise IllegalActionError(f"action {i} is out of range: actions are ints from 0 to {NUM_ACTIONS - 1}")
-    return i
+    return action_index(index, NUM_ACTIONS)
 
 
 def _legal_list(state: GameState, ids: Sequence[int]) -> str:

@@ -1,13 +1,17 @@
-"""Steppers: K games of Mulle stepped together, the seam between the environments and the rules.
+"""Steppers: K games stepped together, the seam between the environments and a game's rules.
 
 The environments' core (:mod:`mulle_env.envcore`) keeps the Gymnasium side (seeding,
 autoreset, rewards, checks, Python agents); a *stepper* owns the K games and their
-rules. There are two, one per engine backend, and :func:`make_stepper` picks the one of
+rules. A game's object (:class:`mulle_env.games.EnvGame`) makes its steppers
+(``game.make_stepper``). :class:`PyStepper` steps any game whose states offer
+``legal_ids()``, ``play_id(id)``, ``over``, ``to_move`` and ``scores()``
+(:class:`mulle_env.games.EnvState`), encoding with the game's ``encode``. Mulle has two,
+one per engine backend, and :func:`make_stepper` picks the one of
 :data:`mulle_env.engine.BACKEND` (the project's one switch, ``MULLE_ENGINE``):
 the compiled ``mulle_env._native.Stepper`` (mulle_env/csrc/stepper.c, on the engine
-core's C API) on the compiled core, :class:`PyStepper` (its readable twin, here) on the
-Python engine. Both play the same games from the same seeds (the golden playthroughs
-check it).
+core's C API) on the compiled core, :class:`PyStepper` over Mulle's game object (its
+readable twin) on the Python engine. Both play the same games from the same seeds (the
+golden playthroughs check it). :class:`ReplayableStepper` wraps either to make it copyable.
 
 Threads. The compiled stepper runs ``step``, ``play_batch``, ``write`` and ``step_write`` on
 ``num_threads`` threads with the GIL released (each game on one thread, each thread with
@@ -17,7 +21,7 @@ random stream, so every thread count gives the same games and outputs (tested).
 
 The contract. A stepper is built as ``Stepper(num_envs, ruleset, internal_random, over,
 to_move, num_threads)`` (``over`` a bool array and ``to_move`` an int8 array of K, which it
-keeps current) and provides:
+keeps current; :class:`PyStepper` takes the game object as ``game=``) and provides:
 
 * ``start(i, game_seed, seat, opp_seed)``: deal game ``i`` as ``new_game(game_seed,
   ruleset)`` with the learner in ``seat``; with ``internal_random`` the opponent plays
@@ -36,7 +40,8 @@ keeps current) and provides:
   (each game at most once; every action checked before any is played): self-play's
   batched policy.
 * ``write(idx, seats, obs, mask)``: for each ``j``, seat ``seats[j]``'s observation of game
-  ``idx[j]`` into ``obs[j]`` (float32, :func:`mulle_env.observation.encode_state`) and its
+  ``idx[j]`` into ``obs[j]`` (float32, the game's ``encode``; Mulle's is
+  :func:`mulle_env.observation.encode_state`) and its
   legal-action mask into ``mask[j]`` (int8; all zeros unless that seat is to move);
   ``mask=None`` writes no dense mask.
 * ``step_write(actions, active, seats, obs, mask, ids=None, offsets=None)``: ``step(actions,
@@ -66,8 +71,8 @@ keeps current) and provides:
   ``ids[offsets[j]:offsets[j + 1]]`` (both int32); ``offsets`` (``n + 1``) is always
   written, ``ids`` only when it has room; returns the total.
 * ``scores(i)``: the two game totals ``(seat 0, seat 1)``.
-* ``state(i)``: game ``i`` as a :class:`mulle_env.GameState`, to read (moves go through
-  ``play`` so that ``over`` and ``to_move`` stay current).
+* ``state(i)``: game ``i`` itself (Mulle's: a :class:`mulle_env.GameState`), to read (moves go
+  through ``play`` so that ``over`` and ``to_move`` stay current).
 
 :class:`Stepper` is this contract as a type (a :class:`typing.Protocol`).
 """
@@ -83,13 +88,13 @@ from typing import Any, Protocol, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from .engine import GameState, new_game
+from .engine import GameState
 from .engine.rng import seed_problem, splitmix64
-from .engine.ruleset import Ruleset
+from .games import EnvGame, EnvState, get_game
 from .native import NATIVE
-from .observation import encode_state
 
-__all__ = ["Indices", "PyStepper", "Stepper", "make_stepper", "random_playout", "resolve_threads"]
+__all__ = ["Indices", "PyStepper", "ReplayableStepper", "Stepper", "make_stepper", "random_playout",
+           "resolve_threads"]
 
 #: Game indices or seats: a sequence of ints or an integer numpy array.
 Indices = Sequence[int] | NDArray[np.integer[Any]]
@@ -141,17 +146,27 @@ class Stepper(Protocol):
         """Row ``j``'s legal ids in ``ids[offsets[j]:offsets[j + 1]]``; returns the total."""
     def scores(self, i: int, /) -> tuple[int, int]:
         """Game ``i``'s two game totals by seat."""
-    def state(self, i: int, /) -> GameState:
+    def state(self, i: int, /) -> Any:
         """Game ``i`` itself (read it; play through :meth:`play`)."""
 
 
 class PyStepper:
-    """K games in pure Python: the reference implementation of the stepper contract (module docstring)."""
+    """K games in pure Python: the stepper contract (module docstring) for any game, Mulle's reference.
 
-    def __init__(self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: NDArray[np.bool_] | None = None,
-                 to_move: NDArray[np.int8] | None = None, num_threads: int = 1) -> None:
+    ``game``: the game object (:class:`mulle_env.games.EnvGame`, or its name; ``None`` is Mulle):
+    its ``new_game`` deals and its ``encode`` writes the observations; the states do the rest
+    (``legal_ids``, ``play_id``, ``over``, ``to_move``, ``scores``).
+    """
+
+    def __init__(self, num_envs: int, ruleset: Any, internal_random: bool, over: NDArray[np.bool_] | None = None,
+                 to_move: NDArray[np.int8] | None = None, num_threads: int = 1, *,
+                 game: EnvGame | str | None = None) -> None:
         self.num_envs = num_envs
         self.num_threads = 1  # the reference runs on the calling thread (num_threads is the compiled one's)
+        self.game = get_game(game)
+        # The game's two calls of the hot paths, looked up once (a game object's static functions stay plain).
+        self._new_game = self.game.new_game
+        self._encode = self.game.encode
         self.ruleset = ruleset
         self.internal_random = internal_random
         self.over = np.ones(num_envs, dtype=bool) if over is None else over
@@ -159,7 +174,7 @@ class PyStepper:
         self.over[:] = True
         self.to_move[:] = 0
         # Every game is dealt (start) before anything reads it.
-        self._states: list[GameState] = cast("list[GameState]", [None] * num_envs)
+        self._states: list[EnvState] = cast("list[EnvState]", [None] * num_envs)
         self._seats = [0] * num_envs
         self._rngs = [random.Random(0) for _ in range(num_envs)]
         # step_write_send's (ended, seats, ids, offsets), until step_write_recv
@@ -168,7 +183,7 @@ class PyStepper:
     def start(self, i: int, game_seed: int, seat: int, opp_seed: int) -> None:
         """Deal game ``i``; an internal opponent moves until the learner is to move."""
         self._idle()
-        st = new_game(game_seed, self.ruleset)
+        st = self._new_game(game_seed, self.ruleset)
         self._states[i] = st
         self._seats[i] = seat
         self._rngs[i] = random.Random(opp_seed)
@@ -176,7 +191,7 @@ class PyStepper:
             self._random_moves(i, st)
         self._sync(i, st)
 
-    def _random_moves(self, i: int, st: GameState) -> None:
+    def _random_moves(self, i: int, st: EnvState) -> None:
         seat = self._seats[i]
         randrange = self._rngs[i].randrange
         play = st.play_id
@@ -184,7 +199,7 @@ class PyStepper:
             ids = st.legal_ids()
             play(ids[randrange(len(ids))])
 
-    def _sync(self, i: int, st: GameState) -> None:
+    def _sync(self, i: int, st: EnvState) -> None:
         self.over[i] = st.over
         self.to_move[i] = st.to_move
 
@@ -243,10 +258,10 @@ class PyStepper:
     def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None) -> None:
         """Row ``j`` of ``obs``/``mask``: seat ``seats[j]``'s observation and legal mask in game ``idx[j]``."""
         self._idle()
-        states = self._states
+        states, encode = self._states, self._encode
         for j, (i, s) in enumerate(zip(idx, seats)):
             st = states[i]
-            encode_state(st, s, obs[j])
+            encode(st, s, obs[j])
             if mask is None:
                 continue
             m = mask[j]
@@ -367,7 +382,7 @@ class PyStepper:
         self._idle()
         return self._states[i].scores()
 
-    def state(self, i: int) -> GameState:
+    def state(self, i: int) -> Any:
         """Game ``i`` itself (read it; play through :meth:`play`)."""
         self._idle()
         return self._states[i]
@@ -388,10 +403,12 @@ def resolve_threads(num_threads: int | str) -> int:
     raise ValueError(f"num_threads must be an int from 1 to 1024 or 'auto', not {num_threads!r}")
 
 
-def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool, num_threads: int | str = 1) -> Stepper:
-    """The stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), keeping ``over``/``to_move`` in numpy.
+def make_stepper(num_envs: int, ruleset: Any, internal_random: bool, num_threads: int | str = 1) -> Stepper:
+    """Mulle's stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), with ``over``/``to_move`` in numpy.
 
-    ``num_threads`` (an int or ``"auto"``, :func:`resolve_threads`): the compiled stepper's threads.
+    The compiled stepper on the compiled core, else :class:`PyStepper` over Mulle's game object
+    (Mulle's ``make_stepper``, :data:`mulle_env.games.mulle.MULLE`). ``num_threads`` (an int or
+    ``"auto"``, :func:`resolve_threads`): the compiled stepper's threads.
     """
     threads = resolve_threads(num_threads)
     over = np.ones(num_envs, dtype=bool)
@@ -399,7 +416,142 @@ def make_stepper(num_envs: int, ruleset: Ruleset, internal_random: bool, num_thr
     if NATIVE is not None:
         stepper: Stepper = NATIVE.Stepper(num_envs, ruleset, internal_random, over, to_move, threads)
         return stepper
-    return PyStepper(num_envs, ruleset, internal_random, over, to_move, threads)
+    return PyStepper(num_envs, ruleset, internal_random, over, to_move, threads, game="mulle")
+
+
+def _rebuild_stepper(num_envs: int, ruleset: Any, internal_random: bool,
+                     deals: list[tuple[int, int, int] | None], moves: list[list[tuple[bool, int]]],
+                     num_threads: int = 1, game: EnvGame | str | None = None) -> ReplayableStepper:
+    """A :class:`ReplayableStepper` whose games are dealt ``deals`` and played ``moves`` (how a copy is made)."""
+    played = get_game(game)
+    out = ReplayableStepper(played.make_stepper(num_envs, ruleset, internal_random, num_threads), ruleset,
+                            internal_random, played)
+    acts, active = np.zeros(num_envs, dtype=np.int64), np.zeros(num_envs, dtype=bool)
+    for i, deal in enumerate(deals):
+        if deal is None:
+            continue
+        out.start(i, *deal)
+        for stepped, action in moves[i]:
+            if stepped:  # the learner's action, then the in-stepper opponent's answers
+                acts[i], active[i] = action, True
+                out.step(acts, active)
+                active[i] = False
+            else:
+                out.play(i, action)
+    return out
+
+
+class ReplayableStepper:
+    """A stepper (the contract of :mod:`mulle_env.stepper`) that keeps each game's deal and moves, to copy itself.
+
+    Copying or pickling it (``copy.deepcopy``, ``pickle``) deals the same games again in a new
+    stepper of the same backend and replays the moves: the compiled stepper's games and its
+    opponent's generator live in C, and the stepper is deterministic from the deal and the
+    moves. The log is one list append per move. ``game``: the game object whose ``make_stepper``
+    made ``inner`` (``None``: Mulle), which makes the copy's.
+    """
+
+    def __init__(self, inner: Stepper, ruleset: Any, internal_random: bool, game: EnvGame | str | None = None
+                 ) -> None:
+        self.inner = inner
+        self.ruleset = ruleset
+        self.internal_random = internal_random
+        self.game = get_game(game)
+        self.num_envs = inner.num_envs
+        self.over = inner.over
+        self.to_move = inner.to_move
+        #: Per game: ``(game_seed, seat, opp_seed)`` it was dealt with, or ``None`` before its first deal.
+        self.deals: list[tuple[int, int, int] | None] = [None] * self.num_envs
+        #: Per game: ``(stepped, action)`` for each move since the deal (``stepped``: through :meth:`step`).
+        self.moves: list[list[tuple[bool, int]]] = [[] for _ in range(self.num_envs)]
+
+    def start(self, i: int, game_seed: int, seat: int, opp_seed: int, /) -> None:
+        """Deal game ``i`` (and remember the deal)."""
+        self.inner.start(i, game_seed, seat, opp_seed)
+        self.deals[i] = (game_seed, seat, opp_seed)
+        self.moves[i] = []
+
+    def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
+        """The stepper's ``step`` (and remember each active game's action)."""
+        self.inner.step(actions, active)
+        self._remember_stepped(actions, active)
+
+    def _remember_stepped(self, actions: Indices, active: NDArray[np.bool_]) -> None:
+        if self.num_envs == 1:  # Mulle-v0's every step: no array scan
+            if active[0]:
+                self.moves[0].append((True, int(actions[0])))
+            return
+        for i in np.flatnonzero(active).tolist():
+            self.moves[i].append((True, int(actions[i])))
+
+    def step_write(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                   mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                   offsets: NDArray[np.int32] | None = None, /) -> tuple[int, int]:
+        """The stepper's ``step_write`` (and remember each active game's action, as :meth:`step`)."""
+        result = self.inner.step_write(actions, active, seats, obs, mask, ids, offsets)
+        self._remember_stepped(actions, active)
+        return result
+
+    def step_write_send(self, actions: Indices, active: NDArray[np.bool_], seats: Indices, obs: NDArray[np.float32],
+                        mask: NDArray[np.int8] | None, ids: NDArray[np.int32] | None = None,
+                        offsets: NDArray[np.int32] | None = None, /) -> None:
+        """The stepper's ``step_write_send`` (and remember each active game's action: it was judged legal)."""
+        self.inner.step_write_send(actions, active, seats, obs, mask, ids, offsets)
+        self._remember_stepped(actions, active)
+
+    def step_write_recv(self) -> tuple[int, int]:
+        """The stepper's ``step_write_recv``."""
+        return self.inner.step_write_recv()
+
+    @property
+    def num_threads(self) -> int:
+        """The stepper's threads."""
+        return self.inner.num_threads
+
+    def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
+        """The stepper's ``check`` (nothing is played, nothing to remember)."""
+        return self.inner.check(actions, active, ok)
+
+    def play(self, i: int, action: int, /) -> None:
+        """The stepper's ``play`` (and remember the action)."""
+        self.inner.play(i, action)
+        self.moves[i].append((False, int(action)))
+
+    def play_batch(self, idx: Indices, actions: Indices, /) -> None:
+        """The stepper's ``play_batch`` (and remember each game's action, as one ``play`` each)."""
+        self.inner.play_batch(idx, actions)
+        for i, a in zip(np.asarray(idx).tolist(), np.asarray(actions).tolist()):
+            self.moves[i].append((False, int(a)))
+
+    def write(self, idx: Indices, seats: Indices, obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /
+              ) -> None:
+        """The stepper's ``write``."""
+        self.inner.write(idx, seats, obs, mask)
+
+    def restart_write(self, idx: Sequence[int], game_seeds: Sequence[int], seats: Sequence[int],
+                      opp_seeds: Sequence[int], obs: NDArray[np.float32], mask: NDArray[np.int8] | None, /) -> None:
+        """The stepper's ``restart_write`` (and remember the deals, as :meth:`start`)."""
+        self.inner.restart_write(idx, game_seeds, seats, opp_seeds, obs, mask)
+        for i, deal in zip(idx, zip(game_seeds, seats, opp_seeds)):
+            self.deals[i] = deal
+            self.moves[i] = []
+
+    def legal_csr(self, idx: Indices, seats: Indices, ids: NDArray[np.int32], offsets: NDArray[np.int32], /
+                  ) -> int:
+        """The stepper's ``legal_csr``."""
+        return self.inner.legal_csr(idx, seats, ids, offsets)
+
+    def scores(self, i: int, /) -> tuple[int, int]:
+        """The stepper's ``scores``."""
+        return self.inner.scores(i)
+
+    def state(self, i: int, /) -> Any:
+        """The stepper's ``state``."""
+        return self.inner.state(i)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_stepper, (self.num_envs, self.ruleset, self.internal_random, list(self.deals),
+                                  [list(m) for m in self.moves], self.inner.num_threads, self.game)
 
 
 _MASK64 = (1 << 64) - 1
