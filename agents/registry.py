@@ -3,6 +3,11 @@
 ``make(spec)`` builds an agent; an unknown name or a bad parameter is an
 :class:`AgentSpecError` that lists what exists. Parameters are converted to the type of
 the agent's default for that keyword (int, float, bool, str).
+
+A name stands for one agent per game: ``heuristic`` is Mulle's heuristic when the game is
+Mulle and Casino's when it is Casino (``make(spec, game="casino")``; without ``game`` a
+spec means its Mulle agent, as it did before there were two games). Each agent is
+registered for the games it declares (:attr:`Agent.games`); ``random`` for every game.
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .base import DEFAULT_GAMES, Agent, declares
+from .base import ANY_GAME, DEFAULT_GAMES, Agent, declares
+
+#: The game a spec is built for when none is named: Mulle, the game every caller written before
+#: there were two games means.
+DEFAULT_GAME = DEFAULT_GAMES[0]
 
 
 class AgentSpecError(ValueError):
@@ -29,18 +38,44 @@ class AgentSpecError(ValueError):
         super().__init__(f"agent spec {spec!r}: {reason}")
 
 
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
-_HELP: dict[str, str] = {}
+# name -> game (a short name, or ANY_GAME) -> the factory that builds the agent of that name for that game.
+_REGISTRY: dict[str, dict[str, Callable[..., Agent]]] = {}
+_HELP: dict[str, dict[str, str]] = {}
 # Per agent and parameter, values other than the default that build the same agent.
 _SAME_AS_DEFAULT: dict[str, dict[str, set[Any]]] = {}
 
 
-def register(name: str, factory: Callable[..., Agent], help: str = "") -> None:
-    """Make ``factory`` buildable as ``name`` (its keyword arguments are the spec's parameters)."""
+def register(name: str, factory: Callable[..., Agent], help: str = "", games: tuple[str, ...] | None = None) -> None:
+    """Make ``factory`` buildable as ``name`` for the games it plays (its keyword arguments are the spec's parameters).
+
+    ``games``: the short names of those games, or ``(ANY_GAME,)``; by default the
+    factory's own declaration (:attr:`Agent.games`, Mulle for one without). A name may be
+    registered once per game: registering it for a game replaces only that game's agent
+    (``heuristic`` for Casino leaves Mulle's ``heuristic`` as it is), and registering it
+    for every game (``ANY_GAME``) replaces all of them.
+    """
     if not name.isidentifier():
         raise ValueError(f"agent name must be an identifier, not {name!r}")
-    _REGISTRY[name] = factory
-    _HELP[name] = help or (inspect.getdoc(factory) or "").split("\n")[0]
+    declared: object = getattr(factory, "games", DEFAULT_GAMES) if games is None else games
+    if isinstance(declared, str):  # ("casino") without its comma names one game, not its letters
+        declared = (declared,)
+    if (not isinstance(declared, (tuple, list, set, frozenset)) or not declared
+            or not all(isinstance(g, str) and g for g in declared)):
+        raise ValueError(f"games of agent {name!r} must be short names of games (e.g. ('mulle', 'casino')) or "
+                         f"({ANY_GAME!r},) for every game, not {declared!r}")
+    if ANY_GAME in declared:
+        _REGISTRY.pop(name, None)
+        _HELP.pop(name, None)
+    text = help or (inspect.getdoc(factory) or "").split("\n")[0]
+    for game in declared:
+        _REGISTRY.setdefault(name, {})[game] = factory
+        _HELP.setdefault(name, {})[game] = text
+
+
+def _entry(name: str, game: str) -> str | None:
+    """Under which key of ``_REGISTRY[name]`` the agent ``name`` of ``game`` is: the game's own, else ANY_GAME."""
+    entries = _REGISTRY.get(name, {})
+    return game if game in entries else ANY_GAME if ANY_GAME in entries else None
 
 
 def same_as_default(name: str, **values: Any) -> None:
@@ -57,16 +92,20 @@ def available(game: str | None = None) -> dict[str, str]:
     """Registered names with a one-line description and their parameters.
 
     With ``game`` (a game's short name, ``"mulle"`` or ``"casino"``), only the agents that
-    play it (:func:`plays`).
+    play it (:func:`plays`), each described as it plays that game. Without, every name,
+    described as it plays Mulle (or, for a name Mulle has no agent of, its first game).
     """
     _load_builtins()
     out = {}
-    for name, factory in sorted(_REGISTRY.items()):
-        if game is not None and not declares(getattr(factory, "games", DEFAULT_GAMES), game):
-            continue
-        params = _params(factory)
+    for name, entries in sorted(_REGISTRY.items()):
+        key = _entry(name, game if game is not None else DEFAULT_GAME)
+        if key is None:
+            if game is not None:
+                continue
+            key = next(iter(entries))
+        params = _params(entries[key])
         sig = ",".join(f"{k}={v.default!r}" for k, v in params.items())
-        out[name] = f"{_HELP[name]}" + (f" (parameters: {sig})" if sig else "")
+        out[name] = f"{_HELP[name][key]}" + (f" (parameters: {sig})" if sig else "")
     return out
 
 
@@ -74,19 +113,18 @@ def plays(agent: Agent | str, game: str) -> bool:
     """True if ``agent`` plays the game whose short name is ``game`` (``"mulle"``, ``"casino"``).
 
     ``agent`` is a built agent, judged by its own :attr:`~agents.Agent.games` (an agent
-    may set it per instance), or a spec or name, judged by its registered class's
-    declaration without building it (an unknown name is an :class:`AgentSpecError`). An
-    agent that declares nothing plays Mulle only (:data:`~agents.base.DEFAULT_GAMES`).
+    may set it per instance), or a spec or name, judged by the registry without building
+    it: whether the name has an agent for ``game`` (an unknown name is an
+    :class:`AgentSpecError`). An agent that declares nothing plays Mulle only
+    (:data:`~agents.base.DEFAULT_GAMES`).
     """
     if isinstance(agent, str):
         _load_builtins()
         name = parse_spec(agent)[0]
         if name not in _REGISTRY:
             _resolve(agent)  # raises the usual unknown-agent error, listing what exists
-        declared: object = getattr(_REGISTRY[name], "games", DEFAULT_GAMES)
-    else:
-        declared = getattr(agent, "games", DEFAULT_GAMES)
-    return declares(declared, game)
+        return _entry(name, game) is not None
+    return declares(getattr(agent, "games", DEFAULT_GAMES), game)
 
 
 def _params(factory: Callable[..., Agent]) -> dict[str, inspect.Parameter]:
@@ -137,16 +175,24 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), params
 
 
-def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Parameter], dict[str, Any]]:
-    """The name, factory, factory parameters and converted keyword arguments of a spec."""
+def _resolve(spec: str, game: str | None = None
+             ) -> tuple[str, Callable[..., Agent], dict[str, inspect.Parameter], dict[str, Any]]:
+    """The name, factory, factory parameters and converted keyword arguments of a spec for ``game`` (default Mulle)."""
     _load_builtins()
     name, raw = parse_spec(spec)
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        known = "; ".join(f"{k}: {v}" for k, v in available().items())
+    game = DEFAULT_GAME if game is None else game
+    entries = _REGISTRY.get(name)
+    if entries is None:
+        known = "; ".join(f"{k}: {v}" for k, v in available(game).items())
         close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise AgentSpecError(spec, f"unknown agent {name!r}{hint}; available agents: {known}")
+        which = "available agents" if game == DEFAULT_GAME else f"agents that play {game}"
+        raise AgentSpecError(spec, f"unknown agent {name!r}{hint}; {which}: {known}")
+    key = _entry(name, game)
+    if key is None:
+        raise AgentSpecError(spec, f"agent {name!r} does not play {game} (it plays {', '.join(sorted(entries))}); "
+                                   f"the agents that play {game}: {', '.join(available(game))}")
+    factory = entries[key]
     params = _params(factory)
     kwargs: dict[str, Any] = {}
     for key, text in raw.items():
@@ -158,28 +204,37 @@ def _resolve(spec: str) -> tuple[str, Callable[..., Agent], dict[str, inspect.Pa
     return name, factory, params, kwargs
 
 
-def make(spec: str) -> Agent:
-    """Build the agent a spec names, e.g. ``make("pimc:samples=30")``."""
-    name, factory, params, kwargs = _resolve(spec)
+def make(spec: str, game: str | None = None) -> Agent:
+    """Build the agent a spec names for ``game`` (a short name; default Mulle), e.g. ``make("pimc:samples=30")``.
+
+    A name with no agent for ``game`` is an :class:`AgentSpecError` naming the agents that
+    play it; so is an agent that, once built, says it does not play ``game`` after all (an
+    instance's own :attr:`~agents.Agent.games`: a policy file of another game).
+    """
+    name, factory, params, kwargs = _resolve(spec, game)
     try:
         agent = factory(**kwargs)
     except AgentSpecError:
         raise
     except (TypeError, ValueError) as exc:
         raise AgentSpecError(spec, str(exc)) from None
+    # Only an instance's own declaration can narrow what its registration says (a class's is the registration).
+    own = getattr(agent, "__dict__", {}).get("games")
+    if own is not None and not declares(own, game or DEFAULT_GAME):
+        raise AgentSpecError(spec, f"this agent plays {', '.join(own)}, not {game or DEFAULT_GAME}")
     agent.spec = canonical_spec(name, kwargs, params)
     agent.name = name
     return agent
 
 
-def canonical(spec: str) -> str:
-    """The canonical text of ``spec`` without building the agent (see :func:`canonical_spec`).
+def canonical(spec: str, game: str | None = None) -> str:
+    """The canonical text of ``spec`` for ``game`` (default Mulle) without building the agent (:func:`canonical_spec`).
 
-    The name and parameter types are checked (an :class:`AgentSpecError` otherwise);
-    checks an agent makes when it is built (``samples >= 1``...) are left to :func:`make`.
-    ``canonical(s) == make(s).spec``.
+    The name, that it has an agent for ``game``, and the parameter types are checked (an
+    :class:`AgentSpecError` otherwise); checks an agent makes when it is built
+    (``samples >= 1``...) are left to :func:`make`. ``canonical(s, g) == make(s, g).spec``.
     """
-    name, _, params, kwargs = _resolve(spec)
+    name, _, params, kwargs = _resolve(spec, game)
     return canonical_spec(name, kwargs, params)
 
 

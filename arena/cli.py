@@ -97,7 +97,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     from mulle_env.engine.rng import seed_problem
     from mulle_env.files import PathError, check_output_path
 
-    from .game import GameProtocolError, UnknownGameError, game_name, make_ruleset, resolve_game
+    from .game import GameProtocolError, UnknownGameError, game_name, make_ruleset, resolve_game, seating_refusal
     from .worker import call_path, load_game
 
     parser = build_parser()
@@ -138,10 +138,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
     if len(args.specs) < 2:
         parser.error(f"give at least 2 agent specs, not {len(args.specs)}; agents that play "
                      f"{args.game_name or args.game}: " + ", ".join(agents.available(game=args.game_name)))
+    # Before the specs are built: a name is built as the game's agent of that name, and the message
+    # for a name that has none says which agents play the game.
+    if (why := seating_refusal(args.specs, game, args.game_given)) is not None:
+        parser.error(f"--game {args.game_given}: {why} (mulle-arena --agents --game {args.game_given} lists them)")
     canonical = []
     for spec in args.specs:
         try:
-            canonical.append(agents.make(spec).spec)
+            canonical.append(agents.make(spec, game=args.game_name).spec)
         except ValueError as exc:
             parser.error(str(exc))  # AgentSpecError names the spec and what is wrong
     dupes = sorted({s for s in canonical if canonical.count(s) > 1})
@@ -188,7 +192,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
                 RayBackend(address=args.ray_address, workers=args.workers).init()
             except RayUnavailableError as exc:
                 parser.error(f"--ray-address: {exc}")
-    _check_agents_can_play(parser, args.specs, game, args.game_given, ruleset)
+    _check_agents_can_play(parser, args.specs, args.game_name, ruleset)
     _check_workers(parser, args)
     args.report = args.report or _derived(args.out, ".json")
     args.markdown = args.markdown or _derived(args.out, ".md")
@@ -240,22 +244,18 @@ def _check_workers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
               "games will wait for each other (and tight --move-timeout limits may forfeit)", file=sys.stderr)
 
 
-def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], game: Any, path: str,
-                           ruleset: Any) -> None:
-    """Exit 2 if an agent does not play the game or cannot play under its rules (it would forfeit every game).
+def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], game: str | None, ruleset: Any) -> None:
+    """Exit 2 if an agent cannot play under the tournament's rules (it would forfeit every game).
 
-    ``path`` is the game as the command line named it (``casino``), for the message.
+    ``game`` is the game's short name: which agent each spec is (``None``: Mulle's). That
+    every agent plays the game at all was asked before (:func:`arena.game.seating_refusal`),
+    so an agent of another game never judges this game's ruleset.
     """
     import agents
     from mulle_env.engine.loop import ruleset_refusal
 
-    from .game import seating_refusal
-
-    # The game first: an agent of another game cannot judge this game's ruleset.
-    if (why := seating_refusal(specs, game, path)) is not None:
-        parser.error(f"--game {path}: {why} (mulle-arena --agents --game {path} lists them)")
     for spec in specs:
-        if (why := ruleset_refusal(agents.make(spec), ruleset)) is not None:
+        if (why := ruleset_refusal(agents.make(spec, game=game), ruleset)) is not None:
             parser.error(f"agent {spec!r} cannot play with these rules (--rule): {why}")
 
 

@@ -150,10 +150,10 @@ def game_name(game: Any, path: str) -> str | None:
 def seating_refusal(specs: Sequence[str], game: Any, path: str) -> str | None:
     """Why ``specs`` cannot play a tournament of ``game`` (loaded from ``path``), or ``None`` if every one plays it.
 
-    Each spec is built and asked (:func:`agents.plays`: an agent may declare its games per
-    instance); one that cannot be built here is judged by its registered class, and one
-    that is no agent at all is left to the checks of specs. The message names the agents
-    that do play the game. A game without a short name (:func:`game_name`) refuses nobody.
+    The registry answers (:func:`agents.plays`: whether the spec's name has an agent for
+    the game), without building anything; a spec that is no agent at all is left to the
+    checks of specs. The message names the agents that do play the game. A game without a
+    short name (:func:`game_name`) refuses nobody.
     """
     import agents
 
@@ -163,14 +163,10 @@ def seating_refusal(specs: Sequence[str], game: Any, path: str) -> str | None:
     refused = []
     for spec in specs:
         try:
-            plays = agents.plays(agents.make(spec), name)
-        except Exception:  # noqa: BLE001 - not buildable here (the workers say why): ask its declaration
-            try:
-                plays = agents.plays(spec, name)
-            except ValueError:
-                continue  # no agent: the spec checks say so
-        if not plays:
-            refused.append(spec)
+            if not agents.plays(spec, name):
+                refused.append(spec)
+        except ValueError:
+            continue  # no agent: the spec checks say so
     if not refused:
         return None
     players = ", ".join(agents.available(game=name)) or "none yet"

@@ -90,16 +90,19 @@ class Plan:
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
         import agents
 
-        from .game import make_ruleset
+        from .game import game_name, make_ruleset
         from .worker import load_game, run_init
 
-        # A spec that names no agent would forfeit every game: refuse it now (AgentSpecError).
+        # A spec that names no agent (of this game) would forfeit every game: refuse it now (AgentSpecError).
         # The worker_init hook runs first, as in the workers, since it may register agents.
         run_init(self.worker_init)
+        game = load_game(self.game)
+        name = game_name(game, self.game)
         for spec in specs:
-            agents.canonical(spec)
+            if name is None or agents.plays(spec, name):  # one that does not play it: arena.run refuses the plan
+                agents.canonical(spec, game=name)
         # Record every flag, not just the changed ones, so a line says exactly what was played.
-        rules = make_ruleset(load_game(self.game), self.ruleset)
+        rules = make_ruleset(game, self.ruleset)
         object.__setattr__(self, "ruleset", rules.to_dict() if hasattr(rules, "to_dict") else dict(rules or {}))
 
     def pairings(self) -> list[tuple[str, str]]:

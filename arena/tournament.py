@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mulle_env.files import check_output_path
 
 from . import results as results_mod
-from .game import AgentGameError, result_check, seating_refusal
+from .game import AgentGameError, game_name, result_check, seating_refusal
 from .schedule import Plan
 from .shutdown import deferred_interrupts
 from .stats import SPRT
@@ -175,9 +175,10 @@ def current_versions(plan: Plan) -> dict[str, str | None]:
     are then not judged by version (there is nothing to compare them with).
     """
     out: dict[str, str | None] = {}
+    name = game_name(load_game(plan.game), plan.game)
     for spec in plan.specs:
         try:
-            out[spec] = agent_version(spec)
+            out[spec] = agent_version(spec, name)
         except Exception:  # noqa: BLE001 - reported by the workers, which forfeit its games
             out[spec] = None
     return out

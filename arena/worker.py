@@ -37,7 +37,7 @@ import agents
 from mulle_env.engine.errors import AgentError, IllegalMoveError
 from mulle_env.engine.loop import GameLoop
 
-from .game import check_game, resolve_game, unknown_game
+from .game import check_game, game_name, resolve_game, unknown_game
 from .game import make_ruleset as make_ruleset  # its old home: kept for old imports (CHANGELOG)
 
 log = logging.getLogger("arena.worker")
@@ -53,7 +53,7 @@ class MoveTimeout(BaseException):
     """
 
 
-_agents: dict[tuple[str, int], agents.Agent] = {}
+_agents: dict[tuple[str, int, str | None], agents.Agent] = {}
 _games: dict[str, Any] = {}
 _initialized: set[str] = set()
 
@@ -131,13 +131,14 @@ def version_of(agent: object) -> str:
     return str(getattr(agent, "version", UNRECORDED_VERSION))
 
 
-def agent_version(spec: str) -> str:
-    """The version of the agent ``spec`` builds in this process (see :attr:`agents.Agent.version`).
+def agent_version(spec: str, game: str | None = None) -> str:
+    """The version of the agent ``spec`` builds in this process for ``game`` (see :attr:`agents.Agent.version`).
 
     The arena keys agents by spec only; this is how it tells apart two agents behind one
     spec (a changed default, a retrained shipped policy) when it resumes a results file.
+    ``game`` is the game's short name (:func:`arena.game.game_name`; ``None``: Mulle's agent).
     """
-    return version_of(agents.make(spec))
+    return version_of(agents.make(spec, game=game))
 
 
 def line_versions(line: dict[str, Any]) -> list[str]:
@@ -146,16 +147,17 @@ def line_versions(line: dict[str, Any]) -> list[str]:
     return list(recorded) if recorded is not None else [UNRECORDED_VERSION, UNRECORDED_VERSION]
 
 
-def agent_for(spec: str, seat: int) -> agents.Agent:
-    """This worker's agent for ``spec`` in ``seat``, built once and reused.
+def agent_for(spec: str, seat: int, game: str | None = None) -> agents.Agent:
+    """This worker's agent for ``spec`` in ``seat`` at the game with short name ``game``, built once and reused.
 
     Cached per seat as well as per spec so that a spec playing itself still has two
-    independent agents (they may keep state between ``observe`` calls).
+    independent agents (they may keep state between ``observe`` calls), and per game, since
+    one name is another agent at another game (``heuristic``; ``None``: Mulle's).
     """
-    key = (spec, seat)
+    key = (spec, seat, game)
     agent = _agents.get(key)
     if agent is None:
-        agent = _agents[key] = agents.make(spec)
+        agent = _agents[key] = agents.make(spec, game=game)
     return agent
 
 
@@ -352,10 +354,11 @@ def play_task(task: dict[str, Any], on_begin: Callable[[], None] | None = None) 
     def agent(seat: int) -> str:
         return f"agent {specs[seat]!r} (seat {seat})"
 
+    name = game_name(game, task.get("game", "mulle_env"))  # which agent a name is: the game's
     try:
-        seats = [agent_for(specs[0], 0), agent_for(specs[1], 1)]
+        seats = [agent_for(specs[0], 0, name), agent_for(specs[1], 1, name)]
     except Exception as exc:  # a spec that no longer builds is the agent's failure
-        culprit = next((s for s in (0, 1) if (specs[s], s) not in _agents), 0)
+        culprit = next((s for s in (0, 1) if (specs[s], s, name) not in _agents), 0)
         return _forfeit(line, culprit, f"{agent(culprit)} could not be built: {_describe(exc)}", t_start)
     # The agents that play say which version they are (the task's are the parent's, which
     # may differ if, say, the policy file changed in between: the line then tells the truth).

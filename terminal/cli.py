@@ -659,9 +659,9 @@ def _play_other_game(ap: argparse.ArgumentParser, args: argparse.Namespace, inpu
     name = game_name(game, args.game) or args.game
     path = resolve_game(args.game)
     opponent = args.opponent or ("heuristic" if agents.plays("heuristic", name) else "random")
-    bot = make(opponent)
-    if (why := seating_refusal([bot.spec], game, args.game)) is not None:
+    if (why := seating_refusal([opponent], game, args.game)) is not None:
         ap.error(f"--opponent {opponent}: {why}")
+    bot = make(opponent, game=game_name(game, args.game))  # the game's agent of that name
     from_strings: Any = getattr(getattr(game, "Ruleset", None), "from_strings", None)
     if args.rule and from_strings is None:
         ap.error(f"--rule needs a game whose Ruleset has from_strings(); --game {args.game!r} has none")

@@ -282,6 +282,30 @@ class NamedTakeAway(TakeAway):
     ENGINE_VERSION = "takeaway-2"
 
 
+class MulleTaker(RandomAgent):
+    """``taker`` at Mulle: a random player of Mulle only (the name is another agent at take-away)."""
+
+    games = ("mulle",)
+    version = "mulle-taker-1"
+
+
+class TakeawayTaker(agents.Agent):
+    """``taker`` at take-away: the winning rule, leave the opponent a multiple of 4 (plays take-away only)."""
+
+    games = ("takeaway",)
+    version = "takeaway-taker-1"
+
+    def act(self, view, legal_moves, rng):
+        want = view["pile"] % 4
+        return want if want in legal_moves else legal_moves[0]
+
+
+def register_takers() -> None:
+    """Register ``taker``, one name for two agents: Mulle's random player and take-away's winning rule."""
+    agents.register("taker", MulleTaker, "random, at Mulle")
+    agents.register("taker", TakeawayTaker, "take-away's winning rule")
+
+
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")

@@ -279,3 +279,85 @@ def test_agents_of_casino_are_listed(capsys):
     assert text.startswith("agents that play casino (mulle-arena --game casino SPEC SPEC")
     listed = {ln.split(":")[0].strip() for ln in text.splitlines()[1:]}
     assert "random" in listed and listed == set(agents.available(game="casino")) and not set(NOT_CASINO) & listed
+
+
+# ----- one name, one agent per game ------------------------------------------------------------------
+
+
+@pytest.fixture()
+def own_registry(monkeypatch):
+    """The registry as it is, restored after the test (registrations here must not leak into other tests)."""
+    from agents import registry
+
+    agents.available()  # the built-ins are in
+    monkeypatch.setattr(registry, "_REGISTRY", {k: dict(v) for k, v in registry._REGISTRY.items()})
+    monkeypatch.setattr(registry, "_HELP", {k: dict(v) for k, v in registry._HELP.items()})
+    return registry
+
+
+def test_a_name_is_the_agent_of_the_game_asked_for(own_registry):
+    import arena_agents
+
+    from agents.heuristic import HeuristicAgent
+
+    agents.register("heuristic", arena_agents.TakeawayTaker, "take-away's winning rule")
+    assert type(agents.make("heuristic")) is HeuristicAgent  # without a game: Mulle's, as before
+    assert type(agents.make("heuristic", game="mulle")) is HeuristicAgent
+    assert type(agents.make("heuristic", game="takeaway")) is arena_agents.TakeawayTaker
+    assert agents.plays("heuristic", "takeaway") and agents.plays("heuristic", "mulle")
+    assert agents.available(game="takeaway")["heuristic"] == "take-away's winning rule"
+    assert agents.available()["heuristic"].startswith("the seeds' priority order")  # Mulle's description
+    assert agents.canonical("heuristic", game="takeaway") == "heuristic"
+    with pytest.raises(agents.AgentSpecError, match=r"agent 'pimc' does not play takeaway \(it plays mulle\); the "
+                                                    r"agents that play takeaway: .*heuristic"):
+        agents.make("pimc", game="takeaway")
+    with pytest.raises(agents.AgentSpecError, match="unknown agent 'nosuch'; agents that play takeaway: "):
+        agents.make("nosuch", game="takeaway")
+
+
+def test_registering_for_every_game_replaces_every_game_and_games_can_be_given(own_registry):
+    import arena_agents
+
+    agents.register("taker", arena_agents.MulleTaker)
+    agents.register("taker", arena_agents.TakeawayTaker)
+    assert agents.plays("taker", "mulle") and agents.plays("taker", "takeaway") and not agents.plays("taker", "x")
+    agents.register("taker", arena_agents.Crasher)  # a random player: every game
+    assert type(agents.make("taker", game="takeaway")) is type(agents.make("taker")) is arena_agents.Crasher
+
+    def factory():  # a function declares nothing: its registration says which games
+        return arena_agents.TakeawayTaker()
+
+    agents.register("fn", factory, "a function", games=("takeaway",))
+    assert agents.plays("fn", "takeaway") and not agents.plays("fn", "mulle")
+    for bad in ((), (1,), ("",), 5):
+        with pytest.raises(ValueError, match="must be short names of games"):
+            agents.register("bad", factory, games=bad)
+
+
+def test_an_instance_may_narrow_its_games_but_not_widen_them(own_registry):
+    class Narrow(Agent):
+        """Plays the game its parameter names (as a policy file knows the game it learnt)."""
+
+        def __init__(self, game: str = "mulle") -> None:
+            self.games = (game,)
+
+    agents.register("narrow", Narrow, games=("mulle", "casino"))
+    assert agents.make("narrow:game=casino", game="casino").games == ("casino",)
+    with pytest.raises(agents.AgentSpecError, match="this agent plays casino, not mulle"):
+        agents.make("narrow:game=casino")
+    with pytest.raises(agents.AgentSpecError, match="does not play chess"):
+        agents.make("narrow:game=chess", game="chess")  # the registration decides first
+
+
+def test_the_arena_seats_the_agent_of_its_game(tmp_path):
+    # "taker" is Mulle's random player at Mulle and take-away's winning rule at take-away: the lines say which played.
+    out = tmp_path / "r.jsonl"
+    init = "arena_agents:register_takers"
+    run(Plan(("random", "taker"), 4, game=NAMED, worker_init=init), str(out), ProcessBackend(1), progress=False)
+    run(Plan(("random", "taker"), 2, ruleset={"sets": 1}, worker_init=init), str(out), ProcessBackend(1),
+        progress=False)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    versions = {(ln["game"], v) for ln in lines for s, v in zip(ln["specs"], ln["agent_versions"]) if s == "taker"}
+    assert versions == {(NAMED, "takeaway-taker-1"), ("mulle_env", "mulle-taker-1")}
+    takeaway = [ln for ln in lines if ln["game"] == NAMED]
+    assert sum(ln["specs"][ln["winner"]] == "taker" for ln in takeaway) >= 3  # the winning rule wins

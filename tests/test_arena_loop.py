@@ -50,7 +50,7 @@ def test_an_answer_in_move_text_is_parsed_and_every_agent_hears_the_move():
     line = play_task(_task(["answer:kind=text", "answer:kind=move"]))
     assert line["status"] == "ok", line["error"]
     for seat, spec in enumerate(line["specs"]):
-        heard = worker_mod._agents[(spec, seat)].observed
+        heard = worker_mod.agent_for(spec, seat, "mulle").observed  # the worker's own agent of that seat
         assert len(heard) == line["moves"]
         assert all(isinstance(move, me.Move) for _, move in heard)  # never the text the agent gave
 
