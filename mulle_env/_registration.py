@@ -22,14 +22,20 @@ ENV_ID = "Mulle-v0"
 ENTRY_POINT = "mulle_env.gym_env:MulleEnv"
 #: ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``: the batched env.
 VECTOR_ENTRY_POINT = "mulle_env.vector_env:MulleVectorEnv"
+#: Every env id this package registers, with the game its envs play (a name of :data:`mulle_env.games.GAMES`;
+#: ``None``, the default game, keeps the spec's kwargs empty). Every game's envs are the same classes, given
+#: that game's object: a new game adds its line here, e.g. ``"Casino-v0": "casino"``.
+ENV_IDS: dict[str, str | None] = {ENV_ID: None}
 _REGISTRY_MODULE = "gymnasium.envs.registration"
 
 
 def register_with(registration: ModuleType) -> None:
-    """Register ``Mulle-v0`` in the Gymnasium registry module ``registration`` (once)."""
-    if ENV_ID not in registration.registry:
-        # The entry point is a string so that registering does not import the env module.
-        registration.register(id=ENV_ID, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT)
+    """Register every env of :data:`ENV_IDS` in the Gymnasium registry module ``registration`` (once)."""
+    for env_id, game in ENV_IDS.items():
+        if env_id not in registration.registry:
+            # The entry points are strings and the game a name, so that registering imports nothing.
+            registration.register(id=env_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
+                                  kwargs={} if game is None else {"game": game})
 
 
 class _Loader(importlib.abc.Loader):
@@ -66,7 +72,7 @@ def _remove_hook() -> None:
 
 
 def register_envs() -> None:
-    """Make ``gym.make("Mulle-v0")`` work, now or as soon as Gymnasium is imported."""
+    """Make ``gym.make("Mulle-v0")`` (every id of :data:`ENV_IDS`) work, now or as soon as Gymnasium is imported."""
     registration = sys.modules.get(_REGISTRY_MODULE)
     if registration is not None:
         register_with(registration)

@@ -2,7 +2,9 @@
 
 A thin face over the one environment core (:class:`mulle_env.envcore.EnvCore`, K = 1),
 which the vector and AEC envs share: dealing, opponent turns, rewards, illegal actions
-and encoding are written there once.
+and encoding are written there once. The face knows no rules either: ``game=`` (a game
+object, :class:`mulle_env.games.EnvGame`, or its name; Mulle by default) supplies them, so
+another game's single env is this class with that game's object.
 
 >>> import gymnasium as gym, mulle_env
 >>> env = gym.make("Mulle-v0", opponent="random")
@@ -20,11 +22,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from . import codec
-from .engine import GameState
 from .engine.errors import GameOverError
-from .engine.render import render_view
-from .engine.ruleset import Ruleset
 from .envcore import (
     ILLEGAL_ACTION_MODES,
     REWARD_MODES,
@@ -36,6 +34,7 @@ from .envcore import (
     final_reward,
     resolve_agent,
 )
+from .games import EnvGame, get_game
 
 __all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "final_reward", "resolve_agent"]
 
@@ -120,6 +119,8 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
       observation (what each hand value would take, twins left loose, the chance the
       opponent holds each value, each player's best next capture, ...), appended to it by
       the same code the learned agent uses.
+    * ``game``: the game played (:class:`mulle_env.games.EnvGame` or its name); ``None``, the
+      default, is Mulle (:data:`mulle_env.games.mulle.MULLE`), which this docstring describes.
 
     ``reset(seed=s)`` fixes the whole episode: the deal, the seat (under ``"random"``)
     and the opponent's choices (its ``random.Random`` is seeded from ``np_random``).
@@ -136,19 +137,23 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         opponent: Any = "heuristic",
         reward: str = "win",
         seat: int | str = "random",
-        ruleset: Ruleset | dict[str, Any] | None = None,
+        ruleset: Any = None,  # the game's Ruleset, a dict of its flags, or None
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         render_mode: str | None = None,
         extras: str | None = None,
+        game: EnvGame | str | None = None,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
+        game = get_game(game)
         if opponent is None or (isinstance(opponent, str) and opponent == "self"):
-            raise ValueError(f"Mulle-v0 plays against an opponent: an agent spec such as 'heuristic' or an agent "
+            raise ValueError(f"{game.env_id} plays against an opponent: an agent spec such as 'heuristic' or an agent "
                              f"object, not {opponent!r} (self-play: the vector env's opponent='self', or the "
                              "PettingZoo env)")
         self._core = core = EnvCore(1, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
-                                    replayable=True)  # copies and pickles (envcore's docstring)
+                                    replayable=True, game=game)  # copies and pickles (envcore's docstring)
+        #: The game played (its rules, codec and observation).
+        self.env_game = core.game
         self.ruleset = core.ruleset
         #: The opponent agent (``random`` plays inside the stepper, drawing exactly as this agent would).
         self.opponent = core.agents[0] if core.agents else resolve_agent(opponent)
@@ -160,15 +165,16 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         self.render_mode = render_mode
         self.action_space = core.action_space()
         self.observation_space = core.observation_space()
-        #: Learner decisions per episode (fixed: every card play is a decision).
-        self.max_steps = codec.max_game_length(self.ruleset) // 2
+        #: Learner decisions per episode at most (Mulle: exactly; every card play is a decision).
+        self.max_steps = self.env_game.max_decisions(self.ruleset)
         self._started = False
         self._seat = 0  # the episode's seat as a Python int (numpy indexing costs on every step)
         self._done = False
 
     @property
-    def state(self) -> GameState | None:
-        """The game being played (read it; ``None`` before the first ``reset``)."""
+    def state(self) -> Any:
+        """The game being played (read it; ``None`` before the first ``reset``): a :class:`mulle_env.GameState`
+        for Mulle, the game's own state for another game."""
         return self._core.stepper.state(0) if self._started else None
 
     @property
@@ -217,25 +223,27 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     def action_masks(self) -> NDArray[np.bool_]:
         """Bool mask of the learner's legal actions (the method sb3-contrib's ``MaskablePPO`` calls)."""
         if not self._started or self._done:
-            return np.zeros(codec.NUM_ACTIONS, dtype=bool)
-        return codec.legal_mask(self._core.stepper.state(0), dtype=bool)
+            return np.zeros(self.env_game.num_actions, dtype=bool)
+        return self._core.legal_mask(0, bool)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the table, the learner's hand and the scores as text."""
+        env_id = self.env_game.env_id
         if self.render_mode is None:
-            gym.logger.warn('render() needs render_mode="ansi" (e.g. gymnasium.make("Mulle-v0", render_mode="ansi"))')
+            gym.logger.warn(f'render() needs render_mode="ansi" (e.g. gymnasium.make("{env_id}", render_mode="ansi"))')
             return None
         if not self._started:
             return "(no game yet: call reset())"
         st = self._core.stepper.state(0)
         view = st.view(self.seat)
-        head = f"Mulle-v0: you are player {self.seat}"
-        if view.last_move is not None:
-            who, move = view.last_move
+        head = f"{env_id}: you are player {self.seat}"
+        last_move = getattr(view, "last_move", None)  # a game whose views name the last move
+        if last_move is not None:
+            who, move = last_move
             head += f"; last move: player {who} {move}"
         if st.over:
             head += f"; game over, final scores {self._core.final_scores(0)}"
-        return head + "\n" + render_view(view) + "\n"
+        return head + "\n" + self.env_game.render(view) + "\n"
 
     # ----- internals ---------------------------------------------------------------
     def _observe(self) -> tuple[NDArray[np.float32], dict[str, Any]]:

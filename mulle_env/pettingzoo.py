@@ -29,12 +29,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "(from a checkout: pip install -e '.[pettingzoo]'; or pip install pettingzoo)"
     ) from exc
 
-from . import codec
-from .engine import GameState
 from .engine.errors import GameOverError
-from .engine.render import render_view
-from .engine.ruleset import Ruleset
 from .envcore import EnvCore, check_reset_options, check_seed, final_reward
+from .games import EnvGame
 from .gym_env import ResetNeededError, check_render_mode
 
 __all__ = ["AGENTS", "env", "raw_env"]
@@ -120,6 +117,8 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         score_scale: Divisor of the score difference under ``reward="score"``.
         render_mode: ``None`` or ``"ansi"``.
         extras: ``None`` or an extra-input block appended to each observation (as ``Mulle-v0``).
+        game: the game played (:class:`mulle_env.games.EnvGame` or its name); ``None`` is Mulle.
+            ``metadata["name"]`` is the game's PettingZoo name (``"mulle_v0"``).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "mulle_v0", "is_parallelizable": False,
@@ -127,19 +126,24 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
 
     def __init__(
         self,
-        ruleset: Ruleset | dict[str, Any] | None = None,
+        ruleset: Any = None,  # the game's Ruleset, a dict of its flags, or None
         reward: str = "win",
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         render_mode: str | None = None,
         extras: str | None = None,
+        game: EnvGame | str | None = None,
     ) -> None:
-        EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode, extras)
+        EzPickle.__init__(self, ruleset, reward, illegal_action, score_scale, render_mode, extras, game)
         super().__init__()
         check_render_mode(render_mode, self.metadata["render_modes"])
         # Both seats are learners: the core has no opponent and draws only each game's deal seed.
         self._core = core = EnvCore(1, None, reward, 0, ruleset, illegal_action, score_scale, extras,
-                                    replayable=True)  # copies and pickles (envcore's docstring)
+                                    replayable=True, game=game)  # copies and pickles (envcore's docstring)
+        #: The game played (its rules, codec and observation).
+        self.env_game = core.game
+        if self.env_game.aec_name != self.metadata["name"]:
+            self.metadata = {**self.metadata, "name": self.env_game.aec_name}
         self.ruleset = core.ruleset
         self.reward_mode = reward
         self.illegal_action = illegal_action
@@ -151,7 +155,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         obs_space = spaces.Dict(
             {
                 "observation": core.observation_space(),
-                "action_mask": spaces.Box(0, 1, (codec.NUM_ACTIONS,), np.int8),
+                "action_mask": spaces.Box(0, 1, (self.env_game.num_actions,), np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
@@ -169,7 +173,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         self.__dict__.update(state)
 
     @property
-    def game(self) -> GameState | None:
+    def game(self) -> Any:
         """The game being played (read it; ``None`` before the first ``reset``). Not ``state``: that is
         PettingZoo's method for a global observation."""
         return self._core.stepper.state(0) if self._started else None
@@ -188,7 +192,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
-        """The action space of ``agent``: ``Discrete(NUM_ACTIONS)``."""
+        """The action space of ``agent``: ``Discrete(num_actions)`` (the game's codec)."""
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -281,10 +285,10 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
         st = self._core.stepper.state(0)
         if st.over:
             return f"Game over: final scores {st.scores()}\n"
-        return f"{AGENTS[st.to_move]} to move\n" + render_view(st.view(st.to_move)) + "\n"
+        return f"{AGENTS[st.to_move]} to move\n" + self.env_game.render(st.view(st.to_move)) + "\n"
 
     def close(self) -> None:
         """Nothing to release."""
 
     def __repr__(self) -> str:
-        return "mulle_v0"
+        return str(self.metadata["name"])

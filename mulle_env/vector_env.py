@@ -52,7 +52,8 @@ The core
 --------
 This env, ``Mulle-v0`` and the AEC env are faces of one core,
 :class:`mulle_env.envcore.EnvCore`: dealing, opponent turns, rewards, ``illegal_action``
-and encoding are written there once. The K games live in a stepper
+and encoding are written there once, for the game object given as ``game=``
+(:class:`mulle_env.games.EnvGame`; Mulle by default). The K games live in a stepper
 (:mod:`mulle_env.stepper`): the compiled one on the compiled core, the Python one on the
 Python engine (the engine's one switch, ``MULLE_ENGINE``); both play the same games, the
 in-stepper ``random`` opponent included.
@@ -70,14 +71,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
-from . import codec
 from .engine import BACKEND
-from .engine.errors import IllegalMoveError
 from .engine.rng import SEED_DOMAIN, SEED_MAX
-from .engine.ruleset import Ruleset
 from .envcore import SELF_PLAY, EnvCore, OpponentPolicy, check_reset_options, check_seat, check_seed, final_reward
+from .games import EnvGame, IllegalActionError, action_int, get_game
 from .gym_env import RESET_OPTIONS, ResetNeededError, check_render_mode
-from .observation import OBS_DTYPE, OBS_SIZE
 from .stepper import PyStepper, make_stepper
 
 __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
@@ -86,7 +84,6 @@ __all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SEL
 #: ``"auto"`` and the engine's own backend; the stepper follows ``MULLE_ENGINE``.
 STEPPERS = ("auto", "python", "c")
 
-_NA = codec.NUM_ACTIONS
 _INT64 = np.dtype(np.int64)
 
 #: Bytes one game of the vector env holds besides its observation and mask rows: its state in the
@@ -96,9 +93,13 @@ _INT64 = np.dtype(np.int64)
 GAME_BYTES = 15_000
 
 
-def memory_estimate(num_envs: int, obs_size: int) -> int:
-    """The least memory in bytes ``num_envs`` games of the vector env take (:data:`GAME_BYTES` plus the arrays)."""
-    per_game = GAME_BYTES + obs_size * np.dtype(OBS_DTYPE).itemsize + _NA  # + its observation and mask rows
+def memory_estimate(num_envs: int, obs_size: int, num_actions: int | None = None) -> int:
+    """The least memory in bytes ``num_envs`` games of the vector env take (:data:`GAME_BYTES` plus the arrays).
+
+    ``num_actions``: the width of a mask row (``None``: Mulle's, 2812).
+    """
+    width = get_game().num_actions if num_actions is None else num_actions
+    per_game = GAME_BYTES + obs_size * np.dtype(np.float32).itemsize + width  # + its observation and mask rows
     return num_envs * per_game
 
 
@@ -117,14 +118,14 @@ def available_memory() -> int | None:
         return None
 
 
-def check_memory(num_envs: int, obs_size: int) -> None:
+def check_memory(num_envs: int, obs_size: int, num_actions: int | None = None) -> None:
     """Refuse, before anything is allocated, ``num_envs`` games that cannot fit in the memory available.
 
     ``make_vec(num_envs=10**6)`` used to be accepted and took 200 s and 19 GB to reset. A
     ``MemoryError`` names the estimate and what the machine has; an estimate above half of
     it warns (the machine will swap or other work will lose its memory).
     """
-    need = memory_estimate(num_envs, obs_size)
+    need = memory_estimate(num_envs, obs_size, num_actions)
     have = available_memory()
     if have is None:
         return
@@ -161,6 +162,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             wrappers and ``MaskablePPO`` read). ``False`` leaves ``info["action_mask"]`` out
             and saves its writing, for drivers that read :meth:`legal_ids` instead;
             :meth:`action_masks` then builds one on demand.
+        game: the game played (:class:`mulle_env.games.EnvGame` or its name); ``None`` is Mulle,
+            which the sizes here describe.
 
     Observations ``(K, 524)`` float32 (wider with ``extras``), ``info["action_mask"]``
     ``(K, 2812)`` int8 and :meth:`action_masks` ``(K, 2812)`` bool (for ``MaskablePPO``), both
@@ -176,7 +179,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         opponent: Any = "heuristic",
         reward: str = "win",
         seat: int | str = "random",
-        ruleset: Ruleset | dict[str, Any] | None = None,
+        ruleset: Any = None,  # the game's Ruleset, a dict of its flags, or None
         illegal_action: str = "raise",
         score_scale: float = 100.0,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
@@ -186,6 +189,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         extras: str | None = None,
         num_threads: int | str = 1,
         dense_mask: bool = True,
+        game: EnvGame | str | None = None,
     ) -> None:
         if stepper not in ("auto", BACKEND):
             raise ValueError(f"stepper={stepper!r}: the stepper follows the engine's backend, {BACKEND!r} here "
@@ -204,10 +208,15 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
         if not isinstance(dense_mask, (bool, np.bool_)):
             raise ValueError(f"dense_mask must be True or False, not {dense_mask!r}")
+        game = get_game(game)
         if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
-            check_memory(int(num_envs), OBS_SIZE)  # a floor: an extra-input block adds a few floats a game
+            # a floor: an extra-input block adds a few floats a game
+            check_memory(int(num_envs), game.obs_size, game.num_actions)
         self._core = core = EnvCore(num_envs, opponent, reward, seat, ruleset, illegal_action, score_scale, extras,
-                                    opponent_policy, num_threads=num_threads)
+                                    opponent_policy, num_threads=num_threads, game=game)
+        #: The game played (its rules, codec and observation).
+        self.env_game = game
+        self._na = game.num_actions
         K = self.num_envs = core.num_envs
         self.ruleset = core.ruleset
         self.metadata = {**self.metadata, "autoreset_mode": mode}
@@ -231,11 +240,11 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self.single_observation_space = core.observation_space()
         self.action_space = batch_space(self.single_action_space, K)
         self.observation_space = batch_space(self.single_observation_space, K)
-        #: Learner decisions per episode (fixed, as in ``Mulle-v0``).
-        self.max_steps = codec.max_game_length(self.ruleset) // 2
+        #: Learner decisions per episode at most (as in ``Mulle-v0``; Mulle's are fixed).
+        self.max_steps = game.max_decisions(self.ruleset)
 
-        self._obs = np.zeros((K, core.obs_size), dtype=OBS_DTYPE)
-        self._mask = np.zeros((K, _NA), dtype=np.int8)
+        self._obs = np.zeros((K, core.obs_size), dtype=game.obs_dtype)
+        self._mask = np.zeros((K, self._na), dtype=np.int8)
         # What callers get: read-only views (0/1 int8 reads as bool without a copy). Actions are
         # checked by the stepper against the games themselves, so even a view made writable
         # again cannot smuggle a move in.
@@ -489,7 +498,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                       ) -> tuple[NDArray[np.bool_], NDArray[np.bool_] | None]:
         """A step the stepper refused: judge each action (raise, or the illegal ones end their games), play the rest."""
         core = self._core
-        illegal = self._check_actions(acts, active, sent)
+        illegal = core.illegal.judge(core.stepper, acts, active, sent, self._ok)
         if illegal is not None:
             active = active & ~illegal
         core.step(acts, active)
@@ -558,7 +567,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         if self.dense_mask:
             return self._mask_bool
         ids, offsets = self.legal_ids()
-        mask = np.zeros((self.num_envs, _NA), dtype=bool)
+        mask = np.zeros((self.num_envs, self._na), dtype=bool)
         mask[np.repeat(self._rows, np.diff(offsets)), ids] = True
         return mask
 
@@ -614,57 +623,31 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         ``n``: how many (a batch of :meth:`send`); K by default.
         """
         K = self.num_envs if n is None else n
+        na = self._na
         if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (K,):
             return actions, actions  # what codec.sample_csr and most policies hand over: nothing to convert
         each = "one per game" if n is None else "one per game of env_ids"
         try:
             arr = np.asarray(actions)
         except (TypeError, ValueError) as exc:  # ragged input
-            raise codec.IllegalActionError(f"actions must be {K} ints from 0 to {_NA - 1}: {exc}") from None
+            raise IllegalActionError(f"actions must be {K} ints from 0 to {na - 1}: {exc}") from None
         if arr.shape != (K,):
-            raise codec.IllegalActionError(f"actions must be an array of shape ({K},) ({each}), not shape {arr.shape}")
+            raise IllegalActionError(f"actions must be an array of shape ({K},) ({each}), not shape {arr.shape}")
         # A cast to int64 would wrap np.uint64(2**64 - 1) to -1 and overflow on a Python int of 2**70: values
         # beyond the action range are clipped to just beyond it, and messages name what was sent.
         if arr.dtype.kind == "i":
             return arr.astype(np.int64, copy=False), arr
         if arr.dtype.kind == "u":
-            return np.minimum(arr, _NA).astype(np.int64), arr
-        # Floats and bools are refused as Mulle-v0 refuses them (codec.action_int): a policy's raw output is a bug.
+            return np.minimum(arr, na).astype(np.int64), arr
+        # Floats and bools are refused as Mulle-v0 refuses them (action_int): a policy's raw output is a bug.
         if arr.dtype == object:
-            ints = [codec.action_int(a) for a in arr]
+            ints = [action_int(a) for a in arr]
             if all(i is not None for i in ints):
-                return np.array([min(max(i, -1), _NA) for i in ints if i is not None], dtype=np.int64), arr
-        raise codec.IllegalActionError(
-            f"actions must be ints from 0 to {_NA - 1} (Python or numpy integers, not floats or bools), "
+                return np.array([min(max(i, -1), na) for i in ints if i is not None], dtype=np.int64), arr
+        raise IllegalActionError(
+            f"actions must be ints from 0 to {na - 1} (Python or numpy integers, not floats or bools), "
             f"not {arr.dtype} values {arr!r}"
         )
-
-    def _check_actions(self, acts: NDArray[np.int64], active: NDArray[np.bool_], sent: NDArray[Any]
-                       ) -> NDArray[np.bool_] | None:
-        """The games whose action is illegal (``illegal_action="lose"``), or None; raises under ``"raise"``.
-
-        Judged by the stepper from the games' own legal ids (never from the mask handed out); a
-        message names the action as the caller sent it (``sent``).
-        """
-        ok, stepper = self._ok, self._core.stepper
-        if acts.min() >= 0 and acts.max() < _NA:  # the usual case: one call
-            if not stepper.check(acts, active, ok):
-                return None
-        else:
-            in_range = (acts >= 0) & (acts < _NA)
-            stepper.check(np.where(in_range, acts, 0), active & in_range, ok)
-            ok &= in_range
-        bad: NDArray[np.bool_] = active & ~ok
-        if not bad.any():
-            return None
-        if self.illegal_action == "raise":
-            i = int(np.flatnonzero(bad)[0])
-            try:
-                codec.decode(self._core.stepper.state(i), sent[i])
-            except IllegalMoveError as exc:
-                raise type(exc)(f"env {i}: {exc}") from None
-            raise AssertionError("unreachable: decode accepted an action the stepper rejects")
-        return bad
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Refused up front, naming this env, rather than failing deep inside on the compiled stepper.

@@ -168,3 +168,20 @@ def test_the_utilities_old_homes_are_the_same_modules():
     assert mulle_env.files is mulle_env.util.files and mulle_env.threads is mulle_env.util.threads
     assert PathError is mulle_env.util.files.PathError and check_output_path is mulle_env.util.files.check_output_path
     assert set(mulle_env.util.files.__all__) <= set(dir(mulle_env.files))
+
+
+def test_the_env_core_and_its_faces_know_a_game_only_through_its_object():
+    # Issue 50: everything game-specific reaches the env core, its opponent modes and its three faces through
+    # the game object (mulle_env.games.EnvGame); Mulle's own modules are read by Mulle's object alone
+    # (mulle_env/games/mulle.py). The faces may name the engine's shared pieces (errors, seeds, types).
+    mulle_only = ("mulle_env.codec", "mulle_env.observation", "mulle_env.extras", "mulle_env.engine.moves",
+                  "mulle_env.engine.rules", "mulle_env.engine.ruleset", "mulle_env.engine.render",
+                  "mulle_env.engine.observation_layout", "mulle_env.engine.state", "mulle_env.engine.cstate",
+                  "mulle_env.engine.GameState", "mulle_env.engine.Ruleset", "mulle_env.engine.MOVES",
+                  "mulle_env.engine.Move", "mulle_env.engine.new_game", "mulle_env.games.mulle", "mulle_env.casino")
+    # envcore's one exception: its old name EXTRAS_BOUND, looked up in Mulle's object only when asked for.
+    allowed = {"mulle_env.games.mulle", "mulle_env.games.mulle.EXTRAS_BOUND"}
+    found = [f"{name} imports {n}" for name in ("envcore", "opponents", "gym_env", "vector_env", "pettingzoo")
+             for n in sorted(imports(ROOT / f"mulle_env/{name}.py"))
+             if any(n == m or n.startswith(m + ".") for m in mulle_only) and not (name == "envcore" and n in allowed)]
+    assert not found, found
