@@ -82,6 +82,31 @@ def test_ppo_resume_says_how_many_steps_it_will_train(tmp_path, capsys):
     assert "steps trained   512 in" in said and f"over every run in {out} (384 in this one)" in said, said
 
 
+def test_ppo_resume_skips_a_damaged_checkpoint_and_a_garbage_state(tmp_path, capsys):
+    # Issue 53, item 2: a kill -9 while saving left a 0-byte step_*.zip that --resume chose (a traceback, exit 1),
+    # and a garbage state.json gave a raw JSONDecodeError. Now the newest whole checkpoint is used, the damaged
+    # files are set aside by name, and --init-from refuses a file that is no checkpoint before any work.
+    out = tmp_path / "ppo"
+    assert train_main(["ppo", "--out-dir", str(out), "--steps", "128", "--opponents", "random=1",
+                       *PPO_SMALL]) == 0
+    ckpts = sorted((out / "checkpoints").glob("step_*.zip"))
+    assert ckpts and not list((out / "checkpoints").glob(".*tmp"))
+    (out / "checkpoints" / "step_0000009999.zip").write_bytes(b"")  # a torn newer one
+    (out / "state.json").write_text("{not json")
+    capsys.readouterr()
+    assert train_main(["ppo", "--out-dir", str(out), "--steps", "256", "--opponents", "random=1", "--resume",
+                       *PPO_SMALL]) == 0
+    said = capsys.readouterr().out
+    assert "step_0000009999.zip is damaged" in said and f"resumed from {ckpts[-1]}" in said, said
+    assert "state.json" in said and (out / "state.json.damaged").is_file()
+    assert (out / "checkpoints" / "step_0000009999.zip.damaged").is_file()
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(SystemExit) as exc:
+        train_main(["ppo", "--out-dir", str(tmp_path / "new"), "--init-from", str(bad), *PPO_SMALL])
+    assert exc.value.code == 2 and "is not a checkpoint of mulle-train ppo" in capsys.readouterr().err
+
+
 def test_behaviour_cloning_warm_start_makes_a_playable_policy(tmp_path):
     policy = tmp_path / "bc.npz"
     code = train_main(["ppo", "--out-dir", str(tmp_path / "bc"), "--steps", "0", "--bc-games", "4",

@@ -249,6 +249,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--init-from {args.init_from!r} does not exist or is not a file (give a checkpoint .zip "
                          "from an earlier run's checkpoints/ directory)")
         _checked(parser, check_input_path, args.init_from, "--init-from", limit=None)
+        if (why := checkpoint_problem(Path(args.init_from))) is not None:
+            parser.error(f"--init-from {args.init_from!r} is not a checkpoint of mulle-train ppo: {why} (give a "
+                         "step_*.zip from an earlier run's checkpoints/ directory)")
     # The run makes --out-dir with its parents (mkdir -p), so only what is in the way is refused.
     _checked(parser, check_output_dir, args.out_dir, "--out-dir", parents=True)
     out = Path(args.out_dir)
@@ -341,9 +344,65 @@ def _batched_env(args: argparse.Namespace, snapshot_dir: str, weights: dict[str,
     return VecMonitor(SB3VectorEnv(venv))
 
 
-def _latest_checkpoint(ckpt_dir: Path) -> Path | None:
-    files = sorted(ckpt_dir.glob("step_*.zip"))
-    return files[-1] if files else None
+#: The members every checkpoint sb3 writes holds (``MaskablePPO.save``); a zip without them is no checkpoint.
+CHECKPOINT_MEMBERS = ("data", "policy.pth")
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole PPO checkpoint (``None``: it is one): not a zip, torn, or without sb3's members.
+
+    Every member's CRC is checked, so a file cut short or damaged anywhere is caught before sb3
+    reads it (sb3 would fail with a traceback from inside torch or zipfile).
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            missing = [m for m in CHECKPOINT_MEMBERS if m not in names]
+            if missing:
+                return f"it lacks {', '.join(missing)}"
+            bad = z.testzip()
+            if bad is not None:
+                return f"its member {bad} is damaged"
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        return f"not a whole zip file ({exc or type(exc).__name__})"
+    return None
+
+
+def _latest_checkpoint(ckpt_dir: Path, set_aside: bool = False) -> Path | None:
+    """The newest whole checkpoint in ``ckpt_dir`` (``None``: none).
+
+    A damaged one (a run killed while writing it before checkpoints were written atomically, a
+    disk error) is skipped, and with ``set_aside`` renamed to ``*.damaged`` with a line saying so,
+    so that a resume takes the newest good checkpoint and loses only the work since it.
+    """
+    for path in sorted(ckpt_dir.glob("step_*.zip"), reverse=True):
+        why = checkpoint_problem(path)
+        if why is None:
+            return path
+        if set_aside:
+            aside = path.with_name(path.name + ".damaged")
+            path.replace(aside)
+            say(f"mulle-train: {path} is damaged ({why}); set aside as {aside.name}, resuming from an older checkpoint")
+    return None
+
+
+def _read_state(path: Path) -> dict[str, Any] | None:
+    """The run's ``state.json``, or ``None`` (with the file set aside and a line saying why) when it is unreadable."""
+    from mulle_env.util.files import JSONInputError, read_json
+
+    try:
+        state = read_json(path, "the run's state.json")
+        if not isinstance(state, dict) or not isinstance(state.get("runs", []), list):
+            raise JSONInputError(str(path), None, "not a run state (a JSON object with a list of runs)")
+    except (JSONInputError, OSError, ValueError) as exc:
+        aside = path.with_name(path.name + ".damaged")
+        path.replace(aside)
+        say(f"mulle-train: {exc}; set aside as {aside.name}: the resumed run keeps its checkpoint's steps but starts "
+            "its evaluation history and timing anew")
+        return None
+    return state
 
 
 def _command() -> str:
@@ -376,10 +435,12 @@ class PPORun:
         self.command = _command()
         #: What carries over a resume (``state.json``): the best and last evaluations, time spent, every run.
         self.state: dict[str, Any] = {"best": None, "elapsed_before": 0.0, "runs": []}
-        self.latest = _latest_checkpoint(self.ckpt_dir) if args.resume else None
+        self.latest = _latest_checkpoint(self.ckpt_dir, set_aside=True) if args.resume else None
         self.first_step = 0  # the step this invocation starts from: set by start() once the model is loaded
         if args.resume and self.state_path.is_file():
-            self.state = json.loads(self.state_path.read_text())
+            self.state = _read_state(self.state_path) or self.state
+            self.state.setdefault("runs", [])
+            self.state.setdefault("elapsed_before", 0.0)
         self.state["runs"].append({"command": self.command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
         if SELFPLAY in self.weights and args.vec != "batched":
             raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
@@ -545,16 +606,18 @@ class PPORun:
     def checkpoint(self) -> None:
         """A resumable checkpoint, a numpy snapshot for the pool, and ``state.json``."""
         from agents.learned.policy import save_policy
+        from mulle_env.util.files import replacing
 
         from .export import policy_from_sb3
 
         n = int(self.model.num_timesteps)
-        self.model.save(self.ckpt_dir / f"step_{n:010d}.zip")
+        # Each file whole or absent (a kill -9 while saving once left a 0-byte step_*.zip that --resume chose).
+        with replacing(self.ckpt_dir / f"step_{n:010d}.zip") as tmp, open(tmp, "wb") as fh:
+            self.model.save(fh)
         save_policy(policy_from_sb3(self.model.policy, self.metadata(None)), self.pool_dir / f"step_{n:010d}.npz")
         self.state["timesteps"] = n
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**self.state, "elapsed_before": self.elapsed()}, indent=1))
-        tmp.replace(self.state_path)
+        with replacing(self.state_path) as tmp:
+            tmp.write_text(json.dumps({**self.state, "elapsed_before": self.elapsed()}, indent=1))
 
     def hooks(self) -> BaseCallback:
         """The sb3 callback: progress bar, evaluations and checkpoints at rollout starts, ``--max-minutes``."""

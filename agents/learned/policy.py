@@ -75,6 +75,7 @@ from mulle_env.codec import NUM_ACTIONS
 from mulle_env.engine.cards import FACE_SYMMETRIES
 from mulle_env.extras import EXTRAS, extends, extras_size, symmetry_columns, with_extras
 from mulle_env.observation import OBS_SIZE
+from mulle_env.util.files import replacing
 
 __all__ = [
     "ACTIVATIONS",
@@ -561,11 +562,9 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
         for i, (w, b) in enumerate(zip(policy.value_weights, policy.value_biases)):
             arrays[f"value{i}.weight"] = w
             arrays[f"value{i}.bias"] = b
-    # Written to a temporary name first so a reader never sees half a file.
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    # Whole or absent: a reader (a pool drawing snapshots, a resume) never sees half a file.
+    with replacing(path) as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **arrays as allow_pickle
-    tmp.replace(path)
     return path
 
 

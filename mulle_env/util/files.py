@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ from ..engine.jsontext import MAX_JSON_DEPTH, JSONInputError, parse_json
 
 __all__ = ["DEFAULT_READ_LIMIT", "MAX_JSON_DEPTH", "JSONInputError", "PathError", "as_path", "check_input_path",
            "check_output_dir", "check_output_path", "make_output_dir", "parse_json", "read_bytes", "read_json",
-           "read_text"]
+           "read_text", "replacing"]
 
 #: The largest file :func:`read_text` reads unless told otherwise (game records, JSON positions, configs).
 DEFAULT_READ_LIMIT = 64 * 1024 * 1024
@@ -211,3 +213,31 @@ def read_json(path: str | os.PathLike[str], what: str = "the input file", *, lim
     """
     data = read_bytes(path, what, limit=limit)
     return parse_json(data, f"{what} {str(path)!r}", max_bytes=limit, max_depth=max_depth)
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Write a file whole or not at all: yields a temporary name beside ``path``, renamed over it on success.
+
+    The caller writes the temporary file; when the ``with`` block ends without an exception the
+    file is flushed to disk and renamed to ``path`` in one step (``os.replace``), so a reader, or a
+    resume after ``kill -9`` or a full disk, finds the old file or the new one, never half of one.
+    On an exception the temporary file is removed and the exception goes on. Checkpoints, policy
+    files and run states are written through here.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
