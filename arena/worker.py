@@ -184,9 +184,22 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+#: The longest error text a results line keeps. An agent's exception text is the agent's to choose: one that
+#: raised ValueError("x" * 20_000_000) wrote a 40 MB line that the next resume set aside as too long and played
+#: again, appending another (issue 53, item 3). What matters of an error fits in far less.
+MAX_ERROR_CHARS = 2000
+
+
+def capped(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was (the error field of a results line)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (cut: {len(text):,} characters in all)"
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__  # capped where a line is written
 
 
 class TimeGuard:
@@ -410,6 +423,7 @@ play_game = play_task
 def _forfeit(line: dict[str, Any], seat: int, error: str, t_start: float, move_list: list[str] | None = None,
              task: dict[str, Any] | None = None) -> dict[str, Any]:
     """Record that ``seat`` forfeits: it loses, scores and sheets stay ``None``."""
+    error = capped(error)
     line.update(winner=1 - seat, forfeit=seat, error=error, status="forfeit")
     line["duration"] = round(time.perf_counter() - t_start, 6)
     if task is not None and task.get("save_games"):
@@ -421,6 +435,7 @@ def _forfeit(line: dict[str, Any], seat: int, error: str, t_start: float, move_l
 def _engine_failed(line: dict[str, Any], task: dict[str, Any], error: str, t_start: float,
                    move_list: list[str] | None = None) -> dict[str, Any]:
     """Record a game the game engine failed: ``aborted``, nobody forfeits, replayed on re-run."""
+    error = capped(error)
     log.error("game %s: %s\n%s", line["game_id"], error, traceback.format_exc())
     line.update(winner=None, forfeit=None, error=error, status="aborted", attempts=1)
     line["duration"] = round(time.perf_counter() - t_start, 6)
@@ -450,7 +465,7 @@ def aborted(task: dict[str, Any], error: str, attempts: int = 1) -> dict[str, An
         "winner": None,
         "moves": None,
         "duration": None,
-        "error": error,
+        "error": capped(error),
         "forfeit": None,
         "status": "aborted",
         "attempts": attempts,

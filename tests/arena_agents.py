@@ -43,6 +43,17 @@ class Crasher(_Misbehaver):
         raise ValueError("boom")
 
 
+class Shouter(_Misbehaver):
+    """Plays randomly, then raises an exception whose text is ``size`` characters long."""
+
+    def __init__(self, at: int = 2, size: int = 5_000_000) -> None:
+        super().__init__(at)
+        self.size = size
+
+    def misbehave(self) -> None:
+        raise ValueError("x" * self.size)
+
+
 class Hanger(_Misbehaver):
     """Plays randomly, then sleeps far beyond any time limit at its ``at``-th move."""
 
@@ -309,6 +320,7 @@ def register_takers() -> None:
 def register() -> None:
     """Register the test agents under the names the tests use."""
     agents.register("crasher", Crasher, "raises at move `at`")
+    agents.register("shouter", Shouter, "raises an error `size` characters long at move `at`")
     agents.register("hanger", Hanger, "hangs at move `at`")
     agents.register("swallower", Swallower, "hangs inside except Exception")
     agents.register("dier", Dier, "kills its worker process once")

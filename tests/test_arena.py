@@ -639,3 +639,14 @@ def test_deferred_interrupts_hold_the_signal_until_the_block_ends_whichever_thre
     finally:
         signal.signal(signal.SIGINT, previous)
         idle.set()
+
+
+def test_a_forfeit_keeps_a_capped_error_and_its_line_resumes(tmp_path):
+    # An agent's exception text is its own to choose: 5 MB of it once made a line the next resume set aside as too
+    # long and played again, appending another each run (issue 53, item 3).
+    o, out = play(tmp_path, ["shouter", "random"], 2)
+    lines = [json.loads(x) for x in open(out).read().splitlines()]
+    assert all(r["status"] == "forfeit" for r in lines)
+    assert all(len(r["error"]) < 2100 and "(cut: 5,000,0" in r["error"] for r in lines)
+    again, _ = play(tmp_path, ["shouter", "random"], 2)
+    assert len(open(out).read().splitlines()) == 2  # resumed: nothing played again

@@ -258,10 +258,13 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if args.export:
         _checked(parser, check_output_path, args.export, "--export")
     # Last: the other arguments are known to be good, so this is the only thing left to fix.
+    existing = sorted((out / "checkpoints").glob("step_*.zip"))
     if args.resume and _latest_checkpoint(out / "checkpoints") is None:
-        parser.error(f"--resume: --out-dir {args.out_dir!r} holds no checkpoint to resume (checkpoints/step_*.zip); "
-                     "leave --resume out to start a new run there")
-    if not args.resume and _latest_checkpoint(out / "checkpoints") is not None:
+        damaged = f"; {len(existing)} there are damaged, the newest {existing[-1].name}" if existing else ""
+        parser.error(f"--resume: --out-dir {args.out_dir!r} holds no checkpoint to resume (checkpoints/step_*.zip"
+                     f"{damaged}); leave --resume out to start a new run {'elsewhere' if existing else 'there'}")
+    # Any checkpoint file, whole or damaged, belongs to another run: a new one never mixes into it.
+    if not args.resume and existing:
         parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
                      "or choose another --out-dir")
 
