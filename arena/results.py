@@ -128,23 +128,45 @@ def load(path: str, repair: bool = True, check: Callable[[dict[str, Any]], str |
             if not raw.strip():
                 continue
             _read_line(raw, no, out, check)
-    if torn_at is not None and out.torn.strip():
-        if repair:
+    if torn_at is not None and not out.torn.strip():  # only blanks after the last newline: no game is lost
+        out.torn, out.torn_size = b"", 0
+    if torn_at is not None and repair:
+        _repair_tail(path, torn_at, out)
+    for note in out.problems():
+        log.warning("%s: %s", path, note)
+    return out
+
+
+def _repair_tail(path: str, torn_at: int, out: Loaded) -> None:
+    """Copy the torn tail of ``path`` aside (when it holds anything) and cut it off, or change nothing.
+
+    A disk that is still full (or any other I/O error) must not cost a game: the tail is cut only
+    once its copy is whole on disk, a partial copy is removed, and the error says what to do.
+    """
+    backup = None
+    try:
+        if out.torn.strip():
             backup = f"{path}.torn-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
             with open(path, "rb") as src, open(backup, "wb") as dst:
                 src.seek(torn_at)
                 shutil.copyfileobj(src, dst)
-            out.torn_backup = backup
-    elif torn_at is not None:  # only blanks after the last newline: nothing of a game is lost
-        out.torn, out.torn_size = b"", 0
-    if torn_at is not None and repair:
+                dst.flush()
+                os.fsync(dst.fileno())
         with open(path, "r+b") as f:
             f.truncate(torn_at)
             f.flush()
             os.fsync(f.fileno())
-    for note in out.problems():
-        log.warning("%s: %s", path, note)
-    return out
+    except OSError as exc:
+        if backup is not None:
+            try:
+                os.unlink(backup)  # an empty or partial copy would only mislead
+            except OSError:
+                pass
+        raise ResultsWriteError(
+            f"{path} ends in a torn line ({out.torn_size:,} bytes) that must be set aside before new games are "
+            f"appended, and that failed: {exc.strerror or exc}; nothing was changed. Free some space (or fix the "
+            "disk) and run the same command again") from None
+    out.torn_backup = backup
 
 
 def _read_line(raw: bytes, no: int, out: Loaded, check: Callable[[dict[str, Any]], str | None] | None) -> None:

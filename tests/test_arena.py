@@ -650,3 +650,29 @@ def test_a_forfeit_keeps_a_capped_error_and_its_line_resumes(tmp_path):
     assert all(len(r["error"]) < 2100 and "(cut: 5,000,0" in r["error"] for r in lines)
     again, _ = play(tmp_path, ["shouter", "random"], 2)
     assert len(open(out).read().splitlines()) == 2  # resumed: nothing played again
+
+
+def test_a_torn_tail_on_a_full_disk_changes_nothing_and_says_so(tmp_path, monkeypatch):
+    # Issue 53, item 7: a resume on a still-full disk ended in a raw OSError from load() and left an empty
+    # .torn-* file on each attempt. Now nothing changes, no partial copy stays, and the error says what to do.
+    import errno
+    import shutil as shutil_module
+
+    from arena.results import ResultsWriteError
+
+    _, out = play(tmp_path, ["random", "heuristic"], 2)
+    torn = open(out, "rb").read() + b'{"game_id": "half a li'
+    open(out, "wb").write(torn)
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil_module, "copyfileobj", full)
+    for _ in range(2):
+        with pytest.raises(ResultsWriteError, match="No space left on device; nothing was changed"):
+            load(out)
+    assert open(out, "rb").read() == torn
+    assert not [p for p in os.listdir(tmp_path) if ".torn-" in p]
+    monkeypatch.undo()
+    load(out)  # space again: set aside and cut off
+    assert [p for p in os.listdir(tmp_path) if ".torn-" in p] and open(out, "rb").read().endswith(b"\n")
