@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="*", metavar="SPEC", help="agent specs (at least 2)")
     p.add_argument("--agents", action="store_true",
                    help="list the agents that play the --game (default mulle) with their parameters, and exit")
+    p.add_argument("--verify", metavar="FILE",
+                   help="replay every game of a results file that carries its moves (--save-games), name each line "
+                   "whose result differs from its replay, and exit (1 if any differs); plays nothing")
     p.add_argument("--games", type=int, default=100, metavar="N",
                    help="games per pairing (default 100); duplicate format pairs them 2 per deal")
     p.add_argument("--workers", type=int, default=1, metavar="W", help="worker processes (default 1)")
@@ -102,6 +105,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.verify is not None:
+        if args.specs or args.agents:
+            parser.error("--verify replays a results file and plays nothing; give it without agent specs or --agents")
+        return args, parser
     if args.worker_init:
         try:
             call_path(args.worker_init)()
@@ -259,6 +266,21 @@ def _check_agents_can_play(parser: argparse.ArgumentParser, specs: list[str], ga
             parser.error(f"agent {spec!r} cannot play with these rules (--rule): {why}")
 
 
+def verify_command(path: str) -> int:
+    """``mulle-arena --verify FILE``: 0 when every replayed line agrees, 1 when one differs, 2 for a bad file."""
+    from mulle_env.files import PathError
+
+    from .verify import report, verify_file
+
+    try:
+        verdict = verify_file(path)
+    except (PathError, OSError) as exc:
+        print(f"mulle-arena: error: --verify {path!r}: {exc}", file=sys.stderr)
+        return 2
+    print(report(path, verdict))
+    return 0 if verdict.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mulle-arena``; returns the exit code.
 
@@ -314,6 +336,8 @@ def list_agents(args: argparse.Namespace, out: Any = None) -> None:
 
 def _main(argv: list[str] | None, stop: TerminateAsInterrupt) -> int:
     args, parser = parse_args(argv)
+    if args.verify is not None:
+        return verify_command(args.verify)
     if args.agents:
         list_agents(args)
         return 0

@@ -153,7 +153,12 @@ def timed_out_under(line: dict[str, Any]) -> float | None:
         return None
 
 
-def _numbers(nos: list[int]) -> str:
+def _ending(line: dict[str, Any]) -> tuple[Any, ...]:
+    """How a results line says its game ended (what two lines of one game must agree on)."""
+    return tuple(repr(line.get(k)) for k in ("status", "scores", "winner", "forfeit", "sheets"))
+
+
+def line_numbers(nos: list[int]) -> str:
     """Line numbers as a note names them: every one, so each line set aside or played again can be found."""
     return ", ".join(map(str, nos))
 
@@ -255,6 +260,7 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
     other_version: list[int] = []  # line numbers
     aborted: dict[str, int] = {}  # game_id -> line number of an aborted game, played again
     foreign = 0
+    repeats: list[tuple[int, int, bool]] = []  # (line, line it repeats, their results differ)
     # game_id -> (line number, _version_changes) of its line played by another agent version
     changed: dict[str, tuple[int, list[tuple[str, str, str]]]] = {}
     # Only older single-format lines (no "index") of this tournament's specs need the seed scan.
@@ -273,6 +279,10 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
             changed[line["game_id"]] = (no, changes)
         else:
             gid = line["game_id"]
+            if gid in by_id and gid not in redo:
+                # A game that stood is recorded again: never written by a run (a replayed game's old line has a
+                # reason to be played again), so it is named, and said when its result differs.
+                repeats.append((no, line_no[gid], _ending(by_id[gid]) != _ending(line)))
             by_id[gid], order[gid], line_no[gid] = line, where, no
             why = _replay_reason(plan, line)
             if why:
@@ -282,11 +292,11 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
     if other_version:
         notes.append(
             f"{len(other_version)} line(s) were played by another engine version (not {version!r}): "
-            f"line {_numbers(other_version)}; they are not counted and those games are played again"
+            f"line {line_numbers(other_version)}; they are not counted and those games are played again"
         )
     aborted_again = sorted(no for gid, no in aborted.items() if gid not in by_id)
     if aborted_again:
-        notes.append(f"{len(aborted_again)} aborted game(s) are played again: line {_numbers(aborted_again)}")
+        notes.append(f"{len(aborted_again)} aborted game(s) are played again: line {line_numbers(aborted_again)}")
     # A game the current agents finished already (a replay of an earlier run) needs no note.
     changed_agents: dict[tuple[str, str, str], list[int]] = {}  # (spec, version played, version now) -> lines
     other_agent = 0
@@ -296,23 +306,29 @@ def _run_locked(plan: Plan, out: str, backend: Backend, sprt: SPRT | None, progr
             for change in changes:
                 changed_agents.setdefault(change, []).append(no)
     if other_agent:
-        what = "; ".join(f"{spec!r} version {played!r}, now {now!r} ({len(nos)} game(s): line {_numbers(nos)})"
+        what = "; ".join(f"{spec!r} version {played!r}, now {now!r} ({len(nos)} game(s): line {line_numbers(nos)})"
                          for (spec, played, now), nos in sorted(changed_agents.items()))
         notes.append(f"{other_agent} game(s) were played by another version of an agent ({what}); "
                      "they are not counted and are played again")
     if foreign:
         notes.append(f"{foreign} line(s) belong to other tournaments (other specs, seeds, games or rules) "
                      "and are ignored")
+    if repeats:
+        said = ", ".join(f"{no} (of line {first}{', another result' if differs else ''})"
+                         for no, first, differs in repeats)
+        notes.append(f"{len(repeats)} line(s) record again a game already finished earlier in the file: line {said}; "
+                     "the last line of a game counts. A run never writes that: if the file was edited, "
+                     "mulle-arena --verify replays the games saved with their moves")
     n_moves = sorted(line_no[gid] for gid, why in redo.items() if why == "moves")
     n_timeout = sorted(line_no[gid] for gid, why in redo.items() if why != "moves")
     if n_moves:
         notes.append(f"{len(n_moves)} earlier game(s) were played without --save-games and have no move list "
-                     f"(line {_numbers(n_moves)}); they are played again to record their moves (the new line "
+                     f"(line {line_numbers(n_moves)}); they are played again to record their moves (the new line "
                      "supersedes the old one)")
     if n_timeout:
         limit = "no limit" if plan.move_timeout is None else f"{plan.move_timeout:g} s"
         notes.append(f"{len(n_timeout)} game(s) forfeited on a shorter move time limit than this run's ({limit}) "
-                     f"are played again (line {_numbers(n_timeout)}; the new line supersedes the old one)")
+                     f"are played again (line {line_numbers(n_timeout)}; the new line supersedes the old one)")
     for note in notes[len(loaded.problems()):]:
         results_log.warning("%s: %s", out, note)
     skipped = len(by_id) - len(redo)
