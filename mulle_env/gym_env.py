@@ -156,7 +156,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         self.env_game = core.game
         self.ruleset = core.ruleset
         #: The opponent agent (``random`` plays inside the stepper, drawing exactly as this agent would).
-        self.opponent = core.agents[0] if core.agents else resolve_agent(opponent)
+        self.opponent = core.agents[0] if core.agents else resolve_agent(opponent, core.game.name)
         self.reward_mode = reward
         self.seat_mode = core.seat_mode
         self.illegal_action = illegal_action
@@ -255,3 +255,4 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         if core.stepper.state(0).over:
             info["final_scores"] = core.final_scores(0)
         return obs, info
+

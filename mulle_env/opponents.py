@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from .engine.errors import IllegalMoveError
 from .engine.loop import GameLoop, agent_name, ruleset_refusal
-from .games import EnvGame, shown
+from .games import DEFAULT_GAME, EnvGame, shown
 from .stepper import Indices, Stepper
 
 if TYPE_CHECKING:
@@ -55,13 +55,16 @@ SELF_PLAY = "self"
 OpponentPolicy = Callable[[NDArray[np.float32], NDArray[np.int8]], Any]
 
 
-def resolve_agent(opponent: Any) -> Any:
+def resolve_agent(opponent: Any, game: str | None = None) -> Any:
     """An agent from a spec string (``"heuristic"``, ``"pimc:samples=10"``) or an agent object.
 
     Strings are built by the factories registered under the ``mulle_env.agents``
     entry-point group (the ``agents`` package installs ``agents.registry:make``), so
-    this package never imports ``agents``. An object is accepted as is if it has
-    ``act(view, legal_moves, rng)``.
+    this package never imports ``agents``. ``game``: the short name of the game the agent
+    plays (the game object's ``name``); for any game but Mulle the factory is called as
+    ``make(spec, game=game)``, so that ``"heuristic"`` is Casino's heuristic in Casino-v0
+    (for Mulle as ``make(spec)``, as registries written before other games expect). An
+    object is accepted as is if it has ``act(view, legal_moves, rng)``.
     """
     if isinstance(opponent, str):
         factories = sorted(entry_points(group=AGENT_ENTRY_POINT_GROUP), key=lambda ep: ep.name)
@@ -73,7 +76,8 @@ def resolve_agent(opponent: Any) -> Any:
         errors: list[ValueError] = []
         for ep in factories:
             try:
-                return ep.load()(opponent)
+                make = ep.load()
+                return make(opponent) if game in (None, DEFAULT_GAME) else make(opponent, game=game)
             except ValueError as exc:
                 errors.append(exc)
         if len(errors) == 1:
@@ -265,7 +269,7 @@ class AgentOpponents(Opponents):
 
     def __init__(self, core: EnvCore, opponent: Any) -> None:
         super().__init__(core)
-        self.agents = self._agents(opponent, core.num_envs)
+        self.agents = self._agents(opponent, core.num_envs, core.game.name)
         for agent in self.agents:
             if (why := ruleset_refusal(agent, core.ruleset)) is not None:
                 raise ValueError(f"opponent {agent_name(agent)!r} cannot play under these rules: {why}")
@@ -273,14 +277,14 @@ class AgentOpponents(Opponents):
         self.loops: list[GameLoop | None] = [None] * core.num_envs
 
     @staticmethod
-    def _agents(opponent: Any, k: int) -> list[Any]:
+    def _agents(opponent: Any, k: int, game: str) -> list[Any]:
         if isinstance(opponent, str):
-            return [resolve_agent(opponent) for _ in range(k)]
+            return [resolve_agent(opponent, game) for _ in range(k)]
         if isinstance(opponent, Sequence):
             if len(opponent) != k:
                 raise ValueError(f"a sequence of opponents must hold num_envs={k} agents, not {len(opponent)}")
-            return [resolve_agent(a) for a in opponent]
-        agent = resolve_agent(opponent)
+            return [resolve_agent(a, game) for a in opponent]
+        agent = resolve_agent(opponent, game)
         return [agent] if k == 1 else [copy.deepcopy(agent) for _ in range(k)]
 
     def start(self, i: int, game_seed: int, seat: int, opp_seed: int) -> None:
@@ -314,8 +318,11 @@ class AgentOpponents(Opponents):
         loop = self._loop(i)
         seat = loop.game.to_move  # the learner's (its action was checked legal); no numpy read per step
         core = self.core
+        # The move before it is played: a game's action may name a move only in its position (Casino's
+        # gather_all=False indexes the legal moves).
+        move = core.game.decode(loop.game, action)
         core.stepper.play(i, action)
-        loop.notify(seat, core.game.move_of(action))
+        loop.notify(seat, move)
         loop.run()
 
     def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
@@ -358,7 +365,7 @@ class _SteppedPlay:
     def __call__(self, move: Any) -> _Played:
         # The engine's checked parse: an illegal, malformed or missing move raises, saying why.
         m = self.state.check(move)
-        self.stepper.play(self.i, self.game.action_of(m))
+        self.stepper.play(self.i, self.game.action_of(m, self.state))
         return _Played(m)
 
 

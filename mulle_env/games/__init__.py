@@ -14,9 +14,10 @@ member                        what the env layer does with it
                               express (a ``ValueError`` naming why)
 ``new_game(seed, ruleset)``   deal a game: a state of the :class:`EnvState` protocol
 ``num_actions``,              the action codec: ``Discrete(num_actions)``, the move an action
-``move_of(a)``,               stands for, the action of a move, and ``decode(state, a)``: the
-``action_of(m)``,             legal move of an action, or an :class:`IllegalActionError` naming the
-``decode(state, a)``          action, its move, why, and the legal actions
+``move_of(a)``,               stands for, the action of a move played in ``state``, and
+``action_of(m, state)``,      ``decode(state, a)``: the legal move of an action, or an
+``decode(state, a)``          :class:`IllegalActionError` naming the action, its move, why, and
+                              the legal actions (the core turns actions into moves by ``decode``)
 ``obs_size``, ``obs_dtype``,  the observation: its size and dtype, its bounds under a ruleset,
 ``observation_bounds(r)``,    and the encoder writing seat ``s``'s observation of a state into a
 ``encode(state, s, out)``     preallocated row
@@ -201,8 +202,12 @@ class EnvGame(Protocol):
             return ruleset
         return self.Ruleset.from_dict(ruleset)
 
-    def action_of(self, move: Any, /) -> int:
-        """The action of ``move`` (its id)."""
+    def action_of(self, move: Any, state: Any = None, /) -> int:
+        """The action of ``move`` (its id), a legal move of ``state``.
+
+        The env core hands the position the move is played in: a game whose actions index a
+        position's legal moves (Casino under ``gather_all=False``) needs it; ids ignore it.
+        """
         action: int = move.id
         return action
 
