@@ -1,4 +1,4 @@
-"""Registering ``Mulle-v0`` with Gymnasium without importing Gymnasium.
+"""Registering ``Mulle-v0`` and ``Casino-v0`` with Gymnasium without importing Gymnasium.
 
 ``import mulle_env.engine`` runs ``mulle_env/__init__.py`` first, and the engine must not
 load anything outside the standard library (Gymnasium and numpy take ~360 ms to import).
@@ -17,25 +17,30 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 ENV_ID = "Mulle-v0"
 ENTRY_POINT = "mulle_env.gym_env:MulleEnv"
 #: ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``: the batched env.
 VECTOR_ENTRY_POINT = "mulle_env.vector_env:MulleVectorEnv"
-#: Every env id this package registers, with the game its envs play (a name of :data:`mulle_env.games.GAMES`;
-#: ``None``, the default game, keeps the spec's kwargs empty). Every game's envs are the same classes, given
-#: that game's object: a new game adds its line here, e.g. ``"Casino-v0": "casino"``.
-ENV_IDS: dict[str, str | None] = {ENV_ID: None}
+#: Every env id this package registers: its single env's entry point and the spec's kwargs (the game its envs
+#: play, a name of :data:`mulle_env.games.GAMES`, and the defaults that differ from Mulle's). Every game's envs
+#: are the same core and faces, given that game's object (``CasinoEnv`` is ``MulleEnv`` with Casino's defaults
+#: and docstring); the vector entry point is :data:`VECTOR_ENTRY_POINT` for all. A new game adds its line here.
+ENV_IDS: dict[str, tuple[str, dict[str, Any]]] = {
+    ENV_ID: (ENTRY_POINT, {}),
+    "Casino-v0": ("mulle_env.gym_env:CasinoEnv", {"game": "casino", "score_scale": 11.0}),
+}
 _REGISTRY_MODULE = "gymnasium.envs.registration"
 
 
 def register_with(registration: ModuleType) -> None:
     """Register every env of :data:`ENV_IDS` in the Gymnasium registry module ``registration`` (once)."""
-    for env_id, game in ENV_IDS.items():
+    for env_id, (entry_point, kwargs) in ENV_IDS.items():
         if env_id not in registration.registry:
             # The entry points are strings and the game a name, so that registering imports nothing.
-            registration.register(id=env_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
-                                  kwargs={} if game is None else {"game": game})
+            registration.register(id=env_id, entry_point=entry_point, vector_entry_point=VECTOR_ENTRY_POINT,
+                                  kwargs=dict(kwargs))
 
 
 class _Loader(importlib.abc.Loader):

@@ -36,7 +36,8 @@ from .envcore import (
 )
 from .games import EnvGame, get_game
 
-__all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "MulleEnv", "final_reward", "resolve_agent"]
+__all__ = ["ILLEGAL_ACTION_MODES", "REWARD_MODES", "SEAT_MODES", "CasinoEnv", "MulleEnv", "final_reward",
+           "resolve_agent"]
 
 #: Keys ``MulleEnv.reset(options=...)`` understands.
 RESET_OPTIONS = ("seat",)
@@ -256,3 +257,89 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
             info["final_scores"] = core.final_scores(0)
         return obs, info
 
+
+class CasinoEnv(MulleEnv):
+    """Casino, the fishing card game Mulle descends from, played against a fixed opponent: ``Casino-v0``.
+
+    The same env as ``Mulle-v0`` (this class adds only Casino's defaults and this description):
+    one core, :class:`mulle_env.envcore.EnvCore`, given Casino's game object
+    (:mod:`mulle_env.games.casino`; the rules in docs/casino.md, the env side in
+    docs/casino_env.md). The learner holds one seat; the opponent moves inside :meth:`step`
+    until it is the learner's turn again or the game is over. Every card play is one
+    decision: 24 per seat a round, so a one-round game (``ruleset={"rounds": 1}``) is exactly
+    24 learner steps, and a game to 21 points (the default) lasts three or four rounds, rarely
+    two or five (random play).
+
+    ## Action Space
+    ``Discrete(504)`` (:data:`mulle_env.casino.NUM_MOVE_IDS`): index ``i`` is always the move
+    ``mulle_env.casino.MOVES[i]`` (captures and court captures 0-87, new builds by card and
+    value 88-307, increases by card and build value 308-451, trails 452-503). About 4 are legal
+    per decision (at most 15 seen): use ``info["action_mask"]`` (int8) or :meth:`action_masks`.
+    Under ``gather_all=False`` moves name what they take and have no ids: that ruleset is
+    played as ``game="casino_choices"``, ``Discrete(4096)``, where action ``k`` is the ``k``-th
+    legal move of the position (docs/casino_env.md has the trade-off and the measured bound).
+
+    ## Observation Space
+    ``Box(0, high, (456,), float32)`` (:data:`mulle_env.games.casino.OBS_SIZE`), built only from
+    what the learner may know (the engine's ``view``): own hand, loose table cards, the cards in
+    each side's builds and per build value who owns how many and their sizes, both captured
+    piles, the unseen cards, each side's race (cards, spades, aces, the two casinos, sweeps),
+    the game scores, round, hand and stock sizes, turn and dealer flags, the last capturer and
+    the ruleset's flags. ``high`` depends on the ruleset. Slice by slice in
+    :data:`mulle_env.games.casino.OBS_SLICES` and docs/casino_env.md.
+
+    ## Rewards
+    Zero on every step but the last. At the end, ``reward="win"``: +1 win, 0 draw, -1 loss;
+    ``reward="score"``: (learner's game total - opponent's) / ``score_scale`` (11 by default:
+    the points one round hands out besides sweeps). An illegal action under
+    ``illegal_action="lose"`` ends the episode with the worst reward possible: -1 under
+    ``"win"``, minus the largest score difference a game can end with under ``"score"``
+    (:func:`mulle_env.games.casino.score_bound` / ``score_scale``).
+
+    ## Episode End
+    Terminates when the game is over: after the round in which a player reaches
+    ``target_score`` (21) with the totals unequal, or after ``rounds`` rounds when the ruleset
+    fixes them (or on an illegal action under ``illegal_action="lose"``). Never truncates.
+    Stepping a finished episode raises :class:`mulle_env.GameOverError`; call :meth:`reset`.
+
+    ## Arguments
+    ```python
+    gymnasium.make("Casino-v0", opponent="heuristic", reward="win", seat="random", ruleset=None,
+                   illegal_action="raise", score_scale=11.0, render_mode=None, game="casino")
+    ```
+    * ``opponent``: an agent spec that plays Casino (``"random"``, and the Casino agents the
+      ``agents`` registry declares: ``mulle-arena --agents --game casino`` lists them), or an
+      object with ``act(view, legal_moves, rng)``. ``"random"`` plays inside the stepper.
+    * ``reward``, ``seat``, ``illegal_action``, ``render_mode``: as ``Mulle-v0``'s.
+    * ``ruleset``: a :class:`mulle_env.casino.Ruleset` or a dict of its flags
+      (``{"rounds": 1}``, ``Ruleset.app()``...).
+    * ``score_scale``: divisor of the score difference under ``reward="score"``.
+    * ``game``: ``"casino"`` (``gather_all=True``) or ``"casino_choices"`` (``gather_all=False``,
+      the default of that flag there).
+    * ``extras``: Casino has no extra-input blocks (only ``None``).
+
+    ``reset(seed=s)`` fixes the whole episode: the deal of every round, the seat (under
+    ``"random"``) and the opponent's choices.
+
+    ## Version History
+    * v0: Initial version (Casino engine 1.0, observation of 456 floats, 504 actions; 4096
+      under ``game="casino_choices"``).
+    """
+
+    def __init__(
+        self,
+        opponent: Any = "heuristic",
+        reward: str = "win",
+        seat: int | str = "random",
+        ruleset: Any = None,  # a mulle_env.casino.Ruleset, a dict of its flags, or None
+        illegal_action: str = "raise",
+        score_scale: float = 11.0,
+        render_mode: str | None = None,
+        extras: str | None = None,
+        game: EnvGame | str = "casino",
+    ) -> None:
+        found = get_game(game)
+        if found.name != "casino":
+            raise ValueError(f"CasinoEnv plays Casino (game 'casino' or 'casino_choices'), not {found.name!r}: "
+                             "MulleEnv(game=...) plays any game")
+        super().__init__(opponent, reward, seat, ruleset, illegal_action, score_scale, render_mode, extras, found)

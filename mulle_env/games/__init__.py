@@ -68,7 +68,12 @@ __all__ = ["DEFAULT_GAME", "GAMES", "EnvGame", "EnvState", "IllegalActionError",
 
 #: Games by name: ``"module:attribute"`` of each game object, imported when first asked for. A new game
 #: adds its line here (its object in ``mulle_env/games/<name>.py``).
-GAMES: dict[str, str] = {"mulle": "mulle_env.games.mulle:MULLE"}
+GAMES: dict[str, str] = {
+    "mulle": "mulle_env.games.mulle:MULLE",
+    "casino": "mulle_env.games.casino:CASINO",
+    # Casino under gather_all=False: another action space (action k = the k-th legal move), so another object.
+    "casino_choices": "mulle_env.games.casino:CASINO_CHOICES",
+}
 #: The game of every env built without ``game=``.
 DEFAULT_GAME = "mulle"
 

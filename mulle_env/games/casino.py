@@ -49,14 +49,14 @@ from numpy.typing import DTypeLike, NDArray
 from .. import casino
 from ..casino.cards import BIG_CASINO, LITTLE_CASINO, SPADE
 from ..casino.ruleset import MAX_ROUNDS, MAX_TARGET
-from ..engine.errors import GameOverError, IllegalMoveError
+from ..engine.errors import GameOverError, IllegalMoveError, InvalidRulesetError
 from . import EnvGame, IllegalActionError, action_index
 
 if TYPE_CHECKING:
     from ..stepper import Stepper
 
 __all__ = [
-    "CASINO", "CASINO_CHOICES", "CasinoGame", "ChoiceState", "render_view",
+    "CASINO", "CASINO_CHOICES", "CasinoGame", "ChoiceState", "UnsupportedRulesetError", "render_view",
     "BUILD_FEATURES", "BUILD_VALUES", "CHOICE_ACTIONS", "FACE_BLOCKS", "MAX_SWEEPS_PER_ROUND", "MOVE_ACTIONS",
     "OBS_DTYPE", "OBS_SIZE", "OBS_SLICES", "RACE_FEATURES", "ROUND_POINT_BOUND", "RULE_FEATURES",
     "SCALAR_FEATURES", "SCALES", "SCORE_SCALE", "TooManyMovesError", "decode", "describe", "encode",
@@ -343,8 +343,8 @@ def observation_bounds(ruleset: casino.Ruleset | None = None) -> tuple[NDArray[n
     builds[2::_NF] = _MAX_BUILD_CARDS / SCALES["build_cards"]
     builds[3::_NF] = _MAX_BUILD_CARDS / SCALES["build_cards"]
     for race in (OBS_SLICES["my_race"], OBS_SLICES["opp_race"]):
-        high[race.start + RACE_FEATURES.index("sweeps")] = (
-            MAX_SWEEPS_PER_ROUND / SCALES["sweeps"] if rs.sweeps else 0.0)
+        # Also under sweeps=False, where the entry stays 0: a Box entry with low == high draws Gymnasium's warning.
+        high[race.start + RACE_FEATURES.index("sweeps")] = MAX_SWEEPS_PER_ROUND / SCALES["sweeps"]
     score = rs.max_rounds * _round_bound(rs) / SCORE_SCALE
     high[_SCALARS + SCALAR_FEATURES.index("my_score")] = score
     high[_SCALARS + SCALAR_FEATURES.index("opp_score")] = score
@@ -513,14 +513,20 @@ def render_view(view: casino.PlayerView) -> str:
     return "\n".join(lines)
 
 
+class UnsupportedRulesetError(InvalidRulesetError):
+    """A Casino ruleset this game object's action space cannot express: the message names the object that plays it."""
+
+
 class CasinoGame(EnvGame):
     """Casino's game object (:class:`mulle_env.games.EnvGame`): what the env core knows of Casino's rules.
 
-    Two objects, one per action scheme (module docstring): :data:`CASINO` for ``gather_all=True``
-    (``Discrete(504)``, an action is a move id) and :data:`CASINO_CHOICES` for
-    ``gather_all=False`` (``Discrete(4096)``, action ``k`` the ``k``-th legal move). Either
-    accepts every Casino ruleset in :meth:`check_ruleset`; :meth:`for_ruleset` names the one
-    that plays it, and the other refuses to deal it (its action space cannot express it).
+    Two objects, one per action scheme (module docstring), both named ``"casino"`` (the agents'
+    game): :data:`CASINO` (the env layer's game ``"casino"``) plays ``gather_all=True``,
+    ``Discrete(504)``, an action a move id; :data:`CASINO_CHOICES` (the env layer's game
+    ``"casino_choices"``) plays ``gather_all=False``, ``Discrete(4096)``, action ``k`` the
+    ``k``-th legal move, and is that flag's default there. Each refuses the other's rulesets in
+    :meth:`check_ruleset` with an :class:`UnsupportedRulesetError` naming the other;
+    :meth:`for_ruleset` names it too (for an env core that asks).
     """
 
     name = "casino"
@@ -535,6 +541,8 @@ class CasinoGame(EnvGame):
         self.gather_all = gather_all
         #: ``Discrete(num_actions)``: :data:`MOVE_ACTIONS` or :data:`CHOICE_ACTIONS`.
         self.num_actions = num_actions(casino.Ruleset(gather_all=gather_all))
+        #: The name the env layer knows this object by (:data:`mulle_env.games.GAMES`, ``game=``).
+        self.game_name = "casino" if gather_all else "casino_choices"
 
     def __repr__(self) -> str:
         return "CASINO" if self.gather_all else "CASINO_CHOICES"
@@ -543,8 +551,17 @@ class CasinoGame(EnvGame):
         return repr(self)  # the module's own object, as pickle finds it: one object per scheme
 
     def check_ruleset(self, ruleset: Any, /) -> casino.Ruleset:
-        """``ruleset`` (``None``, a dict of flags or a :class:`~mulle_env.casino.Ruleset`) checked; every ruleset is."""
+        """``ruleset`` (``None``, a dict of flags or a :class:`~mulle_env.casino.Ruleset`), checked for this object.
+
+        ``None`` and a dict without ``gather_all`` take this object's value of the flag; a ruleset
+        with the other value is an :class:`UnsupportedRulesetError` naming the game that plays it.
+        """
+        if ruleset is None:
+            ruleset = {}
+        if isinstance(ruleset, dict) and "gather_all" not in ruleset:
+            ruleset = {**ruleset, "gather_all": self.gather_all}
         rs: casino.Ruleset = super().check_ruleset(ruleset)
+        self._refuse(rs)
         return rs
 
     def for_ruleset(self, ruleset: casino.Ruleset, /) -> CasinoGame:
@@ -554,10 +571,13 @@ class CasinoGame(EnvGame):
     def _refuse(self, ruleset: casino.Ruleset) -> None:
         if ruleset.gather_all != self.gather_all:
             other = self.for_ruleset(ruleset)
-            raise ValueError(
-                f"this Casino game object's action space is for gather_all={self.gather_all} "
-                f"(Discrete({self.num_actions})); a gather_all={ruleset.gather_all} ruleset is played by "
-                f"{other!r} (mulle_env.games.casino), Discrete({other.num_actions})")
+            why = ("moves name what they take and have no ids, so action k is the k-th legal move"
+                   if self.gather_all else "every move has an id, and an action is a move id")
+            raise UnsupportedRulesetError(
+                f"game {self.game_name!r} plays Casino with gather_all={self.gather_all} "
+                f"(Discrete({self.num_actions})); under gather_all={ruleset.gather_all} {why}, "
+                f"Discrete({other.num_actions}): play it as game={other.game_name!r} "
+                f"(e.g. gymnasium.make(\"Casino-v0\", game={other.game_name!r}, ruleset=...))")
 
     def new_game(self, seed: int, ruleset: casino.Ruleset, /) -> casino.GameState | ChoiceState:
         """A new game dealt from ``seed``: the engine's state (in a :class:`ChoiceState` under ``gather_all=False``)."""
@@ -571,8 +591,9 @@ class CasinoGame(EnvGame):
         Under ``gather_all=False`` an action means a move only in a position: :meth:`decode`.
         """
         if not self.gather_all:
-            raise ValueError("under gather_all=False action k is the k-th legal move of a position, so it names no "
-                             "move by itself: use decode(state, action)")
+            raise ValueError(
+                "under gather_all=False action k is the k-th legal move of a position, so it names no move by itself: "
+                "use decode(state, action)")
         return casino.MOVES[action]
 
     def action_of(self, move: Any, state: Any = None, /) -> int:
