@@ -247,3 +247,10 @@ def test_render_shows_the_learners_hand_only():
     mine = " ".join(CARD_NAMES[c] for c in env.unwrapped.state.hands[0])
     assert text.startswith("Casino-v0: you are player 0") and f"seat 0 (you): hand {mine};" in text
     assert "seat 1: hand 4 cards" in text
+
+
+def test_a_position_beyond_the_action_bound_stops_the_env_saying_so(monkeypatch):
+    env = gym.make("Casino-v0", opponent="random", game="casino_choices", ruleset={"rounds": 1}, seat=0)
+    monkeypatch.setattr(ce, "CHOICE_ACTIONS", 3)  # the opening positions have more legal moves than that
+    with pytest.raises(ce.TooManyMovesError, match="more than the 3 actions of the gather_all=False action space"):
+        env.reset(seed=0)
