@@ -254,3 +254,22 @@ def test_a_position_beyond_the_action_bound_stops_the_env_saying_so(monkeypatch)
     monkeypatch.setattr(ce, "CHOICE_ACTIONS", 3)  # the opening positions have more legal moves than that
     with pytest.raises(ce.TooManyMovesError, match="more than the 3 actions of the gather_all=False action space"):
         env.reset(seed=0)
+
+
+@pytest.mark.parametrize("game", ["casino", "casino_choices"])
+def test_self_play_in_the_vector_env(game):
+    seen = []
+
+    def policy(obs, mask):  # the other seat's batched policy: the last legal action of each row
+        assert obs.shape[1] == ce.OBS_SIZE and mask.shape[1] == (504 if game == "casino" else ce.CHOICE_ACTIONS)
+        seen.append(len(obs))
+        return np.array([int(np.flatnonzero(m)[-1]) for m in mask])
+
+    envs = gym.make_vec("Casino-v0", num_envs=3, vectorization_mode="vector_entry_point", opponent="self",
+                        opponent_policy=policy, game=game, ruleset={"rounds": 1})
+    obs, info = envs.reset(seed=2)
+    ended = 0
+    for _ in range(30):
+        obs, rewards, terminated, truncated, info = envs.step([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
+        ended += int(terminated.sum())
+    assert ended >= 3 and sum(seen) >= 3 * 24
