@@ -76,3 +76,23 @@ def test_mulle_arena_says_not_a_policy_file(capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "is not a policy file" in err and "A policy file is" in err
     assert not any(u in err for u in UNSAFE) and "Traceback" not in err
+
+
+def test_a_header_declaring_a_huge_array_is_refused_before_any_allocation(tmp_path):
+    # Issue 53, item 10: numpy allocates by the header's shape before it reads the data, so a crafted .npz
+    # ended load_policy in a raw MemoryError.
+    import io
+    import zipfile
+
+    import numpy as np
+
+    from agents.learned.policy import PolicyFileError, load_policy
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (10**6, 10**6)})
+    buf.write(b"\0" * 64)
+    path = tmp_path / "huge.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("format.npy", buf.getvalue())
+    with pytest.raises(PolicyFileError, match=r"declares a \(1000000, 1000000\) float32 array"):
+        load_policy(path)

@@ -680,9 +680,12 @@ def load_policy(path: str | Path) -> MLPPolicy:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())
-        if unpacked > MAX_POLICY_BYTES:
-            raise not_a_policy(f"its arrays would unpack to {unpacked:,} bytes, more than the "
-                               f"{MAX_POLICY_BYTES:,} a policy may hold")
+            if unpacked > MAX_POLICY_BYTES:
+                raise not_a_policy(f"its arrays would unpack to {unpacked:,} bytes, more than the "
+                                   f"{MAX_POLICY_BYTES:,} a policy may hold")
+            for info in archive.infolist():
+                if (why := _declared_too_large(archive, info)) is not None:
+                    raise not_a_policy(why)
         with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
             return _from_arrays(arrays, where)
     except PolicyFileError:
@@ -693,6 +696,31 @@ def load_policy(path: str | Path) -> MLPPolicy:
         raise not_a_policy(f"{type(exc).__name__}: {exc}") from None
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, zipfile.LargeZipFile) as exc:
         raise not_a_policy(f"{type(exc).__name__}: {exc}") from None
+
+
+def _declared_too_large(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
+    """Why member ``info``'s ``.npy`` header declares more data than the member holds (``None``: it does not).
+
+    numpy allocates an array by its header's shape before it reads the data, so a crafted
+    header (a shape of 10**12) would end a load in a ``MemoryError``; the header is read first.
+    """
+    if not info.filename.endswith(".npy"):
+        return None
+    with archive.open(info) as member:
+        try:
+            major, _ = np.lib.format.read_magic(member)
+            read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(member)
+        except (ValueError, OSError, EOFError) as exc:
+            return f"{info.filename}: not a .npy array ({exc})"
+        header_end = member.tell()
+    if dtype.hasobject:
+        return None  # refused below, without pickle, by np.load(allow_pickle=False)
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if declared > info.file_size - header_end:
+        return (f"{info.filename}'s header declares a {shape} {dtype} array ({declared:,} bytes) but the file holds "
+                f"{max(info.file_size - header_end, 0):,} bytes of it")
+    return None
 
 
 def _json_object(data: Arrays, key: str, where: str) -> dict[str, Any]:
