@@ -18,6 +18,9 @@ one random legal action applied, all through the env's public API in one process
 - ``mulle_vector_sparse``: the same env with ``dense_mask=False``, driven by its sparse
   legal ids: ``legal_ids()`` (CSR) and :func:`mulle_env.codec.sample_csr`, one thread.
 - ``mulle_vector_sparse_tN`` (``--threads``, default ``2``): that, with ``num_threads=N``.
+- ``casino_gym``, ``casino_pettingzoo``, ``casino_vector``, ``casino_vector_sparse``: the same four
+  drivers on ``Casino-v0`` and ``mulle_env.casino.env()`` (the same env core, Casino's game object;
+  its engine is pure Python until issue 51 compiles it).
   Threads are judged by wall-clock decisions/s against ``mulle_vector_sparse`` in the same
   rounds (``thread_scaling``): CPU time counts every thread's work, so it cannot show them.
 
@@ -80,13 +83,13 @@ def _timed(loop, seconds: float) -> dict:
     }
 
 
-def mulle_gym(seed: int):
+def mulle_gym(seed: int, env_id: str = "Mulle-v0"):
     import gymnasium as gym
 
-    import mulle_env  # noqa: F401  (registers Mulle-v0)
+    import mulle_env  # noqa: F401  (registers Mulle-v0 and Casino-v0)
     from mulle_env.codec import mask_indices
 
-    env = gym.make("Mulle-v0", opponent="random")
+    env = gym.make(env_id, opponent="random")
     _, info = env.reset(seed=seed)
     pick = random.Random(seed).random  # the uniform legal pick costs the same for every env
     box = [info]
@@ -136,13 +139,13 @@ def _aec(env, seed: int):
     return loop
 
 
-def mulle_vector(seed: int, k: int = VECTOR_K):
+def mulle_vector(seed: int, k: int = VECTOR_K, env_id: str = "Mulle-v0"):
     import gymnasium as gym
 
     import mulle_env  # noqa: F401
     from mulle_env.codec import sample_masks
 
-    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random")
+    envs = gym.make_vec(env_id, num_envs=k, vectorization_mode="vector_entry_point", opponent="random")
     _, info = envs.reset(seed=seed)
     rng = np.random.default_rng(seed)
     masks = info["action_mask"]  # the env rewrites this array in place every step
@@ -157,13 +160,13 @@ def mulle_vector(seed: int, k: int = VECTOR_K):
     return loop
 
 
-def mulle_vector_sparse(seed: int, k: int = VECTOR_K, threads: int = 1):
+def mulle_vector_sparse(seed: int, k: int = VECTOR_K, threads: int = 1, env_id: str = "Mulle-v0"):
     import gymnasium as gym
 
     import mulle_env  # noqa: F401
     from mulle_env.codec import sample_csr
 
-    envs = gym.make_vec("Mulle-v0", num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
+    envs = gym.make_vec(env_id, num_envs=k, vectorization_mode="vector_entry_point", opponent="random",
                         dense_mask=False, num_threads=threads)
     legal_ids = envs.unwrapped.legal_ids
     envs.reset(seed=seed)
@@ -260,11 +263,21 @@ def openspiel(game: str, seed: int):
     return loop
 
 
+def casino_pettingzoo(seed: int):
+    from mulle_env import casino
+
+    return _aec(casino.env(), seed)
+
+
 OURS = {
     "mulle_gym": mulle_gym,
     "mulle_pettingzoo": mulle_pettingzoo,
     "mulle_vector": mulle_vector,
     "mulle_vector_sparse": mulle_vector_sparse,
+    "casino_gym": lambda seed: mulle_gym(seed, "Casino-v0"),
+    "casino_pettingzoo": casino_pettingzoo,
+    "casino_vector": lambda seed: mulle_vector(seed, VECTOR_K, "Casino-v0"),
+    "casino_vector_sparse": lambda seed: mulle_vector_sparse(seed, VECTOR_K, env_id="Casino-v0"),
 }
 PEERS = {
     "rlcard_uno": lambda seed: rlcard_env("uno", seed),
@@ -322,7 +335,9 @@ def main(argv: list[str] | None = None) -> dict:
     k = args.envs
     ours = dict(OURS)
     ours.update(mulle_vector=lambda seed: mulle_vector(seed, k),
-                mulle_vector_sparse=lambda seed: mulle_vector_sparse(seed, k))
+                mulle_vector_sparse=lambda seed: mulle_vector_sparse(seed, k),
+                casino_vector=lambda seed: mulle_vector(seed, k, "Casino-v0"),
+                casino_vector_sparse=lambda seed: mulle_vector_sparse(seed, k, env_id="Casino-v0"))
     for n in counts:
         ours[f"mulle_vector_sparse_t{n}"] = lambda seed, n=n: mulle_vector_sparse(seed, k, threads=n)
     wanted = {s.strip() for s in args.only.split(",") if s.strip()}

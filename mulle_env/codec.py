@@ -152,7 +152,10 @@ def mask_indices(mask: NDArray[Any]) -> NDArray[np.intp]:
 
 
 def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Every allowed ``(row, action)`` of a batch of masks (``(K, NUM_ACTIONS)``, int8/uint8/bool), row by row.
+    """Every allowed ``(row, action)`` of a batch of masks (``(K, A)``, int8/uint8/bool), row by row.
+
+    ``A`` is the env's action count: :data:`NUM_ACTIONS` for Mulle, 504 for ``Casino-v0``; any game's
+    masks read the same way.
 
     For drivers of the vector env: ``rows, actions = batch_mask_indices(info["action_mask"])``.
     About 8 of 2812 entries are set per row, so the scan reads the masks 8 bytes at a
@@ -160,9 +163,9 @@ def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[n
     ``np.nonzero`` on the bytes).
     """
     m = np.asarray(masks)
-    if m.ndim != 2 or m.shape[1] != NUM_ACTIONS or m.dtype.itemsize != 1:
-        raise ValueError(f"batch_mask_indices reads int8/uint8/bool masks of shape (K, {NUM_ACTIONS}), not "
-                         f"{m.dtype} of shape {m.shape}")
+    if m.ndim != 2 or m.shape[1] < 1 or m.dtype.itemsize != 1:
+        raise ValueError(f"batch_mask_indices reads int8/uint8/bool masks of shape (K, A), e.g. (K, {NUM_ACTIONS}) "
+                         f"for Mulle, not {m.dtype} of shape {m.shape}")
     flat = m.reshape(-1)
     if flat.size % 8 or not m.flags.c_contiguous:
         hits = np.flatnonzero(flat.view(bool) if flat.dtype != bool else flat)
@@ -228,7 +231,7 @@ def sample_csr(ids: NDArray[np.integer[Any]], offsets: NDArray[np.integer[Any]],
 
 def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random | int | None = None
                  ) -> NDArray[np.int64]:
-    """One uniformly random legal action per row of a batch of dense masks (``(K, NUM_ACTIONS)``, int8/uint8/bool).
+    """One uniformly random legal action per row of a batch of dense masks (``(K, A)``, int8/uint8/bool).
 
     For drivers of the vector env's dense mask what :func:`sample_csr` is for its sparse
     ids: ``envs.step(sample_masks(info["action_mask"], rng))``. Draws as :func:`sample_csr`
@@ -239,9 +242,9 @@ def sample_masks(masks: NDArray[Any], rng: np.random.Generator | random.Random |
     """
     gen = _generator(rng)
     m = np.asarray(masks)
-    if m.ndim != 2 or m.shape[1] != NUM_ACTIONS or m.dtype.itemsize != 1 or m.dtype.kind not in "biu":
-        raise ValueError(f"sample_masks reads int8/uint8/bool masks of shape (K, {NUM_ACTIONS}), not "
-                         f"{m.dtype} of shape {m.shape}")
+    if m.ndim != 2 or m.shape[1] < 1 or m.dtype.itemsize != 1 or m.dtype.kind not in "biu":
+        raise ValueError(f"sample_masks reads int8/uint8/bool masks of shape (K, A) (A the env's actions: "
+                         f"{NUM_ACTIONS} for Mulle, 504 for Casino-v0), not {m.dtype} of shape {m.shape}")
     k = len(m)
     if _NATIVE is not None and gen is not None and m.flags.c_contiguous:
         out = np.empty(k, dtype=np.int64)

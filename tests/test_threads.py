@@ -441,7 +441,11 @@ def test_sample_masks_is_uniform_and_refuses_what_it_cannot_sample():
     with pytest.raises(ValueError, match="row 1 has no legal action"):
         codec.sample_masks(masks, 0)
     with pytest.raises(ValueError, match="shape"):
-        codec.sample_masks(masks[:, :100], 0)
+        codec.sample_masks(masks[0], 0)  # one row, not a batch
+    # Any game's masks: the width is the env's action count (504 for Casino-v0).
+    casino_masks = np.zeros((2, 504), np.int8)
+    casino_masks[:, 503] = 1
+    assert codec.sample_masks(casino_masks, 0).tolist() == [503, 503]
     with pytest.raises(ValueError, match="int8/uint8/bool"):
         codec.sample_masks(masks.astype(np.float32), 0)
 
