@@ -74,6 +74,20 @@ def test_the_engine_imports_only_the_standard_library_and_itself():
     assert not offenders("mulle_env/engine", ok)
 
 
+def test_the_casino_engine_imports_the_standard_library_the_shared_engine_pieces_and_itself():
+    # Casino's engine (issue 50) is an engine like Mulle's: standard library only, plus the conventions the two games
+    # share (card notation, errors, seeds, the bounded JSON reader) from mulle_env.engine. Its package's only way
+    # up is the lazy PettingZoo face env()/raw_env() in __init__.py, imported when called.
+    shared = ("mulle_env.engine.cards", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.engine.jsontext")
+
+    def ok(name: str) -> bool:
+        return top(name) in STDLIB or name.startswith("mulle_env.casino") or name.startswith(shared)
+
+    found = [f for f in offenders("mulle_env/casino", ok) if f != "mulle_env.casino imports mulle_env.pettingzoo"
+             and f != "mulle_env.casino imports mulle_env"]
+    assert not found, found
+
+
 def test_the_environments_know_the_engine_and_nothing_above_it():
     def ok(name: str) -> bool:
         return top(name) not in PACKAGES[1:]
