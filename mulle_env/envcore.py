@@ -269,7 +269,7 @@ class EnvCore:
         if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
             raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
         #: The game object (:class:`mulle_env.games.EnvGame`): everything the core knows of the rules.
-        self.game = game = get_game(game)
+        self.game = game = get_game(game, ruleset)  # the object whose action space plays these rules
         self.ruleset = game.check_ruleset(ruleset)
         self.seat_mode = check_seat(seat)
         if extras is not None and extras not in game.extra_blocks:

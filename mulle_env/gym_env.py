@@ -146,7 +146,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         game: EnvGame | str | None = None,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
-        game = get_game(game)
+        game = get_game(game, ruleset)
         if opponent is None or (isinstance(opponent, str) and opponent == "self"):
             raise ValueError(f"{game.env_id} plays against an opponent: an agent spec such as 'heuristic' or an agent "
                              f"object, not {opponent!r} (self-play: the vector env's opponent='self', or the "
@@ -275,9 +275,10 @@ class CasinoEnv(MulleEnv):
     ``mulle_env.casino.MOVES[i]`` (captures and court captures 0-87, new builds by card and
     value 88-307, increases by card and build value 308-451, trails 452-503). About 4 are legal
     per decision (at most 15 seen): use ``info["action_mask"]`` (int8) or :meth:`action_masks`.
-    Under ``gather_all=False`` moves name what they take and have no ids: that ruleset is
-    played as ``game="casino_choices"``, ``Discrete(4096)``, where action ``k`` is the ``k``-th
-    legal move of the position (docs/casino_env.md has the trade-off and the measured bound).
+    Under ``gather_all=False`` moves name what they take and have no ids: ``ruleset={"gather_all":
+    False}`` gives ``Discrete(4096)``, where action ``k`` is the ``k``-th legal move of the position
+    (the game object ``"casino_choices"``, chosen by the rules; docs/casino_env.md has the
+    trade-off and the measured bound).
 
     ## Observation Space
     ``Box(0, high, (456,), float32)`` (:data:`mulle_env.games.casino.OBS_SIZE`), built only from
@@ -314,8 +315,8 @@ class CasinoEnv(MulleEnv):
     * ``ruleset``: a :class:`mulle_env.casino.Ruleset` or a dict of its flags
       (``{"rounds": 1}``, ``Ruleset.app()``...).
     * ``score_scale``: divisor of the score difference under ``reward="score"``.
-    * ``game``: ``"casino"`` (``gather_all=True``) or ``"casino_choices"`` (``gather_all=False``,
-      the default of that flag there).
+    * ``game``: ``"casino"`` (the default) or ``"casino_choices"`` (whose rules default to
+      ``gather_all=False``); a ``ruleset`` naming ``gather_all`` picks the one that plays it.
     * ``extras``: Casino has no extra-input blocks (only ``None``).
 
     ``reset(seed=s)`` fixes the whole episode: the deal of every round, the seat (under
@@ -323,7 +324,7 @@ class CasinoEnv(MulleEnv):
 
     ## Version History
     * v0: Initial version (Casino engine 1.0, observation of 456 floats, 504 actions; 4096
-      under ``game="casino_choices"``).
+      under ``gather_all=False``).
     """
 
     def __init__(

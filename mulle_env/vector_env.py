@@ -208,7 +208,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             raise ValueError("the vector env plays against an opponent: an agent spec, 'random' or 'self'")
         if not isinstance(dense_mask, (bool, np.bool_)):
             raise ValueError(f"dense_mask must be True or False, not {dense_mask!r}")
-        game = get_game(game)
+        game = get_game(game, ruleset)  # the object whose action space plays these rules
         if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) and num_envs > 0:
             # a floor: an extra-input block adds a few floats a game
             check_memory(int(num_envs), game.obs_size, game.num_actions)

@@ -221,11 +221,26 @@ def test_a_copy_plays_on_as_the_original():
         assert twin.state.to_dict() == env.state.to_dict()
 
 
-def test_refusals_name_the_way_out():
+def test_the_rules_pick_the_action_space_in_every_face():
+    # A user names the rules; the env takes the game object whose actions play them (EnvGame.for_ruleset):
+    # move ids under gather_all=True, the k-th legal move under gather_all=False.
+    choices = {"gather_all": False, "rounds": 1}
+    env = gym.make("Casino-v0", opponent="random", ruleset=choices)
+    assert env.action_space == gym.spaces.Discrete(ce.CHOICE_ACTIONS) and env.unwrapped.env_game is ce.CASINO_CHOICES
+    trace, _ = play_episode(env, 3)
+    assert trace[-1][2]
+    assert gym.make("Casino-v0", opponent="random", game="casino_choices",
+                    ruleset={"gather_all": True}).action_space == gym.spaces.Discrete(casino.NUM_MOVE_IDS)
+    vec = gym.make_vec("Casino-v0", num_envs=2, vectorization_mode="vector_entry_point", opponent="random",
+                       ruleset=choices)
+    assert vec.single_action_space == gym.spaces.Discrete(ce.CHOICE_ACTIONS)
+    assert casino.env(ruleset=choices).action_space("player_0") == gym.spaces.Discrete(ce.CHOICE_ACTIONS)
+    # The object itself still refuses rules its actions cannot play, naming the one that can.
     with pytest.raises(ce.UnsupportedRulesetError, match="play it as game='casino_choices'"):
-        gym.make("Casino-v0", opponent="random", ruleset={"gather_all": False})
-    with pytest.raises(ce.UnsupportedRulesetError, match="play it as game='casino'"):
-        gym.make("Casino-v0", opponent="random", game="casino_choices", ruleset={"gather_all": True})
+        ce.CASINO.check_ruleset({"gather_all": False})
+
+
+def test_refusals_name_the_way_out():
     with pytest.raises(ValueError, match="CasinoEnv plays Casino"):
         CasinoEnv(opponent="random", game="mulle")
     with pytest.raises(ValueError, match="extras must be None"):

@@ -207,6 +207,16 @@ class EnvGame(Protocol):
             return ruleset
         return self.Ruleset.from_dict(ruleset)
 
+    def for_ruleset(self, ruleset: Any, /) -> EnvGame:
+        """The game object whose action space plays ``ruleset`` (``None``, a dict of flags or a Ruleset, unchecked).
+
+        This one, unless the game has several action spaces for several rulesets (Casino: move
+        ids under ``gather_all=True``, the k-th legal move under ``gather_all=False``); the env
+        core and its faces ask before they check the ruleset, so a user names the rules and
+        gets the action space that plays them.
+        """
+        return self
+
     def action_of(self, move: Any, state: Any = None, /) -> int:
         """The action of ``move`` (its id), a legal move of ``state``.
 
@@ -262,8 +272,17 @@ class EnvGame(Protocol):
         raise ValueError(f"{self.env_id} has no extra-input block {name!r}")
 
 
-def get_game(game: EnvGame | str | None = None) -> EnvGame:
-    """The game object of ``game``: an :class:`EnvGame` as it is, a name of :data:`GAMES`, or ``None`` (Mulle)."""
+def get_game(game: EnvGame | str | None = None, ruleset: Any = None) -> EnvGame:
+    """The game object of ``game``: an :class:`EnvGame` as it is, a name of :data:`GAMES`, or ``None`` (Mulle).
+
+    Given ``ruleset`` (the env's option, unchecked), the object whose action space plays it
+    (:meth:`EnvGame.for_ruleset`).
+    """
+    found = _find_game(game)
+    return found if ruleset is None else found.for_ruleset(ruleset)
+
+
+def _find_game(game: EnvGame | str | None) -> EnvGame:
     if game is None:
         game = DEFAULT_GAME
     if isinstance(game, str):

@@ -564,9 +564,20 @@ class CasinoGame(EnvGame):
         self._refuse(rs)
         return rs
 
-    def for_ruleset(self, ruleset: casino.Ruleset, /) -> CasinoGame:
-        """The game object whose action space plays ``ruleset``: :data:`CASINO` or :data:`CASINO_CHOICES`."""
-        return CASINO if ruleset.gather_all else CASINO_CHOICES
+    def for_ruleset(self, ruleset: Any, /) -> CasinoGame:
+        """The game object whose action space plays ``ruleset``: :data:`CASINO` or :data:`CASINO_CHOICES`.
+
+        ``ruleset`` as the envs take it: a :class:`~mulle_env.casino.Ruleset`, a dict of flags, or
+        ``None``; a dict without ``gather_all`` (or ``None``) keeps this object, and a value that is not
+        a bool is left for :meth:`check_ruleset` to refuse.
+        """
+        flag = ruleset.gather_all if isinstance(ruleset, casino.Ruleset) else (
+            ruleset.get("gather_all") if isinstance(ruleset, dict) else None)
+        if flag is True:
+            return CASINO
+        if flag is False:
+            return CASINO_CHOICES
+        return self
 
     def _refuse(self, ruleset: casino.Ruleset) -> None:
         if ruleset.gather_all != self.gather_all:
