@@ -104,36 +104,45 @@ def _partition(vals: list[int], value: int, k: int) -> bool:
 class _Loose:
     """The loose numeral cards of a position as bit positions, with their points and spades for the tie-breaks."""
 
-    __slots__ = ("faces", "vals", "pts", "spd")
+    __slots__ = ("faces", "vals", "pts", "spd", "_by_sum")
 
     def __init__(self, faces: Sequence[int]) -> None:
         self.faces = [f for f in faces if VALUE[f]]  # sorted faces in, sorted out: bit order = card order
         self.vals = [VALUE[f] for f in self.faces]
         self.pts = [POINTS[f] for f in self.faces]
         self.spd = [int(SPADE[f]) for f in self.faces]
+        self._by_sum: list[list[tuple[int, int]]] | None = None
 
     def cards(self, mask: int) -> tuple[int, ...]:
         return tuple(f for i, f in enumerate(self.faces) if mask >> i & 1)
 
+    def _sums(self) -> list[list[tuple[int, int]]]:
+        """Every non-empty subset of the loose cards whose values sum to at most 10, as ``(mask, size)`` by sum.
+
+        Sums and builds never exceed 10, so one walk of the table serves every value a position
+        asks about (a dozen values, each card, each build), instead of one walk per question.
+        """
+        by_sum = self._by_sum
+        if by_sum is None:
+            by_sum = self._by_sum = [[] for _ in range(11)]
+            vals, n = self.vals, len(self.vals)
+
+            def walk(start: int, total: int, mask: int, size: int) -> None:
+                for i in range(start, n):
+                    v = total + vals[i]
+                    if v <= 10:
+                        m = mask | 1 << i
+                        by_sum[v].append((m, size + 1))
+                        walk(i + 1, v, m, size + 1)
+
+            walk(0, 0, 0, 0)
+        return by_sum
+
     def subsets(self, allowed: int, total: int, min_size: int) -> list[int]:
         """Masks of the subsets of ``allowed`` with at least ``min_size`` cards whose values sum to ``total``."""
-        idx = [i for i in range(len(self.faces)) if allowed >> i & 1 and self.vals[i] <= total]
-        out: list[int] = []
-        vals = self.vals
-
-        def walk(start: int, left: int, mask: int, size: int) -> None:
-            if left == 0:
-                if size >= min_size:
-                    out.append(mask)
-                return
-            for j in range(start, len(idx)):
-                i = idx[j]
-                if vals[i] <= left:
-                    walk(j + 1, left - vals[i], mask | 1 << i, size + 1)
-
-        if total > 0:
-            walk(0, total, 0, 0)
-        return out
+        if not 0 < total <= 10:
+            return []
+        return [m for m, size in self._sums()[total] if size >= min_size and m & allowed == m]
 
     def key(self, mask: int) -> tuple[int, int, int]:
         """CASINO.md 4.1.2's first three tie-breaks: most cards, most scoring points, most spades."""
