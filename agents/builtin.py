@@ -7,6 +7,7 @@ from importlib.util import find_spec
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .learned import DEFAULT_POLICY_PATH, LearnedAgent
+from .learned.casino import CasinoLearnedAgent
 from .netsearch import DEFAULT_NET_PATH, NetSearchAgent
 from .pimc import PIMCAgent
 from .random_agent import RandomAgent
@@ -24,6 +25,10 @@ register("netsearch", NetSearchAgent,
 register("learned", LearnedAgent,
          "a policy network played with numpy: the shipped afterstate net distilled from search, "
          "or any policy file (learned:path=<file.npz>)")
+# learned at Casino (agents/learned/casino.py): a Casino policy file, learned:path=<file.npz>; no Casino net ships yet.
+register("learned", CasinoLearnedAgent,
+         "a Casino policy network played with numpy: a Casino policy file, learned:path=<file.npz> "
+         "(mulle-train ppo/expert --game casino make one)", games=("casino",))
 # path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
 same_as_default("netsearch", policy=DEFAULT_NET_PATH)

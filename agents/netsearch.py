@@ -57,7 +57,7 @@ from mulle_env.threads import single_blas_thread
 from .inference import HistorySearchAgent, sample_hidden
 from .learned.afterstate import afterstate_scores, state_afterstates
 from .learned.agent import DEFAULT_POLICY_PATH, cached_policy, policy_version
-from .learned.policy import VALUE_SCALE
+from .learned.policy import VALUE_SCALE, check_game
 from .rollout import set_value
 
 __all__ = ["DEFAULT_NET_PATH", "LEAVES", "NetSearchAgent", "limit_blas_threads"]
@@ -127,6 +127,7 @@ class NetSearchAgent(HistorySearchAgent):
             raise ValueError(f"prior must be >= 0, not {prior!r}")
         self.path = str(policy) if policy else DEFAULT_NET_PATH
         self.net = cached_policy(self.path)
+        check_game(self.net, "mulle", f"policy file {self.path!r}")  # its search plays Mulle
         self.version = policy_version("3", self.net)
         self.afterstate = self.net.head == "afterstate"
         if self.afterstate and leaf != "auto":

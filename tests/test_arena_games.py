@@ -55,13 +55,15 @@ def test_every_builtin_agent_declares_its_games():
     for game in ("mulle", "casino", "no such game"):  # the listing and the question agree
         assert set(agents.available(game=game)) == {n for n in agents.available() if agents.plays(n, game)}
     assert BUILTINS & set(agents.available(game="no such game")) == {"random"}  # random plays whatever has moves
-    assert "learned" in NOT_CASINO  # its policy files read Mulle's observation
+    assert "netsearch" in NOT_CASINO  # its search and its nets are Mulle's
+    assert "learned" not in NOT_CASINO  # a Casino policy file plays Casino (learned:path=FILE)
 
 
 def test_plays_asks_a_built_agent_or_a_specs_registered_class():
     assert agents.plays("pimc:samples=3", "mulle") and not agents.plays("pimc:samples=3", "chess")
     assert agents.plays(agents.make("random"), "chess") and not agents.make("heuristic").plays("chess")
-    assert not agents.plays("learned", "casino") and not agents.make("learned").plays("casino")
+    assert not agents.plays("netsearch", "casino") and not agents.make("netsearch").plays("casino")
+    assert agents.plays("learned", "casino") and not agents.make("learned").plays("casino")  # Mulle's learned
     with pytest.raises(agents.AgentSpecError, match="unknown agent 'pimcc'.*did you mean 'pimc'"):
         agents.plays("pimcc", "mulle")
 
@@ -269,8 +271,8 @@ def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsy
     _players(err, "casino")
     assert not out.exists()
     # A Mulle agent's check of the rules never sees a Casino ruleset: the game is asked first.
-    err = _error(["random", "learned", "--game", "casino", "--rule", "rounds=1", "--out", str(out)], capsys)
-    assert "agent 'learned' does not play casino" in err, err
+    err = _error(["random", "netsearch", "--game", "casino", "--rule", "rounds=1", "--out", str(out)], capsys)
+    assert "agent 'netsearch' does not play casino" in err, err
 
 
 def test_agents_of_casino_are_listed(capsys):

@@ -92,12 +92,12 @@ def test_the_screen_is_the_games_view_of_the_seat():
 
 
 def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsys):
-    # learned's policy files read Mulle's observation: it plays Mulle only.
+    # netsearch searches Mulle with Mulle's nets: it plays Mulle only.
     with pytest.raises(SystemExit) as exc:
-        main(["--game", "casino", "--opponent", "learned"], input_fn=lambda p: "quit", out=io.StringIO())
+        main(["--game", "casino", "--opponent", "netsearch"], input_fn=lambda p: "quit", out=io.StringIO())
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--opponent learned: agent 'learned' does not play casino" in err, err
+    assert "--opponent netsearch: agent 'netsearch' does not play casino" in err, err
     listed = err.split("the agents that play casino: ")[1].strip().split(", ")
     assert "random" in listed and set(listed) == set(agents.available(game="casino"))
 

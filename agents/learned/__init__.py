@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # to a type checker the lazy exports below are these imports
     from .afterstate import encode_afterstates
     from .agent import DEFAULT_POLICY_PATH, LearnedAgent
+    from .casino import CasinoLearnedAgent
     from .policy import FORMAT_VERSION, HEADS, MLPPolicy, PolicyFileError, load_policy, save_policy
 
 # Lazy exports: ``mulle-train`` (training.ppo) imports this package, and must be
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # to a type checker the lazy exports below are these imports
 _EXPORTS = {
     "DEFAULT_POLICY_PATH": ".agent", "LearnedAgent": ".agent", "FORMAT_VERSION": ".policy",
     "MLPPolicy": ".policy", "PolicyFileError": ".policy", "load_policy": ".policy", "save_policy": ".policy",
-    "HEADS": ".policy", "encode_afterstates": ".afterstate",
+    "HEADS": ".policy", "encode_afterstates": ".afterstate", "CasinoLearnedAgent": ".casino",
 }
 
 
@@ -45,6 +46,7 @@ def register() -> None:
 
 
 __all__ = [
+    "CasinoLearnedAgent",
     "DEFAULT_POLICY_PATH",
     "FORMAT_VERSION",
     "HEADS",

@@ -31,9 +31,9 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_view
 
 from ..base import Agent
 from .afterstate import afterstate_scores
-from .policy import MLPPolicy, load_policy
+from .policy import MLPPolicy, check_game, load_policy
 
-__all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy", "policy_version"]
+__all__ = ["DEFAULT_POLICY_PATH", "LearnedAgent", "cached_policy", "pick", "policy_version"]
 
 #: The shipped policy (trained with mulle-train; see docs/learning.md).
 DEFAULT_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "learned.npz")
@@ -55,6 +55,18 @@ def cached_policy(path: str) -> MLPPolicy:
 def policy_version(code_version: str, policy: MLPPolicy) -> str:
     """The agent version ``"<code version>+<policy fingerprint>"`` of an agent playing ``policy``."""
     return f"{code_version}+{policy.fingerprint()}"
+
+
+def pick(z: NDArray[np.floating[Any]], sample: bool, temperature: float, rng: random.Random) -> int:
+    """The index of the move a net plays from its legal moves' scores ``z``: the argmax (the first on a tie),
+    or with ``sample`` a draw from ``softmax(z / temperature)`` by one number of ``rng``."""
+    if not sample:
+        return int(np.argmax(z))
+    z = (z - z.max()) / temperature
+    p = np.exp(z.astype(np.float64))
+    cum = np.cumsum(p)
+    i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
+    return min(i, len(z) - 1)
 
 
 class LearnedAgent(Agent):
@@ -87,6 +99,7 @@ class LearnedAgent(Agent):
         self.sample = bool(sample)
         self.temperature = float(temperature)
         self.policy = cached_policy(self.path)
+        check_game(self.policy, "mulle", f"policy file {self.path!r}")  # a Casino net: refused, naming its game
         self.version = policy_version(self.code_version, self.policy)
         self._obs = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
         self._checked: Ruleset | None = None
@@ -94,6 +107,7 @@ class LearnedAgent(Agent):
     @classmethod
     def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> LearnedAgent:
         """An agent around an in-memory policy (used for training snapshots and tests)."""
+        check_game(policy, "mulle", "the policy")
         agent = cls.__new__(cls)
         agent.path = "<memory>"
         agent.sample = sample
@@ -140,13 +154,7 @@ class LearnedAgent(Agent):
         else:
             obs = encode_view(view, out=self._obs)
             z = self.policy.legal_logits(obs, cast("list[int]", ids))  # no None: refused above
-        if not self.sample:
-            return legal_moves[int(np.argmax(z))]
-        z = (z - z.max()) / self.temperature
-        p = np.exp(z.astype(np.float64))
-        cum = np.cumsum(p)
-        i = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
-        return legal_moves[min(i, len(legal_moves) - 1)]
+        return legal_moves[pick(z, self.sample, self.temperature, rng)]
 
     def _after_buffer(self, n: int) -> NDArray[np.float32]:
         buf = self.__dict__.get("_after")

@@ -7,6 +7,10 @@ key                    content
 =====================  =================================================================
 ``format``             the string ``"mulle-learned-policy"``
 ``format_version``     int, :data:`FORMAT_VERSION` (3; versions 1 and 2 are still read, see below)
+``game``               optional (version 3): the game the net plays, one of :data:`POLICY_GAMES`
+                       (``"mulle"``, ``"casino"``); absent: ``"mulle"``, which every file made
+                       before the key was. The observation and action entries below are that
+                       game's (Casino's: :mod:`mulle_env.games.casino`, 456 floats, 504 move ids)
 ``head``               (version 3) what the net's layers compute: ``"logits"`` (one logit per
                        action from the observation) or ``"afterstate"`` (one number from the
                        observation of the position a move leaves; see below). Files of
@@ -55,6 +59,10 @@ version 2 stores the layout and its fingerprint, and a file whose layout differs
 this mulle_env's is refused with the differences spelled out. Version-1 files carry no
 layout; they were all made for the layout frozen here as :data:`V1_LAYOUT`, so they
 load while today's layout is that one and are refused (saying what changed) after.
+
+A file is also tied to its game: :func:`game_layout` is the layout it is checked against,
+and an agent refuses a net of another game (:func:`check_game`), naming the file's game.
+Casino nets are logits nets over Casino's move ids (no afterstate head, no extra inputs).
 """
 
 from __future__ import annotations
@@ -79,14 +87,19 @@ from mulle_env.util.files import replacing
 
 __all__ = [
     "ACTIVATIONS",
+    "DEFAULT_POLICY_GAME",
     "FORMAT",
     "HEADS",
     "FORMAT_VERSION",
     "V1_LAYOUT",
     "VALUE_SCALE",
     "MLPPolicy",
+    "POLICY_GAMES",
     "PolicyFileError",
+    "PolicyGameError",
     "average_policies",
+    "check_game",
+    "game_layout",
     "RulesetMismatchError",
     "load_policy",
     "save_policy",
@@ -98,6 +111,12 @@ FORMAT = "mulle-learned-policy"
 FORMAT_VERSION = 3
 #: What a net's layers compute (the ``head`` key of version-3 files).
 HEADS = ("logits", "afterstate")
+#: The games a policy file may be for (its ``game`` key).
+POLICY_GAMES = ("mulle", "casino")
+#: The game of a file without a ``game`` key: Mulle, the game of every file made before the key existed.
+DEFAULT_POLICY_GAME = "mulle"
+#: How messages name each game.
+_TITLES = {"mulle": "Mulle", "casino": "Casino"}
 #: The value head predicts the points still to come (final minus banked score difference) divided by this.
 VALUE_SCALE = 100.0
 #: The observation layout every version-1 file was made for (version 1 recorded only its size).
@@ -123,6 +142,72 @@ class PolicyFileError(ValueError):
     """A policy file that cannot be used: not an npz, corrupt, or made for another observation/action space."""
 
 
+class PolicyGameError(ValueError):
+    """A net of one game asked to play another (a Casino file as Mulle's ``learned``, or the reverse)."""
+
+
+def _check_game_name(game: object, where: str) -> str:
+    if not isinstance(game, str) or game not in POLICY_GAMES:
+        raise PolicyFileError(f"{where}: game {game!r} is not one this code plays nets of; games: "
+                              f"{', '.join(POLICY_GAMES)}")
+    return game
+
+
+def _casino_env() -> Any:
+    """:mod:`mulle_env.games.casino` (imported when a Casino net is first met)."""
+    from mulle_env.games import casino
+
+    return casino
+
+
+def game_obs_size(game: str) -> int:
+    """The length of ``game``'s observation (Mulle's :data:`mulle_env.observation.OBS_SIZE`, Casino's 456)."""
+    size: int = OBS_SIZE if game == "mulle" else _casino_env().OBS_SIZE
+    return size
+
+
+def game_num_actions(game: str) -> int:
+    """The action space a logits net of ``game`` writes a logit for each of (Mulle's 2812 ids, Casino's 504)."""
+    n: int = NUM_ACTIONS if game == "mulle" else _casino_env().MOVE_ACTIONS
+    return n
+
+
+def game_layout(game: str = DEFAULT_POLICY_GAME) -> dict[str, Any]:
+    """The observation layout a net of ``game`` reads today (what its files record and are checked against)."""
+    layout: dict[str, Any] = _obs.layout_description() if game == "mulle" else _casino_env().layout_description()
+    return layout
+
+
+def _layout_differences(theirs: dict[str, Any], mine: dict[str, Any], limit: int = 6) -> list[str]:
+    """What differs between the layout descriptions ``theirs`` (a file's) and ``mine`` (today's), in words."""
+    out: list[str] = []
+    for key in sorted(set(mine) | set(theirs)):
+        a, b = theirs.get(key), mine.get(key)
+        if a == b:
+            continue
+        if key == "slices" and isinstance(a, list) and isinstance(b, list):
+            there = {row[0]: tuple(row[1:]) for row in a if isinstance(row, list) and row}
+            here = {row[0]: tuple(row[1:]) for row in b}
+            for name in [*here, *(n for n in there if n not in here)]:
+                if there.get(name) != here.get(name):
+                    span = ["absent" if s is None else f"[{s[0]}:{s[1]}]" for s in (there.get(name), here.get(name))]
+                    out.append(f"slice {name!r}: {span[0]} in the file, {span[1]} here")
+        else:
+            out.append(f"{key}: {a!r} in the file, {b!r} here")
+    return out[:limit] + ([f"... and {len(out) - limit} more"] if len(out) > limit else [])
+
+
+def check_game(policy: MLPPolicy, game: str, where: str = "this policy") -> None:
+    """Raise :class:`PolicyGameError` unless ``policy`` is a net of ``game``, naming the net's game and the way out."""
+    if policy.game == game:
+        return
+    theirs, ours = _TITLES.get(policy.game, policy.game), _TITLES.get(game, game)
+    raise PolicyGameError(
+        f"{where} is a {theirs} net (its game is {policy.game!r}), and this agent plays {ours}: play it at "
+        f"{theirs} (mulle-arena --game {policy.game} learned:path=FILE), or train a {ours} net "
+        f"(mulle-train ppo --game {game} or mulle-train expert --game {game})")
+
+
 #: A float32 array: weights, biases, encodings and what the net computes from them.
 Floats = NDArray[np.float32]
 #: The arrays of a policy file (an ``np.load`` archive).
@@ -131,18 +216,30 @@ Arrays = Mapping[str, NDArray[Any]]
 
 #: Ruleset flags a net plays under whatever value it was trained with (see :meth:`MLPPolicy.check_ruleset`).
 ANY_VALUE_PLAYS = frozenset({"sets"})
+#: The same, per game: Casino's ``rounds`` and ``target_score`` decide how long a game lasts, as Mulle's ``sets`` does.
+_ANY_VALUE_PLAYS_BY_GAME = {"mulle": ANY_VALUE_PLAYS, "casino": frozenset({"rounds", "target_score"})}
 
 
 class RulesetMismatchError(ValueError):
     """A net asked to play under rules other than those it was trained for."""
 
 
-def _ruleset_dict(ruleset: Any) -> dict[str, Any]:
-    """The full flags of ``ruleset`` (a :class:`~mulle_env.engine.Ruleset`, a dict of flags or ``None``)."""
-    from mulle_env.engine import Ruleset
+def _ruleset_class(game: str) -> Any:
+    """The ruleset class of ``game``: :class:`mulle_env.engine.Ruleset` or :class:`mulle_env.casino.Ruleset`."""
+    if game == "mulle":
+        from mulle_env.engine import Ruleset
 
+        return Ruleset
+    from mulle_env import casino
+
+    return casino.Ruleset
+
+
+def _ruleset_dict(ruleset: Any, game: str = DEFAULT_POLICY_GAME) -> dict[str, Any]:
+    """The full flags of ``ruleset`` (a ruleset of ``game``, a dict of flags or ``None``)."""
     try:
-        return Ruleset.from_dict(ruleset).to_dict()
+        flags: dict[str, Any] = _ruleset_class(game).from_dict(ruleset).to_dict()
+        return flags
     except ValueError as exc:
         raise PolicyFileError(f"ruleset: {exc}") from None
 
@@ -173,7 +270,9 @@ class MLPPolicy:
         metadata: Free-form dict saved with the policy (how it was trained and measured).
         value_weights: The value head's weight matrices (empty: no value head).
         value_biases: The value head's biases.
-        obs_layout: The observation layout the net reads (:func:`mulle_env.observation.layout_description`).
+        obs_layout: The observation layout the net reads (:func:`game_layout` of its game).
+        game: The game the net plays (:data:`POLICY_GAMES`; ``"mulle"`` unless the file says otherwise):
+            its observation, action space and rules are that game's.
         head: ``"logits"`` (one logit per action) or ``"afterstate"`` (one score per
             afterstate, :meth:`afterstate_values`); see the module docstring.
         extras: ``None``, or the name of the extra-input block (:mod:`mulle_env.extras`)
@@ -197,9 +296,12 @@ class MLPPolicy:
         extras: str | None = None,
         ruleset: Any = None,
         symmetries: int = 1,
+        game: str = DEFAULT_POLICY_GAME,
     ) -> None:
         if head not in HEADS:
             raise PolicyFileError(f"policy head {head!r} is not supported; supported: {', '.join(HEADS)}")
+        self.game = _check_game_name(game, "policy")
+        _check_game_head(game, head, "policy")
         _check_extras(extras, head, "policy")
         _check_symmetries(symmetries, head, "policy")
         self.symmetries = int(symmetries)
@@ -210,14 +312,15 @@ class MLPPolicy:
         self.activation = activation
         self.metadata = dict(metadata or {})
         _check_layers(self.weights, self.biases, activation, "policy",
-                      outputs=1 if head == "afterstate" else None, extras=extras)
+                      outputs=1 if head == "afterstate" else None, extras=extras, game=game)
         self.value_weights = [np.ascontiguousarray(w, dtype=np.float32) for w in value_weights]
         self.value_biases = [np.ascontiguousarray(b, dtype=np.float32) for b in value_biases]
         if self.value_weights or self.value_biases:
-            _check_layers(self.value_weights, self.value_biases, activation, "policy value head", outputs=1)
-        self.obs_layout = _obs.layout_description()
+            _check_layers(self.value_weights, self.value_biases, activation, "policy value head", outputs=1,
+                          game=game)
+        self.obs_layout = game_layout(game)
         self._act = _ACT[activation]
-        self.ruleset = _ruleset_dict(ruleset)
+        self.ruleset = _ruleset_dict(ruleset, game)
         # Hidden layers made of nets side by side (average_policies) run block by block: the dense
         # product would spend half its time (two thirds for three nets) on the zeros between them.
         # Afterstate nets only: a logits net's layers stay dense, and its fingerprint (below) as it was.
@@ -234,14 +337,20 @@ class MLPPolicy:
         Every flag must match but ``sets``: the number of sets changes how long a game
         lasts, not a decision's moves or scoring, and the observation scales the set number
         by it (a one-set game reads as the last set of a longer one), so a net plays any.
+        A Casino net likewise plays any ``rounds`` and ``target_score``: they decide when the
+        game ends, not a round's moves or its points (a net trained on one-round games plays
+        games to 21).
         """
-        theirs = _ruleset_dict(ruleset)
+        theirs = _ruleset_dict(ruleset, self.game)
+        free = _ANY_VALUE_PLAYS_BY_GAME.get(self.game, frozenset())
         diff = ", ".join(f"{k}={theirs[k]} (trained for {self.ruleset[k]})"
-                         for k in self.ruleset if k not in ANY_VALUE_PLAYS and theirs[k] != self.ruleset[k])
+                         for k in self.ruleset if k not in free and theirs[k] != self.ruleset[k])
         if diff:
+            how = "mulle-train expert --rule ..." if self.game == "mulle" else \
+                f"mulle-train ppo --game {self.game} --rule ..., or expert --game {self.game} --rule ..."
             raise RulesetMismatchError(
                 f"this net was trained for other rules than these: {diff}; train one for these rules "
-                "(mulle-train expert --rule ...) or play under the rules it was trained for")
+                f"({how}) or play under the rules it was trained for")
 
     @property
     def obs_size(self) -> int:
@@ -434,7 +543,9 @@ class MLPPolicy:
             # was measured): the same values to float rounding, but a near tie may fall the other way (about one
             # decision in 6,000), so the agent playing such a net is another version. Plain nets hash as before.
             h.update(b"|forward=blocks")
-        changes = _changes(self.ruleset)
+        if self.game != DEFAULT_POLICY_GAME:  # another game's net is another agent; Mulle nets hash as before
+            h.update(f"|game={self.game}".encode())
+        changes = _changes(self.ruleset, self.game)
         if changes:  # nets for the default rules keep the fingerprints they had before rulesets were recorded
             h.update(f"|ruleset={json.dumps(changes, sort_keys=True)}".encode())
         for tag, arrays in (("w", self.weights), ("b", self.biases), ("vw", self.value_weights),
@@ -446,10 +557,16 @@ class MLPPolicy:
         return h.hexdigest()[:12]
 
 
-def _changes(ruleset: dict[str, Any]) -> dict[str, Any]:
-    from mulle_env.engine import Ruleset
+def _changes(ruleset: dict[str, Any], game: str = DEFAULT_POLICY_GAME) -> dict[str, Any]:
+    changed: dict[str, Any] = _ruleset_class(game).from_dict(ruleset).changes()
+    return changed
 
-    return Ruleset.from_dict(ruleset).changes()
+
+def _check_game_head(game: str, head: str, where: str) -> None:
+    """Only Mulle has afterstate nets (its afterstate encoder and extra inputs); other games' nets are logits nets."""
+    if game != "mulle" and head != "logits":
+        raise PolicyFileError(f"{where}: a {_TITLES.get(game, game)} net is a logits net (one logit per move id); "
+                              f"{head} nets are Mulle's (its afterstate encoder), not {game!r}'s")
 
 
 def _check_extras(extras: str | None, head: str, where: str) -> None:
@@ -491,7 +608,7 @@ def _check_symmetries(symmetries: int, head: str, where: str) -> None:
 
 def _check_layers(weights: Sequence[NDArray[Any]], biases: Sequence[NDArray[Any]], activation: str, where: str,
                   outputs: int | None = None,
-                  extras: str | None = None) -> None:
+                  extras: str | None = None, game: str = DEFAULT_POLICY_GAME) -> None:
     if activation not in ACTIVATIONS:
         raise PolicyFileError(
             f"{where}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}"
@@ -512,6 +629,17 @@ def _check_layers(weights: Sequence[NDArray[Any]], biases: Sequence[NDArray[Any]
             )
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
             raise PolicyFileError(f"{where}: layer {i} holds NaN or infinite values")
+    if game != "mulle":
+        size, actions = game_obs_size(game), game_num_actions(game)
+        title = _TITLES.get(game, game)
+        if weights[0].shape[0] != size:
+            raise PolicyFileError(f"{where}: the net reads observations of {weights[0].shape[0]} floats, but "
+                                  f"{title}'s encoder writes {size} (the policy was trained for another encoder)")
+        want = actions if outputs is None else outputs
+        if weights[-1].shape[1] != want:
+            raise PolicyFileError(f"{where}: the net writes {weights[-1].shape[1]} numbers, but {title}'s action "
+                                  f"space has {want} (the policy was trained for another action codec)")
+        return
     inputs = OBS_SIZE + extras_size(extras)
     if weights[0].shape[0] != inputs:
         plus = f" plus {inputs - OBS_SIZE} extra inputs ({extras})" if extras else ""
@@ -533,10 +661,11 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
     """Write ``policy`` as a compressed ``.npz`` file (format version 3, the layout of the module docstring)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    layout = _obs.layout_description()
+    layout = game_layout(policy.game)
     arrays: dict[str, NDArray[Any]] = {
         "format": np.array(FORMAT),
         "format_version": np.array(FORMAT_VERSION),
+        "game": np.array(policy.game),
         "head": np.array(policy.head),
         "activation": np.array(policy.activation),
         "obs_size": np.array(policy.obs_size),
@@ -551,7 +680,7 @@ def save_policy(policy: MLPPolicy, path: str | Path) -> Path:
         arrays["extras"] = np.array(policy.extras)
     if policy.symmetries > 1:
         arrays["symmetries"] = np.array(policy.symmetries)
-    if _changes(policy.ruleset):
+    if _changes(policy.ruleset, policy.game):
         # Files for the default rules are written as before (a reader that predates the key reads them).
         arrays["ruleset"] = np.array(json.dumps(policy.ruleset, sort_keys=True))
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
@@ -736,8 +865,8 @@ def _json_object(data: Arrays, key: str, where: str) -> dict[str, Any]:
     return obj
 
 
-def _check_layout(data: Arrays, version: int, where: str) -> None:
-    """Refuse a file made for another observation layout, naming what differs."""
+def _check_layout(data: Arrays, version: int, where: str, game: str = DEFAULT_POLICY_GAME) -> None:
+    """Refuse a file made for another observation layout of its game, naming what differs."""
     if version == 1:
         layout, source = V1_LAYOUT, "version-1 files were made for observation layout"
     else:
@@ -753,6 +882,16 @@ def _check_layout(data: Arrays, version: int, where: str) -> None:
             raise PolicyFileError(f"{where}: obs_version {obs_version} disagrees with its obs_layout's version "
                                   f"{layout.get('version')!r}")
         source = "made for observation layout"
+    if game != "mulle":
+        mine = game_layout(game)
+        here, theirs = _obs.layout_fingerprint(mine), _obs.layout_fingerprint(layout)
+        if theirs != here:
+            diffs = "; ".join(_layout_differences(layout, mine)) or "the descriptions differ"
+            raise PolicyFileError(
+                f"{where}: {source} {theirs} (encoding version {layout.get('version')!r}), but {_TITLES[game]}'s "
+                f"encoder writes layout {here} (version {mine.get('version')!r}): {diffs}. Retrain the policy for "
+                "this encoding.")
+        return
     here = _obs.layout_fingerprint()
     theirs = _obs.layout_fingerprint(layout)
     if theirs != here:
@@ -793,13 +932,28 @@ def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     activation = _scalar(data, "activation", str, where)
     obs_size = _scalar(data, "obs_size", int, where)
     num_actions = _scalar(data, "num_actions", int, where)
-    if obs_size != OBS_SIZE:
+    game = _check_game_name(_scalar(data, "game", str, where), where) if "game" in data else DEFAULT_POLICY_GAME
+    if game != "mulle":
+        if version < 3:
+            raise PolicyFileError(f"{where}: a {game!r} net in a version-{version} file; nets of games other than "
+                                  "Mulle exist from version 3 on (the file was altered)")
+        _check_game_head(game, head, where)
+        title, size, actions = _TITLES[game], game_obs_size(game), game_num_actions(game)
+        if obs_size != size:
+            raise PolicyFileError(f"{where}: a {title} net made for observations of {obs_size} floats, but "
+                                  f"{title}'s encoder writes {size}")
+        _check_layout(data, version, where, game)
+        if num_actions != actions:
+            raise PolicyFileError(f"{where}: a {title} net made for {num_actions} actions, but {title}'s action "
+                                  f"space has {actions}")
+    elif obs_size != OBS_SIZE:
         raise PolicyFileError(
             f"{where}: made for observations of {obs_size} floats, but this mulle_env encodes {OBS_SIZE}"
         )
-    _check_layout(data, version, where)
-    if num_actions != NUM_ACTIONS:
-        raise PolicyFileError(f"{where}: made for {num_actions} actions, but the action space has {NUM_ACTIONS}")
+    if game == "mulle":
+        _check_layout(data, version, where)
+        if num_actions != NUM_ACTIONS:
+            raise PolicyFileError(f"{where}: made for {num_actions} actions, but the action space has {NUM_ACTIONS}")
     n = _scalar(data, "num_layers", int, where)
     if not 1 <= n <= 64:
         raise PolicyFileError(f"{where}: num_layers must be between 1 and 64, not {n}")
@@ -819,11 +973,12 @@ def _from_arrays(data: Arrays, where: str) -> MLPPolicy:
     ruleset = _json_object(data, "ruleset", where) if "ruleset" in data else None
     if ruleset is not None:
         try:
-            ruleset = _ruleset_dict(ruleset)
+            ruleset = _ruleset_dict(ruleset, game)
         except PolicyFileError as exc:
             raise PolicyFileError(f"{where}: {exc}") from None
-    _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras)
+    _check_layers(weights, biases, activation, where, outputs=1 if head == "afterstate" else None, extras=extras,
+                  game=game)
     if value_w:
-        _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1)
+        _check_layers(value_w, value_b, activation, f"{where} value head", outputs=1, game=game)
     return MLPPolicy(weights, biases, activation, meta, value_w, value_b, head=head, extras=extras, ruleset=ruleset,
-                     symmetries=symmetries)
+                     symmetries=symmetries, game=game)
