@@ -27,6 +27,11 @@ are held out (positions of one game are correlated) and the figures reported on 
 agreement with the teacher's move, the *regret* (points the net's choice is worth
 less than the teacher's best, by the teacher's own values) and the value error.
 
+Nets of other games than Mulle (``game="casino"``, :mod:`training.games`) read that game's
+observation and write one logit per its action ids; the file records the game. The suit
+swap is Mulle's symmetry (its card and action tables): other games' fits are shown their
+decisions as they are (``augment`` must be off).
+
 Long fits checkpoint every few minutes (model, optimizer, schedule and position in the
 epoch) and resume from the checkpoint exactly. torch is imported only inside the
 functions that train: ``pip install "mulle-env[train]"``.
@@ -122,14 +127,14 @@ def _mlp(sizes: Sequence[int], activation: str) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _build(cfg: FitConfig) -> nn.Module:
+def _build(cfg: FitConfig, obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS) -> nn.Module:
     import torch
     from torch import nn
 
     torch.manual_seed(int(cfg["seed"]))
     net = nn.Module()
-    net.pi = _mlp([OBS_SIZE, *cfg["hidden"], NUM_ACTIONS], cfg["activation"])
-    net.v = _mlp([OBS_SIZE, *cfg["value_hidden"], 1], cfg["activation"])
+    net.pi = _mlp([obs_size, *cfg["hidden"], num_actions], cfg["activation"])
+    net.v = _mlp([obs_size, *cfg["value_hidden"], 1], cfg["activation"])
     return net
 
 
@@ -156,8 +161,9 @@ def _load_numpy(net: nn.Module, policy: MLPPolicy) -> list[str]:
     return copied
 
 
-def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None = None) -> MLPPolicy:
-    """The numpy :class:`MLPPolicy` (with its value head) equal to the torch ``net``."""
+def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None = None,
+              game: str = "mulle") -> MLPPolicy:
+    """The numpy :class:`MLPPolicy` (with its value head) equal to the torch ``net``, a net of ``game``."""
     def arrays(seq: nn.Module) -> tuple[list[NDArray[np.float32]], list[NDArray[np.float32]]]:
         lin = _linears(seq)
         return ([m.weight.detach().cpu().numpy().T.copy() for m in lin],
@@ -165,12 +171,12 @@ def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None =
 
     w, b = arrays(net.pi)
     vw, vb = arrays(net.v)
-    return MLPPolicy(w, b, activation, metadata or {}, vw, vb)
+    return MLPPolicy(w, b, activation, metadata or {}, vw, vb, game=game)
 
 
 def _batch(data: TeacherData, idx: NDArray[np.integer[Any]], cfg: FitConfig, targets: NDArray[np.float32],
-           perms: tuple[NDArray[np.intp], NDArray[np.intp]] | None, swap: NDArray[np.bool_] | None
-           ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+           perms: tuple[NDArray[np.intp], NDArray[np.intp]] | None, swap: NDArray[np.bool_] | None,
+           num_actions: int = NUM_ACTIONS) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     import torch
 
     obs = np.asarray(data["obs"][idx], dtype=np.float32)
@@ -183,8 +189,8 @@ def _batch(data: TeacherData, idx: NDArray[np.integer[Any]], cfg: FitConfig, tar
         sl = legal[swap]
         legal[swap] = np.where(sl >= 0, act_perm[np.maximum(sl, 0)], -1)
     n = len(idx)
-    mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
-    dense = np.zeros((n, NUM_ACTIONS), dtype=np.float32)
+    mask = np.zeros((n, num_actions), dtype=bool)
+    dense = np.zeros((n, num_actions), dtype=np.float32)
     rows = np.repeat(np.arange(n), legal.shape[1])
     cols = legal.ravel()
     keep = cols >= 0
@@ -205,8 +211,9 @@ def _losses(net: nn.Module, obs: Tensor, mask: Tensor, dense: Tensor, ret: Tenso
 
 
 def evaluate(net: nn.Module, data: TeacherData, idx: NDArray[np.integer[Any]], cfg: FitConfig,
-             targets: NDArray[np.float32], batch_size: int = 2048) -> dict[str, float]:
-    """Held-out figures: policy loss, agreement with the teacher's move, regret in points, value error."""
+             targets: NDArray[np.float32], batch_size: int = 2048, num_actions: int = NUM_ACTIONS) -> dict[str, float]:
+    """Held-out figures: policy loss, agreement with the teacher's move, regret in points, value error
+    (``num_actions``: the game's action space, Mulle's by default)."""
     import torch
 
     if len(idx) == 0:
@@ -215,7 +222,7 @@ def evaluate(net: nn.Module, data: TeacherData, idx: NDArray[np.integer[Any]], c
     with torch.no_grad():
         for i in range(0, len(idx), batch_size):
             b = idx[i : i + batch_size]
-            obs, mask, dense, ret = _batch(data, b, cfg, targets, None, None)
+            obs, mask, dense, ret = _batch(data, b, cfg, targets, None, None, num_actions)
             loss_pi, loss_v, logits = _losses(net, obs, mask, dense, ret)
             tot_pi += float(loss_pi) * len(b)
             tot_v += float(loss_v) * len(b)
@@ -234,19 +241,25 @@ def evaluate(net: nn.Module, data: TeacherData, idx: NDArray[np.integer[Any]], c
 def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, init_from: str | None = None,
         checkpoint: str | Path | None = None, checkpoint_minutes: float = 5.0, metadata: dict[str, Any] | None = None,
         progress: bool = True, log: Callable[[dict[str, Any]], None] | None = None,
-        threads: int = 1) -> dict[str, Any]:
+        threads: int = 1, game: str = "mulle", ruleset: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit the networks to teacher ``data`` (:func:`training.teacher.load`) and write the policy file ``out``.
 
     ``init_from`` starts from a policy file's weights (those of its nets whose shapes
     match). With ``checkpoint`` (a path), the state is saved there every
     ``checkpoint_minutes`` and at every epoch's end, and a fit with the same settings
     and data resumes from it. Returns the figures (also stored in the file's metadata).
+    ``game``: the game of the data and the net (Mulle by default; :mod:`training.games`);
+    ``ruleset``: the changed rules the net is recorded as trained for (default: the defaults).
     """
     import torch
 
     from .bc import suit_swap_permutations
+    from .games import train_game
 
+    tg = train_game(game)
     cfg = config or FitConfig()
+    if tg.name != "mulle" and cfg["augment"]:
+        raise ValueError(f"augment: the suit swap is Mulle's symmetry; fit {tg.title} nets with augment=False")
     torch.set_num_threads(threads)
     n = len(data["action"])
     if n == 0:
@@ -254,7 +267,7 @@ def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, ini
     train_idx, val_idx = held_out_split(data["game"], 0.05, int(cfg["seed"]))
     targets = soft_targets(data["values"], data["legal"], float(cfg["temperature"]))
     perms = suit_swap_permutations() if cfg["augment"] else None
-    net = _build(cfg)
+    net = _build(cfg, tg.obs_size, tg.num_actions)
     copied = _load_numpy(net, load_policy(init_from)) if init_from else []
     params = list(net.parameters())
     opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
@@ -264,6 +277,8 @@ def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, ini
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
     key = {"config": dict(cfg), "decisions": n, "init_from": init_from,
            "digest": float(np.nansum(data["values"][:: max(1, n // 997)]))}
+    if tg.name != "mulle":  # Mulle's checkpoints keep their keys
+        key["game"] = tg.name
     loop = FitLoop(checkpoint, key, net, opt, sched, copied, int(cfg["epochs"]), steps_per_epoch,
                    checkpoint_minutes, progress)
     try:
@@ -275,12 +290,12 @@ def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, ini
                 b = loop.step
                 idx = np.sort(order[b * bs : (b + 1) * bs])
                 swap = np.random.default_rng([int(cfg["seed"]), epoch, b]).random(len(idx)) < 0.5 if perms else None
-                obs, mask, dense, ret = _batch(data, idx, cfg, targets, perms, swap)
+                obs, mask, dense, ret = _batch(data, idx, cfg, targets, perms, swap, tg.num_actions)
                 loss_pi, loss_v, _ = _losses(net, obs, mask, dense, ret)
                 loss = loss_pi + float(cfg["vf_coef"]) * loss_v
                 loop.optimize(loss)
             net.eval()
-            loop.epoch_done(evaluate(net, data, val_idx, cfg, targets), log)
+            loop.epoch_done(evaluate(net, data, val_idx, cfg, targets, num_actions=tg.num_actions), log)
     finally:
         loop.close()
     history, copied = loop.history, loop.copied
@@ -288,6 +303,9 @@ def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, ini
             "train_decisions": len(train_idx), "heldout_decisions": len(val_idx),
             "init_from": init_from, "initialised": copied, "history": history,
             "fit_seconds": round(loop.elapsed, 1), **(metadata or {})}
-    policy = to_policy(net, cfg["activation"], meta)
+    policy = to_policy(net, cfg["activation"], meta, tg.name)
+    if ruleset:
+        policy = MLPPolicy(policy.weights, policy.biases, policy.activation, policy.metadata, policy.value_weights,
+                           policy.value_biases, ruleset=ruleset, game=tg.name)
     save_policy(policy, out)
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": n}

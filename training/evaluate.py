@@ -53,15 +53,17 @@ def ms_per_decision(lines: list[dict[str, Any]], spec: str) -> float | None:
 
 def head_to_head(a: str, b: str, games: int, seed: int, out: str | Path, workers: int = 1,
                  progress: bool = True, ruleset: dict[str, Any] | None = None,
-                 backend: Backend | None = None) -> dict[str, Any]:
+                 backend: Backend | None = None, game: str | None = None) -> dict[str, Any]:
     """Play (or resume) ``games`` duplicate games of ``a`` against ``b`` into ``out``; the figures from ``a``'s side.
 
     ``ruleset`` changes the rules (flags as in :class:`mulle_env.Ruleset`); ``backend`` is an
     arena backend (default: ``workers`` local processes; :class:`arena.ray_backend.RayBackend`
-    for a Ray cluster: the same games). Raises ``KeyboardInterrupt`` if the run was
-    interrupted (the games played are saved).
+    for a Ray cluster: the same games). ``game``: the arena's short name of the game
+    (``"casino"``; default Mulle), whose agents the specs name and whose rules ``ruleset``
+    changes. Raises ``KeyboardInterrupt`` if the run was interrupted (the games played are saved).
     """
-    plan = Plan((a, b), games=games, seed=seed, ruleset=ruleset)
+    plan = (Plan((a, b), games=games, seed=seed, ruleset=ruleset) if game in (None, "mulle") else
+            Plan((a, b), games=games, seed=seed, ruleset=ruleset, game=game))
     outcome = run(plan, str(out), backend or ProcessBackend(workers), progress=progress)
     if outcome.interrupted:
         raise KeyboardInterrupt
@@ -91,15 +93,20 @@ def wilson_interval(score: float, n: int, z: float = 1.959963984540054) -> tuple
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def duplicate_match(agent: Agent, opponent: str, games: int, seed: int) -> dict[str, Any]:
+def duplicate_match(agent: Agent, opponent: str, games: int, seed: int, game: str = "mulle",
+                    rules: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play ``games`` (even) games of ``agent`` (an agent object) against the spec ``opponent``.
 
-    Deal ``seed + k`` is played with ``agent`` in seat 0 and then in seat 1.
+    Deal ``seed + k`` is played with ``agent`` in seat 0 and then in seat 1. ``game``: the
+    game's short name (:mod:`training.games`; Mulle by default), ``rules`` its changed flags.
     """
     import agents
 
+    from .games import train_game
+
+    tg = train_game(game)
     pairs = max(1, games // 2)
-    opp = agents.make(opponent)
+    opp = agents.make(opponent) if tg.name == "mulle" else agents.make(opponent, game=tg.name)
     points: list[float] = []
     diffs: list[float] = []
     w = d = losses = 0
@@ -108,7 +115,10 @@ def duplicate_match(agent: Agent, opponent: str, games: int, seed: int) -> dict[
         for seat in (0, 1):
             bots = [agent, opp] if seat == 0 else [opp, agent]
             rngs = [random.Random((seed + k) * 1_000_003 + 17 + 12 * p) for p in (0, 1)]
-            s = play_agents(bots, seed + k, rngs).state.scores()
+            if tg.name == "mulle" and rules is None:
+                s = play_agents(bots, seed + k, rngs).state.scores()
+            else:
+                s = tg.play(bots, seed + k, rngs, rules)
             diff = s[seat] - s[1 - seat]
             w, d, losses = w + (diff > 0), d + (diff == 0), losses + (diff < 0)
             pair_pts += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0

@@ -22,8 +22,13 @@ __all__ = ["export_model", "policy_from_sb3"]
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
-def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, Any] | None = None) -> MLPPolicy:
-    """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``)."""
+def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, Any] | None = None,
+                    game: str = "mulle", ruleset: dict[str, Any] | None = None) -> MLPPolicy:
+    """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``).
+
+    ``game``: the game the policy plays (Mulle by default); ``ruleset``: the rules it was trained for
+    (its changed flags; recorded for games other than Mulle, whose PPO files record none).
+    """
     from torch import nn
 
     if type(sb3_policy.features_extractor).__name__ != "FlattenExtractor":
@@ -41,11 +46,14 @@ def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, A
     linears.append(sb3_policy.action_net)
     weights = [m.weight.detach().cpu().numpy().T.copy() for m in linears]
     biases = [m.bias.detach().cpu().numpy().copy() for m in linears]
-    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {})
+    if game == "mulle":
+        return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {})
+    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, ruleset=ruleset, game=game)
 
 
-def export_model(model: MaskablePPO, path: str | Path, metadata: dict[str, Any] | None = None) -> MLPPolicy:
-    """Write ``model``'s (a ``MaskablePPO``) actor to ``path`` and return the numpy policy."""
-    pol = policy_from_sb3(model.policy, metadata)
+def export_model(model: MaskablePPO, path: str | Path, metadata: dict[str, Any] | None = None,
+                 game: str = "mulle") -> MLPPolicy:
+    """Write ``model``'s (a ``MaskablePPO``) actor to ``path`` and return the numpy policy (a net of ``game``)."""
+    pol = policy_from_sb3(model.policy, metadata, game)
     save_policy(pol, path)
     return pol

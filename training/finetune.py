@@ -61,7 +61,8 @@ def to_sb3_checkpoint(policy_path: str | Path, out: str | Path) -> Copied:
                          "fit --net logits make them), an afterstate net is fine-tuned by mulle-train dmc")
     hidden = list(pol.hidden_sizes)
     act = nn.ReLU if pol.activation == "relu" else nn.Tanh
-    model = MaskablePPO("MlpPolicy", MulleEnv(opponent="random"), device="cpu", verbose=0,
+    env = MulleEnv(opponent="random") if pol.game == "mulle" else MulleEnv(opponent="random", game=pol.game)
+    model = MaskablePPO("MlpPolicy", env, device="cpu", verbose=0,
                         policy_kwargs={"net_arch": {"pi": hidden, "vf": hidden}, "activation_fn": act})
     sb = model.policy
 
@@ -93,7 +94,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: Callable[[str], object] = print) -> int:
     """Write the checkpoint ``args.out`` of ``args.policy`` and say which flags ``mulle-train ppo`` needs."""
     info = to_sb3_checkpoint(args.policy, args.out)
-    out(f"wrote {args.out}; continue with: mulle-train ppo --init-from {args.out} --net {info['net']} "
+    played = load_policy(args.policy).game  # mulle-train ppo --game must name it
+    game = "" if played == "mulle" else f"--game {played} "
+    out(f"wrote {args.out}; continue with: mulle-train ppo {game}--init-from {args.out} --net {info['net']} "
         f"--activation {info['activation']} --reward score --score-scale 100 ..."
         + ("" if info["value"] else " (the value head was not copied: its widths differ from the policy's)"))
     return 0

@@ -30,6 +30,14 @@ are on disk and the manifest is rewritten atomically after every step, so the sa
 command continues where it stopped (any budget may be raised; the settings that decide
 what a generation computes may not change).
 
+``--game casino`` runs the same loop for Casino (:mod:`training.games`): the teacher is
+Casino's determinized search (``pimc``, :mod:`agents.determinized`) in every generation
+(Casino has no ``netsearch``; with ``--on-policy`` the champion plays the labelled games), the
+net is a logits net (one logit per move id, with a value head; :mod:`training.distill`, in
+memory) fitted to the softmax of the search's values and started from the champion's weights,
+and the screens are Casino's arena games (``learned:path=...`` at ``--game casino``). The
+afterstate nets, their extra inputs and people's game records are Mulle's, and refused there.
+
 ``--out-dir`` holds ``manifest.json`` (settings, every invocation, and per generation:
 teacher and its version, data, fit settings and figures, the net, its agent version,
 every screen, promotion, seconds per stage, cumulative wall-clock, peak memory),
@@ -65,9 +73,9 @@ FORMAT = "mulle-train-expert-1"
 #: workers, the backend, memory and threads may change between invocations.
 FIXED = ("first_teacher", "teacher", "first_games", "games", "shard_games", "seed", "data_window", "hidden",
          "extras", "first_epochs", "epochs", "batch_size", "lr", "screen_opponents", "screen_games",
-         "screen_seed", "rules", "records", "on_policy")
+         "screen_seed", "rules", "records", "on_policy", "game")
 #: Settings added to FIXED after runs were made, with the value a run's manifest without them had.
-_ADDED = {"on_policy": False}
+_ADDED = {"on_policy": False, "game": "mulle"}
 
 
 def _now() -> str:
@@ -129,9 +137,31 @@ class Pipeline:
         write_json(self.path, self.manifest)
         self._saved = time.monotonic()
 
+    @property
+    def game(self) -> str:
+        """The game the run trains a net for (``--game``; Mulle for a namespace made before the flag)."""
+        return str(getattr(self.args, "game", "mulle"))
+
+    def spec(self, text: str) -> str:
+        """``text`` as the canonical spec of the run's game's agent."""
+        import agents
+
+        return agents.canonical(text) if self.game == "mulle" else agents.canonical(text, game=self.game)
+
+    def agent_version(self, spec: str) -> str:
+        """The version of the run's game's agent ``spec``."""
+        import agents
+
+        agent = agents.make(spec) if self.game == "mulle" else agents.make(spec, game=self.game)
+        return str(agent.version)
+
+    def learned(self, policy: str) -> str:
+        """The spec of the learned agent playing ``policy`` at the run's game."""
+        return learned_spec(policy) if self.game == "mulle" else self.spec(f"learned:path={policy}")
+
     def settings(self) -> dict[str, Any]:
         """The settings that fix what the run computes."""
-        return {k: getattr(self.args, k) for k in FIXED}
+        return {k: getattr(self.args, k, _ADDED.get(k)) for k in FIXED}
 
     def open(self) -> str | None:
         """Load or start the manifest; an error message if the directory holds a run with other settings."""
@@ -243,13 +273,16 @@ class Pipeline:
         gens = self.manifest["generations"]
         if g == len(gens):
             champion = self.manifest.get("champion")
-            teacher = args.first_teacher if champion is None else join_param(args.teacher, f"policy={champion}")
-            import agents
-
-            teacher = agents.canonical(teacher)
+            if champion is None:
+                teacher = args.first_teacher
+            elif self.game == "mulle":
+                teacher = join_param(args.teacher, f"policy={champion}")
+            else:  # no netsearch for this game: its search labels every generation (the champion drives --on-policy)
+                teacher = args.teacher
+            teacher = self.spec(teacher)
             # --on-policy: the champion, one pass, plays the games the teacher labels (not generation 0's: no net yet).
-            driver = learned_spec(champion) if args.on_policy and champion is not None else None
-            gens.append({"generation": g, "teacher": teacher, "teacher_version": agents.make(teacher).version,
+            driver = self.learned(champion) if args.on_policy and champion is not None else None
+            gens.append({"generation": g, "teacher": teacher, "teacher_version": self.agent_version(teacher),
                          "driver": driver, "started": _now(), "seconds": {}})
             self.save()
         gen = gens[g]
@@ -285,8 +318,9 @@ class Pipeline:
         with self.timed(gen, "data"):
             summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
                                        shard_games=args.shard_games, workers=args.workers,
-                                       progress=not args.no_progress, rules=args.rules or None, afterstates=True,
-                                       backend=self.labeller(), stop=self.tick, driver=driver)
+                                       progress=not args.no_progress, rules=args.rules or None,
+                                       afterstates=self.game == "mulle", backend=self.labeller(), stop=self.tick,
+                                       driver=driver, **({} if self.game == "mulle" else {"game": self.game}))
         gen["data"] = str(gdir / "data")
         gen["games"] = games
         if summary["complete"]:
@@ -296,6 +330,9 @@ class Pipeline:
 
     def fit(self, g: int, gen: dict[str, Any], gdir: Path, records: Path | None) -> None:
         """Stage 2: fit this generation's net on the window's data (and the records), from the champion."""
+        if self.game != "mulle":
+            self.fit_logits(g, gen, gdir)
+            return
         from .afterfit import AfterstateConfig, fit_afterstate
         from .stream import ShardSource, chunk_rows_for
 
@@ -329,6 +366,38 @@ class Pipeline:
         self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
                  f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
 
+    def fit_logits(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
+        """Stage 2 for a game without afterstate nets: a logits net with a value head (:mod:`training.distill`)."""
+        from . import distill, teacher
+        from .expert import fit_arrays
+
+        args = self.args
+        gens = self.manifest["generations"]
+        first = 0 if not args.data_window else max(0, g - args.data_window + 1)
+        sources: list[tuple[str, float]] = [(x["data"], 1.0) for x in gens[first: g + 1]]
+        data = teacher.load([s for s, _ in sources], **fit_arrays("logits"))
+        init = self.manifest.get("champion")
+        cfg = distill.FitConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                                epochs=args.first_epochs if g == 0 else args.epochs, augment=False)
+        decisions = len(data["action"])
+        self.say(f"generation {g}: fit a logits net on {decisions} decisions of {len(sources)} data set(s)"
+                 + (f", from {init}" if init else ""))
+        policy = gdir / "policy.npz"
+        ckpt = gdir / "fit.ckpt.pt"
+        with self.timed(gen, "fit"):
+            figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=ckpt,
+                                  checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
+                                  threads=args.threads, game=self.game, ruleset=args.rules or None,
+                                  metadata={"generation": g, "teacher": gen["teacher"], "game": self.game,
+                                            "data": [s for s, _ in sources], "command": list(args.argv or [])})
+        gen.update(fit={**figures, "config": dict(cfg), "sources": sources, "net": "logits"}, decisions=decisions,
+                   policy=str(policy), agent=self.learned(str(policy)))
+        gen["agent_version"] = self.agent_version(gen["agent"])
+        self.save()
+        ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
+        self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
+                 f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
+
     def screen(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
         """Stage 3: the new net against the champion and the reference agents (resumable arena files)."""
         args = self.args
@@ -336,7 +405,7 @@ class Pipeline:
         champion = self.manifest.get("champion")
         opponents = list(args.screen_opponents)
         if champion is not None and champion != gen["policy"]:
-            opponents.insert(0, learned_spec(champion))
+            opponents.insert(0, self.learned(champion))
         with self.timed(gen, "screen"):
             self._screens(g, gen, gdir, opponents)
 
@@ -354,7 +423,8 @@ class Pipeline:
             evals[key] = head_to_head(gen["agent"], opp, args.screen_games, args.screen_seed,
                                       gdir / f"screen_{name}.jsonl", workers=args.workers,
                                       progress=not args.no_progress, ruleset=args.rules or None,
-                                      backend=self.arena_backend())
+                                      backend=self.arena_backend(),
+                                      **({} if self.game == "mulle" else {"game": self.game}))
             m = evals[key]
             if name == "champion":
                 m["label"] = "the champion before it"  # one series in the plots, whichever net it was
@@ -367,7 +437,7 @@ class Pipeline:
         if champion is None:
             promoted, why = True, "the first net"
         else:
-            match = gen["eval"].get(f"learned|{learned_spec(champion)}") or {}
+            match = gen["eval"].get(f"learned|{self.learned(champion)}") or {}
             score = match.get("score")
             promoted = score is not None and score > 0.5
             why = f"{_score(match)} against the champion"

@@ -6,7 +6,9 @@ into ``Mulle-v0`` as its ``opponent`` without touching the environment: the env 
 agent specs (``heuristic``, ``random``, ``greedy``, ...) and ``self``: a snapshot of the
 policy being trained, read as a numpy :class:`~agents.learned.LearnedAgent` from the
 newest files of a snapshot directory that the trainer fills as it goes (so the pool
-sees new snapshots in every worker process, and after a resume).
+sees new snapshots in every worker process, and after a resume). ``game="casino"`` makes
+a pool of Casino's agents (``random``, ``heuristic``... as Casino's registry has them) and
+Casino snapshots (:class:`~agents.learned.casino.CasinoLearnedAgent`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.learned.agent import LearnedAgent, cached_policy
+from agents.learned.casino import CasinoLearnedAgent
 
 if TYPE_CHECKING:
     from agents.base import Agent
@@ -71,7 +74,8 @@ class OpponentPool:
     name = "pool"
 
     def __init__(
-        self, weights: dict[str, float], snapshot_dir: str | None = None, keep: int = 5, seed: int = 0
+        self, weights: dict[str, float], snapshot_dir: str | None = None, keep: int = 5, seed: int = 0,
+        game: str = "mulle",
     ) -> None:
         import agents
 
@@ -81,7 +85,11 @@ class OpponentPool:
         self.snapshot_dir = snapshot_dir
         self.keep = keep
         self._rng = random.Random(seed)
-        self._fixed = {s: agents.make(s) for s in weights if s != SELF}
+        #: The game the pool plays (the short name of its agents' game).
+        self.game = game
+        self.games = (game,)
+        self._fixed = {s: agents.make(s) if game == "mulle" else agents.make(s, game=game)
+                       for s in weights if s != SELF}
         self._snapshots: list[str] = []
         self._dir_stamp: int | None = None
         #: The opponent of the game being played (``None`` until the first draw).
@@ -119,7 +127,8 @@ class OpponentPool:
         name = self._rng.choices(names, weights=[self.weights.get(s, 1.0) for s in names])[0]
         if name == SELF:
             path = self._rng.choice(self._snapshots)
-            current: Agent = LearnedAgent.from_policy(cached_policy(path))
+            current: Agent = (LearnedAgent.from_policy(cached_policy(path)) if self.game == "mulle" else
+                              CasinoLearnedAgent.from_policy(cached_policy(path)))
             self.current_name = f"self:{Path(path).stem}"
         else:
             current = self._fixed[name]

@@ -20,6 +20,14 @@ Pipeline (docs/learning.md has the shipped run's exact command and figures):
 ``--resume`` continues from the newest checkpoint: step count, learning-rate schedule,
 best policy, evaluation log and snapshot pool all carry on.
 
+``--game casino`` trains a Casino policy the same way, on ``Casino-v0`` (the same env core
+given Casino's game object): its agents (``heuristic``, ``greedy``, ``random`` as Casino's
+registry has them) and ``self`` snapshots in the pool, Casino's evaluation games, and policy
+files recorded as Casino nets (``learned:path=FILE`` at ``mulle-arena --game casino``). Its
+defaults differ only where the game does (:data:`GAME_DEFAULTS`: ``--score-scale 11``, the
+points a round hands out besides sweeps, as ``Casino-v0``'s); the behaviour-cloning warm start
+is Mulle's and refused there.
+
 torch, stable-baselines3 and sb3-contrib are imported only here, and only when the
 command runs: ``pip install "mulle-env[train]"``.
 """
@@ -46,11 +54,16 @@ if TYPE_CHECKING:  # torch, sb3 and tqdm are imported where they are used; to my
 
     from .pool import OpponentPool
 
-__all__ = ["SELFPLAY", "PPORun", "add_arguments", "build_parser", "check_args", "main", "parse_args", "planned_steps",
-           "run_command", "steps_to_train", "train"]
+__all__ = ["GAME_DEFAULTS", "SELFPLAY", "PPORun", "add_arguments", "apply_game_defaults", "build_parser", "check_args",
+           "main", "parse_args", "planned_steps", "run_command", "steps_to_train", "train"]
 
 #: ``--opponents`` member for self-play in the batched env: the network being trained plays both seats.
 SELFPLAY = "selfplay"
+
+#: ``--game``: the games PPO trains policies for (:mod:`training.games`).
+GAMES = ("mulle", "casino")
+#: Per game, the flags whose default differs from Mulle's (``--game casino`` sets them; flags given explicitly win).
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {"casino": {"score_scale": 11.0}}
 
 EVAL_FIELDS = ["timesteps", "games_trained", "elapsed_s", "opponent", "games", "wins", "draws", "losses", "score",
                "score_low", "score_high", "mean_diff"]
@@ -73,8 +86,8 @@ def _import_training_stack() -> None:
 
 
 #: What ``mulle-train ppo --help`` says first.
-DESCRIPTION = ("Train a Mulle policy with masked PPO (sb3-contrib) against an opponent pool and export it "
-               "as a numpy .npz policy for the 'learned' agent.")
+DESCRIPTION = ("Train a Mulle policy (or a Casino one, --game casino) with masked PPO (sb3-contrib) against an "
+               "opponent pool and export it as a numpy .npz policy for the 'learned' agent.")
 #: What ``mulle-train ppo --help`` says last.
 EPILOG = ("Quick start (about 2 minutes on one core): mulle-train ppo --out-dir runs/try --steps 20000 "
           "--eval-games 40 --eval-every 10000 --checkpoint-every 10000 --export try.npz; then "
@@ -90,9 +103,24 @@ def build_parser(prog: str = "mulle-train ppo") -> argparse.ArgumentParser:
     return ap
 
 
+def apply_game_defaults(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``--game NAME`` in ``argv`` (the ``ppo`` flags): that game's :data:`GAME_DEFAULTS` become ``parser``'s defaults.
+
+    Flags given explicitly win, as with ``expert --recipe``; ``--help`` then shows the game's defaults.
+    """
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--game")  # no choices here: a bad name is the real parser's to refuse, naming the command
+    known, _ = pre.parse_known_args(argv)
+    if known.game in GAME_DEFAULTS:
+        parser.set_defaults(**GAME_DEFAULTS[known.game])
+
+
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """Add the ``ppo`` command's flags to ``ap`` (the one definition of them)."""
     g = ap.add_argument_group("run")
+    g.add_argument("--game", choices=GAMES, default="mulle",
+                   help="the game to train for: mulle (Mulle-v0) or casino (Casino-v0; its agents in --opponents and "
+                        "--eval-opponent, and --score-scale 11 by default)")
     g.add_argument("--out-dir", default="runs/ppo", help="checkpoints, snapshots, logs and best.npz go here")
     g.add_argument("--steps", type=int, default=2_000_000, help="total PPO environment steps (learner decisions)")
     g.add_argument("--seed", type=int, default=0, help="seed of everything (envs, pool draws, nets, BC data)")
@@ -169,13 +197,13 @@ _BOUNDS = [
 ]
 
 
-def _check_spec(parser: argparse.ArgumentParser, flag: str, spec: str) -> None:
+def _check_spec(parser: argparse.ArgumentParser, flag: str, spec: str, game: str = "mulle") -> None:
     import agents
 
     try:
-        agents.make(spec)
+        agents.make(spec) if game == "mulle" else agents.make(spec, game=game)
     except ValueError as exc:  # AgentSpecError names the spec and what is wrong
-        parser.error(f"{flag}: {exc}")
+        parser.error(f"{flag}: {exc}" + ("" if game == "mulle" else f" (--game {game})"))
 
 
 def _checked(parser: argparse.ArgumentParser, check: Callable[..., object], path: str, flag: str, **kw: Any) -> None:
@@ -191,6 +219,7 @@ def _checked(parser: argparse.ArgumentParser, check: Callable[..., object], path
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate every argument before anything runs: a bad one exits 2 naming its flag."""
     parser = build_parser()
+    apply_game_defaults(parser, list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     check_args(parser, args)
     return args
@@ -201,6 +230,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     import math
 
     from mulle_env.files import check_input_path, check_output_dir, check_output_path
+
+    game = getattr(args, "game", "mulle")  # a namespace made before --game existed trains Mulle
+    args.game = game
 
     for dest, low, inclusive in _BOUNDS:
         value = getattr(args, dest)
@@ -215,6 +247,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if args.eval_games % 2:
         parser.error(f"--eval-games plays duplicate pairs (each deal from both seats), so it must be even, "
                      f"not {args.eval_games}")
+    if game != "mulle" and args.bc_games:
+        parser.error(f"--bc-games: the behaviour-cloning warm start is Mulle's (training/bc.py: its teacher's games, "
+                     f"its suit swap); leave it out with --game {game} (PPO then starts from random weights)")
     if args.lr_final > args.lr:
         parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
     try:
@@ -234,8 +269,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             if len(weights) > 1:
                 parser.error(f"--opponents {SELFPLAY} cannot be mixed with other opponents")
         elif spec != SELF:
-            _check_spec(parser, "--opponents", spec)
-    _check_spec(parser, "--eval-opponent", args.eval_opponent)
+            _check_spec(parser, "--opponents", spec, game)
+    _check_spec(parser, "--eval-opponent", args.eval_opponent, game)
     if args.bc_games:
         _check_spec(parser, "--bc-teacher", args.bc_teacher)
         if not [s for s in args.bc_opponents.split(",") if s.strip()]:
@@ -259,6 +294,11 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         _checked(parser, check_output_path, args.export, "--export")
     # Last: the other arguments are known to be good, so this is the only thing left to fix.
     existing = sorted((out / "checkpoints").glob("step_*.zip"))
+    if args.resume and (out / "state.json").is_file():
+        ran = _state_game(out / "state.json")
+        if ran is not None and ran != game:
+            parser.error(f"--resume: --out-dir {args.out_dir!r} holds a {ran} run, and this command trains {game} "
+                         f"(--game {game}); resume it with --game {ran}, or choose another --out-dir")
     if args.resume and _latest_checkpoint(out / "checkpoints") is None:
         damaged = f"; {len(existing)} there are damaged, the newest {existing[-1].name}" if existing else ""
         parser.error(f"--resume: --out-dir {args.out_dir!r} holds no checkpoint to resume (checkpoints/step_*.zip"
@@ -267,6 +307,15 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if not args.resume and existing:
         parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
                      "or choose another --out-dir")
+
+
+def _state_game(path: Path) -> str | None:
+    """The game a run's ``state.json`` says it trains (``"mulle"`` without the entry); ``None`` if unreadable."""
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None  # set aside (with a line saying so) when the run resumes
+    return str(state.get("game", "mulle")) if isinstance(state, dict) else None
 
 
 def rollout_steps(args: argparse.Namespace) -> int:
@@ -314,8 +363,15 @@ def _make_env_fn(rank: int, args: argparse.Namespace, snapshot_dir: str, weights
 
         from .pool import OpponentPool
 
-        pool = OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank)
-        env = MulleEnv(opponent=pool, reward=args.reward, seat="alternate", score_scale=args.score_scale)
+        game = getattr(args, "game", "mulle")
+        if game == "mulle":
+            pool = OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank)
+            env = MulleEnv(opponent=pool, reward=args.reward, seat="alternate", score_scale=args.score_scale)
+        else:  # the same env given the game's object (Casino-v0 is MulleEnv(game="casino"))
+            pool = OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank,
+                                game=game)
+            env = MulleEnv(opponent=pool, reward=args.reward, seat="alternate", score_scale=args.score_scale,
+                           game=game)
         return Monitor(env)
 
     return make
@@ -332,6 +388,7 @@ def _batched_env(args: argparse.Namespace, snapshot_dir: str, weights: dict[str,
     from .sb3_vec import SB3VectorEnv
 
     live = [s for s, w in weights.items() if w > 0]
+    game = getattr(args, "game", "mulle")
     opponent: str | list[OpponentPool]
     if live == [SELFPLAY]:
         opponent = SELF_PLAY
@@ -340,10 +397,11 @@ def _batched_env(args: argparse.Namespace, snapshot_dir: str, weights: dict[str,
     elif len(live) == 1 and live[0] != SELF:
         opponent = live[0]
     else:
-        opponent = [OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank)
+        opponent = [OpponentPool(weights, snapshot_dir=snapshot_dir, keep=args.pool_keep, seed=args.seed * 1009 + rank,
+                                 game=game)
                     for rank in range(args.envs)]
     venv = MulleVectorEnv(args.envs, opponent=opponent, reward=args.reward, seat="alternate",
-                          score_scale=args.score_scale)
+                          score_scale=args.score_scale, game=None if game == "mulle" else game)
     return VecMonitor(SB3VectorEnv(venv))
 
 
@@ -445,6 +503,10 @@ class PPORun:
             self.state.setdefault("runs", [])
             self.state.setdefault("elapsed_before", 0.0)
         self.state["runs"].append({"command": self.command, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+        #: The game trained (``--game``); state.json records it for another game's runs (a resume checks it).
+        self.game: str = getattr(args, "game", "mulle")
+        if self.game != "mulle":
+            self.state["game"] = self.game
         if SELFPLAY in self.weights and args.vec != "batched":
             raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
         self.vec_env = self._make_env()
@@ -521,7 +583,11 @@ class PPORun:
 
     def _init_from(self) -> None:
         args = self.args
-        self.model.set_parameters(args.init_from, exact_match=True, device="cpu")
+        try:
+            self.model.set_parameters(args.init_from, exact_match=True, device="cpu")
+        except (RuntimeError, ValueError) as exc:  # another game's nets (or other --net widths) do not fit
+            raise SystemExit(f"mulle-train: --init-from {args.init_from}: its nets do not fit this run's (--game "
+                             f"{self.game}, --net {args.net}): {str(exc).splitlines()[0]}") from None
         self.state["init_from"] = args.init_from
         source_state = Path(args.init_from).resolve().parent.parent / "state.json"
         if source_state.is_file():  # keep the warm start's figures with the policy's history
@@ -567,7 +633,7 @@ class PPORun:
     def metadata(self, evaluation: dict[str, Any] | None) -> dict[str, Any]:
         """The metadata a policy file of this run carries."""
         args, model = self.args, self.model
-        return {
+        return {**({} if self.game == "mulle" else {"game": self.game}),
             "command": self.command, "timesteps": int(model.num_timesteps), "seed": args.seed,
             "training_seconds": round(self.elapsed(), 1), "evaluation": evaluation, "bc": self.bc_figures,
             "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
@@ -578,18 +644,26 @@ class PPORun:
     def evaluate(self) -> dict[str, Any]:
         """A duplicate match of the current policy against ``--eval-opponent``; keeps the best as ``best.npz``."""
         from agents.learned.agent import LearnedAgent
+        from agents.learned.casino import CasinoLearnedAgent
         from agents.learned.policy import save_policy
 
         from .evaluate import duplicate_match
         from .export import policy_from_sb3
+        from .games import train_game
 
         if self._eval_log is None:
             raise RuntimeError("PPORun.open_eval_log() opens eval.csv before the first evaluation")
         fh, writer = self._eval_log
         args, model = self.args, self.model
-        pol = policy_from_sb3(model.policy)
-        res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
-        res.update(timesteps=int(model.num_timesteps), games_trained=int(model.num_timesteps) // 96,
+        if self.game == "mulle":
+            pol = policy_from_sb3(model.policy)
+            res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
+        else:
+            pol = policy_from_sb3(model.policy, game=self.game)
+            res = duplicate_match(CasinoLearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games,
+                                  args.eval_seed, game=self.game)
+        res.update(timesteps=int(model.num_timesteps),
+                   games_trained=int(model.num_timesteps) // train_game(self.game).decisions,
                    elapsed_s=round(self.elapsed(), 1))
         writer.writerow({k: res.get(k) for k in EVAL_FIELDS})
         fh.flush()
@@ -617,7 +691,8 @@ class PPORun:
         # Each file whole or absent (a kill -9 while saving once left a 0-byte step_*.zip that --resume chose).
         with replacing(self.ckpt_dir / f"step_{n:010d}.zip") as tmp, open(tmp, "wb") as fh:
             self.model.save(fh)
-        save_policy(policy_from_sb3(self.model.policy, self.metadata(None)), self.pool_dir / f"step_{n:010d}.npz")
+        save_policy(policy_from_sb3(self.model.policy, self.metadata(None), self.game),
+                    self.pool_dir / f"step_{n:010d}.npz")
         self.state["timesteps"] = n
         with replacing(self.state_path) as tmp:
             tmp.write_text(json.dumps({**self.state, "elapsed_before": self.elapsed()}, indent=1))
@@ -684,7 +759,7 @@ class PPORun:
         if self.weights.get(SELF, 0) > 0 and not list(self.pool_dir.glob("*.npz")):
             # 'self' plays earlier snapshots; on a fresh run the first one is the starting policy.
             first = self.pool_dir / f"step_{int(model.num_timesteps):010d}.npz"
-            save_policy(policy_from_sb3(model.policy, self.metadata(None)), first)
+            save_policy(policy_from_sb3(model.policy, self.metadata(None), self.game), first)
         if self.latest is None:
             self.evaluate()  # the starting point (after the warm start, if any) is a candidate too
 
@@ -773,6 +848,7 @@ def main(argv: list[str] | None = None) -> int:
     An interrupted run saves a checkpoint first; the same command with ``--resume`` continues.
     """
     parser = build_parser()
+    apply_game_defaults(parser, list(sys.argv[1:] if argv is None else argv))
     return run_command(parser, parser.parse_args(argv))
 
 
@@ -789,8 +865,11 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
                     f"{args.out_dir}, resuming its newest checkpoint")
             else:
                 total = planned_steps(args)
-                say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about 96 learner "
-                    f"decisions) into {args.out_dir}")
+                from .games import train_game
+
+                tg = train_game(getattr(args, "game", "mulle"))
+                say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about {tg.decisions} "
+                    f"learner decisions) into {args.out_dir}" + ("" if tg.name == "mulle" else f", {tg.title}"))
                 if args.steps % rollout_steps(args):
                     say(f"mulle-train: note: PPO trains whole rollouts of --n-steps {args.n_steps} x --envs "
                         f"{args.envs} = {rollout_steps(args)} steps, so --steps {args.steps} trains {total} steps")

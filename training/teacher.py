@@ -42,6 +42,11 @@ Data lives in a directory of *shards*, each the decisions of ``shard_games`` gam
   ``after_banked``  float32     the mover's score difference after the move
   ================  ==========  ==================================================
 
+The game is Mulle unless ``game=`` names another (``game="casino"``, ``mulle-train expert
+--game casino``; :mod:`training.games`): the observation, the action ids, the banked
+points and the game loop are then that game's, ``spec.json`` records it (``game``; absent:
+Mulle) and afterstates are Mulle's alone.
+
 A shard is written to a temporary name and renamed, so it is either complete or
 absent: an interrupted run loses at most the shards in progress, and a rerun makes
 only the missing ones. Game ``g`` has a deal seed and agent random streams fixed by
@@ -70,6 +75,7 @@ from agents.rollout import best_index
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
 
+from .games import TrainGame, train_game
 from .workers import process_pool
 
 if TYPE_CHECKING:
@@ -80,7 +86,7 @@ if TYPE_CHECKING:
     from .cluster import RayLabeller
 
 __all__ = ["FORMAT", "MAX_LEGAL", "Afterstates", "Arrays", "CodedRows", "DecisionRow", "GameDecision", "LabellingAgent",
-           "TeacherData", "TeacherDataError", "Valuer", "banked_points", "check_data_dir", "deal_seed",
+           "TeacherData", "TeacherDataError", "Valuer", "banked_points", "check_data_dir", "data_game", "deal_seed",
            "decision_afterstates", "decision_arrays", "decision_row", "generate", "label_shard", "load", "move_keys",
            "play_shard", "shard_arrays", "shard_bytes", "stable_digest", "values_moves", "write_shard"]
 
@@ -222,7 +228,7 @@ class LabellingAgent(Agent):
     """
 
     def __init__(self, teacher: Agent, record_seats: Iterable[int] = (0, 1), afterstates: bool = False,
-                 driver: Agent | None = None) -> None:
+                 driver: Agent | None = None, game: str | TrainGame | None = None) -> None:
         if not values_moves(teacher):
             raise TeacherDataError(f"teacher {teacher.spec!r} has no move_values(view, legal_moves, rng); "
                                    "use pimc or netsearch")
@@ -233,6 +239,8 @@ class LabellingAgent(Agent):
         self.name = teacher.name
         self.record_seats = tuple(record_seats)
         self.afterstates = bool(afterstates)
+        #: The game played (:mod:`training.games`): how a decision is encoded and stored.
+        self.game = train_game(game)
         self.rows: list[DecisionRow] = []
         #: Per recorded decision, ``(after_obs float16 (k, OBS_SIZE), after_banked (k,))`` with ``afterstates``.
         self.after: list[Afterstates] = []
@@ -264,7 +272,7 @@ class LabellingAgent(Agent):
         else:  # after the teacher, from the same stream: a driver that draws nothing leaves the labels as they were
             move = self.driver.act(view, legal_moves, rng)
         if p in self.record_seats:
-            self.rows.append(decision_row(view, legal_moves, move, scored, step))
+            self.rows.append(decision_row(view, legal_moves, move, scored, step, self.game))
             if self.afterstates:
                 self.after.append(decision_afterstates(view, legal_moves, self.rows[-1][1]))
         return move
@@ -279,9 +287,11 @@ def move_keys(view: PlayerView, legal_moves: Sequence[Move]) -> list[int]:
 
 
 def decision_row(view: PlayerView, legal_moves: Sequence[Move], move: Move, scored: Iterable[tuple[Move, float]],
-                 step: int) -> DecisionRow:
+                 step: int, game: str | TrainGame | None = None) -> DecisionRow:
     """One stored decision ``(obs, keys, values, key played, seat, step, banked)``; ``scored`` holds the
-    ``(move, value)`` pairs a teacher searched (none for a game record's decision)."""
+    ``(move, value)`` pairs a teacher searched (none for a game record's decision). ``game``: Mulle by default."""
+    if game is not None and train_game(game).name != "mulle":
+        return _game_row(train_game(game), view, legal_moves, move, scored, step)
     keys = move_keys(view, legal_moves)
     key_of = {str(m): k for m, k in zip(legal_moves, keys)}
     value_of = {key_of[str(m)]: v for m, v in scored}
@@ -293,6 +303,20 @@ def decision_row(view: PlayerView, legal_moves: Sequence[Move], move: Move, scor
             view.player, step, banked_points(view))
 
 
+def _game_row(game: TrainGame, view: Any, legal_moves: Sequence[Any], move: Any,
+              scored: Iterable[tuple[Any, float]], step: int) -> DecisionRow:
+    """:func:`decision_row` of another game than Mulle, through its :class:`~training.games.TrainGame`."""
+    keys = game.move_keys(view, legal_moves)
+    key_of = {str(m): k for m, k in zip(legal_moves, keys)}
+    value_of = {key_of[str(m)]: v for m, v in scored}
+    ids = keys[:MAX_LEGAL]
+    played = key_of[str(move)]
+    if played not in ids:
+        ids[-1] = played
+    return (game.encode_view(view).astype(np.float16), ids, [value_of.get(i, np.nan) for i in ids], played,
+            view.player, step, game.banked_points(view))
+
+
 def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: list[int]) -> Afterstates:
     """``(after_obs float16, after_banked)`` of the stored moves ``ids`` (keys of :func:`move_keys`)."""
     by_key = dict(zip(move_keys(view, legal_moves), legal_moves))
@@ -301,8 +325,11 @@ def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: lis
 
 
 def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                 rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None) -> Arrays:
+                 rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None,
+                 game: str = "mulle") -> Arrays:
     """Play the games of shard ``shard``: its arrays (the table of the module docstring)."""
+    if game != "mulle":
+        return _game_shard_arrays(train_game(game), shard, teacher, opponents, shard_games, seed, rules, driver)
     import agents
 
     rows: list[GameDecision] = []
@@ -329,10 +356,37 @@ def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: in
     return decision_arrays(rows, outcomes, after if afterstates else None)
 
 
+def _game_shard_arrays(game: TrainGame, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
+                       rules: dict[str, Any] | None, driver: str | None) -> Arrays:
+    """:func:`shard_arrays` of another game than Mulle: the same games and seeds, that game's agents and loop."""
+    import agents
+
+    rows: list[GameDecision] = []
+    outcomes: list[float] = []
+    for g in range(shard * shard_games, (shard + 1) * shard_games):
+        opp_spec = opponents[(g // 2) % len(opponents)]
+        seat = g % 2
+        drive = agents.make(driver, game=game.name) if driver else None
+        if opp_spec == SELF:
+            bot = LabellingAgent(agents.make(teacher, game=game.name), driver=drive, game=game)
+            seats: list[Agent] = [bot, bot]
+        else:
+            bot = LabellingAgent(agents.make(teacher, game=game.name), record_seats=(seat,), driver=drive, game=game)
+            opp = agents.make(opp_spec, game=game.name)
+            seats = [bot, opp] if seat == 0 else [opp, bot]
+        scores = game.play(seats, deal_seed(seed, g), [_stream(seed, g, 0), _stream(seed, g, 1)], rules)
+        for row in bot.rows:
+            p = row[4]
+            rows.append((g, *row))
+            outcomes.append(scores[p] - scores[1 - p])
+    return decision_arrays(rows, outcomes, None, game.obs_size)
+
+
 def decision_arrays(rows: Sequence[GameDecision], outcomes: Sequence[float],
-                    after: Sequence[Afterstates] | None) -> Arrays:
+                    after: Sequence[Afterstates] | None, obs_size: int = OBS_SIZE) -> Arrays:
     """A shard's arrays from its decisions: ``rows`` of ``(game, obs, ids, values, action, seat, step, banked)``,
-    each decision's final score difference, and (or ``None``) its ``(after_obs, after_banked)``."""
+    each decision's final score difference, and (or ``None``) its ``(after_obs, after_banked)``; ``obs_size``:
+    the length of the game's observation (Mulle's by default)."""
     n = len(rows)
     legal = np.full((n, MAX_LEGAL), -1, dtype=np.int16)
     values = np.full((n, MAX_LEGAL), np.nan, dtype=np.float32)
@@ -340,7 +394,7 @@ def decision_arrays(rows: Sequence[GameDecision], outcomes: Sequence[float],
         legal[i, : len(ids)] = ids
         values[i, : len(vals)] = vals
     arrays: Arrays = {
-        "obs": np.array([r[1] for r in rows], dtype=np.float16).reshape(n, OBS_SIZE),
+        "obs": np.array([r[1] for r in rows], dtype=np.float16).reshape(n, obs_size),
         "legal": legal,
         "values": values,
         "action": np.array([r[4] for r in rows], dtype=np.int16),
@@ -377,33 +431,37 @@ def write_shard(out_dir: str | Path, shard: int, data: bytes) -> None:
 
 def label_shard(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
                 rules: dict[str, Any] | None = None, afterstates: bool = False,
-                driver: str | None = None) -> tuple[int, bytes]:
+                driver: str | None = None, game: str = "mulle") -> tuple[int, bytes]:
     """Play shard ``shard`` and return ``(decisions, file bytes)``: what a remote worker sends back to be written."""
-    arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver)
+    arrays = shard_arrays(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver, game)
     return len(arrays["action"]), shard_bytes(arrays)
 
 
 def play_shard(out_dir: str, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-               rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None) -> int:
+               rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None,
+               game: str = "mulle") -> int:
     """Play the games of shard ``shard`` and write it atomically; return its number of decisions."""
-    n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver)
+    n, data = label_shard(shard, teacher, opponents, shard_games, seed, rules, afterstates, driver, game)
     write_shard(out_dir, shard, data)
     return n
 
 
 def _spec(teacher: str, opponents: list[str], seed: int, shard_games: int, rules: dict[str, Any] | None,
-          afterstates: bool = False, driver: str | None = None) -> dict[str, Any]:
+          afterstates: bool = False, driver: str | None = None, game: str = "mulle") -> dict[str, Any]:
     import agents
 
+    tg = train_game(game)
     # Canonical specs leave defaults out, so "pimc" can name another agent after a default changes:
     # the agents' versions (agents.Agent.version) tell such data sets apart.
     named = [teacher, *opponents, *([driver] if driver else [])]
-    versions = {s: str(getattr(agents.make(s), "version", "1")) for s in named if s != SELF}
+    versions = {s: str(getattr(agents.make(s, game=tg.name), "version", "1")) for s in named if s != SELF}
     spec = {"format": FORMAT, "teacher": teacher, "opponents": list(opponents), "seed": seed, "rules": rules or {},
-            "shard_games": shard_games, "obs_fingerprint": layout_fingerprint(), "max_legal": MAX_LEGAL,
+            "shard_games": shard_games, "obs_fingerprint": tg.layout_fingerprint(), "max_legal": MAX_LEGAL,
             "versions": versions, "afterstates": bool(afterstates)}
     if driver:  # only when there is one, so the specs of data sets made before drivers existed still match
         spec["driver"] = driver
+    if tg.name != "mulle":  # only for other games, so Mulle's data sets keep their specs
+        spec["game"] = tg.name
     return spec
 
 
@@ -414,7 +472,7 @@ def _check_dir(out: Path, spec: dict[str, Any]) -> None:
         # Data sets made before agents had versions were made by version "1" of each agent.
         old.setdefault("versions", {s: "1" for s in spec["versions"]})
         old.setdefault("afterstates", False)
-        diff = {k: (old.get(k), spec.get(k)) for k in {*spec, "driver"} if old.get(k) != spec.get(k)}
+        diff = {k: (old.get(k), spec.get(k)) for k in {*spec, "driver", "game"} if old.get(k) != spec.get(k)}
         if diff:
             what = "; ".join(f"{k}: {a!r} there, {b!r} asked" for k, (a, b) in diff.items())
             raise TeacherDataError(f"{out} holds teacher data made with other settings ({what}); "
@@ -436,10 +494,20 @@ def check_data_dir(d: str | Path) -> dict[str, Any]:
     spec: dict[str, Any] = json.loads(spec_path.read_text())
     if spec.get("format") != FORMAT:
         raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
-    if spec.get("obs_fingerprint") != layout_fingerprint():
+    game = spec.get("game", "mulle")
+    try:
+        here = train_game(game).layout_fingerprint() if game != "mulle" else layout_fingerprint()
+    except ValueError as exc:
+        raise TeacherDataError(f"{d}: {exc}") from None
+    if spec.get("obs_fingerprint") != here:
         raise TeacherDataError(f"{d} was encoded with observation layout {spec.get('obs_fingerprint')}, "
-                               f"not this mulle_env's {layout_fingerprint()}; generate it again")
+                               f"not this mulle_env's {here}; generate it again")
     return spec
+
+
+def data_game(spec: dict[str, Any]) -> str:
+    """The game a data set's ``spec.json`` says it holds (``"mulle"`` for one without a ``game`` entry)."""
+    return str(spec.get("game", "mulle"))
 
 
 def shard_path(out_dir: str | Path, shard: int) -> Path:
@@ -450,7 +518,8 @@ def shard_path(out_dir: str | Path, shard: int) -> Path:
 def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, opponents: Iterable[str] = (SELF,),
              shard_games: int = 4, workers: int = 1, progress: bool = True, rules: dict[str, Any] | None = None,
              afterstates: bool = False, backend: RayLabeller | None = None,
-             stop: Callable[[], bool] | None = None, driver: str | None = None) -> dict[str, Any]:
+             stop: Callable[[], bool] | None = None, driver: str | None = None,
+             game: str = "mulle") -> dict[str, Any]:
     """Make the missing shards of a data set of ``games`` teacher games; return a summary.
 
     Game ``g`` is played against ``opponents[(g // 2) % len(opponents)]`` (``"self"``:
@@ -464,22 +533,26 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     labelled move's afterstate (what an afterstate net learns from). ``driver`` (an agent
     spec) plays the recorded seats' moves while the teacher values them (module
     docstring). Once ``stop()`` is true no new shard is started (the summary's
-    ``complete`` is then False).
+    ``complete`` is then False). ``game`` (:mod:`training.games`): the game played, Mulle by
+    default; afterstates are Mulle's alone.
     """
     import agents
 
+    tg = train_game(game)
+    if afterstates and not tg.afterstates:
+        raise TeacherDataError(f"afterstates are Mulle's (its afterstate encoder); {tg.title} data sets have none")
     if games < 1 or shard_games < 1 or games % shard_games:
         raise TeacherDataError(f"games ({games}) must be a positive multiple of shard_games ({shard_games})")
     if workers < 1:
         raise TeacherDataError(f"workers must be >= 1, not {workers}")
     opponents = [str(o) for o in opponents] or [SELF]
-    teacher = agents.canonical(teacher)
-    if not values_moves(agents.make(teacher)):
+    teacher = agents.canonical(teacher, game=tg.name)
+    if not values_moves(agents.make(teacher, game=tg.name)):
         raise TeacherDataError(f"teacher {teacher!r} cannot value moves (no move_values); use pimc or netsearch")
-    opponents = [o if o == SELF else agents.canonical(o) for o in opponents]
-    driver = agents.canonical(driver) if driver else None
+    opponents = [o if o == SELF else agents.canonical(o, game=tg.name) for o in opponents]
+    driver = agents.canonical(driver, game=tg.name) if driver else None
     out = Path(out_dir)
-    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates, driver))
+    _check_dir(out, _spec(teacher, opponents, seed, shard_games, rules, afterstates, driver, tg.name))
     todo = [k for k in range(games // shard_games) if not shard_path(out, k).is_file()]
     stop = stop or (lambda: False)
     bar = None
@@ -496,7 +569,9 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
         if bar:
             bar.update(shard_games)
 
-    rest = (teacher, opponents, shard_games, seed, rules, afterstates, driver)
+    # The game travels only when it is not Mulle: Mulle's shards are labelled by the same calls as always.
+    rest = (teacher, opponents, shard_games, seed, rules, afterstates, driver,
+            *((tg.name,) if tg.name != "mulle" else ()))
 
     def arrived(k: int, n: int, data: bytes) -> None:
         write_shard(out, k, data)
@@ -555,9 +630,11 @@ def load(data_dirs: str | Path | Iterable[str | Path], max_games: int | None = N
     # A shard's small arrays, and where to read its large ones ("_path", "_large").
     parts: list[dict[str, Any]] = []
     offset = 0
+    games: dict[str, str] = {}
     for d in data_dirs:
         d = Path(d)
         spec = check_data_dir(d)
+        games[str(d)] = data_game(spec)
         shards = sorted(d.glob("shard_*.npz"))
         if max_games is not None:
             shards = shards[: max(1, max_games // spec["shard_games"])]
@@ -576,22 +653,27 @@ def load(data_dirs: str | Path | Iterable[str | Path], max_games: int | None = N
         offset = top
     if not parts:
         raise TeacherDataError(f"no shards in {', '.join(map(str, data_dirs))}")
+    if len(set(games.values())) > 1:
+        raise TeacherDataError("the data sets are of different games (" + "; ".join(f"{d}: {g}" for d, g in
+                               games.items()) + "); a net is fitted for one game")
+    width = train_game(next(iter(games.values()))).obs_size
     # Keys every shard has (data sets with and without afterstates load as the former's common part).
     small = [k for k in parts[0] if not k.startswith("_") and all(k in p for p in parts)]
     present = [k for k in large if all(k in p["_large"] for p in parts)]
     out: TeacherData = {k: np.concatenate([p[k] for p in parts]) for k in small}
     rows = {"obs": "action", "after_obs": "after_banked"}
     for k in present:
-        out[k] = _stack_rows(parts, k, sum(len(p[rows[k]]) for p in parts), compact)
+        out[k] = _stack_rows(parts, k, sum(len(p[rows[k]]) for p in parts), compact, width)
     return out
 
 
-def _stack_rows(parts: list[dict[str, Any]], key: str, total: int, compact: bool) -> NDArray[Any] | CodedRows:
+def _stack_rows(parts: list[dict[str, Any]], key: str, total: int, compact: bool,
+                width: int = OBS_SIZE) -> NDArray[Any] | CodedRows:
     """The ``key`` encodings of every part's shard (``"_path"``; only the rows ``"_rows"`` where a part has
     them) one after the other, ``total`` rows in all, read straight into one array: byte codes while the
-    coder has room (``compact``), else float16."""
+    coder has room (``compact``), else float16. ``width``: an encoding's length (Mulle's by default)."""
     coder = _Coder() if compact else None
-    arr: NDArray[Any] = np.empty((total, OBS_SIZE), dtype=np.uint8 if coder else np.float16)
+    arr: NDArray[Any] = np.empty((total, width), dtype=np.uint8 if coder else np.float16)
     at = 0
     for p in parts:
         with np.load(p["_path"], allow_pickle=False) as z:
@@ -602,7 +684,7 @@ def _stack_rows(parts: list[dict[str, Any]], key: str, total: int, compact: bool
             codes = coder.encode(a)
             if codes is None:
                 # Too many distinct values for a byte: decode what is done, go on in float16.
-                wide = np.empty((total, OBS_SIZE), dtype=np.float16)
+                wide = np.empty((total, width), dtype=np.float16)
                 # Straight into place: a float32 temporary would double the peak memory.
                 np.take(coder.table().astype(np.float16), arr[:at], out=wide[:at])
                 arr, coder = wide, None

@@ -1,0 +1,332 @@
+"""Training for Casino from nothing (issue 50, item 6): policy files that know their game, ``learned`` at Casino,
+``mulle-train ppo --game casino`` and ``mulle-train expert --game casino``, and what they refuse.
+
+Tiny sizes, as tests/test_training_smoke.py's: each road runs end to end in seconds on 2 cores, and
+what it writes plays in ``mulle-arena --game casino`` as ``learned:path=FILE``. How strong a short
+run's net is: docs/learning.md, "Casino".
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.learned.casino import CasinoLearnedAgent
+from agents.learned.policy import (
+    MLPPolicy,
+    PolicyFileError,
+    PolicyGameError,
+    RulesetMismatchError,
+    game_layout,
+    load_policy,
+    save_policy,
+)
+from mulle_env import casino
+from mulle_env.engine import GameLoop
+from mulle_env.games import casino as ce
+from training.cli import train_main
+
+#: Casino agents of helper code besides random, as the registry has them now (the pool mixes those that exist).
+CASINO_AGENTS = [n for n in ("heuristic", "greedy") if agents.plays(n, "casino")]
+
+
+def casino_net(hidden: int = 8, seed: int = 0, ruleset: dict[str, object] | None = None,
+               value: bool = False) -> MLPPolicy:
+    rng = np.random.default_rng(seed)
+    w = [rng.normal(0, 0.3, (ce.OBS_SIZE, hidden)).astype(np.float32),
+         rng.normal(0, 0.3, (hidden, ce.MOVE_ACTIONS)).astype(np.float32)]
+    b = [np.zeros(hidden, np.float32), rng.normal(0, 0.1, ce.MOVE_ACTIONS).astype(np.float32)]
+    vw = [rng.normal(0, 0.1, (ce.OBS_SIZE, 4)).astype(np.float32), rng.normal(0, 0.1, (4, 1)).astype(np.float32)]
+    vb = [np.zeros(4, np.float32), np.zeros(1, np.float32)]
+    return MLPPolicy(w, b, "relu", {"made": "test"}, vw if value else (), vb if value else (), ruleset=ruleset,
+                     game="casino")
+
+
+def play(bots: list[object], seed: int = 0, rules: dict[str, object] | None = None) -> casino.GameState:
+    state = casino.new_game(seed, casino.Ruleset.from_dict(rules or {"rounds": 1}))
+    loop = GameLoop(state, bots, [random.Random(seed), random.Random(seed + 1)])
+    loop.start()
+    loop.run()
+    return state
+
+
+def exit_code(argv: list[str], lines: list[str] | None = None) -> int:
+    """``mulle-train ARGV``'s exit status: bad usage exits (``SystemExit``) 2, a refused run returns it."""
+    try:
+        return train_main(argv, out=(lines.append if lines is not None else print))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def arena_plays(policy: Path, tmp_path: Path, opponent: str = "random") -> None:
+    """``mulle-arena --game casino learned:path=POLICY OPPONENT --games 2`` plays both games."""
+    from arena.cli import main as arena_main
+
+    out = tmp_path / f"arena_{policy.stem}.jsonl"
+    code = arena_main(["--game", "casino", f"learned:path={policy}", opponent, "--games", "2", "--workers", "1",
+                       "--seed", "3", "--out", str(out), "--quiet"])
+    assert code == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    assert len(lines) == 2 and all(ln["status"] == "ok" for ln in lines), lines
+    assert all(ln["game"] == "mulle_env.casino" for ln in lines)
+
+
+# ----- policy files know their game ----------------------------------------------------------------
+
+
+def test_a_casino_file_records_its_game_and_layout_and_round_trips(tmp_path):
+    pol = casino_net(value=True)
+    path = save_policy(pol, tmp_path / "c.npz")
+    with np.load(path) as z:
+        assert str(z["game"]) == "casino" and int(z["obs_size"]) == ce.OBS_SIZE
+        assert int(z["num_actions"]) == ce.MOVE_ACTIONS == 504
+        assert json.loads(str(z["obs_layout"])) == ce.layout_description() == game_layout("casino")
+    back = load_policy(path)
+    assert back.game == "casino" and back.fingerprint() == pol.fingerprint() and back.has_value
+    x = np.random.default_rng(1).random((3, ce.OBS_SIZE), dtype=np.float32)
+    assert np.allclose(back.logits(x), pol.logits(x)) and np.allclose(back.value(x), pol.value(x))
+    # The same weights as a Mulle net could not exist (another size); the game is part of the agent's version.
+    assert pol.fingerprint() != MLPPolicy(pol.weights, pol.biases, "relu", {"made": "test"}, game="casino",
+                                          ruleset={"sweeps": False}).fingerprint()
+
+
+def test_mulle_files_load_as_mulle_and_every_new_file_says_its_game(tmp_path):
+    shipped = load_policy(agents.make("learned").path)
+    assert shipped.game == "mulle"
+    path = save_policy(load_policy(Path(agents.make("learned").path).with_name("learned_ppo.npz")), tmp_path / "m.npz")
+    with np.load(path) as z:
+        assert str(z["game"]) == "mulle"
+        arrays = {k: z[k] for k in z.files if k != "game"}
+    np.savez(tmp_path / "old.npz", **arrays)  # as every file made before the key: Mulle
+    assert load_policy(tmp_path / "old.npz").game == "mulle"
+
+
+def test_a_file_of_one_game_is_refused_by_the_others_agent_naming_its_game(tmp_path):
+    path = save_policy(casino_net(), tmp_path / "c.npz")
+    with pytest.raises(agents.AgentSpecError, match=r"is a Casino net \(its game is 'casino'\), and this agent plays "
+                                                    r"Mulle: play it at Casino \(mulle-arena --game casino"):
+        agents.make(f"learned:path={path}")
+    with pytest.raises(agents.AgentSpecError, match="is a Casino net"):
+        agents.make(f"netsearch:policy={path}")
+    mulle = agents.make("learned").path
+    with pytest.raises(agents.AgentSpecError, match=r"is a Mulle net \(its game is 'mulle'\), and this agent plays "
+                                                    r"Casino.*mulle-train ppo --game casino"):
+        agents.make(f"learned:path={mulle}", game="casino")
+    with pytest.raises(PolicyGameError):
+        CasinoLearnedAgent.from_policy(load_policy(mulle))
+
+
+def test_learned_without_a_path_at_casino_names_learned_path(capsys, tmp_path):
+    with pytest.raises(agents.AgentSpecError, match=r"no shipped Casino net yet.*learned:path=FILE"):
+        agents.make("learned", game="casino")
+    assert agents.plays("learned", "casino") and "learned" in agents.available(game="casino")
+    from arena.cli import main as arena_main
+
+    with pytest.raises(SystemExit) as exc:
+        arena_main(["--game", "casino", "learned", "random", "--games", "2", "--out", str(tmp_path / "r.jsonl")])
+    assert exc.value.code == 2 and "learned:path=FILE" in capsys.readouterr().err
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_bad_casino_files_are_refused_saying_why(tmp_path):
+    path = save_policy(casino_net(), tmp_path / "c.npz")
+    with np.load(path) as z:
+        good = {k: z[k] for k in z.files}
+
+    def bad(**changes: object) -> str:
+        arrays = {**good, **{k: np.array(v) for k, v in changes.items()}}
+        np.savez(tmp_path / "bad.npz", **arrays)
+        with pytest.raises(PolicyFileError) as exc:
+            load_policy(tmp_path / "bad.npz")
+        return str(exc.value)
+
+    assert "game 'chess' is not one this code plays nets of" in bad(game="chess")
+    assert "a Casino net made for observations of 524 floats" in bad(obs_size=524)
+    assert "a Casino net made for 2812 actions" in bad(num_actions=2812)
+    assert "a Casino net is a logits net" in bad(head="afterstate")
+    layout = ce.layout_description()
+    layout["slices"] = [["loose", 0, 52], ["hand", 52, 104], *layout["slices"][2:]]
+    from mulle_env.observation import layout_fingerprint
+
+    moved = bad(obs_layout=json.dumps(layout, sort_keys=True), obs_fingerprint=layout_fingerprint(layout))
+    assert "slice 'hand': [52:104] in the file, [0:52] here" in moved and "Retrain" in moved
+    mulle_sized = {**good, "game": np.array("mulle")}  # a Casino net's layers relabelled as Mulle's
+    np.savez(tmp_path / "relabelled.npz", **mulle_sized)
+    with pytest.raises(PolicyFileError, match="456 floats, but this mulle_env encodes 524"):
+        load_policy(tmp_path / "relabelled.npz")
+
+
+# ----- learned plays Casino ------------------------------------------------------------------------
+
+
+def test_learned_at_casino_plays_the_masked_argmax_legally_and_samples_by_the_rng(tmp_path):
+    pol = casino_net()
+    path = save_policy(pol, tmp_path / "c.npz")
+    bot = agents.make(f"learned:path={path}", game="casino")
+    assert isinstance(bot, CasinoLearnedAgent) and bot.plays("casino") and not bot.plays("mulle")
+    assert bot.version == f"1+{pol.fingerprint()}" and bot.spec == f"learned:path={path}"
+    state = casino.new_game(4)
+    for _ in range(12):
+        legal = state.legal_moves()
+        view = state.view(state.to_move)
+        move = bot.act(view, legal, random.Random(0))
+        full = pol.logits(ce.encode_view(view))
+        assert move in legal and move.id == max((m.id for m in legal), key=lambda i: (full[i], -i))
+        state.play(move)
+    sampler = agents.make(f"learned:path={path},sample=true,temperature=2", game="casino")
+    view, legal = state.view(state.to_move), state.legal_moves()
+    assert sampler.act(view, legal, random.Random(5)) == sampler.act(view, legal, random.Random(5))
+    finished = play([pickle.loads(pickle.dumps(bot)), agents.make("random", game="casino")])
+    assert finished.over
+
+
+def test_learned_at_casino_checks_the_rules_it_was_trained_for(tmp_path):
+    bot = CasinoLearnedAgent.from_policy(casino_net(ruleset={"sweeps": False}))
+    bot.check_ruleset(casino.Ruleset(sweeps=False, rounds=1, target_score=11))  # game length: any
+    with pytest.raises(RulesetMismatchError, match=r"sweeps=True \(trained for False\).*--game casino"):
+        bot.check_ruleset(casino.Ruleset())
+    with pytest.raises(ValueError, match="gather_all=False"):
+        bot.check_ruleset(casino.Ruleset(sweeps=False, gather_all=False))
+
+
+# ----- mulle-train ppo --game casino ---------------------------------------------------------------
+
+PPO_SMALL = ["--envs", "2", "--n-steps", "64", "--batch-size", "64", "--epochs", "1", "--net", "16",
+             "--eval-games", "2", "--eval-every", "128", "--checkpoint-every", "128", "--threads", "1",
+             "--no-progress"]
+
+
+def test_ppo_casino_from_nothing_makes_a_policy_the_arena_plays(tmp_path):
+    out = tmp_path / "ppo"
+    policy = tmp_path / "ppo.npz"
+    pool = ",".join(f"{n}=1" for n in ["random", *CASINO_AGENTS, "self"])
+    code = train_main(["ppo", "--game", "casino", "--out-dir", str(out), "--steps", "256", "--opponents", pool,
+                       "--eval-opponent", CASINO_AGENTS[-1] if CASINO_AGENTS else "random",
+                       "--export", str(policy), *PPO_SMALL])
+    assert code == 0 and policy.is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["timesteps"] == 256 and json.loads((out / "state.json").read_text())["game"] == "casino"
+    pol = load_policy(policy)
+    assert pol.game == "casino" and pol.metadata["game"] == "casino" and pol.hidden_sizes == (16,)
+    assert sorted(p.name for p in (out / "pool").glob("*.npz"))  # the 'self' snapshots are Casino nets too
+    assert all(load_policy(p).game == "casino" for p in (out / "pool").glob("*.npz"))
+    arena_plays(policy, tmp_path)
+    # --resume with the other game is refused, naming both.
+    assert exit_code(["ppo", "--out-dir", str(out), "--steps", "512", "--resume", *PPO_SMALL]) == 2
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--bc-games", "4"], "--bc-games: the behaviour-cloning warm start is Mulle's"),
+    (["--opponents", "netsearch=1"], "agent 'netsearch' does not play casino"),
+    (["--eval-opponent", "netsearch"], "--eval-opponent: agent spec 'netsearch'"),
+])
+def test_ppo_casino_refuses_mulle_only_options_by_name(argv, words, tmp_path, capsys):
+    out = tmp_path / "never"
+    base = ["ppo", "--game", "casino", "--out-dir", str(out), "--opponents", "random=1", "--eval-opponent", "random"]
+    assert exit_code([*base, *argv]) == 2
+    assert words in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_ppo_casino_scales_rewards_by_a_rounds_points_and_mulles_defaults_stay(capsys):
+    from training.cli import _apply_game as apply_game
+    from training.cli import build_parser
+
+    for argv, scale in ((["ppo"], 100.0), (["ppo", "--game", "casino"], 11.0),
+                        (["ppo", "--game", "casino", "--score-scale", "50"], 50.0)):
+        parser = build_parser()
+        apply_game(parser, argv)
+        assert parser.parse_args(argv).score_scale == scale
+
+
+# ----- mulle-train expert --game casino ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def casino_search() -> Iterator[None]:
+    """Casino's determinized search as ``pimc`` (registered by agents.builtin; here too if that has not landed)."""
+    from agents import registry
+
+    registry.available()
+    if agents.plays("pimc", "casino"):
+        yield
+        return
+    from agents.determinized import DeterminizedSearchAgent
+
+    registry._REGISTRY["pimc"]["casino"] = DeterminizedSearchAgent
+    registry._HELP["pimc"]["casino"] = "Casino's determinized search"
+    try:
+        yield
+    finally:
+        del registry._REGISTRY["pimc"]["casino"], registry._HELP["pimc"]["casino"]
+
+
+EXPERT = ["--first-teacher", "pimc:samples=2", "--teacher", "pimc:samples=2", "--first-games", "4", "--games", "2",
+          "--shard-games", "2", "--hidden", "16", "--first-epochs", "1", "--epochs", "1", "--batch-size", "64",
+          "--screen-opponents", "random", "--screen-games", "2", "--workers", "1", "--rule", "rounds=1",
+          "--no-progress"]
+
+
+def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(casino_search, tmp_path):
+    root = tmp_path / "expert"
+    lines: list[str] = []
+    code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", "--on-policy",
+                       *EXPERT], out=lines.append)
+    assert code == 0, lines
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["settings"]["game"] == "casino" and manifest["settings"]["extras"] is None
+    g0, g1 = manifest["generations"]
+    assert g0["teacher"] == "pimc:samples=2" and g1["teacher"] == "pimc:samples=2"  # no netsearch at Casino
+    assert g1["driver"] == f"learned:path={root / 'gen_000' / 'policy.npz'}"  # --on-policy: the champion plays
+    assert g0["fit"]["net"] == "logits" and g0["promoted"] and "learned|random" in g0["eval"]
+    spec = json.loads((root / "gen_000" / "data" / "spec.json").read_text())
+    assert spec["game"] == "casino" and spec["afterstates"] is False
+    champion = load_policy(root / "champion.npz")
+    assert champion.game == "casino" and champion.head == "logits" and champion.has_value
+    assert champion.ruleset["rounds"] == 1  # the rules it was trained for, recorded
+    arena_plays(root / "champion.npz", tmp_path)  # under the default rules: rounds and target_score are free
+    # The same directory as a Mulle run is refused, naming the game.
+    assert exit_code(["expert", "--out-dir", str(root), "--generations", "2", "--first-games", "4",
+                      "--shard-games", "2", "--no-progress"], lines) == 2
+
+
+def test_casino_teacher_data_hold_casinos_observations_and_move_ids(casino_search, tmp_path):
+    from training import teacher
+
+    summary = teacher.generate(tmp_path / "d", "pimc:samples=2", 2, seed=3, shard_games=2, progress=False,
+                               rules={"rounds": 1}, game="casino")
+    assert summary["complete"]
+    data = teacher.load(tmp_path / "d")
+    assert data["obs"].shape[1] == ce.OBS_SIZE and (data["legal"] < ce.MOVE_ACTIONS).all()
+    first = data["legal"][0][data["legal"][0] >= 0]
+    assert np.isfinite(data["values"][0][: len(first)]).all() and data["action"][0] in first
+    assert (data["banked"] == 0).all()  # one round: nothing is banked before its end
+    with pytest.raises(teacher.TeacherDataError, match="other settings.*game"):
+        teacher.generate(tmp_path / "d", "pimc:samples=2", 2, seed=3, shard_games=2, progress=False,
+                         rules={"rounds": 1})
+    with pytest.raises(teacher.TeacherDataError, match="afterstates are Mulle's"):
+        teacher.generate(tmp_path / "e", "pimc:samples=2", 2, shard_games=2, afterstates=True, game="casino")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--extras", "capture-v3"], "--extras is Mulle-only"),
+    (["--records", "games.jsonl"], "--records is Mulle-only"),
+    (["--recipe", "quick"], "--recipe is Mulle-only"),
+    (["--teacher", "netsearch:depth=2"], "--teacher 'netsearch:depth=2': agent spec 'netsearch:depth=2': agent "
+                                         "'netsearch' does not play casino"),
+    (["--first-teacher", "random"], "--first-teacher 'random' cannot value moves"),
+    (["--rule", "gather_all=false"], "--rule: gather_all=false: Casino's nets write one logit per move id"),
+    (["--screen-opponents", "netsearch"], "agent 'netsearch' does not play casino"),
+])
+def test_expert_casino_refuses_mulle_only_options_by_name(casino_search, argv, words, tmp_path, capsys):
+    out = tmp_path / "never"
+    assert exit_code(["expert", "--game", "casino", "--out-dir", str(out), "--screen-opponents", "random", *argv]) == 2
+    assert words in capsys.readouterr().err
+    assert not out.exists()
