@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
+from .casino import CasinoGreedyAgent, CasinoHeuristicAgent
+from .determinized import DeterminizedSearchAgent
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .learned import DEFAULT_POLICY_PATH, LearnedAgent
@@ -20,6 +22,16 @@ register("greedy", GreedyAgent, "one-ply look-ahead: points now + own build - op
 register("pimc", PIMCAgent, "determinized Monte Carlo search with fast rollouts (the strong baseline)")
 register("netsearch", NetSearchAgent,
          "determinized search whose candidates, rollouts and leaf values come from a learned policy file")
+# Casino's agents (agents/casino, agents/determinized.py) under the names Mulle's have: at Casino, "heuristic" is
+# Casino's heuristic (mulle-arena --game casino random heuristic greedy pimc).
+register("heuristic", CasinoHeuristicAgent,
+         "Casino's common sense: points, spades and sweeps taken, builds it can capture, safe cheap trails",
+         games=("casino",))
+register("greedy", CasinoGreedyAgent,
+         "one-move look-ahead: points taken now minus the opponent's expected best reply capture", games=("casino",))
+register("pimc", DeterminizedSearchAgent,
+         "determinized search: each move tried on sampled deals of the unseen cards, rolled out by the heuristic",
+         games=("casino",))
 # learned:path=<file.npz> (agents/learned). Registered here like every built-in: the learned package
 # knows nothing of the registry (it reached into its private table once; issue 31).
 register("learned", LearnedAgent,
