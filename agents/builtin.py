@@ -48,7 +48,10 @@ same_as_default("netsearch", policy=DEFAULT_NET_PATH)
 # OpenSpiel's ISMCTS joins the registry only when the openspiel extra is installed; an error
 # inside agents.ismcts itself still surfaces (find_spec checks for OpenSpiel, not for the import).
 if find_spec("pyspiel") is not None:
-    from .ismcts import ISMCTSAgent
+    from .ismcts import CasinoISMCTSAgent, ISMCTSAgent
 
     register("ismcts", ISMCTSAgent,
              "OpenSpiel's information-set MCTS on determinizations of the view (needs the openspiel extra)")
+    register("ismcts", CasinoISMCTSAgent,
+             "OpenSpiel's information-set MCTS on python_casino, leaves valued by heuristic playouts "
+             "(needs the openspiel extra)", games=("casino",))

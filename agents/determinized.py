@@ -251,12 +251,18 @@ class DeterminizedSearchAgent(Agent):
             for i, move in enumerate(moves):
                 st = root.copy()
                 st.play(move)
-                totals[i] += self._rollout(st, me, (a, b), policy, evaluate, random.Random(playout_seed)) - start
+                totals[i] += self.rollout_value(st, me, (a, b), policy, evaluate, random.Random(playout_seed)) - start
         return [(m, t / self.samples) for m, t in zip(moves, totals)]
 
-    def _rollout(self, st: SearchState, me: int, root_scores: tuple[int, int], policy: Playout,
-                 evaluate: Callable[[Any, int], float] | None, rng: random.Random) -> float:
-        """Play ``st`` on to the horizon with ``policy``; the score difference for ``me`` there."""
+    def rollout_value(self, st: SearchState, me: int, root_scores: tuple[int, int], policy: Playout,
+                      evaluate: Callable[[Any, int], float] | None, rng: random.Random) -> float:
+        """Play ``st`` on to this search's horizon with ``policy``; the score difference for ``me`` there.
+
+        ``root_scores``: the game totals where the search started (a rollout to the round's end
+        stops when they change); ``evaluate(state, me)``: the game's value of a position inside a
+        round, added where a horizon of plies stops. Other searches (the Casino ISMCTS
+        evaluator) value their leaves with it.
+        """
         to_round_end = self.horizon != "game"
         plies = int(self.horizon) - 1 if self.horizon.isdigit() else -1
         while not st.is_over():

@@ -1,4 +1,4 @@
-"""OpenSpiel's Information Set MCTS as a Mulle agent: ``ismcts:simulations=200``.
+"""OpenSpiel's Information Set MCTS as a Mulle and a Casino agent: ``ismcts:simulations=200``.
 
 Needs the ``openspiel`` extra (``pip install -e ".[openspiel]"``); :mod:`agents.builtin`
 registers the spec only when OpenSpiel imports. The search is OpenSpiel's own
@@ -27,6 +27,13 @@ Evaluators (``evaluator=``) value a new leaf for both seats in points:
 ``uct_c`` is UCT's exploration constant, in points (returns are point differences of the
 whole game); the final move is the most visited child (ties broken at random by the bot's
 seeded random state, itself seeded from the ``rng`` the arena passes).
+
+At Casino (:class:`CasinoISMCTSAgent`, ``ismcts`` for game casino) the same bot searches the
+``python_casino`` game: each simulation's determinization deals the view's unseen cards
+with :func:`agents.determinized.deal_hidden` (an opponent who owns a build holds a card of
+its value), and a new leaf is valued by ``rollouts`` playouts of Casino's heuristic for
+``horizon`` plies, the position then valued by Casino's own estimate of the round's points
+(:meth:`agents.determinized.DeterminizedSearchAgent.rollout_value`, the rollout ``pimc`` uses).
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ from mulle_env import openspiel as mos
 from mulle_env.codec import check_ruleset
 from mulle_env.engine import GameState, Move, PlayerView, Ruleset
 
+from .base import Agent
+from .determinized import DeterminizedSearchAgent, deal_hidden, game_hooks
 from .inference import HistorySearchAgent, sample_hidden
 from .rollout import rollout_values
 
@@ -145,3 +154,106 @@ class ISMCTSAgent(HistorySearchAgent):
         bot.set_resampler(resample)
         share = dict(bot.get_policy(resample(None, view.player)))
         return [(m, float(share.get(m.id, 0.0))) for m in legal_moves]
+
+
+_CASINO_GAMES: dict[Any, mos.CasinoGame] = {}
+
+
+def casino_game_for(ruleset: Any) -> mos.CasinoGame:
+    """The ``python_casino`` game of a Casino ruleset (one per ruleset and process; ``None`` flags as 0)."""
+    game = _CASINO_GAMES.get(ruleset)
+    if game is None:
+        params = {k: (0 if v is None else v) for k, v in ruleset.to_dict().items() if k != "gather_all"}
+        game = _CASINO_GAMES[ruleset] = mos.CasinoGame(params)
+    return game
+
+
+class CasinoRolloutEvaluator(_mcts.Evaluator):
+    """OpenSpiel evaluator for Casino: playouts by the determinized search's rollout, in points for both seats."""
+
+    def __init__(self, search: DeterminizedSearchAgent, hooks: Any, rollouts: int,
+                 random_state: np.random.RandomState) -> None:
+        self.search = search
+        self.hooks = hooks
+        self.policy = hooks.playouts.get(search.rollout, hooks.playouts["random"])
+        self.rollouts = rollouts
+        self._random_state = random_state
+
+    def evaluate(self, state: mos.CasinoState) -> np.ndarray:
+        """Mean point difference (seat 0's, seat 1's) the playouts add from the leaf, plus the score so far."""
+        leaf: Any = state.engine  # a search starts from dealt determinizations: every leaf has its engine state
+        scores = leaf.scores()
+        total = 0.0
+        for _ in range(self.rollouts):
+            rng = random.Random(int(self._random_state.randint(1 << 31)))
+            total += self.search.rollout_value(leaf.copy(), 0, scores, self.policy, self.hooks.evaluate, rng)
+        v = total / self.rollouts
+        return np.array([v, -v])
+
+    def prior(self, state: mos.CasinoState) -> list[tuple[int, float]]:
+        """Uniform over the legal actions."""
+        actions = state.legal_actions()
+        return [(a, 1.0 / len(actions)) for a in actions]
+
+
+class CasinoISMCTSAgent(Agent):
+    """OpenSpiel's ISMCTS at Casino, on determinizations of the seat's view (the module docstring).
+
+    Args:
+        simulations: Simulations a decision (each from a new determinization).
+        uct_c: UCT exploration constant, in points (a Casino round hands out 11).
+        rollouts: Playouts per leaf evaluation.
+        horizon: Plies a playout plays from the leaf (then Casino's estimate of the round's points).
+    """
+
+    name = spec = "ismcts"
+    games = ("casino",)
+    version = "1"
+
+    def __init__(self, simulations: int = 100, uct_c: float = 3.0, rollouts: int = 1, horizon: int = 8) -> None:
+        for what, value in (("simulations", simulations), ("rollouts", rollouts), ("horizon", horizon)):
+            if value < 1:
+                raise ValueError(f"{what} must be >= 1, not {value!r}")
+        if not uct_c >= 0:
+            raise ValueError(f"uct_c must be >= 0, not {uct_c!r}")
+        self.simulations = simulations
+        self.uct_c = uct_c
+        self.rollouts = rollouts
+        self.horizon = horizon
+        self._search = DeterminizedSearchAgent(samples=1, rollout="heuristic", horizon=str(horizon))
+
+    def check_ruleset(self, ruleset: Any) -> None:
+        """``python_casino``'s actions are the move ids: ``gather_all=True`` only."""
+        if not getattr(ruleset, "gather_all", True):
+            raise ValueError("ismcts searches python_casino, whose actions are Casino's move ids: it plays "
+                             "gather_all=True only (under gather_all=False moves name what they take)")
+
+    def move_values(self, view: Any, legal_moves: Sequence[Any], rng: random.Random) -> list[tuple[Any, float]]:
+        """``(move, visit share)`` for every legal move, from one ISMCTS search of ``simulations``."""
+        game = casino_game_for(view.ruleset)
+        hooks = game_hooks(view)
+        required = hooks.requirements(view) if hooks.requirements is not None else []
+
+        def resample(_state: Any, _player: int) -> mos.CasinoState:
+            hand, stock = deal_hidden(view, rng, required)
+            return cast(mos.CasinoState, game.state_from_engine(
+                hooks.state_type.from_view(view, hand, stock, seed=rng.getrandbits(63)), copy=False))
+
+        random_state = np.random.RandomState(rng.getrandbits(32))
+        evaluator = CasinoRolloutEvaluator(self._search, hooks, self.rollouts, random_state)
+        bot = _ismcts.ISMCTSBot(
+            game, evaluator, self.uct_c, self.simulations, random_state=random_state,
+            final_policy_type=_ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+            use_observation_string=True,
+        )
+        bot.set_resampler(resample)
+        share = dict(bot.get_policy(resample(None, view.player)))
+        return [(m, float(share.get(m.id, 0.0))) for m in legal_moves]
+
+    def act(self, view: Any, legal_moves: Sequence[Any], rng: random.Random) -> Any:
+        """The most visited move (ties to the earlier legal move)."""
+        if len(legal_moves) == 1:
+            return legal_moves[0]
+        values = self.move_values(view, legal_moves, rng)
+        best = max(v for _, v in values)
+        return next(m for m, v in values if v == best)

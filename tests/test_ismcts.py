@@ -90,3 +90,27 @@ def test_plays_arena_games_without_forfeits(tmp_path):
 
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 2 and all(line["status"] == "ok" and line["forfeit"] is None for line in lines)
+
+
+def test_ismcts_plays_casino_from_its_view_through_the_arena(tmp_path):
+    # Issue 50, item 5: OpenSpiel's ISMCTS on python_casino plays in the arena as `ismcts` at --game casino.
+    import json
+
+    import agents
+    from arena.cli import main as arena_main
+    from mulle_env import casino
+
+    bot = agents.make("ismcts:simulations=8", game="casino")
+    st = casino.new_game(5, {"rounds": 1})
+    rng = random.Random(0)
+    for _ in range(6):
+        move = bot.act(st.view(st.to_move), st.legal_moves(), rng)
+        assert move in st.legal_moves()
+        st.play(move)
+    with pytest.raises(ValueError, match="gather_all=True only"):
+        bot.check_ruleset(casino.Ruleset(gather_all=False))
+    out = tmp_path / "r.jsonl"
+    assert arena_main(["ismcts:simulations=4", "random", "--game", "casino", "--rule", "rounds=1", "--games", "2",
+                       "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [x["status"] for x in lines] == ["ok", "ok"] and lines[0]["game"] == "mulle_env.casino"
