@@ -1,7 +1,7 @@
 """What a Casino move does, as the engine says, and what the cards it moves are worth.
 
 The Casino agents never re-derive a rule: what each legal move takes comes from the
-engine's own :func:`mulle_env.casino.rules.plans` (the :class:`~mulle_env.casino.rules.Plan`
+engine's own :meth:`mulle_env.casino.PlayerView.move_plans` (the :class:`~mulle_env.casino.rules.Plan`
 the engine applies), asked with what the seat can see. This module turns a plan into the
 table it leaves, says whether it sweeps, and prices cards by the round's score sheet
 (CASINO.md 5.3):
@@ -22,7 +22,7 @@ from typing import NamedTuple
 from mulle_env.casino import Move, PlayerView
 from mulle_env.casino.cards import COURT, POINTS, SPADE, VALUE
 from mulle_env.casino.moves import CAPTURE, TRAIL
-from mulle_env.casino.rules import Plan, StoredBuild, build_problem, plans
+from mulle_env.casino.rules import Plan, StoredBuild, build_problem
 from mulle_env.engine.knowledge import miss_probability
 
 __all__ = [
@@ -77,10 +77,7 @@ def move_plans(view: PlayerView) -> dict[Move, Plan]:
     Empty when the view's seat is not to move. The keys are the engine's legal moves in the
     canonical order (what ``view.legal_moves()`` returns).
     """
-    if view.over or view.to_move != view.player:
-        return {}
-    return plans(view.ruleset, [int(c) for c in view.hand], view.opponent_hand_size, [int(c) for c in view.loose],
-                 stored_builds(view), view.player)
+    return dict(view.move_plans())
 
 
 def taken_cards(plan: Plan) -> list[int]:

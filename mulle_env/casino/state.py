@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, NamedTuple, Self
 
 from mulle_env.engine.cards import CARD_NAMES, CARDS, Card, parse_card
@@ -127,10 +128,16 @@ class PlayerView(NamedTuple):
 
     def legal_moves(self) -> list[Move]:
         """The legal moves of this seat (empty unless it is to move): its own hand and the table decide them."""
+        return list(self.move_plans())
+
+    def move_plans(self) -> Mapping[Move, rules.Plan]:
+        """Every legal move of this seat with what it does (:class:`~mulle_env.casino.rules.Plan`: what it takes and
+        makes), in the canonical order; empty unless this seat is to move. Agents ask here, never re-derive a rule."""
         if self.over or self.to_move != self.player:
-            return []
-        return list(rules.plans(self.ruleset, list(self.hand), self.opponent_hand_size, list(self.loose),
-                                [(b.value, b.owner, tuple(b.cards)) for b in self.builds], self.player))
+            return MappingProxyType({})
+        return MappingProxyType(rules.plans(
+            self.ruleset, list(self.hand), self.opponent_hand_size, list(self.loose),
+            [(b.value, b.owner, tuple(b.cards)) for b in self.builds], self.player))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (hidden cards are not in it)."""
@@ -275,6 +282,15 @@ class GameState:
     def legal_moves(self) -> list[Move]:
         """Every legal move of the seat to move, in the canonical order (empty once the game is over)."""
         return list(self._plan_table())
+
+    def move_plans(self) -> Mapping[Move, rules.Plan]:
+        """Every legal move with what it does (:class:`~mulle_env.casino.rules.Plan`), in the canonical order.
+
+        The state's own table, read-only and computed once per position: the same one
+        :meth:`legal_moves` lists and :meth:`play` applies, so a searcher that reads it and then
+        plays costs one move generation, not two.
+        """
+        return MappingProxyType(self._plan_table())
 
     def legal_ids(self) -> tuple[int, ...]:
         """The ids of the legal moves, ascending (the environments' actions); only under ``gather_all=True``."""
