@@ -254,6 +254,12 @@ def test_bad_positions_are_refused_naming_the_field(change, field):
     assert field in str(info.value)
 
 
+def test_a_wrong_over_flag_is_refused_naming_the_value_given():
+    data = {"to_move": 0, "hands": [["HJ 5"], ["KL K"]], "table": [], "over": 1}
+    with pytest.raises(InvalidPositionError, match=r"over must be false .*, not 1$"):
+        casino.GameState.from_dict(data)
+
+
 def test_bad_json_is_an_invalid_position():
     with pytest.raises(InvalidPositionError):
         casino.GameState.from_json("{")

@@ -155,7 +155,7 @@ def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, 
                 "most one card")
     if "over" in data and data["over"] is not over:
         raise InvalidPositionError(f"over must be {str(over).lower()} for this position (it is over exactly when "
-                                   "both hands are empty), not {data['over']!r:.20}")
+                                   f"both hands are empty), not {data['over']!r:.20}")
     sheets = data.get("sheets", [])
     if not isinstance(sheets, list) or len(sheets) > rs.max_rounds:
         raise InvalidPositionError(
