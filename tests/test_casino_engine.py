@@ -188,7 +188,12 @@ def test_every_move_with_an_id_prints_and_parses_back():
                                   "build HJ K to 10", "increase 5 with HJ 6", "increase with HJ 3",
                                   "trail HJ 3 take KL 2",
                                   "capture HJ 5 take KL 2, KL 2", "capture HJ 5 take [KL 2]", "capture HJ 5 take ,",
-                                  "increase [KL 2 KL 9] with HJ 3"])
+                                  "increase [KL 2 KL 9] with HJ 3",
+                                  # Digits Python's isdigit() knows but int() does not read (a plain ValueError
+                                  # escaped), and other scripts' digits, which the notation never writes.
+                                  "build HJ 3 to \u00b2", "increase \u00b2 with HJ 3", "build HJ 3 to \u0663",
+                                  # A card named twice in the increased build, or named as both it and taken.
+                                  "increase [KL A KL A] with HJ 3", "increase [KL 2 SP 3] with HJ 3 take KL 2"])
 def test_malformed_moves_are_refused_naming_the_problem(text):
     with pytest.raises(InvalidMoveError) as info:
         Move.from_str(text)

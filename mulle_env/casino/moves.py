@@ -162,7 +162,9 @@ def _parse_take(text: str, whole: str) -> tuple[Take, ...]:
 
 
 def _value(text: str, whole: str, low: int, high: int, what: str) -> int:
-    if not text.isdigit() or not low <= int(text) <= high:
+    # ASCII digits only: str.isdigit() also says yes to "²", which int() refuses with a bare ValueError,
+    # and to other scripts' digits, which the notation never writes.
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
         raise InvalidMoveError(
             f"malformed move {whole!r:.200}: {what} must be a number from {low} to {high}, not {text!r:.20}")
     return int(text)
@@ -212,8 +214,12 @@ def _parse(kind: str, text: str, words: list[str]) -> Move:
     target = " ".join(words[1:at]).strip()
     if target.startswith("[") and target.endswith("]"):
         cards = tuple(sorted(_cards(target[1:-1], "the increased build", text)))
-        if len(cards) < 2 or any(COURT[c] for c in cards) or card in cards:
+        if len(cards) < 2 or any(COURT[c] for c in cards) or card in cards or len(set(cards)) != len(cards):
             raise InvalidMoveError(f"malformed move {text!r:.200}: {target!r:.60} is not a build another card can join")
+        named = [*cards, *(c for t in take or () for c in ((t,) if isinstance(t, int) else t))]
+        if len(set(named)) != len(named):
+            raise InvalidMoveError(f"malformed move {text!r:.200}: a card of the increased build is named again "
+                                   "after 'take'")
         base = sum(VALUE[c] for c in cards)
         if base + VALUE[card] > 10:
             raise InvalidMoveError(f"malformed move {text!r:.200}: {target} (value {base}) with "
