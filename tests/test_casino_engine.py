@@ -397,6 +397,25 @@ def test_from_view_deals_the_hidden_cards_as_asked_and_refuses_seen_ones():
         casino.GameState.from_view(v, list(v.hand[:3]), hidden[3:], seed=5)
 
 
+@pytest.mark.parametrize("args,kwargs,what", [
+    (("not a view", [], []), {}, "PlayerView"),
+    ((None, [], []), {}, "PlayerView"),
+    (("VIEW", None, "STOCK"), {}, "opponent_hand"),
+    (("VIEW", "HAND", 5), {}, "stock"),
+    (("VIEW", "HJ 5", "STOCK"), {}, "opponent_hand"),
+    (("VIEW", "HAND", "STOCK"), {"seed": -1}, "seed"),
+    (("VIEW", "HAND", "STOCK"), {"seed": "7"}, "seed"),
+    (("VIEW", "HAND", "STOCK"), {"seed": True}, "seed"),
+])
+def test_from_view_refuses_what_is_no_view_no_list_of_cards_or_no_seed(args, kwargs, what):
+    st = casino.new_game(9)
+    v = st.view(0)
+    fill = {"VIEW": v, "HAND": st.hands[1], "STOCK": st.stock}
+    args = tuple(fill.get(a, a) if isinstance(a, str) else a for a in args)
+    with pytest.raises(InvalidPositionError, match=what):
+        casino.GameState.from_view(*args, **kwargs)
+
+
 # ----- the ruleset -----------------------------------------------------------------------------
 def test_ruleset_flags_parse_and_refuse_bad_values():
     rs = casino.Ruleset.from_strings(["gather_all=false", "court_capture=all", "rounds=1", "increase_max_cards=none"])

@@ -552,8 +552,13 @@ class GameState:
         lists (the stock in dealing order); ``seed`` fixes later rounds' decks (a fresh random
         one without it, so determinizations do not all deal the real game's later rounds).
         """
-        hidden = [_face(f, "opponent_hand") for f in opponent_hand]
-        deal = [_face(f, "stock") for f in stock]
+        if not isinstance(view, PlayerView):
+            raise InvalidPositionError(f"from_view takes a casino.PlayerView (GameState.view(seat)), "
+                                       f"not {type(view).__name__}")
+        if seed is not None and (why := seed_problem(seed)) is not None:
+            raise InvalidPositionError(why)  # later rounds are dealt from it, and to_dict()/pickles must read it back
+        hidden = [_face(f, "opponent_hand") for f in _card_list(opponent_hand, "opponent_hand")]
+        deal = [_face(f, "stock") for f in _card_list(stock, "stock")]
         unseen = set(view.unseen())
         wrong = [CARD_NAMES[f] for f in (*hidden, *deal) if f not in unseen]
         if wrong or len(set(hidden) | set(deal)) != len(hidden) + len(deal):
@@ -578,6 +583,13 @@ class GameState:
         st._scores = list(view.scores)
         st._last_move = view.last_move
         return st
+
+
+def _card_list(x: Any, what: str) -> list[Any]:
+    """``x`` as a list of cards; a string (whose letters would each be read as a card) or a non-iterable is refused."""
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise InvalidPositionError(f"{what} must be a list of cards (faces or texts like \"SP 2\"), not {x!r:.60}")
+    return list(x)
 
 
 def _face(x: int | str, what: str) -> int:
