@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mulle_env.util.files import check_input_path
+
 from . import results as results_mod
 from .game import make_ruleset
 from .worker import engine_version, load_game
@@ -32,6 +34,7 @@ class Verdict:
     no_moves: list[int] = field(default_factory=list)
     aborted: list[int] = field(default_factory=list)
     other_engine: list[tuple[int, str]] = field(default_factory=list)
+    no_game: list[tuple[int, str]] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)
 
     @property
@@ -47,7 +50,10 @@ def check_line_replay(line: dict[str, Any], game: Any) -> str | None:
     ``forfeit`` lines: the moves must leave the game running with the forfeiting seat to move
     (a seat forfeits on its own turn: an illegal move, a crash, a timeout).
     """
-    ruleset = make_ruleset(game, line.get("ruleset"))
+    try:
+        ruleset = make_ruleset(game, line.get("ruleset"))
+    except (ValueError, TypeError) as exc:  # the arena writes only rulesets its game read: this one was not
+        return f"its ruleset is not one the game {getattr(game, '__name__', game)} plays: {str(exc)[:200]}"
     state = game.new_game(seed=line["seed"], ruleset=ruleset)
     moves = line["move_list"]
     if not isinstance(moves, list):
@@ -85,6 +91,8 @@ def verify_file(path: str, progress: Callable[[int, int], None] | None = None) -
     The file is read as a resume reads it (corrupt and invalid lines are set aside and named),
     but never changed.
     """
+    # results.load reads a missing file as no games yet (a resume starts there); there is nothing to verify.
+    check_input_path(path, "the results file", limit=None)
     loaded = results_mod.load(path, repair=False)
     verdict = Verdict(set_aside=loaded.problems())
     games: dict[str, Any] = {}
@@ -100,8 +108,14 @@ def verify_file(path: str, progress: Callable[[int, int], None] | None = None) -
             continue
         name = line.get("game") or "mulle_env"
         if name not in games:
-            games[name] = load_game(name)
+            try:
+                games[name] = load_game(name)
+            except (ImportError, ValueError, TypeError) as exc:  # unknown, not installed here, or no game
+                games[name] = str(exc)[:300]
         game = games[name]
+        if isinstance(game, str):
+            verdict.no_game.append((no, game))
+            continue
         here = engine_version(game)
         if line.get("engine_version") not in (None, here):
             verdict.other_engine.append((no, str(line.get("engine_version"))))
@@ -128,6 +142,12 @@ def report(path: str, verdict: Verdict) -> str:
     if verdict.other_engine:
         out.append(f"{len(verdict.other_engine)} line(s) were played by another engine version and are not "
                    f"replayed: line {line_numbers([no for no, _ in verdict.other_engine])}")
+    if verdict.no_game:
+        out.append(f"{len(verdict.no_game)} line(s) name a game that cannot be loaded here and are not replayed:")
+        by_why: dict[str, list[int]] = {}
+        for no, why in verdict.no_game:
+            by_why.setdefault(why, []).append(no)
+        out += [f"  line {line_numbers(nos)}: {why}" for why, nos in by_why.items()]
     if verdict.aborted:
         out.append(f"{len(verdict.aborted)} aborted line(s) count for nobody: line {line_numbers(verdict.aborted)}")
     out += [f"set aside: {note}" for note in verdict.set_aside]

@@ -78,3 +78,25 @@ def test_verify_refuses_specs_and_a_missing_file(tmp_path, capsys):
     assert exc.value.code == 2
     assert arena_main(["--verify", str(tmp_path)]) == 2
     assert "--verify" in capsys.readouterr().err
+
+
+def test_verify_says_a_missing_file_does_not_exist(tmp_path, capsys):
+    # A resume reads a missing file as no games yet; a verification has nothing to prove and says so.
+    assert arena_main(["--verify", str(tmp_path / "none.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_line_whose_ruleset_or_game_cannot_be_replayed_is_named_not_a_traceback(tmp_path, capsys):
+    out = _play(tmp_path, "casino", ["random", "heuristic"])
+    lines = _lines(out)
+    lines[0]["ruleset"] = {"rounds": "x"}  # no ruleset of the game: the arena never writes one
+    lines[1]["game"] = "mulle_env"  # Casino's moves and ruleset under Mulle's engine
+    lines[2]["game"] = "no_such_game_module"
+    _write(out, lines)
+    capsys.readouterr()
+    assert arena_main(["--verify", out]) == 1
+    said = capsys.readouterr().out
+    assert "line 1: its ruleset" in said and "Ruleset.rounds" in said, said
+    assert "line 2: its ruleset" in said, said
+    assert "1 line(s) name a game that cannot be loaded here" in said and "no_such_game_module" in said, said
+    assert "1 line(s) replayed and proven" in said, said
