@@ -217,6 +217,11 @@ def test_gather_all_false_moves_name_what_they_take():
     st2 = pos(["HJ 5", "SP 9"], ["KL 5"], hand1=["RU 5", "KL K"], ruleset=rs)
     with pytest.raises(IllegalMoveError, match="names what it takes"):
         st2.play("capture HJ 5")
+    # An increase there names its build by the build's cards, not by 'take' (which it may also have).
+    st3 = pos(["HJ 3", "KL 8"], [{"build": ["KL 2", "KL 3"], "value": 5, "owner": 1}], hand1=["RU 5", "KL K"],
+              ruleset=rs)
+    with pytest.raises(IllegalMoveError, match=r"names the build it increases by its cards: 'increase \[KL 2 KL 3\]"):
+        st3.play("increase 5 with HJ 3")
 
 
 def test_two_builds_of_one_value_can_lie_under_gather_all_false_and_increases_name_theirs():

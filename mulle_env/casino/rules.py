@@ -414,6 +414,11 @@ def refusal(ruleset: Ruleset, move: Move, hand: Sequence[int], loose: Sequence[i
         if ruleset.gather_all:
             return ("under gather_all=True the rules decide what a move takes: write it without 'take' "
                     f"(e.g. '{move.kind} {name}')")
+        if move.kind == INCREASE:
+            example = next((b for b in builds if b[0] == move.value), None)
+            shown = "[" + " ".join(CARD_NAMES[c] for c in example[2]) + "]" if example else "[<cards>]"
+            return (f"under gather_all=False an increase names the build it increases by its cards: "
+                    f"'increase {shown} with {name}', and what else it takes after 'take' (docs/casino.md, notation)")
         return "under gather_all=False a move names what it takes after 'take' (docs/casino.md, notation)"
     same_card = [m for m in legal() if m.card == move.card]
     if move.kind == CAPTURE and COURT[move.card]:
