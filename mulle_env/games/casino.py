@@ -48,6 +48,7 @@ from numpy.typing import DTypeLike, NDArray
 
 from .. import casino
 from ..casino.cards import BIG_CASINO, LITTLE_CASINO, SPADE
+from ..casino.render import render_view
 from ..casino.ruleset import MAX_ROUNDS, MAX_TARGET
 from ..engine.errors import GameOverError, IllegalMoveError, InvalidRulesetError
 from . import EnvGame, IllegalActionError, action_index
@@ -494,25 +495,6 @@ def _engine_state(state: Any) -> casino.GameState:
     return state.state if isinstance(state, ChoiceState) else state
 
 
-def render_view(view: casino.PlayerView) -> str:
-    """A seat's view as text: what that seat may see (the other hand and the stock as counts)."""
-    from ..engine.cards import CARD_NAMES
-
-    p = view.player
-    a, b = view.scores
-    head = (f"Casino round {view.round} (dealer seat {view.dealer}), scores {a}-{b}"
-            + ("  [over]" if view.over else f", seat {view.to_move} to move"))
-    table = [CARD_NAMES[c] for c in view.loose] + [
-        f"[{' '.join(CARD_NAMES[c] for c in x.cards)}]={x.value}/seat {x.owner}" for x in view.builds]
-    lines = [head, "table: " + (", ".join(table) if table else "(empty)")]
-    for s in (0, 1):
-        hand = " ".join(CARD_NAMES[c] for c in view.hand) if s == p else f"{view.opponent_hand_size} cards"
-        lines.append(f"seat {s}{' (you)' if s == p else ''}: hand {hand or '-'}; captured "
-                     f"{len(view.captured[s])} cards, sweeps {view.sweeps[s]}")
-    lines.append(f"stock: {view.stock_size} cards")
-    return "\n".join(lines)
-
-
 class UnsupportedRulesetError(InvalidRulesetError):
     """A Casino ruleset this game object's action space cannot express: the message names the object that plays it."""
 
@@ -644,7 +626,7 @@ class CasinoGame(EnvGame):
         return super().make_stepper(num_envs, ruleset, internal_random, num_threads)
 
     def render(self, view: Any, /) -> str:
-        """A seat's view as text (:func:`render_view`)."""
+        """A seat's view as text (:func:`mulle_env.casino.render.render_view`, the engine's own)."""
         return render_view(view)
 
 
