@@ -33,7 +33,7 @@ from .moves import (
 )
 from .ruleset import Ruleset
 
-__all__ = ["Plan", "StoredBuild", "build_is_single", "build_problem", "plans", "refusal"]
+__all__ = ["Plan", "StoredBuild", "build_is_single", "build_problem", "plans", "refusal", "table_after", "taken_cards"]
 
 #: A build as a position holds it: (value, owner seat, cards (faces, sorted)).
 StoredBuild = tuple[int, int, tuple[int, ...]]
@@ -52,6 +52,38 @@ class Plan(NamedTuple):
     builds: tuple[StoredBuild, ...]
     base: StoredBuild | None
     value: int | None
+
+
+def taken_cards(plan: Plan) -> list[int]:
+    """The table cards ``plan`` moves off the table: its loose cards, the builds it takes, the build it increases."""
+    out = list(plan.loose)
+    for b in plan.builds:
+        out.extend(b[2])
+    if plan.base is not None:
+        out.extend(plan.base[2])
+    return out
+
+
+def table_after(loose: Sequence[int], builds: Sequence[StoredBuild], plan: Plan, player: int
+                ) -> tuple[list[int], list[StoredBuild]]:
+    """The table once ``player`` has played ``plan``: its loose cards and builds, both sorted.
+
+    What :meth:`GameState.play <mulle_env.casino.state.GameState.play>` leaves on the table, and
+    what an agent asks to see the table a move leaves: a trail adds the card; every other move
+    removes what it takes; a build or an increase lays one build of its value, owned by
+    ``player``, holding the card played and everything it took.
+    """
+    if plan.kind == TRAIL:
+        return sorted((*loose, plan.card)), list(builds)
+    taken = set(plan.loose)
+    left = [f for f in loose if f not in taken] if taken else list(loose)
+    gone = [*plan.builds, *((plan.base,) if plan.base is not None else ())]
+    kept = [b for b in builds if b not in gone] if gone else list(builds)
+    if plan.kind != CAPTURE:
+        assert plan.value is not None  # a build's or an increase's plan says the value it makes
+        kept.append((plan.value, player, tuple(sorted((plan.card, *taken_cards(plan))))))
+        kept.sort()
+    return left, kept
 
 
 def build_is_single(build: StoredBuild) -> bool:

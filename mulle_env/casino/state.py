@@ -33,8 +33,8 @@ from mulle_env.engine.errors import (
 from mulle_env.engine.rng import derive_seed, seed_problem, shuffled
 
 from . import rules
-from .cards import DECK, POINTS, SPADE, VALUE
-from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, TRAIL, Move, sort_key
+from .cards import DECK, POINTS, SPADE
+from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move, sort_key
 from .ruleset import Ruleset
 
 __all__ = [
@@ -71,7 +71,12 @@ class Build:
     @property
     def single(self) -> bool:
         """Its cards sum to its value (CASINO.md 3): only a single build can be increased."""
-        return sum(VALUE[c] for c in self.cards) == self.value
+        return rules.build_is_single(self.stored)
+
+    @property
+    def stored(self) -> rules.StoredBuild:
+        """The build as the rules take it: ``(value, owner, faces)`` (:data:`~mulle_env.casino.rules.StoredBuild`)."""
+        return (self.value, self.owner, tuple(int(c) for c in self.cards))
 
     def __str__(self) -> str:
         return f"[{' '.join(map(str, self.cards))}]={self.value} (seat {self.owner})"
@@ -137,7 +142,7 @@ class PlayerView(NamedTuple):
             return MappingProxyType({})
         return MappingProxyType(rules.plans(
             self.ruleset, list(self.hand), self.opponent_hand_size, list(self.loose),
-            [(b.value, b.owner, tuple(b.cards)) for b in self.builds], self.player))
+            [b.stored for b in self.builds], self.player))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (hidden cards are not in it)."""
@@ -347,32 +352,15 @@ class GameState:
 
     def _apply(self, move: Move, plan: rules.Plan) -> None:
         p = self._to_move
-        card = plan.card
-        self._hands[p].remove(card)
-        if plan.loose:
-            taken = set(plan.loose)
-            self._loose = [f for f in self._loose if f not in taken]
-        gone = [*plan.builds, *((plan.base,) if plan.base is not None else ())]
-        if gone:
-            self._builds = [b for b in self._builds if b not in gone]
-        pile = [card, *plan.loose]
-        for b in plan.builds:
-            pile.extend(b[2])
+        self._hands[p].remove(plan.card)
+        self._loose, self._builds = rules.table_after(self._loose, self._builds, plan, p)
         if plan.kind == CAPTURE:
-            self._captured[p].extend(pile)
+            self._captured[p].append(plan.card)
+            self._captured[p].extend(rules.taken_cards(plan))
             self._last_capturer = p
             last_play = not self._hands[0] and not self._hands[1] and not self._stock
             if not self._loose and not self._builds and self._ruleset.sweeps and not last_play:
                 self._sweeps[p] += 1
-        elif plan.kind == TRAIL:
-            self._loose.append(card)
-            self._loose.sort()
-        else:
-            if plan.base is not None:
-                pile.extend(plan.base[2])
-            assert plan.value is not None
-            self._builds.append((plan.value, p, tuple(sorted(pile))))
-            self._builds.sort()
         self._last_move = (p, move)
         self._plans = None
         self._to_move = 1 - p
@@ -574,7 +562,7 @@ class GameState:
         p = view.player
         st._hands = [own, sorted(hidden)] if p == 0 else [sorted(hidden), own]
         st._loose = [int(c) for c in view.loose]
-        st._builds = [(b.value, b.owner, tuple(int(c) for c in b.cards)) for b in view.builds]
+        st._builds = [b.stored for b in view.builds]
         st._captured = [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]]
         st._sweeps = list(view.sweeps)
         st._last_capturer = view.last_capturer
