@@ -2,9 +2,9 @@
 
 The Casino agents never re-derive a rule: what each legal move takes comes from the
 engine's own :meth:`mulle_env.casino.PlayerView.move_plans` (the :class:`~mulle_env.casino.rules.Plan`
-the engine applies), asked with what the seat can see. This module turns a plan into the
-table it leaves, says whether it sweeps, and prices cards by the round's score sheet
-(CASINO.md 5.3):
+the engine applies), asked with what the seat can see, and the table a plan leaves is the
+engine's :func:`~mulle_env.casino.rules.table_after`. This module says whether a move
+sweeps, and prices cards by the round's score sheet (CASINO.md 5.3):
 
 * the **scoring points** of a card are exact: RU 10 = 2, SP 2 = 1, each ace = 1;
 * the **cards** (3 points for more than 26) and **spades** (1 point for more than 6) races
@@ -19,15 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from mulle_env.casino import Move, PlayerView
+from mulle_env.casino import PlayerView, rules
 from mulle_env.casino.cards import COURT, POINTS, SPADE, VALUE
-from mulle_env.casino.moves import CAPTURE, TRAIL
-from mulle_env.casino.rules import Plan, StoredBuild, build_problem
+from mulle_env.casino.rules import Plan, StoredBuild, build_problem, taken_cards
 from mulle_env.engine.knowledge import miss_probability
 
 __all__ = [
     "CARD_WEIGHT", "SPADE_WEIGHT", "SWEEP", "Pricing", "Table", "capture_class", "class_faces", "is_last_play",
-    "move_plans", "race_weights", "stored_builds", "sweep_threats", "table_after", "taken_cards", "view_table",
+    "race_weights", "sweep_threats", "table_after", "taken_cards", "view_table",
 ]
 
 #: Worth of one card while the cards race (3 points for 27 of 52) is open: about 3 points over the
@@ -61,48 +60,15 @@ class Table(NamedTuple):
         return not self.loose and not self.builds
 
 
-def stored_builds(view: PlayerView) -> list[StoredBuild]:
-    """The view's builds in the form the engine's rules take: ``(value, owner, cards)``."""
-    return [(b.value, b.owner, tuple(int(c) for c in b.cards)) for b in view.builds]
-
-
 def view_table(view: PlayerView) -> Table:
     """The table the view shows."""
-    return Table(tuple(int(c) for c in view.loose), tuple(stored_builds(view)))
-
-
-def move_plans(view: PlayerView) -> dict[Move, Plan]:
-    """Every legal move of the seat to move (the view's seat) with the engine's :class:`Plan` of it.
-
-    Empty when the view's seat is not to move. The keys are the engine's legal moves in the
-    canonical order (what ``view.legal_moves()`` returns).
-    """
-    return dict(view.move_plans())
-
-
-def taken_cards(plan: Plan) -> list[int]:
-    """The table cards ``plan`` moves off the table (loose, builds it takes, the build it increases)."""
-    out = list(plan.loose)
-    for b in plan.builds:
-        out.extend(b[2])
-    if plan.base is not None:
-        out.extend(plan.base[2])
-    return out
+    return Table(tuple(int(c) for c in view.loose), tuple(b.stored for b in view.builds))
 
 
 def table_after(table: Table, plan: Plan, player: int) -> Table:
-    """The table once ``player`` has played ``plan`` on ``table`` (as the engine's move applies it)."""
-    if plan.kind == TRAIL:
-        return Table(tuple(sorted((*table.loose, plan.card))), table.builds)
-    taken = set(plan.loose)
-    loose = tuple(f for f in table.loose if f not in taken)
-    gone = [*plan.builds, *((plan.base,) if plan.base is not None else ())]
-    builds = [b for b in table.builds if b not in gone]
-    if plan.kind != CAPTURE:
-        assert plan.value is not None
-        builds.append((plan.value, player, tuple(sorted((plan.card, *taken_cards(plan))))))
-        builds.sort()
-    return Table(loose, tuple(builds))
+    """The table once ``player`` has played ``plan`` on ``table``: the engine's own :func:`rules.table_after`."""
+    loose, builds = rules.table_after(table.loose, table.builds, plan, player)
+    return Table(tuple(loose), tuple(builds))
 
 
 def is_last_play(view: PlayerView) -> bool:

@@ -40,7 +40,6 @@ from .effects import (
     Table,
     class_faces,
     is_last_play,
-    move_plans,
     table_after,
     taken_cards,
     view_table,
@@ -125,7 +124,7 @@ def gain(view: PlayerView, table: Table, plan: Plan, pricing: Pricing, last_play
 
 def move_values(view: PlayerView, legal_moves: Sequence[Move]) -> list[tuple[float, float, Move]]:
     """``(value, heuristic score, move)`` for every legal move, in the given order (module docstring)."""
-    plans_ = move_plans(view)
+    plans_ = view.move_plans()
     pricing = Pricing(view)
     table = view_table(view)
     last = is_last_play(view)

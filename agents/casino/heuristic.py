@@ -1,7 +1,7 @@
 """Casino's common sense as a scripted player: take points, sweep, build for points, trail cheaply.
 
 Every legal move gets a score (higher is better), from what the engine says it does
-(:func:`agents.casino.effects.move_plans`) and the prices of :mod:`agents.casino.effects`
+(:meth:`PlayerView.move_plans <mulle_env.casino.PlayerView.move_plans>`) and the prices of :mod:`agents.casino.effects`
 (scoring points exact, the cards and spades races a little a card while they are open):
 
 * **capture**: the worth of the cards taken and of the card played, one point more for a
@@ -41,7 +41,6 @@ from .effects import (
     Pricing,
     Table,
     is_last_play,
-    move_plans,
     sweep_threats,
     table_after,
     taken_cards,
@@ -92,7 +91,7 @@ def score_plan(view: PlayerView, table: Table, plan: Plan, pricing: Pricing, las
 
 def score_moves(view: PlayerView, legal_moves: Sequence[Move]) -> list[tuple[float, Move]]:
     """``(score, move)`` for every legal move, in the given order (see the module docstring)."""
-    plans = move_plans(view)
+    plans = view.move_plans()
     pricing = Pricing(view)
     table = view_table(view)
     last = is_last_play(view)
