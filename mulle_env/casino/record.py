@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from .ruleset import Ruleset
+from .state import ITEM_POINTS
 
 __all__ = ["check_result"]
 
-_ITEM_MAX = {"cards": 3, "spades": 1, "big_casino": 2, "little_casino": 1, "aces": 4, "sweeps": 52}
+# What one round's sheets can hand out in all, item by item (sweeps: a bound only, never reached).
+_ITEM_MAX = {**ITEM_POINTS, "sweeps": 52}
 
 
 def check_result(result: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> None:

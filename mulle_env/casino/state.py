@@ -33,13 +33,13 @@ from mulle_env.engine.errors import (
 from mulle_env.engine.rng import derive_seed, seed_problem, shuffled
 
 from . import rules
-from .cards import DECK, POINTS, SPADE
+from .cards import BIG_CASINO, DECK, LITTLE_CASINO, POINTS, SPADE
 from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move, sort_key
 from .ruleset import Ruleset
 
 __all__ = [
-    "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "ROUND_POINTS", "SHEET_KEYS",
-    "new_game", "replay",
+    "CARDS_TO_WIN", "ENGINE_VERSION", "Build", "GameResult", "GameState", "ITEM_POINTS", "PlayerView", "ROUND_POINTS",
+    "SHEET_KEYS", "SPADES_TO_WIN", "new_game", "replay", "round_sheets",
 ]
 
 #: Version of Casino's rules and canonical form; results files record it.
@@ -48,8 +48,15 @@ ENGINE_VERSION = "1.0"
 #: A round's score sheet, item by item (CASINO.md 5.3), then its total.
 SHEET_KEYS = ("cards", "spades", "big_casino", "little_casino", "aces", "sweeps", "total")
 
+#: The most points each item of a round's sheet hands out in all, sweeps aside (CASINO.md 5.3): the cards
+#: and spades points to the winner of each race, the two casinos and the four aces to whoever captured them.
+ITEM_POINTS: Mapping[str, int] = MappingProxyType(
+    {"cards": 3, "spades": 1, "big_casino": 2, "little_casino": 1, "aces": 4})
+#: Cards a player needs for the cards point (more than 26 of 52), and spades for the spades point (more than 6).
+CARDS_TO_WIN = 27
+SPADES_TO_WIN = 7
 #: Points a round hands out besides sweeps when every card is captured: 3 + 1 + 2 + 1 + 4.
-ROUND_POINTS = 11
+ROUND_POINTS = sum(ITEM_POINTS.values())
 
 #: Stream number that separates Casino's deals from Mulle's for the same seed.
 _DEAL_STREAM = 0xCA5140
@@ -597,10 +604,10 @@ def round_sheets(captured: Sequence[Sequence[int]], sweeps: Sequence[int], rules
     for s in (0, 1):
         pile = captured[s]
         sheet = {
-            "cards": 3 if n[s] > 26 else 0,
-            "spades": 1 if sp[s] > 6 else 0,
-            "big_casino": 2 if CARDS_BIG in pile else 0,
-            "little_casino": 1 if CARDS_LITTLE in pile else 0,
+            "cards": ITEM_POINTS["cards"] if n[s] >= CARDS_TO_WIN else 0,
+            "spades": ITEM_POINTS["spades"] if sp[s] >= SPADES_TO_WIN else 0,
+            "big_casino": POINTS[BIG_CASINO] if BIG_CASINO in pile else 0,
+            "little_casino": POINTS[LITTLE_CASINO] if LITTLE_CASINO in pile else 0,
             "aces": sum(1 for c in pile if c % 13 == 0),
             "sweeps": sweeps[s] if ruleset.sweeps else 0,
         }
@@ -608,10 +615,6 @@ def round_sheets(captured: Sequence[Sequence[int]], sweeps: Sequence[int], rules
         out.append(sheet)
     return out[0], out[1]
 
-
-CARDS_BIG = parse_card("RU 10")
-CARDS_LITTLE = parse_card("SP 2")
-assert POINTS[CARDS_BIG] == 2 and POINTS[CARDS_LITTLE] == 1
 
 
 def _restore(data: dict[str, Any], last_move: tuple[int, Move] | None) -> GameState:

@@ -256,8 +256,8 @@ SCALES: dict[str, float] = {
 }
 #: Most sweeps one seat makes in a round: it plays 24 cards, and the round's last play is no sweep.
 MAX_SWEEPS_PER_ROUND = 24
-#: Most points one seat scores in a round besides sweeps (3 + 1 + 2 + 1 + 4).
-ROUND_POINT_BOUND = 11
+#: Most points one seat scores in a round besides sweeps (3 + 1 + 2 + 1 + 4): the engine's ``ROUND_POINTS``.
+ROUND_POINT_BOUND = casino.state.ROUND_POINTS
 #: Most cards in builds of one value: every numeral card (their values sum to 220, 22 groups of 10).
 _MAX_BUILD_CARDS = 40
 #: Most builds one seat owns: every build holds at least two of the 40 numeral cards.
