@@ -22,6 +22,7 @@ from typing import NamedTuple
 from mulle_env.casino import PlayerView, rules
 from mulle_env.casino.cards import COURT, POINTS, SPADE, VALUE
 from mulle_env.casino.rules import Plan, StoredBuild, build_problem, taken_cards
+from mulle_env.casino.state import CARDS_TO_WIN, SPADES_TO_WIN
 from mulle_env.engine.knowledge import miss_probability
 
 __all__ = [
@@ -37,10 +38,6 @@ SPADE_WEIGHT = 0.2
 #: A sweep scores one point (CASINO.md 4.1.6, 5.3).
 SWEEP = 1.0
 
-#: Cards in a deck, and how many a player needs to win the cards point (more than 26).
-_CARDS_TO_WIN = 27
-#: Spades a player needs to win the spades point (more than 6).
-_SPADES_TO_WIN = 7
 
 
 class Table(NamedTuple):
@@ -79,8 +76,8 @@ def is_last_play(view: PlayerView) -> bool:
 def race_weights(captured: Sequence[Sequence[int]]) -> tuple[float, float]:
     """``(card weight, spade weight)``: :data:`CARD_WEIGHT` and :data:`SPADE_WEIGHT`, or 0 for a race already won."""
     spades = [sum(1 for c in pile if SPADE[c]) for pile in captured]
-    card_w = CARD_WEIGHT if max(len(p) for p in captured) < _CARDS_TO_WIN else 0.0
-    spade_w = SPADE_WEIGHT if max(spades) < _SPADES_TO_WIN else 0.0
+    card_w = CARD_WEIGHT if max(len(p) for p in captured) < CARDS_TO_WIN else 0.0
+    spade_w = SPADE_WEIGHT if max(spades) < SPADES_TO_WIN else 0.0
     return card_w, spade_w
 
 

@@ -18,9 +18,10 @@ import random
 from collections.abc import Sequence
 
 from mulle_env.casino import GameState, Move, PlayerView
-from mulle_env.casino.cards import POINTS, SPADE, VALUE
+from mulle_env.casino.cards import SPADE, VALUE
+from mulle_env.casino.state import round_sheets
 
-from .effects import CARD_WEIGHT, SPADE_WEIGHT
+from .effects import race_weights
 from .heuristic import choose, score_moves
 
 __all__ = ["evaluate", "heuristic_playout", "hidden_requirements"]
@@ -45,19 +46,12 @@ def evaluate(state: GameState, seat: int) -> float:
     a card of the lead while open. The cards on the table are not counted.
     """
     captured = state.captured
-    sweeps = state.sweeps
+    sheets = round_sheets(captured, state.sweeps, state.ruleset)  # the engine's sheet, races counted once won
+    value = float(sheets[seat]["total"] - sheets[1 - seat]["total"])
     mine, theirs = captured[seat], captured[1 - seat]
-    value = float(sum(POINTS[f] for f in mine) - sum(POINTS[f] for f in theirs) + sweeps[seat] - sweeps[1 - seat])
-    n0, n1 = len(mine), len(theirs)
-    if n0 > 26 or n1 > 26:
-        value += 3.0 if n0 > 26 else -3.0
-    else:
-        value += CARD_WEIGHT * (n0 - n1)
-    s0, s1 = sum(1 for f in mine if SPADE[f]), sum(1 for f in theirs if SPADE[f])
-    if s0 > 6 or s1 > 6:
-        value += 1.0 if s0 > 6 else -1.0
-    else:
-        value += SPADE_WEIGHT * (s0 - s1)
+    card_w, spade_w = race_weights(captured)  # 0 for a race already won
+    value += card_w * (len(mine) - len(theirs))
+    value += spade_w * (sum(1 for f in mine if SPADE[f]) - sum(1 for f in theirs if SPADE[f]))
     return value
 
 
