@@ -28,6 +28,11 @@ def pos(hand0, table, hand1=("KL K",), to_move=0, ruleset=None, **extra):
     return casino.GameState.from_dict(data, ruleset=ruleset)
 
 
+def _sheet(**items):
+    sheet = {"cards": 0, "spades": 0, "big_casino": 0, "little_casino": 0, "aces": 0, "sweeps": 0, **items}
+    return {**sheet, "total": sum(sheet.values())}
+
+
 def moves_of(st, card=None):
     return [str(m) for m in st.legal_moves() if card is None or str(m.card) == card]
 
@@ -256,9 +261,20 @@ def test_two_builds_of_one_value_can_lie_under_gather_all_false_and_increases_na
     ({"colour": 1}, "unknown position key"),
     ({"hands": [[], ["KL K"]]}, "holds no card"),
     ({"hands": [["HJ 5", "HJ 6", "HJ 7"], ["KL K"]]}, "differ by at most one"),
+    ({"sweeps": [25, 0]}, "sweeps[0]"),
+    ({"sweeps": [1, 0], "ruleset": {"sweeps": False}}, "sweeps=False"),
+    # One pair of sheets per finished round, each a sheet a round can give.
+    ({"round": 2, "dealer": 0, "sheets": []}, None),
+    ({"sheets": [[_sheet(), _sheet()]], "scores": [0, 0]}, "one pair per finished round"),
+    ({"round": 2, "dealer": 0, "sheets": [[{**_sheet(aces=1), "total": 3}, _sheet()]], "scores": [3, 0]},
+     "not the sum of its items"),
+    ({"round": 2, "dealer": 0, "sheets": [[_sheet(cards=2), _sheet()]], "scores": [2, 0]}, "cards"),
 ])
 def test_bad_positions_are_refused_naming_the_field(change, field):
     data = {"to_move": 0, "hands": [["HJ 5", "SP 5"], ["KL K"]], "table": ["KL 3"], **change}
+    if field is None:  # the control: the same change, right
+        casino.GameState.from_dict(data)
+        return
     with pytest.raises(InvalidPositionError) as info:
         casino.GameState.from_dict(data)
     assert field in str(info.value)
@@ -367,6 +383,22 @@ def test_rounds_n_plays_exactly_n_rounds_and_equal_totals_draw():
         casino.check_result(drawn._replace(winner=0), {"rounds": 1})
     with pytest.raises(ValueError, match="does not end"):
         casino.check_result(drawn, {})
+
+
+@pytest.mark.parametrize("sheets,rules,why", [
+    ([[_sheet(cards=1), _sheet()]], {"rounds": 1}, "cards"),  # the cards point is 3 or nothing
+    ([[_sheet(big_casino=1), _sheet()]], {"rounds": 1}, "big_casino"),
+    ([[_sheet(sweeps=25), _sheet()]], {"rounds": 1}, "sweeps"),  # a seat plays 24 cards a round
+    ([[{**_sheet(), "bonus": 0}, _sheet()]], {"rounds": 1}, "bonus"),
+    # 23-0 after round 1 ends a game to 21: a second round was never played.
+    ([[_sheet(cards=3, sweeps=20), _sheet()], [_sheet(cards=3), _sheet()]], {}, "round 1"),
+])
+def test_a_result_no_game_can_end_with_is_refused(sheets, rules, why):
+    scores = [sum(p[s]["total"] for p in sheets) for s in (0, 1)]
+    result = {"scores": scores, "winner": 0 if scores[0] > scores[1] else 1 if scores[1] > scores[0] else None,
+              "sheets": sheets}
+    with pytest.raises(ValueError, match=why):
+        casino.check_result(result, rules)
 
 
 def test_result_before_the_end_and_a_move_after_it_are_refused():

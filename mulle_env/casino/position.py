@@ -10,7 +10,9 @@ from mulle_env.engine.rng import seed_problem
 
 from . import rules
 from .cards import VALUE
+from .record import sheets_problem
 from .ruleset import Ruleset
+from .state import MAX_SWEEPS
 
 if TYPE_CHECKING:
     from .state import GameState
@@ -82,8 +84,10 @@ def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, 
     to_move = _seat(data["to_move"], "to_move")
     hands = [_cards(h, f"hands[{i}]") for i, h in enumerate(_pair(data["hands"], "hands"))]
     captured = [_cards(h, f"captured[{i}]") for i, h in enumerate(_pair(data.get("captured", [[], []]), "captured"))]
-    sweeps = [_count(s, f"sweeps[{i}]", 52) for i, s in enumerate(_pair(data.get("sweeps", [0, 0]), "sweeps"))]
+    sweeps = [_count(s, f"sweeps[{i}]", MAX_SWEEPS) for i, s in enumerate(_pair(data.get("sweeps", [0, 0]), "sweeps"))]
     scores = [_count(s, f"scores[{i}]", 100_000) for i, s in enumerate(_pair(data.get("scores", [0, 0]), "scores"))]
+    if not rs.sweeps and any(sweeps):
+        raise InvalidPositionError(f"sweeps must be [0, 0] under sweeps=False (none is ever counted), not {sweeps}")
     last_capturer = _seat_or_none(data.get("last_capturer"), "last_capturer")
     stock = _cards(data.get("stock", []), "stock")
     rnd = data.get("round", 1)
@@ -157,21 +161,17 @@ def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, 
         raise InvalidPositionError(f"over must be {str(over).lower()} for this position (it is over exactly when "
                                    f"both hands are empty), not {data['over']!r:.20}")
     sheets = data.get("sheets", [])
-    if not isinstance(sheets, list) or len(sheets) > rs.max_rounds:
-        raise InvalidPositionError(
-            f"sheets must be a list of score sheet pairs, one per finished round, not {sheets!r:.60}")
-    from .state import SHEET_KEYS
-
-    read_sheets = []
-    for i, pair in enumerate(sheets):
-        pair = _pair(pair, f"sheets[{i}]")
-        two = []
-        for s, sh in enumerate(pair):
-            if not isinstance(sh, dict) or set(sh) != set(SHEET_KEYS):
-                raise InvalidPositionError(
-                    f"sheets[{i}][{s}] must be a dict with {', '.join(SHEET_KEYS)}, not {sh!r:.80}")
-            two.append({k: _count(sh[k], f"sheets[{i}][{s}].{k}", 100) for k in SHEET_KEYS})
-        read_sheets.append((two[0], two[1]))
+    if not isinstance(sheets, list):
+        raise InvalidPositionError(f"sheets must be a list of score sheet pairs, one per finished round, not "
+                                   f"{sheets!r:.60}")
+    finished = rnd if over else rnd - 1
+    if sheets and len(sheets) != finished:
+        raise InvalidPositionError(f"sheets hold one pair per finished round: {finished} in round {rnd}"
+                                   f"{' (over)' if over else ''}, not {len(sheets)}")
+    why = sheets_problem(sheets, rs.sweeps)
+    if why is not None:
+        raise InvalidPositionError(f"sheets: {why}")
+    read_sheets = [(dict(a), dict(b)) for a, b in sheets]
     if read_sheets and [sum(p[s]["total"] for p in read_sheets) for s in (0, 1)] != scores:
         raise InvalidPositionError("scores must be the sums of the sheets' totals")
     st = cls(rs, seed)

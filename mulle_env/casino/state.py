@@ -38,8 +38,8 @@ from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move, sort_key
 from .ruleset import Ruleset
 
 __all__ = [
-    "CARDS_TO_WIN", "ENGINE_VERSION", "Build", "GameResult", "GameState", "ITEM_POINTS", "PlayerView", "ROUND_POINTS",
-    "SHEET_KEYS", "SPADES_TO_WIN", "new_game", "replay", "round_sheets",
+    "CARDS_TO_WIN", "ENGINE_VERSION", "Build", "GameResult", "GameState", "ITEM_POINTS", "MAX_SWEEPS", "PlayerView",
+    "ROUND_POINTS", "SHEET_KEYS", "SPADES_TO_WIN", "new_game", "replay", "round_sheets",
 ]
 
 #: Version of Casino's rules and canonical form; results files record it.
@@ -57,6 +57,8 @@ CARDS_TO_WIN = 27
 SPADES_TO_WIN = 7
 #: Points a round hands out besides sweeps when every card is captured: 3 + 1 + 2 + 1 + 4.
 ROUND_POINTS = sum(ITEM_POINTS.values())
+#: Most sweeps one seat makes in a round: it plays 24 cards (6 deals of 4).
+MAX_SWEEPS = 24
 
 #: Stream number that separates Casino's deals from Mulle's for the same seed.
 _DEAL_STREAM = 0xCA5140

@@ -254,8 +254,8 @@ SCALES: dict[str, float] = {
     "hand": 4.0, "stock": 40.0, "sum_build_max_card": 10.0, "increase_max_cards": 52.0,
     "target_score": float(MAX_TARGET), "rounds": float(MAX_ROUNDS),
 }
-#: Most sweeps one seat makes in a round: it plays 24 cards, and the round's last play is no sweep.
-MAX_SWEEPS_PER_ROUND = 24
+#: Most sweeps one seat makes in a round: it plays 24 cards (the engine's ``MAX_SWEEPS``).
+MAX_SWEEPS_PER_ROUND = casino.state.MAX_SWEEPS
 #: Most points one seat scores in a round besides sweeps (3 + 1 + 2 + 1 + 4): the engine's ``ROUND_POINTS``.
 ROUND_POINT_BOUND = casino.state.ROUND_POINTS
 #: Most cards in builds of one value: every numeral card (their values sum to 220, 22 groups of 10).
