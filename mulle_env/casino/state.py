@@ -34,7 +34,7 @@ from mulle_env.engine.rng import derive_seed, seed_problem, shuffled
 
 from . import rules
 from .cards import BIG_CASINO, DECK, LITTLE_CASINO, POINTS, SPADE
-from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move, sort_key
+from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move
 from .ruleset import Ruleset
 
 __all__ = [
@@ -649,8 +649,3 @@ def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, 
         except MulleError as exc:
             raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
     return st
-
-
-def sorted_moves(moves: Iterable[Move]) -> list[Move]:
-    """``moves`` in the canonical move order."""
-    return sorted(moves, key=sort_key)
