@@ -59,7 +59,7 @@ def capture_worth(table: Table, face: int, player: int, pricing: Pricing, last_p
     """
     builds = [(v, 1 - player, cards) for v, _, cards in table.builds]
     best = 0.0
-    for plan in plans(pricing.ruleset, [face], 0, table.loose, builds, player).values():
+    for plan in plans(pricing.ruleset, [face], table.loose, builds, player).values():
         if plan.kind != CAPTURE:
             continue
         got = pricing.worth((face, *taken_cards(plan)))

@@ -268,8 +268,8 @@ def _subsets_of(items: Sequence[_T]) -> Iterator[tuple[_T, ...]]:
 
 
 # ----- the legal moves ---------------------------------------------------------------------
-def plans(ruleset: Ruleset, hand: Sequence[int], other_hand_size: int, loose: Sequence[int],
-          builds: Sequence[StoredBuild], player: int) -> dict[Move, Plan]:
+def plans(ruleset: Ruleset, hand: Sequence[int], loose: Sequence[int], builds: Sequence[StoredBuild],
+          player: int) -> dict[Move, Plan]:
     """Every legal move of ``player`` (holding ``hand``) and its :class:`Plan`, in the canonical move order.
 
     ``loose`` sorted faces; ``builds`` the table's builds. The reservation of CASINO.md 4.4 is

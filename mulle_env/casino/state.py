@@ -150,8 +150,7 @@ class PlayerView(NamedTuple):
         if self.over or self.to_move != self.player:
             return MappingProxyType({})
         return MappingProxyType(rules.plans(
-            self.ruleset, list(self.hand), self.opponent_hand_size, list(self.loose),
-            [b.stored for b in self.builds], self.player))
+            self.ruleset, list(self.hand), list(self.loose), [b.stored for b in self.builds], self.player))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (hidden cards are not in it)."""
@@ -288,8 +287,7 @@ class GameState:
                 plans = {}
             else:
                 p = self._to_move
-                plans = rules.plans(self._ruleset, self._hands[p], len(self._hands[1 - p]), self._loose,
-                                    self._builds, p)
+                plans = rules.plans(self._ruleset, self._hands[p], self._loose, self._builds, p)
             self._plans = plans
         return plans
 
