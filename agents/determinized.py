@@ -59,7 +59,7 @@ from .base import Agent
 
 __all__ = [
     "DeterminizedSearchAgent", "GameHooks", "HORIZONS", "MAX_REJECTIONS", "PLAYOUT_RANDOM", "SearchState",
-    "deal_hidden", "game_hooks", "random_playout",
+    "deal_hidden", "game_hooks", "offered_playouts", "random_playout",
 ]
 
 #: Where rollouts may stop besides a number of plies: the end of the round in play, or of the game.
@@ -151,6 +151,18 @@ def game_hooks(view: Any, state_type: Any = None) -> GameHooks:
     return hooks
 
 
+def offered_playouts(games: Sequence[str]) -> set[str]:
+    """The playout policies the search has for ``games`` (short names): ``random`` and each one's ``PLAYOUTS``."""
+    names = {PLAYOUT_RANDOM}
+    for game in games:
+        try:
+            plug = importlib.import_module(f"{__package__}.{game}")
+        except ModuleNotFoundError:
+            continue
+        names.update(getattr(plug, "PLAYOUTS", {}))
+    return names
+
+
 def deal_hidden(view: Any, rng: random.Random, required: Sequence[frozenset[int]] = ()) -> tuple[list[Any], list[Any]]:
     """A random ``(opponent hand, stock)`` of the view's unseen cards in which the hand meets every ``required`` set.
 
@@ -210,8 +222,11 @@ class DeterminizedSearchAgent(Agent):
         horizon = str(horizon)
         if horizon not in HORIZONS and not (horizon.isdigit() and int(horizon) > 0):
             raise ValueError(f"horizon must be one of {', '.join(HORIZONS)} or a number of plies, not {horizon!r}")
-        if not isinstance(rollout, str) or not rollout:
-            raise ValueError(f"rollout must name a playout policy (random, heuristic), not {rollout!r}")
+        offered = offered_playouts(self.games)
+        if not isinstance(rollout, str) or rollout not in offered:
+            # Refused here, not at the first decision: a tournament would forfeit every game of this spec.
+            raise ValueError(f"rollout must name a playout policy of {', '.join(self.games)} "
+                             f"({', '.join(sorted(offered))}), not {rollout!r}")
         self.samples = samples
         self.rollout = rollout
         self.horizon = horizon

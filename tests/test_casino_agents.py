@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import agents
 from agents.base import Agent
 from agents.casino import CasinoGreedyAgent, CasinoHeuristicAgent, hidden_requirements
 from agents.casino.effects import Pricing, capture_class, sweep_threats, view_table
@@ -149,9 +150,15 @@ def test_search_parameters_are_checked():
     for bad in ({"samples": 0}, {"horizon": "deal"}, {"horizon": "0"}, {"rollout": ""}):
         with pytest.raises(ValueError):
             DeterminizedSearchAgent(**bad)
+    # A playout no game of the agent offers is refused when the agent is built, not at its first decision
+    # (a tournament seating pimc:rollout=nope forfeited every game).
+    with pytest.raises(ValueError, match=r"playout policy of casino \(heuristic, random\), not 'nope'"):
+        agents.make("pimc:rollout=nope", game="casino")
+    searcher = DeterminizedSearchAgent()
+    searcher.rollout = "nope"  # set after the checks: the decision still says which playouts the game has
     st = casino.new_game(1, ONE_ROUND)
     with pytest.raises(ValueError, match="offers playouts"):
-        DeterminizedSearchAgent(rollout="nope").act(st.view(0), st.legal_moves(), random.Random(0))
+        searcher.act(st.view(0), st.legal_moves(), random.Random(0))
 
 
 def test_search_finds_the_game_from_the_view():
