@@ -23,17 +23,15 @@ import gc
 import json
 import logging
 import math
-import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 import agents
 from mulle_env.engine import fallback_notice
 from mulle_env.engine.loop import ruleset_refusal
 from mulle_env.engine.ruleset import Ruleset
-from mulle_env.files import PathError, check_input_path, check_output_path
+from mulle_env.util.files import PathError, check_input_path, check_output_path, replacing
 
 from .hub import LiveConfig
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
@@ -177,19 +175,11 @@ def export(db: str, out: str, table: str | None = None, player: str | None = Non
     target = check_output_path(out, "--export")
     store = GameStore(db)
     n = 0
-    fd, tmp = tempfile.mkstemp(dir=target.absolute().parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with replacing(target) as tmp, open(tmp, "w", encoding="utf-8") as f:  # the project's one atomic write
             for record in store.export(table, player):
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
                 n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     finally:
         store.close()
     return n

@@ -226,6 +226,27 @@ def test_export_then_replay_equals_the_game(tmp_path, capsys):
     assert [json.loads(x)["table"] for x in out.read_text().splitlines()] == ["t2"]
 
 
+def test_an_export_that_fails_midway_leaves_the_old_file_and_no_temporary_one(tmp_path, monkeypatch):
+    from live import cli
+
+    db = tmp_path / "g.db"
+    store = GameStore(db)
+    store.add(finished(1, "t1", ("Anna", "random")))
+    store.close()
+    out = tmp_path / "games.jsonl"
+    out.write_text("the old export\n")
+
+    def broken(self, table=None, player=None):
+        yield {"game_id": "half"}
+        raise StoreError("the disk went away")
+
+    monkeypatch.setattr(GameStore, "export", broken)
+    with pytest.raises(StoreError):
+        cli.export(str(db), str(out))
+    assert out.read_text() == "the old export\n" and sorted(p.name for p in tmp_path.iterdir()) == ["g.db",
+                                                                                                      "games.jsonl"]
+
+
 def test_export_refuses_bad_paths(tmp_path, capsys):
     from live.cli import main as serve
 
