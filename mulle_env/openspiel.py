@@ -378,6 +378,12 @@ class SpielGame(pyspiel.Game):
         )
         super().__init__(spec.game_type, info, params)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> SpielGame:
+        # OpenSpiel clones a Python state with copy.deepcopy, which would rebuild the game its state points to
+        # from pybind's pickle, without __init__'s attributes (seeds, ruleset): a game never changes, so a
+        # clone shares it.
+        return self
+
     def new_initial_state(self) -> SpielState:
         """The state before the deal: the chance player chooses the seed."""
         return self.state_class(self)

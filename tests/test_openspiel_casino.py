@@ -123,3 +123,17 @@ def test_serialization_and_pickle_round_trip():
         again = pickle.loads(pickle.dumps(st))
         assert again.engine == st.engine and again.legal_actions() == st.legal_actions()
     assert isinstance(state, mo.CasinoState) and isinstance(state.clone(), mo.CasinoState)
+
+
+@pytest.mark.parametrize("name", ["python_casino", "python_mulle"])
+def test_a_state_cloned_at_a_chance_node_plays_on(name):
+    # OpenSpiel clones a Python state by deepcopy; the game it points to must be the game itself, not a
+    # copy rebuilt without its attributes (chance actions on such a clone raised AttributeError: 'seeds').
+    game = pyspiel.load_game(name)
+    state = game.new_initial_state()
+    clone = state.clone()
+    for _ in range(game.chance_nodes):
+        clone.apply_action(7)
+    assert clone.current_player() == 0 and state.is_chance_node() and not state.history()
+    with pytest.raises(ValueError, match="seed byte"):
+        state.clone().apply_action(300)
