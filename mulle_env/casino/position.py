@@ -183,9 +183,7 @@ def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, 
     st._last_capturer = last_capturer
     st._stock = stock
     st._round = rnd
-    st._dealer = dealer
     st._scores = scores
     st._sheets = read_sheets
     st._to_move = to_move
-    st._over = over
     return st

@@ -173,7 +173,7 @@ class GameState:
     """
 
     __slots__ = ("_ruleset", "_seed", "_hands", "_loose", "_builds", "_captured", "_sweeps", "_last_capturer",
-                 "_stock", "_round", "_dealer", "_scores", "_sheets", "_to_move", "_over", "_plans",
+                 "_stock", "_round", "_scores", "_sheets", "_to_move", "_plans",
                  "_last_move")
 
     def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None:
@@ -187,11 +187,9 @@ class GameState:
         self._last_capturer: int | None = None
         self._stock: list[int] = []
         self._round = 1
-        self._dealer = 1
         self._scores = [0, 0]
         self._sheets: list[tuple[Sheet, Sheet]] = []
         self._to_move = 0
-        self._over = False
         self._plans: dict[Move, rules.Plan] | None = None
         self._last_move: tuple[int, Move] | None = None
 
@@ -213,8 +211,8 @@ class GameState:
 
     @property
     def over(self) -> bool:
-        """True once the game has ended."""
-        return self._over
+        """True once the game has ended: both hands empty (a round that does not end the game deals the next)."""
+        return not self._hands[0] and not self._hands[1]
 
     @property
     def round(self) -> int:
@@ -224,7 +222,7 @@ class GameState:
     @property
     def dealer(self) -> int:
         """The dealer of this round: seat 1 in round 1, then the seats alternate (CASINO.md 1.3)."""
-        return self._dealer
+        return self._round % 2
 
     @property
     def hands(self) -> list[list[int]]:
@@ -277,13 +275,13 @@ class GameState:
 
     def is_over(self) -> bool:
         """True once the game has ended."""
-        return self._over
+        return self.over
 
     # ----- moves ---------------------------------------------------------------------------
     def _plan_table(self) -> dict[Move, rules.Plan]:
         plans = self._plans
         if plans is None:
-            if self._over:
+            if self.over:
                 plans = {}
             else:
                 p = self._to_move
@@ -326,7 +324,7 @@ class GameState:
         end :class:`~mulle_env.engine.errors.GameOverError`; an illegal one
         :class:`~mulle_env.engine.errors.IllegalMoveError`, naming the reason and the legal moves.
         """
-        if self._over:
+        if self.over:
             raise GameOverError(f"the game is over (scores {self.scores()}); no move {str(move)!r:.80} can be played")
         m = Move.from_str(move)
         plans = self._plan_table()
@@ -346,7 +344,7 @@ class GameState:
 
     def play_id(self, move_id: int) -> None:
         """Play the move with id ``move_id`` (an environment's action) for the seat to move, checked."""
-        if self._over:
+        if self.over:
             raise GameOverError(f"the game is over (scores {self.scores()}); no move can be played")
         if isinstance(move_id, bool) or not isinstance(move_id, int) or not 0 <= move_id < NUM_MOVE_IDS:
             raise IllegalMoveError(f"a move id is a whole number from 0 to {NUM_MOVE_IDS - 1}, not {move_id!r:.40}")
@@ -380,12 +378,12 @@ class GameState:
             self._to_move = p  # a hand-made position with unequal hands: a player without cards passes
 
     def _deal(self) -> None:
-        first = 1 - self._dealer
+        dealer = self.dealer
         stock = self._stock
-        self._hands[first] = sorted(stock[:4])
-        self._hands[self._dealer] = sorted(stock[4:8])
+        self._hands[1 - dealer] = sorted(stock[:4])
+        self._hands[dealer] = sorted(stock[4:8])
         self._stock = stock[8:]
-        self._to_move = first
+        self._to_move = 1 - dealer
 
     def _end_round(self) -> None:
         rest = [*self._loose, *(c for b in self._builds for c in b[2])]
@@ -402,11 +400,9 @@ class GameState:
         else:
             done = (max(a, b) >= rs.target_score and a != b) or self._round >= rs.max_rounds
         if done:
-            self._over = True
-            self._to_move = 1 - self._dealer
+            self._to_move = 1 - self.dealer  # the hands stay empty: that is what over means
             return
-        self._round += 1
-        self._dealer = 1 - self._dealer
+        self._round += 1  # and the other seat deals
         self._start_round()
 
     def _start_round(self) -> None:
@@ -423,7 +419,7 @@ class GameState:
     # ----- the end -------------------------------------------------------------------------
     def result(self) -> GameResult:
         """How the finished game ended; :class:`~mulle_env.engine.errors.GameNotOverError` before the end."""
-        if not self._over:
+        if not self.over:
             raise GameNotOverError(f"the game is not over: round {self._round}, seat {self._to_move} to move")
         a, b = self._scores
         return GameResult((a, b), 0 if a > b else 1 if b > a else None, tuple(self.sheets))
@@ -434,10 +430,10 @@ class GameState:
         if isinstance(player, bool) or player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, not {player!r:.40}")
         return PlayerView(
-            player, self._to_move, self._over, tuple(CARDS[c] for c in self._hands[player]),
+            player, self._to_move, self.over, tuple(CARDS[c] for c in self._hands[player]),
             len(self._hands[1 - player]), tuple(CARDS[c] for c in self._loose), self.builds,
             (tuple(CARDS[c] for c in sorted(self._captured[0])), tuple(CARDS[c] for c in sorted(self._captured[1]))),
-            (self._sweeps[0], self._sweeps[1]), self._last_capturer, len(self._stock), self._round, self._dealer,
+            (self._sweeps[0], self._sweeps[1]), self._last_capturer, len(self._stock), self._round, self.dealer,
             self.scores(), self._ruleset, self._last_move,
         )
 
@@ -459,12 +455,12 @@ class GameState:
             "last_capturer": self._last_capturer,
             "stock": [CARD_NAMES[c] for c in self._stock],
             "round": self._round,
-            "dealer": self._dealer,
+            "dealer": self.dealer,
             "scores": list(self._scores),
             "sheets": [[dict(a), dict(b)] for a, b in self._sheets],
             "ruleset": self._ruleset.changes(),
             "seed": self._seed,
-            "over": self._over,
+            "over": self.over,
         }
 
     def to_json(self) -> str:
@@ -484,7 +480,7 @@ class GameState:
 
     def __repr__(self) -> str:
         return (f"<casino.GameState round {self._round} to_move {self._to_move} scores {self.scores()}"
-                f"{' over' if self._over else ''}>")
+                f"{' over' if self.over else ''}>")
 
     def __str__(self) -> str:
         from .render import render_state
@@ -504,7 +500,7 @@ class GameState:
         st._sweeps = list(self._sweeps)
         st._last_capturer = self._last_capturer
         st._stock = list(self._stock)
-        st._round, st._dealer, st._to_move, st._over = self._round, self._dealer, self._to_move, self._over
+        st._round, st._to_move = self._round, self._to_move
         st._scores = list(self._scores)
         st._sheets = list(self._sheets)
         st._plans = self._plans  # a dict nobody changes: rebuilt, not edited, after a move
@@ -574,7 +570,7 @@ class GameState:
         st._sweeps = list(view.sweeps)
         st._last_capturer = view.last_capturer
         st._stock = deal
-        st._round, st._dealer, st._to_move, st._over = view.round, view.dealer, view.to_move, view.over
+        st._round, st._to_move = view.round, view.to_move  # the dealer and the end follow from the round and hands
         st._scores = list(view.scores)
         st._last_move = view.last_move
         return st
