@@ -88,7 +88,8 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     g = e.add_argument_group("teachers and data")
     g.add_argument("--first-teacher", default="pimc:samples=40", help="generation 0's teacher (needs no net)")
     g.add_argument("--teacher", default="netsearch:depth=5,samples=16,width=0",
-                   help="later generations' teacher: a search given policy=<the champion>")
+                   help="later generations' teacher: a search given policy=<the champion> (Mulle); with --game "
+                        "casino a search that values moves, without a net")
     g.add_argument("--first-games", type=_positive, default=8000, help="generation 0's self-play games")
     g.add_argument("--games", type=_positive, default=4000, help="self-play games of every later generation")
     g.add_argument("--on-policy", action="store_true",
