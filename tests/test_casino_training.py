@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import pickle
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -249,32 +248,13 @@ def test_ppo_casino_scales_rewards_by_a_rounds_points_and_mulles_defaults_stay(c
 # ----- mulle-train expert --game casino ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def casino_search() -> Iterator[None]:
-    """Casino's determinized search as ``pimc`` (registered by agents.builtin; here too if that has not landed)."""
-    from agents import registry
-
-    registry.available()
-    if agents.plays("pimc", "casino"):
-        yield
-        return
-    from agents.determinized import DeterminizedSearchAgent
-
-    registry._REGISTRY["pimc"]["casino"] = DeterminizedSearchAgent
-    registry._HELP["pimc"]["casino"] = "Casino's determinized search"
-    try:
-        yield
-    finally:
-        del registry._REGISTRY["pimc"]["casino"], registry._HELP["pimc"]["casino"]
-
-
 EXPERT = ["--first-teacher", "pimc:samples=2", "--teacher", "pimc:samples=2", "--first-games", "4", "--games", "2",
           "--shard-games", "2", "--hidden", "16", "--first-epochs", "1", "--epochs", "1", "--batch-size", "64",
           "--screen-opponents", "random", "--screen-games", "2", "--workers", "1", "--rule", "rounds=1",
           "--no-progress"]
 
 
-def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(casino_search, tmp_path):
+def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(tmp_path):
     root = tmp_path / "expert"
     lines: list[str] = []
     code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", "--on-policy",
@@ -297,7 +277,7 @@ def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(casino_sear
                       "--shard-games", "2", "--no-progress"], lines) == 2
 
 
-def test_casino_teacher_data_hold_casinos_observations_and_move_ids(casino_search, tmp_path):
+def test_casino_teacher_data_hold_casinos_observations_and_move_ids(tmp_path):
     from training import teacher
 
     summary = teacher.generate(tmp_path / "d", "pimc:samples=2", 2, seed=3, shard_games=2, progress=False,
@@ -325,7 +305,7 @@ def test_casino_teacher_data_hold_casinos_observations_and_move_ids(casino_searc
     (["--rule", "gather_all=false"], "--rule: gather_all=false: Casino's nets write one logit per move id"),
     (["--screen-opponents", "netsearch"], "agent 'netsearch' does not play casino"),
 ])
-def test_expert_casino_refuses_mulle_only_options_by_name(casino_search, argv, words, tmp_path, capsys):
+def test_expert_casino_refuses_mulle_only_options_by_name(argv, words, tmp_path, capsys):
     out = tmp_path / "never"
     assert exit_code(["expert", "--game", "casino", "--out-dir", str(out), "--screen-opponents", "random", *argv]) == 2
     assert words in capsys.readouterr().err
