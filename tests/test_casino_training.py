@@ -310,3 +310,20 @@ def test_expert_casino_refuses_mulle_only_options_by_name(argv, words, tmp_path,
     assert exit_code(["expert", "--game", "casino", "--out-dir", str(out), "--screen-opponents", "random", *argv]) == 2
     assert words in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_stages_one_by_one_data_then_fit_make_a_casino_net(tmp_path, capsys):
+    data, policy = tmp_path / "data", tmp_path / "net.npz"
+    lines: list[str] = []
+    assert exit_code(["data", str(data), "--game", "casino", "--teacher", "pimc:samples=2", "--games", "2",
+                      "--shard-games", "2", "--rule", "rounds=1", "--no-progress"], lines) == 0
+    assert json.loads((data / "spec.json").read_text())["game"] == "casino"
+    # fit reads the game from the data: a logits net, the only kind Casino has.
+    assert exit_code(["fit", str(data), "--out", str(policy), "--no-progress"], lines) == 1
+    assert "--net afterstate is for Mulle's afterstate fits; casino data fit logits nets" in capsys.readouterr().err
+    assert exit_code(["fit", str(data), "--out", str(policy), "--net", "logits", "--hidden", "16", "--epochs", "1",
+                      "--no-progress"], lines) == 0
+    assert load_policy(policy).game == "casino" and load_policy(policy).ruleset["rounds"] == 1
+    arena_plays(policy, tmp_path)
+    assert exit_code(["data", str(tmp_path / "after"), "--game", "casino", "--afterstates"]) == 2
+    assert "--afterstates is Mulle-only" in capsys.readouterr().err

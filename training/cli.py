@@ -209,6 +209,9 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
                         "(on-policy labels, DAgger's: e.g. learned); empty: the teacher plays its best move")
     d.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="play under another ruleset flag (repeatable), e.g. --rule sets=1")
+    d.add_argument("--game", choices=list(EXPERT_GAME_DEFAULTS), default="mulle",
+                   help="the game: mulle, or casino (its agents; no --afterstates; mulle-train fit then fits a "
+                        "logits net, reading the game from the data)")
     _backend_flags(d)
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
     f = sub.add_parser("fit", help="fit a policy file to teacher data sets",
@@ -819,15 +822,28 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
     if args.command == "data":
         import agents
 
+        game = getattr(args, "game", "mulle")
+        kw = {} if game == "mulle" else {"game": game}
         try:
-            args.teacher = agents.canonical(args.teacher)
-            args.opponents = [o if o == "self" else agents.canonical(o) for o in args.opponents]
-            args.driver = agents.canonical(args.driver) if args.driver else ""
+            args.teacher = agents.canonical(args.teacher, **kw)
+            args.opponents = [o if o == "self" else agents.canonical(o, **kw) for o in args.opponents]
+            args.driver = agents.canonical(args.driver, **kw) if args.driver else ""
         except agents.AgentSpecError as exc:
             parser.error(str(exc))
         if args.games % args.shard_games:
             parser.error(f"--games {args.games} must be a multiple of --shard-games {args.shard_games}")
-        args.rules = _rules(parser, args.rule)
+        if game == "mulle":
+            args.rules = _rules(parser, args.rule)
+        else:
+            from .games import train_game
+
+            if args.afterstates:
+                parser.error(f"--afterstates is Mulle-only: afterstates are Mulle's (its afterstate encoder); "
+                             f"leave it out with --game {game}")
+            try:
+                args.rules = train_game(game).rules(args.rule)
+            except ValueError as exc:
+                parser.error(f"--rule: {exc}")
         _check_paths(parser, dirs=[("out", args.out)])
         if args.backend == "ray":
             _need_ray(parser, args)

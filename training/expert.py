@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from .stream import Source
     from .teacher import TeacherData
 
-__all__ = ["FIXED", "MANIFEST", "Out", "data", "data_rules", "dmc", "fit", "fit_net", "join_param", "learned_spec",
-           "records", "run", "search_spec", "write_json"]
+__all__ = ["FIXED", "MANIFEST", "Out", "data", "data_games", "data_rules", "dmc", "fit", "fit_net", "join_param",
+           "learned_spec", "records", "run", "search_spec", "write_json"]
 
 MANIFEST = "manifest.json"
 #: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
@@ -219,10 +219,11 @@ def data(args: argparse.Namespace, out: Out = print) -> int:
         from .cluster import RayLabeller
 
         backend = RayLabeller(args.ray_address or None, args.workers)
+    game = getattr(args, "game", "mulle")
     summary = teacher.generate(args.out, args.teacher, args.games, seed=args.seed, opponents=args.opponents,
                                shard_games=args.shard_games, workers=args.workers, progress=not args.no_progress,
                                afterstates=args.afterstates, rules=getattr(args, "rules", None) or None,
-                               backend=backend, driver=getattr(args, "driver", "") or None)
+                               backend=backend, driver=getattr(args, "driver", "") or None, game=game)
     out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
         f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
     return 0
@@ -239,12 +240,54 @@ def data_rules(dirs: Iterable[str | Path]) -> dict[str, Any]:
     return next(iter(rules.values()))
 
 
+def data_games(dirs: Iterable[str | Path]) -> str:
+    """The game the data sets ``dirs`` hold (``"mulle"`` for those without a ``game`` entry); a ``ValueError`` if
+    they differ."""
+    from training.teacher import check_data_dir, data_game
+
+    games = {str(d): data_game(check_data_dir(d)) for d in dirs}
+    if len(set(games.values())) > 1:
+        what = "; ".join(f"{d}: {g}" for d, g in games.items())
+        raise ValueError(f"the data sets are of different games ({what}); a net is fitted for one game")
+    return next(iter(games.values()))
+
+
+def _fit_game(args: argparse.Namespace, sources: list[tuple[str, float]], rules: dict[str, Any], game: str,
+              out: Out) -> int:
+    """``fit`` of another game's data than Mulle's: a logits net (the only kind other games have) of that game."""
+    from training import distill, teacher
+
+    refused = [("--net afterstate", args.net == "afterstate"), ("DIR=WEIGHT", any(w != 1 for _, w in sources)),
+               ("--extras", bool(args.extras)), ("--rank-coef", bool(getattr(args, "rank_coef", 0.0))),
+               ("--augment-symmetries", getattr(args, "augment_symmetries", 2) != 2)]
+    for what, given in refused:
+        if given:
+            raise ValueError(f"{what} is for Mulle's afterstate fits; {game} data fit logits nets "
+                             "(mulle-train fit DIR --net logits)")
+    ckpt = args.checkpoint or args.out + ".ckpt.pt"
+    cfg = distill.FitConfig(hidden=args.hidden or [512, 256], epochs=args.epochs, batch_size=args.batch_size,
+                            lr=args.lr, seed=args.seed, augment=False)
+    data = teacher.load([d for d, _ in sources], **fit_arrays("logits"))
+    out(f"checkpoints go to {ckpt} (a rerun resumes from it; deleted when the fit completes)")
+    figures = distill.fit(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
+                          checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
+                          log=lambda f: out(json.dumps(f)), threads=args.threads, game=game, ruleset=rules or None,
+                          metadata={"data": [str(d) for d, _ in sources], "command": list(args.argv or []),
+                                    "game": game})
+    Path(ckpt).unlink(missing_ok=True)
+    out(f"wrote {args.out}: {json.dumps(figures)}")
+    return 0
+
+
 def fit(args: argparse.Namespace, out: Out = print) -> int:
     """``mulle-expert fit``: fit a policy file to teacher data (resuming from its checkpoint, deleted when done)."""
     from training import teacher
 
     sources = getattr(args, "sources", None) or [(d, 1.0) for d in args.data]
     rules = data_rules([d for d, _ in sources])
+    game = data_games([d for d, _ in sources])
+    if game != "mulle":
+        return _fit_game(args, sources, rules, game, out)
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
     meta = {"data": [str(d) for d, _ in sources], "command": list(args.argv or [])}
     settings = {"hidden": args.hidden or ([256, 256] if args.net == "afterstate" else [512, 256]),
