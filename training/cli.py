@@ -129,7 +129,8 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 #: ``expert --game NAME``: the flags whose defaults differ from Mulle's for that game (flags given explicitly win).
 #: Casino's: its determinized search (``pimc``, :mod:`agents.determinized`) labels every generation (Casino has no
 #: netsearch; ``--on-policy`` lets the champion play the labelled games), logits nets without extra inputs,
-#: screens against ``random`` and ``greedy``, and fewer games (a Casino game costs the search about 15 s a core).
+#: screens against ``random`` and ``greedy``, and fewer games (a Casino game to 21 costs its default search about
+#: 10 s of one core).
 EXPERT_GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "mulle": {},
     "casino": {"first_teacher": "pimc", "teacher": "pimc", "extras": "none", "first_games": 1000, "games": 500,
