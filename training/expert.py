@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -68,9 +67,11 @@ def settings_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def write_json(path: Path, obj: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    """Write ``obj`` as JSON to ``path`` whole or not at all (the manifest and the runs' state)."""
+    from mulle_env.util.files import replacing
+
+    with replacing(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
 
 
 def join_param(template: str, param: str) -> str:

@@ -14,7 +14,6 @@ torch is imported only inside the functions that need it.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,10 +40,11 @@ def save_checkpoint(state: dict[str, Any], path: Path) -> None:
     """``torch.save`` to a temporary name, then rename: a checkpoint on disk is whole or absent."""
     import torch
 
+    from mulle_env.util.files import replacing
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        torch.save(state, tmp)
 
 
 class FitLoop:

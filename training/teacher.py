@@ -59,7 +59,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import random
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -74,6 +73,7 @@ from agents.learned.afterstate import encode_afterstates
 from agents.rollout import best_index
 from mulle_env.engine import Match
 from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
+from mulle_env.util.files import replacing
 
 from .games import TrainGame, train_game
 from .workers import process_pool
@@ -420,13 +420,8 @@ def shard_bytes(arrays: Arrays) -> bytes:
 
 def write_shard(out_dir: str | Path, shard: int, data: bytes) -> None:
     """Write shard ``shard``'s bytes atomically (a temporary name, then a rename): whole or absent."""
-    path = shard_path(out_dir, shard)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with replacing(shard_path(out_dir, shard)) as tmp:
+        tmp.write_bytes(data)
 
 
 def label_shard(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
@@ -479,9 +474,8 @@ def _check_dir(out: Path, spec: dict[str, Any]) -> None:
                                    "use another directory")
     else:
         out.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name("spec.json.tmp")
-        tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        with replacing(path) as tmp:
+            tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n")
 
 
 def check_data_dir(d: str | Path) -> dict[str, Any]:
