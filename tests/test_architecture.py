@@ -78,7 +78,8 @@ def test_the_casino_engine_imports_the_standard_library_the_shared_engine_pieces
     # Casino's engine (issue 50) is an engine like Mulle's: standard library only, plus the conventions the two games
     # share (card notation, errors, seeds, the bounded JSON reader) from mulle_env.engine. Its package's only way
     # up is the lazy PettingZoo face env()/raw_env() in __init__.py, imported when called.
-    shared = ("mulle_env.engine.cards", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.engine.jsontext")
+    shared = ("mulle_env.engine.cards", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.engine.jsontext",
+              "mulle_env.engine.ruleset", "mulle_env.engine.canonical")
 
     def ok(name: str) -> bool:
         return top(name) in STDLIB or name.startswith("mulle_env.casino") or name.startswith(shared)

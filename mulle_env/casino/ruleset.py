@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from mulle_env.engine.errors import InvalidRulesetError
+from mulle_env.engine.ruleset import flags_from_dict, flags_from_strings
 
 __all__ = ["COURT_CAPTURE_MODES", "Ruleset"]
 
@@ -94,39 +95,10 @@ class Ruleset:
         """Build from ``"key=value"`` texts, as command lines give them (``--rule rounds=1``).
 
         Booleans read true/false, yes/no, on/off or 1/0; ``court_capture`` one/all; the int
-        flags a whole number, and ``increase_max_cards``/``rounds`` also ``none``.
+        flags a whole number, and ``increase_max_cards``/``rounds`` also ``none``
+        (:func:`mulle_env.engine.ruleset.flags_from_strings`, Mulle's reader).
         """
-        known = {f.name: f for f in fields(cls)}
-        if isinstance(items, str):  # iterating it would read one letter per rule
-            raise InvalidRulesetError(
-                f"rules are a list of 'key=value' texts, not a single string {items!r}; "
-                f"write Ruleset.from_strings([{items!r}])")
-        data: dict[str, Any] = {}
-        for item in items:
-            key, eq, text = str(item).partition("=")
-            key, text = key.strip(), text.strip()
-            if not eq or not key:
-                raise InvalidRulesetError(f"a rule reads key=value, not {item!r}; flags: {', '.join(known)}")
-            if key not in known:
-                raise InvalidRulesetError(f"unknown Casino ruleset flag {key!r}; known flags: {', '.join(known)}")
-            low = text.lower()
-            if key in ("gather_all", "sweeps", "trail_with_build"):
-                if low in ("true", "yes", "on", "1"):
-                    data[key] = True
-                elif low in ("false", "no", "off", "0"):
-                    data[key] = False
-                else:
-                    raise InvalidRulesetError(f"rule {key} takes true or false, not {text!r}")
-            elif key == "court_capture":
-                data[key] = low
-            elif key in ("increase_max_cards", "rounds") and low in ("none", "null", ""):
-                data[key] = None
-            else:
-                try:
-                    data[key] = int(text)
-                except ValueError:
-                    raise InvalidRulesetError(f"rule {key} takes a whole number, not {text!r}") from None
-        return cls(**data)
+        return cls(**flags_from_strings(cls, items, "Casino ruleset flag"))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
@@ -135,14 +107,7 @@ class Ruleset:
             return cls()
         if isinstance(data, Ruleset):
             return data
-        if not isinstance(data, dict):
-            raise InvalidRulesetError(f"a Casino ruleset must be a dict of flags, not {data!r:.80}")
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(map(str, data)) - set(known))
-        if unknown:
-            raise InvalidRulesetError(
-                f"unknown Casino ruleset flag(s) {', '.join(unknown)}; known flags: {', '.join(known)}")
-        return cls(**data)
+        return cls(**flags_from_dict(cls, data, "Casino ruleset flag"))
 
 
 def _check_int(name: str, value: object, low: int, high: int, extra: str = "") -> None:

@@ -12,14 +12,13 @@ the checked readers ``from_dict``, ``from_json`` and ``from_view``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple, Self
 
+from mulle_env.engine.canonical import CanonicalForm
 from mulle_env.engine.cards import CARD_NAMES, CARDS, Card, parse_card
 from mulle_env.engine.errors import (
     GameNotOverError,
@@ -164,7 +163,7 @@ class PlayerView(NamedTuple):
         }
 
 
-class GameState:
+class GameState(CanonicalForm):
     """A Casino game in progress (or over): the whole position, the rules and the seed of later rounds.
 
     Read it through its attributes (fresh values every time); change it with :meth:`play`
@@ -463,21 +462,6 @@ class GameState:
             "over": self.over,
         }
 
-    def to_json(self) -> str:
-        """Canonical JSON text (sorted keys, no spaces): what :meth:`key` hashes."""
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-
-    def key(self) -> str:
-        """Stable hash of the canonical form: equal in every process and on every machine."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GameState):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: use key()
-
     def __repr__(self) -> str:
         return (f"<casino.GameState round {self._round} to_move {self._to_move} scores {self.scores()}"
                 f"{' over' if self.over else ''}>")
@@ -518,21 +502,6 @@ class GameState:
         from .position import read_position
 
         return read_position(cls, data, ruleset)
-
-    @classmethod
-    def from_json(cls, text: str | bytes | bytearray, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
-        """Read a position from JSON text (the project's bounded JSON reader)."""
-        from mulle_env.engine.jsontext import JSONInputError, parse_json
-
-        if not isinstance(text, (str, bytes, bytearray)):
-            raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
-        try:
-            data = parse_json(text, "the position")
-        except JSONInputError as exc:
-            raise InvalidPositionError(str(exc)) from None
-        except ValueError as exc:  # e.g. Python's limit on digits of an int
-            raise InvalidPositionError(f"the position is not valid JSON: {exc}") from None
-        return cls.from_dict(data, ruleset)
 
     @classmethod
     def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], stock: Iterable[int | str],

@@ -63,34 +63,7 @@ class Ruleset:
 
         Booleans read true/false, yes/no, on/off or 1/0 (any case); ``sets`` is an int.
         """
-        known = {f.name: f for f in fields(cls)}
-        if isinstance(items, str):  # iterating it would read one letter per rule
-            raise InvalidRulesetError(
-                f"rules are a list of 'key=value' texts, not a single string {items!r}; "
-                f"write Ruleset.from_strings([{items!r}])"
-            )
-        data: dict[str, Any] = {}
-        for item in items:
-            key, eq, text = str(item).partition("=")
-            key, text = key.strip(), text.strip()
-            if not eq or not key:
-                raise InvalidRulesetError(f"a rule reads key=value, not {item!r}; flags: {', '.join(known)}")
-            if key not in known:
-                raise InvalidRulesetError(f"unknown ruleset flag {key!r}; known flags: {', '.join(known)}")
-            if known[key].type in ("bool", bool):
-                low = text.lower()
-                if low in ("true", "yes", "on", "1"):
-                    data[key] = True
-                elif low in ("false", "no", "off", "0"):
-                    data[key] = False
-                else:
-                    raise InvalidRulesetError(f"rule {key} takes true or false, not {text!r}")
-            else:
-                try:
-                    data[key] = int(text)
-                except ValueError:
-                    raise InvalidRulesetError(f"rule {key} takes a whole number, not {text!r}") from None
-        return cls(**data)
+        return cls(**flags_from_strings(cls, items))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
@@ -99,12 +72,60 @@ class Ruleset:
             return cls()
         if isinstance(data, Ruleset):
             return data
-        if not isinstance(data, dict):
-            raise InvalidRulesetError(f"a ruleset must be a dict of flags, not {data!r}")
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise InvalidRulesetError(
-                f"unknown ruleset flag(s) {', '.join(unknown)}; known flags: {', '.join(known)}"
-            )
-        return cls(**data)
+        return cls(**flags_from_dict(cls, data))
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def flags_from_strings(cls: type[Any], items: Iterable[str], what: str = "ruleset flag") -> dict[str, Any]:
+    """The flags of the dataclass ``cls`` (a game's Ruleset) read from ``"key=value"`` texts, typed by each field.
+
+    Both games' ``Ruleset.from_strings`` read command lines here: a ``bool`` field reads
+    true/false, yes/no, on/off or 1/0; an ``int`` field a whole number; an ``int | None``
+    field also ``none``; a ``str`` field its text in lower case (the dataclass checks the
+    value). ``what`` names the flags in refusals (``"Casino ruleset flag"``).
+    """
+    known = {f.name: f for f in fields(cls)}
+    if isinstance(items, str):  # iterating it would read one letter per rule
+        raise InvalidRulesetError(
+            f"rules are a list of 'key=value' texts, not a single string {items!r}; "
+            f"write Ruleset.from_strings([{items!r}])"
+        )
+    data: dict[str, Any] = {}
+    for item in items:
+        key, eq, text = str(item).partition("=")
+        key, text = key.strip(), text.strip()
+        if not eq or not key:
+            raise InvalidRulesetError(f"a rule reads key=value, not {item!r}; flags: {', '.join(known)}")
+        if key not in known:
+            raise InvalidRulesetError(f"unknown {what} {key!r}; known flags: {', '.join(known)}")
+        kind, low = str(known[key].type), text.lower()
+        if kind in ("bool", str(bool)):
+            if low not in _TRUE + _FALSE:
+                raise InvalidRulesetError(f"rule {key} takes true or false, not {text!r}")
+            data[key] = low in _TRUE
+        elif kind == "str":
+            data[key] = low
+        elif "None" in kind and low in ("none", "null", ""):
+            data[key] = None
+        else:
+            try:
+                data[key] = int(text)
+            except ValueError:
+                raise InvalidRulesetError(f"rule {key} takes a whole number, not {text!r}") from None
+    return data
+
+
+def flags_from_dict(cls: type[Any], data: Any, what: str = "ruleset flag") -> dict[str, Any]:
+    """``data`` checked to be a dict of the dataclass ``cls``'s flags (the dataclass checks their values).
+
+    Both games' ``Ruleset.from_dict`` ask here; an unknown key is an error listing the known ones.
+    """
+    if not isinstance(data, dict):
+        raise InvalidRulesetError(f"a {what.rpartition(' flag')[0]} must be a dict of flags, not {data!r:.80}")
+    known = [f.name for f in fields(cls)]
+    unknown = sorted(set(map(str, data)) - set(known))
+    if unknown:
+        raise InvalidRulesetError(f"unknown {what}(s) {', '.join(unknown)}; known flags: {', '.join(known)}")
+    return data

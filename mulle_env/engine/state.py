@@ -9,8 +9,6 @@ through moves, :meth:`GameStateBase.set_hand` and the checked readers ``from_dic
 
 from __future__ import annotations
 
-import hashlib
-import json
 import operator
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from . import rules
+from .canonical import CanonicalForm
 from .cards import (
     CARD_NAMES,
     CARDS,
@@ -196,7 +195,7 @@ class PlayerView(NamedTuple):
         return GameState.from_view(self, [], []).legal_moves() if self.hand else []
 
 
-class GameStateBase:
+class GameStateBase(CanonicalForm):
     """What both backends' :class:`GameState` share, written once on their primitives.
 
     A backend's class provides the position (read-only attributes: ``hands``, ``loose``,
@@ -456,21 +455,6 @@ class GameStateBase:
             "over": self.over,
         }
 
-    def to_json(self) -> str:
-        """Canonical JSON text (sorted keys, no spaces): what :meth:`key` hashes."""
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-
-    def key(self) -> str:
-        """Stable hash of the canonical form: equal in every process and on every machine."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GameStateBase):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: use key()
-
     def __repr__(self) -> str:
         return (
             f"<GameState set {self.set_no} deal {self.deal_no} to_move {self.to_move} "
@@ -507,19 +491,6 @@ class GameStateBase:
         from .position import read_position
 
         return read_position(cls, data, ruleset)
-
-    @classmethod
-    def from_json(cls, text: str | bytes | bytearray, ruleset: Ruleset | dict[str, Any] | None = None) -> Self:
-        """Read a position from JSON text."""
-        from .jsontext import JSONInputError, parse_json
-
-        if not isinstance(text, (str, bytes, bytearray)):
-            raise InvalidPositionError(f"a position's JSON is text (str or bytes), not {type(text).__name__}")
-        try:
-            data = parse_json(text, "the position")  # the one bounded reader of outside JSON
-        except JSONInputError as exc:
-            raise InvalidPositionError(str(exc)) from None
-        return cls.from_dict(data, ruleset)
 
     @classmethod
     def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], deck: Iterable[int | str],
