@@ -250,10 +250,6 @@ class CasinoISMCTSAgent(Agent):
         share = dict(bot.get_policy(resample(None, view.player)))
         return [(m, float(share.get(m.id, 0.0))) for m in legal_moves]
 
-    def act(self, view: Any, legal_moves: Sequence[Any], rng: random.Random) -> Any:
-        """The most visited move (ties to the earlier legal move)."""
-        if len(legal_moves) == 1:
-            return legal_moves[0]
-        values = self.move_values(view, legal_moves, rng)
-        best = max(v for _, v in values)
-        return next(m for m, v in values if v == best)
+    # The choice the determinized search makes from its move_values: the best (here the most visited), ties to the
+    # earlier legal move.
+    act = DeterminizedSearchAgent.act
