@@ -44,6 +44,7 @@ Python step per game per batch) and refuses to be copied, naming itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, cast, overload
 
@@ -266,11 +267,17 @@ class EnvCore:
             raise ValueError(f"reward must be one of {REWARD_MODES}, not {reward!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        if isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0:
-            raise ValueError(f"score_scale must be a positive number, not {score_scale!r}")
+        if (isinstance(score_scale, bool) or not isinstance(score_scale, (int, float)) or not score_scale > 0
+                or not math.isfinite(score_scale)):
+            raise ValueError(f"score_scale must be a positive finite number, not {score_scale!r}")
         #: The game object (:class:`mulle_env.games.EnvGame`): everything the core knows of the rules.
         self.game = game = get_game(game, ruleset)  # the object whose action space plays these rules
         self.ruleset = game.check_ruleset(ruleset)
+        # The rewards must stay finite numbers: 1e-320 made the largest one inf (and inf made every reward 0, an
+        # illegal move as good as a win; issue 53, item 8).
+        if not math.isfinite(game.score_bound(self.ruleset) / score_scale):
+            raise ValueError(f"score_scale {score_scale!r} is too small: the largest score difference "
+                             f"({game.score_bound(self.ruleset):g}) divided by it is not a finite reward")
         self.seat_mode = check_seat(seat)
         if extras is not None and extras not in game.extra_blocks:
             raise ValueError(f"extras must be None or one of {list(game.extra_blocks)}, not {extras!r}")

@@ -352,3 +352,11 @@ def test_the_extra_inputs_are_an_observation_option_of_every_env(name):
     assert aec.observation_space("player_0")["observation"].shape == (size,)
     with pytest.raises(ValueError, match="extras must be None or one of"):
         MulleEnv(opponent="random", extras="capture-v9")
+
+
+@pytest.mark.parametrize("scale, words", [(float("inf"), "positive finite number"), (1e-320, "too small")])
+def test_a_score_scale_that_breaks_the_rewards_is_refused(scale, words):
+    # Issue 53, item 8: inf made every reward 0 (an illegal move as good as a win), 1e-320 made rewards of -inf.
+    for env_id in ("Mulle-v0", "Casino-v0"):
+        with pytest.raises(ValueError, match=words):
+            gym.make(env_id, opponent="random", reward="score", score_scale=scale)
