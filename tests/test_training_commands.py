@@ -252,3 +252,19 @@ def test_a_logits_fit_refuses_streamed_data_up_front(tmp_path):
     with pytest.raises(ValueError, match="logits nets are fitted to the dict of arrays .* not to a ShardSource"):
         fit_net("logits", ShardSource([data]), tmp_path / "x.npz", {"epochs": 1}, progress=False)
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_ppo_refuses_envs_no_memory_holds_and_plot_a_file_that_is_no_manifest(tmp_path, capsys):
+    # Issue 53, item 10: --vec batched --envs 100000000 built a hundred million pools (9 GB and growing) before any
+    # check; `mulle-train plot /etc/passwd` ended in a JSONDecodeError traceback.
+    from training.cli import train_main
+
+    with pytest.raises(SystemExit) as exc:
+        train_main(["ppo", "--vec", "batched", "--envs", "100000000", "--out-dir", str(tmp_path / "run")])
+    assert exc.value.code == 2 and "more than the" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+    bad = tmp_path / "passwd"
+    bad.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    assert train_main(["plot", str(bad), "--out", str(tmp_path / "p.png")]) == 1
+    err = capsys.readouterr().err
+    assert "the run's manifest" in err and "not valid JSON" in err, err

@@ -875,7 +875,12 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         mpath = Path(args.manifest)
         mpath = mpath / MANIFEST if mpath.is_dir() else mpath
         _check_paths(parser, outputs=[("--out", args.out)], inputs=[("manifest", mpath)])
-        if not plot_generations(mpath, args.out):
+        try:
+            plotted = plot_generations(mpath, args.out)
+        except ValueError as exc:  # no manifest (JSONInputError, PathError are ValueErrors too): said, exit 1
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return 1
+        if not plotted:
             print(f"{prog}: error: plotting needs matplotlib: pip install 'mulle-env[plot]'", file=sys.stderr)
             return 2
         out(f"wrote {args.out}")

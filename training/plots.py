@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -54,12 +53,22 @@ def generation_series(manifest: dict[str, Any], x: str = "generation"
     return series
 
 
+def _manifest(path: str | Path) -> dict[str, Any]:
+    """An expert run's ``manifest.json``, or a ``ValueError`` naming the file and what it is not."""
+    from mulle_env.files import read_json
+
+    run = read_json(path, "the run's manifest")  # a file that is no JSON is refused by name (PathError, JSONInputError)
+    if not isinstance(run, dict) or not isinstance(run.get("generations"), list):
+        raise ValueError(f"{path} is not an expert run's manifest.json (a JSON object with a list of generations)")
+    return run
+
+
 def plot_generations(manifest: dict[str, Any] | str | Path, path: str | Path, x: str = "generation") -> bool:
     """Elo (95% interval) of each generation's policy and search against each opponent; False without matplotlib.
 
     ``x="hours"`` draws it against the run's wall-clock hours instead of the generation number.
     """
-    run: dict[str, Any] = manifest if isinstance(manifest, dict) else json.loads(Path(manifest).read_text())
+    run: dict[str, Any] = manifest if isinstance(manifest, dict) else _manifest(manifest)
     plt = _pyplot()
     if plt is None:
         return False

@@ -225,6 +225,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _check_memory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 when ``--envs`` games and a rollout of ``--n-steps`` for each cannot fit in the memory there is.
+
+    ``--vec batched --envs 100000000`` was accepted and built a hundred million opponent pools
+    (9 GB and growing) before the vector env's own check could refuse it. The floor counted here:
+    each game's state and rows (:func:`mulle_env.vector_env.memory_estimate`) and sb3's rollout
+    buffer (an observation, a mask and six floats a step).
+    """
+    from mulle_env.games import get_game
+    from mulle_env.vector_env import available_memory, memory_estimate
+
+    have = available_memory()
+    if have is None:
+        return
+    env_game = get_game(None if args.game == "mulle" else args.game)
+    per_step = env_game.obs_size * 4 + env_game.num_actions + 6 * 8
+    need = memory_estimate(args.envs, env_game.obs_size, env_game.num_actions) + rollout_steps(args) * per_step
+    if need > have:
+        gib = 1024**3
+        parser.error(f"--envs {args.envs:,} with --n-steps {args.n_steps:,} needs at least {need / gib:,.1f} GiB "
+                     f"(the games and one rollout), more than the {have / gib:,.1f} GiB this machine has available; "
+                     "use fewer --envs or --n-steps")
+
+
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Validate parsed ``ppo`` flags before anything runs: a bad one exits 2 (``parser.error``) naming its flag."""
     import math
@@ -252,6 +276,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                      f"its suit swap); leave it out with --game {game} (PPO then starts from random weights)")
     if args.lr_final > args.lr:
         parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
+    _check_memory(parser, args)
     try:
         _net(args.net)
     except ValueError as exc:
