@@ -564,6 +564,11 @@ def random_playout(state: GameState, seed: int, n: int) -> int:
     runs in C (``mulle_env._native.random_playout``, the raw-speed benchmark), on the Python
     engine here, with the same stream: the same seed plays the same moves on both.
     """
+    if (why := seed_problem(seed)) is not None:  # the one seed domain: -1 and 2**70 were masked to other seeds
+        raise ValueError(why)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a whole number of moves (0 or more), not {n!r:.40}")
+    n = min(n, 2**31 - 1)  # no game is longer: a larger n means "to the end", which C's int can hold
     if NATIVE is not None:
         played: int = NATIVE.random_playout(state, seed, n)
         return played

@@ -577,3 +577,16 @@ def test_play_id_after_the_end_is_game_over_and_a_huge_id_is_named_as_sent(backe
         st.play_id(0)
     with pytest.raises(ValueError, match=str(10**30)):
         me.backends()[backend].new_game(2).play_id(10**30)
+
+
+def test_random_playout_takes_seeds_of_the_one_domain_only():
+    # Issue 53, item 10: -1 and 2**70 were accepted (masked to 64 bits: other seeds' games); a huge n overflowed.
+    from mulle_env.stepper import random_playout
+
+    for bad in (-1, 2**70, 1.5, True):
+        with pytest.raises(ValueError, match="seed must be"):
+            random_playout(me.new_game(1), bad, 10)
+    with pytest.raises(ValueError, match="n must be"):
+        random_playout(me.new_game(1), 3, -1)
+    st = me.new_game(1, me.Ruleset(sets=1))
+    assert random_playout(st, 3, 10**30) > 0 and st.over
