@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
+from typing import ClassVar
 
 from mulle_env.engine.errors import InvalidRulesetError
-from mulle_env.engine.ruleset import flags_from_dict, flags_from_strings
+from mulle_env.engine.ruleset import FlagSet
 
 __all__ = ["COURT_CAPTURE_MODES", "Ruleset"]
 
@@ -21,7 +20,7 @@ MAX_TARGET = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Ruleset:
+class Ruleset(FlagSet):
     """The rules a Casino game is played by; the defaults are CASINO.md's (traditional two-player Casino).
 
     Attributes:
@@ -41,6 +40,9 @@ class Ruleset:
         rounds: Play exactly this many rounds instead (equal totals are a draw); ``None``: play to
             ``target_score``. ``rounds=1`` is one round, the natural episode of many experiments.
     """
+
+    #: How refusals name Casino's flags (``unknown Casino ruleset flag 'sets'``).
+    flag_word: ClassVar[str] = "Casino ruleset flag"
 
     gather_all: bool = True
     court_capture: str = "one"
@@ -80,34 +82,6 @@ class Ruleset:
         totals; :data:`MAX_ROUNDS` bounds it, and a game still tied then is a draw.
         """
         return self.rounds if self.rounds is not None else MAX_ROUNDS
-
-    def to_dict(self) -> dict[str, Any]:
-        """All flags as a plain dict."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def changes(self) -> dict[str, Any]:
-        """Only the flags that differ from the defaults (``{}`` for default rules): the canonical form's ``ruleset``."""
-        default = Ruleset()
-        return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
-
-    @classmethod
-    def from_strings(cls, items: Iterable[str]) -> Ruleset:
-        """Build from ``"key=value"`` texts, as command lines give them (``--rule rounds=1``).
-
-        Booleans read true/false, yes/no, on/off or 1/0; ``court_capture`` one/all; the int
-        flags a whole number, and ``increase_max_cards``/``rounds`` also ``none``
-        (:func:`mulle_env.engine.ruleset.flags_from_strings`, Mulle's reader).
-        """
-        return cls(**flags_from_strings(cls, items, "Casino ruleset flag"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
-        """Build from a dict of flags (missing ones take their defaults); an unknown key is an error."""
-        if data is None:
-            return cls()
-        if isinstance(data, Ruleset):
-            return data
-        return cls(**flags_from_dict(cls, data, "Casino ruleset flag"))
 
 
 def _check_int(name: str, value: object, low: int, high: int, extra: str = "") -> None:

@@ -4,14 +4,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from .cards import MULLE_VALUE, MULLE_VALUE_HAND
 from .errors import InvalidRulesetError
 
 
+class FlagSet:
+    """What every game's ``Ruleset`` (a frozen dataclass of flags) shares: its flags as a dict, what differs from
+    the defaults, and the two readers (command-line texts, JSON dicts), written once for Mulle and Casino."""
+
+    __slots__ = ()
+    #: How refusals name this game's flags (``"Casino ruleset flag"``).
+    flag_word: ClassVar[str] = "ruleset flag"
+
+    def to_dict(self) -> dict[str, Any]:
+        """All flags as a plain dict (the canonical JSON form)."""
+        # The flags are plain bools, ints and strings: no deep copy needed (views are built per message).
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]  # a dataclass
+
+    def changes(self) -> dict[str, Any]:
+        """Only the flags that differ from the defaults (``{}`` for default rules)."""
+        default = type(self)()
+        return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
+
+    @classmethod
+    def from_strings(cls, items: Iterable[str]) -> Self:
+        """Build from ``"key=value"`` texts, as command lines give them (``--rule sets=1``).
+
+        Booleans read true/false, yes/no, on/off or 1/0 (any case); whole numbers for the int
+        flags (``none`` too where a flag may be ``None``); a text flag its word
+        (:func:`flags_from_strings`).
+        """
+        return cls(**flags_from_strings(cls, items, cls.flag_word))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | Self | None) -> Self:
+        """Build from a dict of flags (missing ones take their defaults); an unknown key is refused by name."""
+        if data is None:
+            return cls()
+        if isinstance(data, cls):
+            return data
+        return cls(**flags_from_dict(cls, data, cls.flag_word))
+
+
 @dataclass(frozen=True, slots=True)
-class Ruleset:
+class Ruleset(FlagSet):
     """The rules a game is played by; the defaults are RULES.md's.
 
     Attributes:
@@ -46,33 +84,6 @@ class Ruleset:
     def mulle_values(self) -> tuple[int, ...]:
         """Mulle points per face under these rules (RULES.md 6.1, ``mulle_hand_values``)."""
         return MULLE_VALUE_HAND if self.mulle_hand_values else MULLE_VALUE
-
-    def to_dict(self) -> dict[str, Any]:
-        """All flags as a plain dict (the canonical JSON form)."""
-        # The flags are plain bools and ints: no deep copy needed (views are built per message).
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def changes(self) -> dict[str, Any]:
-        """Only the flags that differ from the defaults (``{}`` for default rules)."""
-        default = Ruleset()
-        return {k: v for k, v in self.to_dict().items() if getattr(default, k) != v}
-
-    @classmethod
-    def from_strings(cls, items: Iterable[str]) -> Ruleset:
-        """Build from ``"key=value"`` texts, as command lines give them (``--rule sets=1``).
-
-        Booleans read true/false, yes/no, on/off or 1/0 (any case); ``sets`` is an int.
-        """
-        return cls(**flags_from_strings(cls, items))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | Ruleset | None) -> Ruleset:
-        """Build from a dict of flags; unknown keys are an error that lists the known ones."""
-        if data is None:
-            return cls()
-        if isinstance(data, Ruleset):
-            return data
-        return cls(**flags_from_dict(cls, data))
 
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
