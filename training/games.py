@@ -51,17 +51,17 @@ class TrainGame:
 
     @property
     def obs_size(self) -> int:
-        """Length of one observation."""
-        from mulle_env.observation import OBS_SIZE
+        """Length of one observation: the env game object's (:mod:`mulle_env.games`), which the envs encode."""
+        from mulle_env.games import get_game
 
-        return OBS_SIZE
+        return get_game(self.name).obs_size
 
     @property
     def num_actions(self) -> int:
-        """Size of the action space (a logits net writes one logit per action id)."""
-        from mulle_env.codec import NUM_ACTIONS
+        """Size of the action space (a logits net writes one logit per action id): the env game object's."""
+        from mulle_env.games import get_game
 
-        return NUM_ACTIONS
+        return get_game(self.name).num_actions
 
     def encode_view(self, view: Any) -> NDArray[np.float32]:
         """The observation of ``view``'s seat (a new float32 array)."""
@@ -121,20 +121,6 @@ class CasinoTrainGame(TrainGame):
     title = "Casino"
     decisions = 84  # three or four rounds of 24 card plays a seat
     afterstates = False
-
-    @property
-    def obs_size(self) -> int:
-        """Length of one observation (456)."""
-        from mulle_env.games.casino import OBS_SIZE
-
-        return OBS_SIZE
-
-    @property
-    def num_actions(self) -> int:
-        """Casino's move ids under ``gather_all=True`` (504)."""
-        from mulle_env.games.casino import MOVE_ACTIONS
-
-        return MOVE_ACTIONS
 
     def encode_view(self, view: Any) -> NDArray[np.float32]:
         """The observation of ``view``'s seat (:func:`mulle_env.games.casino.encode_view`)."""

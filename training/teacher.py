@@ -71,8 +71,7 @@ from numpy.typing import DTypeLike, NDArray
 from agents.base import Agent
 from agents.learned.afterstate import encode_afterstates
 from agents.rollout import best_index
-from mulle_env.engine import Match
-from mulle_env.observation import OBS_SIZE, encode_view, layout_fingerprint
+from mulle_env.observation import OBS_SIZE
 from mulle_env.util.files import replacing
 
 from .games import TrainGame, train_game
@@ -290,31 +289,16 @@ def decision_row(view: PlayerView, legal_moves: Sequence[Move], move: Move, scor
                  step: int, game: str | TrainGame | None = None) -> DecisionRow:
     """One stored decision ``(obs, keys, values, key played, seat, step, banked)``; ``scored`` holds the
     ``(move, value)`` pairs a teacher searched (none for a game record's decision). ``game``: Mulle by default."""
-    if game is not None and train_game(game).name != "mulle":
-        return _game_row(train_game(game), view, legal_moves, move, scored, step)
-    keys = move_keys(view, legal_moves)
+    g = train_game(game)  # Mulle's object calls the same move_keys, encode_view and banked_points as before
+    keys = g.move_keys(view, legal_moves)
     key_of = {str(m): k for m, k in zip(legal_moves, keys)}
     value_of = {key_of[str(m)]: v for m, v in scored}
     ids = keys[:MAX_LEGAL]
     played = key_of[str(move)]
     if played not in ids:
         ids[-1] = played
-    return (encode_view(view).astype(np.float16), ids, [value_of.get(i, np.nan) for i in ids], played,
-            view.player, step, banked_points(view))
-
-
-def _game_row(game: TrainGame, view: Any, legal_moves: Sequence[Any], move: Any,
-              scored: Iterable[tuple[Any, float]], step: int) -> DecisionRow:
-    """:func:`decision_row` of another game than Mulle, through its :class:`~training.games.TrainGame`."""
-    keys = game.move_keys(view, legal_moves)
-    key_of = {str(m): k for m, k in zip(legal_moves, keys)}
-    value_of = {key_of[str(m)]: v for m, v in scored}
-    ids = keys[:MAX_LEGAL]
-    played = key_of[str(move)]
-    if played not in ids:
-        ids[-1] = played
-    return (game.encode_view(view).astype(np.float16), ids, [value_of.get(i, np.nan) for i in ids], played,
-            view.player, step, game.banked_points(view))
+    return (g.encode_view(view).astype(np.float16), ids, [value_of.get(i, np.nan) for i in ids], played,
+            view.player, step, g.banked_points(view))
 
 
 def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: list[int]) -> Afterstates:
@@ -327,59 +311,36 @@ def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: lis
 def shard_arrays(shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
                  rules: dict[str, Any] | None = None, afterstates: bool = False, driver: str | None = None,
                  game: str = "mulle") -> Arrays:
-    """Play the games of shard ``shard``: its arrays (the table of the module docstring)."""
-    if game != "mulle":
-        return _game_shard_arrays(train_game(game), shard, teacher, opponents, shard_games, seed, rules, driver)
+    """Play the games of shard ``shard``: its arrays (the table of the module docstring).
+
+    ``game``: the game's short name (:mod:`training.games`); its agents, its game loop and its
+    observation store the decisions (Mulle's are the code this always ran: the same bytes).
+    """
     import agents
 
+    tg = train_game(game)
     rows: list[GameDecision] = []
     outcomes: list[float] = []
     after: list[Afterstates] = []
     for g in range(shard * shard_games, (shard + 1) * shard_games):
         opp_spec = opponents[(g // 2) % len(opponents)]
         seat = g % 2
-        drive = agents.make(driver) if driver else None
+        drive = agents.make(driver, game=tg.name) if driver else None
         if opp_spec == SELF:
-            bot = LabellingAgent(agents.make(teacher), afterstates=afterstates, driver=drive)
+            bot = LabellingAgent(agents.make(teacher, game=tg.name), afterstates=afterstates, driver=drive, game=tg)
             seats: list[Agent] = [bot, bot]
         else:
-            bot = LabellingAgent(agents.make(teacher), record_seats=(seat,), afterstates=afterstates, driver=drive)
-            opp = agents.make(opp_spec)
+            bot = LabellingAgent(agents.make(teacher, game=tg.name), record_seats=(seat,), afterstates=afterstates,
+                                 driver=drive, game=tg)
+            opp = agents.make(opp_spec, game=tg.name)
             seats = [bot, opp] if seat == 0 else [opp, bot]
-        match = Match(seed=deal_seed(seed, g), ruleset=rules)
-        scores = match.play_out(seats, [_stream(seed, g, 0), _stream(seed, g, 1)]).scores
+        scores = tg.play(seats, deal_seed(seed, g), [_stream(seed, g, 0), _stream(seed, g, 1)], rules)
         for row in bot.rows:
             p = row[4]
             rows.append((g, *row))
             outcomes.append(scores[p] - scores[1 - p])
         after.extend(bot.after)
-    return decision_arrays(rows, outcomes, after if afterstates else None)
-
-
-def _game_shard_arrays(game: TrainGame, shard: int, teacher: str, opponents: list[str], shard_games: int, seed: int,
-                       rules: dict[str, Any] | None, driver: str | None) -> Arrays:
-    """:func:`shard_arrays` of another game than Mulle: the same games and seeds, that game's agents and loop."""
-    import agents
-
-    rows: list[GameDecision] = []
-    outcomes: list[float] = []
-    for g in range(shard * shard_games, (shard + 1) * shard_games):
-        opp_spec = opponents[(g // 2) % len(opponents)]
-        seat = g % 2
-        drive = agents.make(driver, game=game.name) if driver else None
-        if opp_spec == SELF:
-            bot = LabellingAgent(agents.make(teacher, game=game.name), driver=drive, game=game)
-            seats: list[Agent] = [bot, bot]
-        else:
-            bot = LabellingAgent(agents.make(teacher, game=game.name), record_seats=(seat,), driver=drive, game=game)
-            opp = agents.make(opp_spec, game=game.name)
-            seats = [bot, opp] if seat == 0 else [opp, bot]
-        scores = game.play(seats, deal_seed(seed, g), [_stream(seed, g, 0), _stream(seed, g, 1)], rules)
-        for row in bot.rows:
-            p = row[4]
-            rows.append((g, *row))
-            outcomes.append(scores[p] - scores[1 - p])
-    return decision_arrays(rows, outcomes, None, game.obs_size)
+    return decision_arrays(rows, outcomes, after if afterstates else None, tg.obs_size)
 
 
 def decision_arrays(rows: Sequence[GameDecision], outcomes: Sequence[float],
@@ -490,7 +451,7 @@ def check_data_dir(d: str | Path) -> dict[str, Any]:
         raise TeacherDataError(f"{d}: format {spec.get('format')!r}, not {FORMAT!r}")
     game = spec.get("game", "mulle")
     try:
-        here = train_game(game).layout_fingerprint() if game != "mulle" else layout_fingerprint()
+        here = train_game(game).layout_fingerprint()
     except ValueError as exc:
         raise TeacherDataError(f"{d}: {exc}") from None
     if spec.get("obs_fingerprint") != here:
