@@ -161,15 +161,17 @@ def _casino_env() -> Any:
 
 
 def game_obs_size(game: str) -> int:
-    """The length of ``game``'s observation (Mulle's :data:`mulle_env.observation.OBS_SIZE`, Casino's 456)."""
-    size: int = OBS_SIZE if game == "mulle" else _casino_env().OBS_SIZE
-    return size
+    """The length of ``game``'s observation (Mulle's 524, Casino's 456): its env game object's."""
+    from mulle_env.games import get_game
+
+    return get_game(game).obs_size
 
 
 def game_num_actions(game: str) -> int:
     """The action space a logits net of ``game`` writes a logit for each of (Mulle's 2812 ids, Casino's 504)."""
-    n: int = NUM_ACTIONS if game == "mulle" else _casino_env().MOVE_ACTIONS
-    return n
+    from mulle_env.games import get_game
+
+    return get_game(game).num_actions
 
 
 def game_layout(game: str = DEFAULT_POLICY_GAME) -> dict[str, Any]:
@@ -226,13 +228,9 @@ class RulesetMismatchError(ValueError):
 
 def _ruleset_class(game: str) -> Any:
     """The ruleset class of ``game``: :class:`mulle_env.engine.Ruleset` or :class:`mulle_env.casino.Ruleset`."""
-    if game == "mulle":
-        from mulle_env.engine import Ruleset
+    from mulle_env.games import get_game
 
-        return Ruleset
-    from mulle_env import casino
-
-    return casino.Ruleset
+    return get_game(game).Ruleset
 
 
 def _ruleset_dict(ruleset: Any, game: str = DEFAULT_POLICY_GAME) -> dict[str, Any]:
