@@ -174,8 +174,9 @@ def batch_mask_indices(masks: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[n
         nz = np.flatnonzero(words != 0)  # compare then scan bools: numpy's nonzero is slow on uint64
         inside = np.flatnonzero(words[nz].view(np.uint8))  # the set bytes of the non-zero words, in order
         hits = nz[inside >> 3] * 8 + (inside & 7)
-    rows = hits // NUM_ACTIONS
-    return rows, hits - rows * NUM_ACTIONS
+    width = m.shape[1]  # the env's action count: rows are split by it, not by Mulle's
+    rows = hits // width
+    return rows, hits - rows * width
 
 
 def _generator(rng: np.random.Generator | random.Random | int | None) -> np.random.Generator | None:

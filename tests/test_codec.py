@@ -155,3 +155,13 @@ def test_batch_mask_indices_equals_nonzero(k):
         assert np.array_equal(rows, want[0]) and np.array_equal(actions, want[1])
     with pytest.raises(ValueError, match="shape"):
         codec.batch_mask_indices(np.zeros(codec.NUM_ACTIONS, np.int8))
+
+
+def test_batch_mask_indices_splits_rows_by_the_masks_own_width():
+    # Any game's masks (Casino-v0's are 504 wide): the numpy path split rows by Mulle's 2812 and found row 0's
+    # actions in row 0 only, leaving later rows empty (seen on the pure-Python engine).
+    masks = np.zeros((3, 504), np.int8)
+    masks[0, 5] = masks[1, 0] = masks[2, 503] = 1
+    rows, actions = codec.batch_mask_indices(masks)
+    assert rows.tolist() == [0, 1, 2] and actions.tolist() == [5, 0, 503]
+    assert codec.sample_masks(masks, 0).tolist() == [5, 0, 503]
