@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-init", metavar="MODULE:FUNC",
                    help="function run once in this process and in every worker before agents are built "
                    "(e.g. to register extra agents)")
+    p.add_argument("--isolate", action="store_true",
+                   help="play each agent in a process of its own that sees only its view and answers only a move "
+                   "(untrusted agents: any way out of a turn, a hang, a crash, an exit, is that agent's forfeit; "
+                   "needs a --move-timeout; see docs/arena.md for what it costs)")
+    p.add_argument("--agent-memory", type=int, default=None, metavar="MB",
+                   help="with --isolate: each agent process's memory limit in MiB (address space; default 2048)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar and no tables: only errors and what the results file needed (lines set "
                         "aside, games played again)")
@@ -128,6 +134,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, argpa
         parser.error(f"--move-timeout must be 0 (none) or positive, not {args.move_timeout:g}")
     if args.game_timeout is not None and args.game_timeout <= 0:
         parser.error(f"--game-timeout must be positive, not {args.game_timeout:g}")
+    if args.isolate and not args.move_timeout:
+        parser.error("--isolate needs a move time limit (--move-timeout SEC, not 0): without one a hung agent "
+                     "cannot be told from a thinking one")
+    if args.agent_memory is not None and not args.isolate:
+        parser.error("--agent-memory limits isolated agents only: give it with --isolate")
+    if args.agent_memory is not None and args.agent_memory < 64:
+        parser.error(f"--agent-memory must be at least 64 (MiB), not {args.agent_memory}")
     # The game first: which agents it seats, and the specs' messages name the agents that play it.
     try:
         game = load_game(args.game)
@@ -365,7 +378,8 @@ def _main(argv: list[str] | None, stop: TerminateAsInterrupt) -> int:
     plan = Plan(
         specs=tuple(args.specs), games=args.games, seed=args.seed, ruleset=args.ruleset,
         duplicate=not args.single, game=args.game, move_timeout=move_timeout,
-        save_games=args.save_games, worker_init=args.worker_init,
+        save_games=args.save_games, worker_init=args.worker_init, isolate=args.isolate,
+        agent_memory_mb=args.agent_memory,
     )
     backend: Backend
     if args.backend == "ray":

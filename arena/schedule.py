@@ -70,6 +70,10 @@ class Plan:
     move_timeout: float | None = 10.0
     save_games: bool = False
     worker_init: str | None = None
+    #: Play each agent in a process of its own (:mod:`arena.isolate`) under ``move_timeout`` and this memory
+    #: limit in MiB (``None``: the arena's default); isolation changes no result, so it is not part of a game id.
+    isolate: bool = False
+    agent_memory_mb: int | None = None
 
     def __post_init__(self) -> None:
         specs = tuple(self.specs)
@@ -88,6 +92,14 @@ class Plan:
         mt = self.move_timeout
         if mt is not None and (isinstance(mt, bool) or not isinstance(mt, (int, float)) or not 0 < mt < math.inf):
             raise ValueError(f"move_timeout must be a positive number of seconds or None (no limit), not {mt!r}")
+        if self.isolate and mt is None:
+            raise ValueError("isolated agents need a move time limit: without one a hung agent cannot be told from "
+                             "a thinking one (give move_timeout, --move-timeout SEC)")
+        mb = self.agent_memory_mb
+        if mb is not None and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 64):
+            raise ValueError(f"agent_memory_mb is a whole number of MiB of at least 64, not {mb!r}")
+        if mb is not None and not self.isolate:
+            raise ValueError("agent_memory_mb limits isolated agents only: give isolate=True with it (--isolate)")
         import agents
 
         from .game import game_name, make_ruleset
@@ -131,7 +143,15 @@ class Plan:
             "move_timeout": self.move_timeout,
             "save_games": self.save_games,
             "worker_init": self.worker_init,
+            **({"isolate": self.isolation()} if self.isolate else {}),
         }
+
+    def isolation(self) -> dict[str, Any]:
+        """A task's ``"isolate"`` entry (:func:`arena.worker.agent_for`): the time and memory limits of each agent."""
+        from .isolate import DEFAULT_MEMORY_MB
+
+        return {"seconds": self.move_timeout, "memory_mb": self.agent_memory_mb or DEFAULT_MEMORY_MB,
+                "worker_init": self.worker_init}
 
     def total(self) -> int:
         """Number of games in the tournament (``games`` per pairing)."""

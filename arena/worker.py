@@ -23,6 +23,7 @@ import logging
 import os
 import random
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -147,18 +148,34 @@ def line_versions(line: dict[str, Any]) -> list[str]:
     return list(recorded) if recorded is not None else [UNRECORDED_VERSION, UNRECORDED_VERSION]
 
 
-def agent_for(spec: str, seat: int, game: str | None = None) -> agents.Agent:
+def agent_for(spec: str, seat: int, game: str | None = None, isolate: dict[str, Any] | None = None) -> agents.Agent:
     """This worker's agent for ``spec`` in ``seat`` at the game with short name ``game``, built once and reused.
 
     Cached per seat as well as per spec so that a spec playing itself still has two
     independent agents (they may keep state between ``observe`` calls), and per game, since
-    one name is another agent at another game (``heuristic``; ``None``: Mulle's).
+    one name is another agent at another game (``heuristic``; ``None``: Mulle's). With
+    ``isolate`` (a task's ``"isolate"`` entry: ``seconds``, ``memory_mb``, ``worker_init``)
+    the agent is an :class:`arena.isolate.IsolatedAgent`, its agent in a process of its own.
     """
-    key = (spec, seat, game)
+    key = _agent_key(spec, seat, game, isolate)
     agent = _agents.get(key)
     if agent is None:
-        agent = _agents[key] = agents.make(spec, game=game)
+        if isolate is None:
+            agent = agents.make(spec, game=game)
+        else:
+            from .isolate import IsolatedAgent
+
+            agent = cast(agents.Agent, IsolatedAgent(spec, game, seconds=isolate["seconds"],
+                                                     memory_mb=isolate["memory_mb"],
+                                                     worker_init=isolate.get("worker_init")))
+        _agents[key] = agent
     return agent
+
+
+def _agent_key(spec: str, seat: int, game: str | None, isolate: dict[str, Any] | None) -> tuple[Any, ...]:
+    if isolate is None:
+        return (spec, seat, game)
+    return (spec, seat, game, "isolated", isolate["seconds"], isolate["memory_mb"], isolate.get("worker_init"))
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
@@ -311,11 +328,19 @@ def _blame(exc: BaseException, specs: list[str], guard: TimeGuard) -> tuple[int,
         seat, stage = guard.seat, cast(str, guard.stage)  # set together
         own = (exc.seat, exc.stage, exc.agent) == (seat, stage, specs[seat])
         cause = exc.__cause__ if own else exc
+        if own and _isolated_failure(cause):  # an isolated agent's way out of its turn, already in words
+            return seat, str(getattr(cause, "what"))
         if isinstance(cause, MoveTimeout):
             return seat, _timeout_text(cast(float, guard.seconds), stage)
         log.debug("agent %r failed:\n%s", specs[seat], "".join(traceback.format_exception(cause or exc)))
         return seat, crash_text(stage, cause or exc)
     return None  # anything else comes from the game itself: nobody forfeits
+
+
+def _isolated_failure(exc: BaseException | None) -> bool:
+    # arena.isolate is imported only by isolated games: a plain game never loads it.
+    module = sys.modules.get("arena.isolate")
+    return module is not None and isinstance(exc, module.AgentFailed)
 
 
 def play_task(task: dict[str, Any], on_begin: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -368,18 +393,27 @@ def play_task(task: dict[str, Any], on_begin: Callable[[], None] | None = None) 
         return f"agent {specs[seat]!r} (seat {seat})"
 
     name = game_name(game, task.get("game", "mulle_env"))  # which agent a name is: the game's
+    isolate = task.get("isolate")
+    if isolate is not None:
+        line["isolated"] = True
     try:
-        seats = [agent_for(specs[0], 0, name), agent_for(specs[1], 1, name)]
+        seats = [agent_for(specs[0], 0, name, isolate), agent_for(specs[1], 1, name, isolate)]
     except Exception as exc:  # a spec that no longer builds is the agent's failure
-        culprit = next((s for s in (0, 1) if (specs[s], s, name) not in _agents), 0)
-        return _forfeit(line, culprit, f"{agent(culprit)} could not be built: {_describe(exc)}", t_start)
+        culprit = next((s for s in (0, 1) if _agent_key(specs[s], s, name, isolate) not in _agents), 0)
+        why = str(getattr(exc, "what")) if _isolated_failure(exc) else f"could not be built: {_describe(exc)}"
+        return _forfeit(line, culprit, f"{agent(culprit)} {why}", t_start)
     # The agents that play say which version they are (the task's are the parent's, which
     # may differ if, say, the policy file changed in between: the line then tells the truth).
     line["agent_versions"] = [version_of(seats[0]), version_of(seats[1])]
     if on_begin is not None:
         on_begin()
     rngs = [random.Random(stable_seed(seed, s, specs[s])) for s in (0, 1)]
-    guard = TimeGuard(timeout, list(specs))
+    if isolate is not None:
+        # An isolated agent's generator lives in its process, seeded as this one would be: the same game either way.
+        # Its proxy keeps the time limit itself (and kills the process at it), so no SIGALRM is armed here.
+        for s in (0, 1):
+            cast(Any, seats[s]).seed(stable_seed(seed, s, specs[s]))
+    guard = TimeGuard(None if isolate is not None else timeout, list(specs))
     loop = None
     try:
         with guard:

@@ -311,6 +311,132 @@ class TakeawayTaker(agents.Agent):
         return want if want in legal_moves else legal_moves[0]
 
 
+class BaseCatcher(_Misbehaver):
+    """Hangs at move ``at`` and catches ``BaseException`` around it, so an in-process time guard is swallowed."""
+
+    def misbehave(self) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(60)
+            except BaseException:  # noqa: BLE001 - the point of this agent
+                pass
+
+
+class AlarmBlocker(_Misbehaver):
+    """Blocks SIGALRM at move ``at`` and spins: no signal-based time limit can reach it."""
+
+    def misbehave(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pass
+
+
+class Exiter(_Misbehaver):
+    """Raises ``SystemExit(3)`` at move ``at``."""
+
+    def misbehave(self) -> None:
+        raise SystemExit(3)
+
+
+class Interrupter(_Misbehaver):
+    """Raises ``KeyboardInterrupt`` at move ``at``."""
+
+    def misbehave(self) -> None:
+        raise KeyboardInterrupt
+
+
+class Quitter(_Misbehaver):
+    """Ends its own process with ``os._exit(7)`` at move ``at`` (no cleanup, no exception)."""
+
+    def misbehave(self) -> None:
+        os._exit(7)
+
+
+class Segfaulter(_Misbehaver):
+    """Reads address 0 at move ``at``: its process dies of SIGSEGV."""
+
+    def misbehave(self) -> None:
+        import ctypes
+
+        ctypes.string_at(0)
+
+
+class Hog(_Misbehaver):
+    """Asks for ``gb`` GiB at move ``at`` (keeping it): past an isolated agent's memory limit."""
+
+    def __init__(self, at: int = 2, gb: int = 64) -> None:
+        super().__init__(at)
+        self.gb = gb
+        self.kept: list = []
+
+    def misbehave(self) -> None:
+        self.kept.append(bytearray(self.gb * 2**30))
+
+
+class Rambler(_Misbehaver):
+    """Answers with a text of ``size`` characters at move ``at`` (a huge answer, not an exception)."""
+
+    def __init__(self, at: int = 2, size: int = 20_000_000) -> None:
+        super().__init__(at)
+        self.size = size
+        self.ramble = False
+
+    def misbehave(self) -> None:
+        self.ramble = True
+
+    def act(self, view, legal_moves, rng):
+        move = super().act(view, legal_moves, rng)
+        return "x" * self.size if self.ramble else move
+
+
+class Peeker(RandomAgent):
+    """Walks the stack frames above its ``act`` for the game state and raises with the opponent's hand if it finds it.
+
+    In the game's process it finds it (the game loop's frame holds the state); an isolated
+    agent's process holds no state to find, so it plays on like ``random``.
+    """
+
+    games = ("*",)
+
+    def act(self, view, legal_moves, rng):
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                if hasattr(value, "view") and hasattr(value, "to_move") and hasattr(value, "legal_moves"):
+                    try:
+                        hand = value.view(1 - view.player).hand
+                    except Exception:  # noqa: BLE001 - not a game state after all
+                        continue
+                    raise ValueError(f"saw the opponent's hand: {' '.join(map(str, hand))}")
+            frame = frame.f_back
+        return super().act(view, legal_moves, rng)
+
+
+class Mutator(RandomAgent):
+    """Walks the stack frames for the game state and plays a move on it itself, behind the loop's back."""
+
+    games = ("*",)
+
+    def act(self, view, legal_moves, rng):
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                if hasattr(value, "play") and hasattr(value, "to_move") and hasattr(value, "legal_moves"):
+                    try:
+                        value.play(value.legal_moves()[0])
+                    except Exception:  # noqa: BLE001 - not a game state after all
+                        continue
+                    break
+            frame = frame.f_back
+        return super().act(view, legal_moves, rng)
+
+
 def register_takers() -> None:
     """Register ``taker``, one name for two agents: Mulle's random player and take-away's winning rule."""
     agents.register("taker", MulleTaker, "random, at Mulle")
@@ -330,3 +456,13 @@ def register() -> None:
     agents.register("dealhanger", DealHanger, "heuristic that hangs on deal `seed` in `seat`")
     agents.register("answer", Answerer, "answers as move, text, none or number from move `at`")
     agents.register("nester", Nester, "runs a game loop of its own in which an agent fails")
+    agents.register("basecatcher", BaseCatcher, "hangs at move `at`, catching BaseException")
+    agents.register("alarmblocker", AlarmBlocker, "blocks SIGALRM and spins at move `at`")
+    agents.register("exiter", Exiter, "raises SystemExit at move `at`")
+    agents.register("interrupter", Interrupter, "raises KeyboardInterrupt at move `at`")
+    agents.register("quitter", Quitter, "os._exit(7) at move `at`")
+    agents.register("segfaulter", Segfaulter, "dies of SIGSEGV at move `at`")
+    agents.register("hog", Hog, "asks for `gb` GiB at move `at`")
+    agents.register("rambler", Rambler, "answers `size` characters at move `at`")
+    agents.register("peeker", Peeker, "raises with the opponent's hand if it can see it")
+    agents.register("mutator", Mutator, "plays a move on the game state behind the loop's back")
