@@ -6,15 +6,14 @@ the Python reference of each. tests/test_types.py checks this file against the b
 with mypy's stubtest.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, final
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import Buffer
+from typing_extensions import Buffer, CapsuleType
 
 from .engine.cstate import GameState
-from .engine.ruleset import Ruleset
 from .engine.state import GameStateBase
 
 # numpy arrays are buffers (their stubs say so from Python 3.12 on).
@@ -59,9 +58,12 @@ def sample_mask(masks: _Buffer, u: _Buffer, out: _Buffer, /) -> None: ...
 class Stepper:
     """K games stepped in C on a thread pool (the stepper contract: :mod:`mulle_env.stepper`)."""
 
+    # game_ops and new_game: a game core's table (its cstate's GAME_OPS capsule) and new_game, together; neither
+    # is Mulle's.
     def __init__(
-        self, num_envs: int, ruleset: Ruleset, internal_random: bool, over: _Buffer | None = None,
-        to_move: _Buffer | None = None, num_threads: int = 1,
+        self, num_envs: int, ruleset: Any, internal_random: bool, over: _Buffer | None = None,
+        to_move: _Buffer | None = None, num_threads: int = 1, game_ops: CapsuleType | None = None,
+        new_game: Callable[[int, Any], Any] | None = None,
     ) -> None: ...
     # The buffers given to __init__ (mulle_env.stepper.make_stepper gives numpy arrays), else bytearrays.
     @property

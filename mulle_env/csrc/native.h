@@ -7,7 +7,8 @@
  * run on worker threads without the GIL. The Python code beside each file is its readable
  * reference, checked by the golden playthroughs (tests/playthroughs) and tests/test_extras.py:
  *
- *   stepper.c   mulle_env/stepper.py (PyStepper): K games stepped at once, on a thread pool
+ *   stepper.c   mulle_env/stepper.py (PyStepper): K games stepped at once, on a thread pool, through a
+ *               game's table (game_ops.h): Mulle's, or any game core's that exports one (Casino's)
  *   pool.c      the thread pool the stepper runs on (POSIX threads; one thread elsewhere)
  *   extras.c    mulle_env/extras.py: the extra-input blocks of the learned agents' nets
  *   draws.c     mulle_env/envcore.py (EnvCore._draw): the next deals' seeds from numpy Generators, numpy-exact
@@ -17,6 +18,7 @@
 #define MULLE_NATIVE_H
 
 #include "core.h"
+#include "game_ops.h"
 
 /* The engine's C API, imported when the module loads. */
 extern const MulleCoreAPI *CORE;
@@ -24,12 +26,13 @@ extern const MulleCoreAPI *CORE;
 /* The core's allocation-failure hook (every allocation here goes through it). */
 static inline int native_failpoint(void) { return *CORE->fail_after > 0 && CORE->failpoint(); }
 
-/* ----- pool.c: n threads (the caller and n - 1 workers), each with its own RulesThread. */
+/* ----- pool.c: n threads (the caller and n - 1 workers), each with its own context of a game's core (the
+ * table's thread_new: Mulle's RulesThread, the capture search's scratch). */
 typedef struct Pool Pool;
 /* job(ctx, item) for every item 0..n_items-1, spread over the threads; the caller must have
  * released the GIL. Items run in any order on any thread: a job writes only its item's data. */
 typedef void (*PoolJob)(void *ctx, int item);
-Pool *pool_new(int n_threads); /* NULL + a Python exception */
+Pool *pool_new(const GameOps *ops, int n_threads); /* ops: whose thread contexts; NULL + a Python exception */
 int pool_threads(const Pool *p);
 void pool_run(Pool *p, PoolJob job, void *ctx, int n_items);
 /* pool_run in two halves: pool_start publishes the job to the workers (they start at once; without workers,
@@ -40,7 +43,7 @@ void pool_finish(Pool *p);
 /* The job pool_start published went to workers of the process this one was forked from (they are not here:
  * pool_finish would wait for their claims forever). */
 int pool_inherited(const Pool *p);
-int pool_error(Pool *p); /* with the GIL: raise what a thread's rules kept (-1), or 0 */
+int pool_error(Pool *p); /* with the GIL: raise what a thread's context kept (-1), or 0 */
 void pool_free(Pool *p);
 void pool_stop_all(void); /* join every pool's workers (at exit); the pools stay usable, single-threaded */
 int cpu_count(void);     /* the cores this process may run on (sched_getaffinity), at least 1 */

@@ -1,5 +1,6 @@
-/* The stepper's thread pool: the calling thread and n - 1 workers, each with its own RulesThread
- * (the capture search's memo and scratch space), so the rules run on all of them at once.
+/* The stepper's thread pool: the calling thread and n - 1 workers, each with its own context of the
+ * stepped game's core (its table's thread_new, game_ops.h: Mulle's is the capture search's memo and
+ * scratch space), so the rules run on all of them at once.
  *
  * A job is items 0..n-1, claimed a few at a time: which thread runs an item changes nothing in
  * what it computes (each item is one game, with its own random stream), so the outputs are
@@ -65,7 +66,8 @@ typedef struct {
 
 struct Pool {
     int n;             /* threads, the caller included */
-    RulesThread **rt;  /* per thread */
+    const GameOps *ops; /* the game whose thread contexts these are */
+    void **rt;         /* per thread: its context */
     PoolJob job;       /* the current job: written before `generation` publishes it */
     void *ctx;
     int n_items;
@@ -102,7 +104,7 @@ static inline uint32_t range_end(uint32_t n, int r, int t) { return (uint32_t)((
 /* Claim and run items of the published job, home range first, until none is left; a job ended meanwhile is
  * left alone. */
 static void work(Pool *p, int w) {
-    CORE->thread_enter(p->rt[w]);
+    p->ops->thread_enter(p->rt[w]);
     for (;;) {
         __atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
         uint64_t gen = __atomic_load_n(&p->generation, __ATOMIC_SEQ_CST);
@@ -147,7 +149,7 @@ static void work(Pool *p, int w) {
         __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
         if (!claimed) break; /* every range of gen exhausted (or gen ended): nothing left to claim */
     }
-    CORE->thread_enter(NULL);
+    p->ops->thread_enter(NULL);
 }
 
 #if HAVE_THREADS
@@ -247,13 +249,13 @@ void pool_free(Pool *p) {
     PyMem_Free(p->args);
 #endif
     if (p->rt)
-        for (int w = 0; w < p->n; w++) CORE->thread_free(p->rt[w]);
+        for (int w = 0; w < p->n; w++) p->ops->thread_free(p->rt[w]);
     PyMem_Free(p->rt);
     PyMem_Free(p->range);
     PyMem_Free(p);
 }
 
-Pool *pool_new(int n) {
+Pool *pool_new(const GameOps *ops, int n) {
     if (n < 1) n = 1;
 #if !HAVE_THREADS
     n = 1;
@@ -264,16 +266,17 @@ Pool *pool_new(int n) {
         return NULL;
     }
     p->n = n;
+    p->ops = ops;
 #if HAVE_THREADS
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     p->pid = getpid();
 #endif
-    p->rt = native_failpoint() ? NULL : PyMem_Calloc(n, sizeof(RulesThread *));
+    p->rt = native_failpoint() ? NULL : PyMem_Calloc(n, sizeof(void *));
     p->range = native_failpoint() ? NULL : PyMem_Calloc((size_t)n * LINE, sizeof(uint64_t));
     if (!p->rt || !p->range) goto oom;
     for (int w = 0; w < n; w++) {
-        p->rt[w] = native_failpoint() ? NULL : CORE->thread_new();
+        p->rt[w] = native_failpoint() ? NULL : ops->thread_new();
         if (!p->rt[w]) goto oom;
     }
 #if HAVE_THREADS
@@ -358,9 +361,9 @@ int pool_inherited(const Pool *p) {
 
 void pool_finish(Pool *p) {
     if (p->alone) {
-        CORE->thread_enter(p->rt[0]);
+        p->ops->thread_enter(p->rt[0]);
         for (int i = 0; i < p->n_items; i++) p->job(p->ctx, i);
-        CORE->thread_enter(NULL);
+        p->ops->thread_enter(NULL);
         return;
     }
     work(p, 0);
@@ -376,11 +379,11 @@ int pool_error(Pool *p) {
     int rc = 0;
     for (int w = 0; w < p->n; w++) {
         if (rc == 0) {
-            rc = CORE->thread_error(p->rt[w]);
+            rc = p->ops->thread_error(p->rt[w]);
         } else { /* the first is raised; the others are dropped */
             PyObject *t, *v, *tb;
             PyErr_Fetch(&t, &v, &tb);
-            if (CORE->thread_error(p->rt[w]) < 0) PyErr_Clear();
+            if (p->ops->thread_error(p->rt[w]) < 0) PyErr_Clear();
             PyErr_Restore(t, v, tb);
         }
     }

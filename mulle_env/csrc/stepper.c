@@ -1,35 +1,47 @@
 /* The batched stepper: K games stepped in one call, for the environments' core.
  *
  * mulle_env/stepper.py documents the contract and holds its Python twin (PyStepper); the
- * environments pick one by the engine's backend. The games are cstate.GameState objects,
+ * environments pick one by the engine's backend. The stepper knows no game: it is handed a
+ * game's table (game_ops.h, the capsule GAME_OPS of that game's compiled core: Mulle's by
+ * default, Casino's from mulle_env.casino.cstate) and that game's new_game, and reaches the
+ * rules and the positions only through the table. The games are that core's state objects,
  * so `state(i)` hands out the live game (to read; moves go through play(i, action), which
  * keeps `over` and `to_move` current). The internal random opponent plays
- * legal[randrange(len(legal))] with random.Random(opp_seed) (the core's MT19937), exactly as
- * the `random` agent does in the Python stepper and in Mulle-v0: the same seed gives the
- * same games on both backends.
+ * legal[randrange(len(legal))] with random.Random(opp_seed) (Mulle's core's MT19937, which
+ * is no game's rules), exactly as the `random` agent does in the Python stepper and in the
+ * single envs: the same seed gives the same games on both backends.
  *
  * Threads. step, play_batch and write run their games on the stepper's pool (pool.c) with
  * the GIL released: num_threads threads, each game on one of them, each thread with its own
- * capture-search scratch (the core's RulesThread). A game's moves depend only on its own
- * position and random stream, so every thread count gives the same games and outputs. Only
- * the rules on a G run there: anything touching Python objects (the games' caches, errors)
- * runs before or after, with the GIL. While the allocation-failure hook is armed everything
- * runs on the calling thread with the GIL held, so a test can walk every allocation in order.
+ * context of the game's core (the table's thread_new: Mulle's capture-search scratch). A
+ * game's moves depend only on its own position and random stream, so every thread count
+ * gives the same games and outputs. Only the table's nogil functions run there: anything
+ * touching Python objects (the games' caches, errors) runs before or after, with the GIL.
+ * While an allocation-failure hook is armed (Mulle's core's, or the game's) everything runs
+ * on the calling thread with the GIL held, so a test can walk every allocation in order.
  * Nothing else may touch the games while a call runs (the stepper refuses a second call from
  * another thread: "busy").
  */
 #include "native.h"
 
+#include "game_ops.h"
+
+/* The most move ids a game's table may have: the stepper's ids buffers are on the stack. */
+#define STEPPER_MAX_IDS 4096
+
 typedef struct {
     PyObject_HEAD
     int k, internal;
-    PyObject *ruleset, *games, *over_obj, *to_move_obj, *new_game;
+    PyObject *ruleset, *games, *over_obj, *to_move_obj, *new_game, *ops_obj;
+    const GameOps *ops; /* the game's table (inside ops_obj, the capsule) */
+    int num_ids, obs_size, words; /* the table's, and the bitset words of num_ids */
     Py_buffer over_buf, to_move_buf;
     int have_over, have_to_move;
-    G **g;           /* game i's position (inside the games list's object i) */
+    void **g;        /* game i's position (inside the games list's object i; opaque, the table reads it) */
     MT *rng;
     int8_t *seat;
-    char *slots;      /* game i's Slot at slots + i * SLOT_SIZE (64-byte aligned, inside slot_mem) */
+    size_t slot_size; /* a Slot and its bitset, rounded up to whole cache lines */
+    char *slots;      /* game i's Slot at slots + i * slot_size (64-byte aligned, inside slot_mem) */
     void *slot_mem;
     Pool *pool;
     int busy;         /* a call runs without the GIL */
@@ -37,25 +49,24 @@ typedef struct {
 } Stepper;
 typedef struct Pending Pending;
 
-#define LEGAL_WORDS (MAX_IDS / 64)
 #define LIST_CAP 64 /* ids kept as a list per game; random play reaches 42, more falls back to the bitset */
 
 /* Per game, what the stepper writes of it besides the position, in one cache-line-aligned block: the threads
  * write only their own games' blocks (as per-field arrays, adjacent games' flags shared cache lines, which two
  * threads then passed back and forth every step). */
 typedef struct {
-    /* The legal ids of the seat to move as a bitset, valid while legal_ok: the stepper's own copy, which
-     * nothing handed out can reach. Every action is checked against it, so a mask written by a caller
-     * cannot make an illegal move legal. */
-    uint64_t bits[LEGAL_WORDS];
-    /* With legal_ok and n_legal <= LIST_CAP: the same ids as a list, ascending, so legal_csr copies them
-     * instead of scanning 44 bitset words a game (most of its time before). */
+    /* With legal_ok and n_legal <= LIST_CAP: the legal ids as a list, ascending, so legal_csr copies them
+     * instead of scanning the bitset (44 words a game at Mulle: most of its time before). */
     int16_t list[LIST_CAP];
     int16_t n_legal;
     uint8_t legal_ok;
-    uint8_t failed; /* its job failed (the thread's RulesThread keeps why) */
+    uint8_t failed; /* its job failed (the thread's context keeps why) */
+    uint8_t dealt;  /* started (start, restart_write): until then the game counts as over */
+    /* The legal ids of the seat to move as a bitset of s->words words, valid while legal_ok: the stepper's
+     * own copy, which nothing handed out can reach. Every action is checked against it, so a mask written
+     * by a caller cannot make an illegal move legal. */
+    uint64_t bits[];
 } Slot;
-#define SLOT_SIZE ((sizeof(Slot) + 63) / 64 * 64)
 
 static int read_index(Py_buffer *b, Py_ssize_t i, long long *out) {
     const char *f = b->format ? b->format : "B";
@@ -134,14 +145,24 @@ static void intvec_close(IntVec *v) {
 }
 
 static inline PyObject *game_obj(Stepper *s, Py_ssize_t i) { return PyList_GET_ITEM(s->games, i); }
-static inline Slot *slot(const Stepper *s, Py_ssize_t i) { return (Slot *)(s->slots + (size_t)i * SLOT_SIZE); }
+static inline Slot *slot(const Stepper *s, Py_ssize_t i) { return (Slot *)(s->slots + (size_t)i * s->slot_size); }
+
+/* Whether game i is over; a game not dealt yet counts as over (nothing may be played in it). */
+static inline int g_over(const Stepper *s, int i) { return !slot(s, i)->dealt || s->ops->over(s->g[i]); }
+
+/* A failed rules call on the calling thread (main context, GIL held): the game raised its error there; a -1
+ * without one is reported, never passed on as success. Returns -1. */
+static int main_failure(int i, const char *what) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_RuntimeError, "game %d: %s failed", i, what);
+    return -1;
+}
 
 /* Game i's legal ids (ascending, as the core lists them; n of them) into its bitset and list. */
 static void keep_legal(Stepper *s, int i, const int *ids, int n) {
     Slot *sl = slot(s, i);
     uint64_t *w = sl->bits;
     int16_t *list = sl->list;
-    memset(w, 0, LEGAL_WORDS * sizeof(uint64_t));
+    memset(w, 0, (size_t)s->words * sizeof(uint64_t));
     for (int j = 0; j < n; j++) w[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
     if (n <= LIST_CAP) {
         for (int j = 0; j < n; j++) list[j] = (int16_t)ids[j];
@@ -155,25 +176,30 @@ static void keep_legal(Stepper *s, int i, const int *ids, int n) {
     sl->legal_ok = 1;
 }
 
-static void ensure_legal(Stepper *s, int i) {
+/* Game i's legal ids kept (with the GIL, on the calling thread's main context); 0, or -1 + an exception. */
+static int ensure_legal(Stepper *s, int i) {
     if (!slot(s, i)->legal_ok) {
-        int ids[MAX_IDS];
-        keep_legal(s, i, ids, s->g[i]->over ? 0 : CORE->legal_ids(s->g[i], ids));
+        int ids[STEPPER_MAX_IDS];
+        int n = g_over(s, i) ? 0 : s->ops->legal_ids(s->g[i], ids);
+        if (n < 0) return main_failure(i, "listing the legal moves");
+        keep_legal(s, i, ids, n);
     }
+    return 0;
 }
 
-/* Whether id is legal for the seat to move in game i, by the engine's own rules (never by a mask). */
+/* Whether id is legal for the seat to move in game i, by the game's own rules (never by a mask): 1 or 0, or -1
+ * + an exception when the rules failed. */
 static int is_legal(Stepper *s, int i, long long id) {
-    if (id < 0 || id >= CORE->tables->num_ids || s->g[i]->over) return 0;
-    ensure_legal(s, i);
+    if (id < 0 || id >= s->num_ids || g_over(s, i)) return 0;
+    if (ensure_legal(s, i) < 0) return -1;
     return (int)((slot(s, i)->bits[id >> 6] >> (id & 63)) & 1);
 }
 
 /* Game i's over and to_move into the shared arrays: after its job, on the calling thread (K bytes each, so
  * a job writing them would share cache lines with the other threads' games). */
 static void sync_flags(Stepper *s, int i) {
-    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)s->g[i]->over;
-    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->g[i]->to_move;
+    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)g_over(s, i);
+    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->ops->to_move(s->g[i]);
 }
 
 static void stepper_sync(Stepper *s, int i) {
@@ -183,12 +209,13 @@ static void stepper_sync(Stepper *s, int i) {
 
 /* The internal random opponent's moves in game i (no Python objects: runs on any thread). */
 static int random_moves(Stepper *s, int i) {
-    G *g = s->g[i];
-    int ids[MAX_IDS];
-    while (!g->over && g->to_move != s->seat[i]) {
-        int n = CORE->legal_ids(g, ids);
+    const GameOps *ops = s->ops;
+    void *g = s->g[i];
+    int ids[STEPPER_MAX_IDS];
+    while (!ops->over(g) && ops->to_move(g) != s->seat[i]) {
+        int n = ops->legal_ids(g, ids);
         if (n == 0) return -2; /* a position the rules never reach */
-        if (CORE->apply_move(g, ids[CORE->mt_randbelow(&s->rng[i], n)], NULL, -1) < 0) return -1;
+        if (n < 0 || ops->apply_id(g, ids[CORE->mt_randbelow(&s->rng[i], n)]) < 0) return -1;
     }
     return 0;
 }
@@ -209,7 +236,9 @@ static int own_buffer(PyObject *o, Py_buffer *b, int k, const char *what) {
 }
 
 /* Whether this call may release the GIL and use the pool (not while the failpoint hook walks allocations). */
-static inline int threaded(Stepper *s) { return *CORE->fail_after <= 0; }
+static inline int threaded(Stepper *s) {
+    return *CORE->fail_after <= 0 && (!s->ops->fail_after || *s->ops->fail_after <= 0);
+}
 
 static int enter(Stepper *s) {
     if (!s->games) {
@@ -227,11 +256,38 @@ static int enter(Stepper *s) {
     return 0;
 }
 
+/* The game table in `capsule` (a game core's GAME_OPS), checked: NULL + an exception if it is none. */
+static const GameOps *table_of(PyObject *capsule) {
+    const char *name = PyCapsule_CheckExact(capsule) ? PyCapsule_GetName(capsule) : NULL;
+    size_t len = name ? strlen(name) : 0;
+    if (!name || len < 9 || strcmp(name + len - 9, ".GAME_OPS") != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "game_ops must be a game core's table (the capsule GAME_OPS of its cstate module, e.g. "
+                     "mulle_env.engine.cstate.GAME_OPS), not %.100s",
+                     Py_TYPE(capsule)->tp_name);
+        return NULL;
+    }
+    const GameOps *ops = game_ops_from(capsule, name);
+    if (!ops) return NULL;
+    if (ops->num_ids < 1 || ops->num_ids > STEPPER_MAX_IDS || ops->max_legal < 1 ||
+        ops->max_legal > ops->num_ids || ops->obs_size < 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "the game table %s has %d move ids, at most %d legal and %d floats an observation: the stepper "
+                     "takes 1..%d ids (is the game's core configured? import its cstate module first)",
+                     name, ops->num_ids, ops->max_legal, ops->obs_size, STEPPER_MAX_IDS);
+        return NULL;
+    }
+    return ops;
+}
+
 static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"num_envs", "ruleset", "internal_random", "over", "to_move", "num_threads", NULL};
+    static char *kwlist[] = {"num_envs", "ruleset", "internal_random", "over", "to_move", "num_threads",
+                             "game_ops", "new_game", NULL};
     int k, internal, n_threads = 1;
-    PyObject *rs, *over = Py_None, *to_move = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOp|OOi", kwlist, &k, &rs, &internal, &over, &to_move, &n_threads))
+    PyObject *rs, *over = Py_None, *to_move = Py_None, *ops_obj = Py_None, *new_game = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOp|OOiOO", kwlist, &k, &rs, &internal, &over, &to_move, &n_threads,
+                                     &ops_obj, &new_game))
         return -1;
     if (k < 1 || k > 1 << 20) {
         PyErr_Format(PyExc_ValueError, "num_envs must be 1..%d, not %d", 1 << 20, k);
@@ -241,15 +297,35 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
         PyErr_Format(PyExc_ValueError, "num_threads must be 1..1024, not %d", n_threads);
         return -1;
     }
-    if (self->games || self->g) { /* a second __init__, even after a failed first one */
+    if (self->games || self->g || self->new_game) { /* a second __init__, even after a failed first one */
         PyErr_SetString(PyExc_RuntimeError, "a Stepper is initialized once");
         return -1;
     }
-    PyObject *mod = PyImport_ImportModule("mulle_env.engine.cstate");
-    if (!mod) return -1;
-    self->new_game = PyObject_GetAttrString(mod, "new_game");
-    Py_DECREF(mod);
-    if (!self->new_game) return -1;
+    if ((ops_obj == Py_None) != (new_game == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "game_ops and new_game go together: give both (a game core's cstate "
+                        "module's GAME_OPS and new_game) or neither (Mulle's)");
+        return -1;
+    }
+    if (ops_obj == Py_None) { /* Mulle's, as before the table */
+        PyObject *mod = PyImport_ImportModule("mulle_env.engine.cstate");
+        if (!mod) return -1;
+        self->new_game = PyObject_GetAttrString(mod, "new_game");
+        self->ops_obj = self->new_game ? PyObject_GetAttrString(mod, "GAME_OPS") : NULL;
+        Py_DECREF(mod);
+    } else {
+        Py_INCREF(new_game);
+        self->new_game = new_game;
+        Py_INCREF(ops_obj);
+        self->ops_obj = ops_obj;
+    }
+    if (!self->new_game || !self->ops_obj) return -1;
+    const GameOps *ops = table_of(self->ops_obj);
+    if (!ops) return -1;
+    self->ops = ops;
+    self->num_ids = ops->num_ids;
+    self->obs_size = ops->obs_size;
+    self->words = (ops->num_ids + 63) / 64;
+    self->slot_size = (sizeof(Slot) + (size_t)self->words * sizeof(uint64_t) + 63) / 64 * 64;
     self->k = k;
     self->internal = internal;
     Py_INCREF(rs);
@@ -264,33 +340,38 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
     self->have_over = 1;
     if (own_buffer(to_move, &self->to_move_buf, k, "to_move") < 0) return -1;
     self->have_to_move = 1;
-    self->g = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(G *));
+    self->g = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(void *));
     self->rng = native_failpoint() ? NULL : PyMem_Calloc(k, sizeof(MT));
     self->seat = native_failpoint() ? NULL : PyMem_Calloc(k, 1);
-    self->slot_mem = native_failpoint() ? NULL : PyMem_Calloc((size_t)k * SLOT_SIZE + 64, 1);
+    self->slot_mem = native_failpoint() ? NULL : PyMem_Calloc((size_t)k * self->slot_size + 64, 1);
     if (self->slot_mem) self->slots = (char *)(((uintptr_t)self->slot_mem + 63) & ~(uintptr_t)63);
     if (!self->g || !self->rng || !self->seat || !self->slot_mem) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
-    self->pool = pool_new(n_threads);
+    self->pool = pool_new(ops, n_threads);
     if (!self->pool) return -1;
     PyObject *games = native_failpoint() ? NULL : PyList_New(k);
     if (!games) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k; i++) { /* placeholders, not dealt (slot's dealt 0: over) until start or restart */
         PyObject *g = PyObject_CallFunction(self->new_game, "iO", 0, rs);
-        G *pos = g ? CORE->state(g) : NULL;
-        if (!pos) {
+        void *pos = g ? ops->state(g) : NULL;
+        int ok = pos && i > 0 ? 1 : pos ? ops->ids_ok(g) : -1;
+        if (ok == 0)
+            PyErr_Format(PyExc_ValueError,
+                         "%s under this ruleset gives its moves no ids, and the compiled stepper steps move ids only: "
+                         "step it with mulle_env.stepper.PyStepper (the game's make_stepper picks it)",
+                         ops->game);
+        if (ok < 1) {
             Py_XDECREF(g);
             Py_DECREF(games);
             return -1;
         }
         PyList_SET_ITEM(games, i, g);
         self->g[i] = pos;
-        pos->over = 1; /* not started */
     }
     self->games = games;
     for (int i = 0; i < k; i++) stepper_sync(self, i);
@@ -298,6 +379,7 @@ static int Stepper_init(Stepper *self, PyObject *args, PyObject *kw) {
 }
 
 static int Stepper_traverse(Stepper *self, visitproc visit, void *arg) {
+    Py_VISIT(self->ops_obj);
     Py_VISIT(self->ruleset);
     Py_VISIT(self->games);
     Py_VISIT(self->over_obj);
@@ -332,7 +414,8 @@ static int Stepper_clear(Stepper *self) {
 static void Stepper_dealloc(Stepper *self) {
     PyObject_GC_UnTrack(self);
     Stepper_clear(self);
-    pool_free(self->pool);
+    pool_free(self->pool); /* through the table: its capsule (no references of its own, so no cycle) goes last */
+    Py_CLEAR(self->ops_obj);
     PyMem_Free(self->g);
     PyMem_Free(self->rng);
     PyMem_Free(self->seat);
@@ -361,7 +444,7 @@ static PyObject *Stepper_start(Stepper *self, PyObject *args) {
         return NULL;
     }
     PyObject *g = PyObject_CallFunction(self->new_game, "OO", game_seed, self->ruleset);
-    G *pos = g ? CORE->state(g) : NULL;
+    void *pos = g ? self->ops->state(g) : NULL;
     if (!pos) {
         Py_XDECREF(g);
         return NULL;
@@ -369,11 +452,13 @@ static PyObject *Stepper_start(Stepper *self, PyObject *args) {
     PyList_SetItem(self->games, (Py_ssize_t)i, g); /* steals g */
     self->g[i] = pos;
     self->seat[i] = (int8_t)seat;
+    slot(self, (int)i)->dealt = 1;
     CORE->mt_seed(&self->rng[i], opp_seed);
     int rc = self->internal ? random_moves(self, (int)i) : 0;
-    if (self->internal) CORE->changed(g);
+    if (self->internal) self->ops->changed(g);
     stepper_sync(self, (int)i);
     if (rc == -2) raise_no_move((int)i);
+    if (rc == -1) main_failure((int)i, "a move");
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -396,7 +481,7 @@ static void play_job(void *ctx, int item) {
     Job *j = ctx;
     Stepper *s = j->s;
     int i = j->idx[item];
-    int rc = CORE->apply_move(s->g[i], j->act[item], NULL, -1);
+    int rc = s->ops->apply_id(s->g[i], j->act[item]);
     if (rc == 0 && j->internal) rc = random_moves(s, i);
     slot(s, i)->failed = (uint8_t)(rc < 0 ? -rc : 0);
 }
@@ -442,7 +527,7 @@ static int run_plays(Stepper *s, const int *idx, const int *act, int n, int inte
     int first = -1;
     for (int q = 0; q < n; q++) {
         int i = idx[q];
-        CORE->changed(game_obj(s, i));
+        s->ops->changed(game_obj(s, i));
         stepper_sync(s, i);
         if (slot(s, i)->failed && first < 0) first = i;
     }
@@ -469,7 +554,9 @@ static int gather_plays(Stepper *s, PyObject *acts, PyObject *active, int *idx, 
         if (intvec_get(&m, i, &on) < 0) goto done;
         if (!on) continue;
         if (intvec_get(&a, i, &id) < 0) goto done;
-        if (!is_legal(s, i, id)) {
+        int legal = is_legal(s, i, id);
+        if (legal < 0) goto done;
+        if (!legal) {
             PyErr_Format(PyExc_ValueError, "game %d: action %lld is not legal there (the game's own legal ids "
                          "decide, not a mask)", i, id);
             goto done;
@@ -537,7 +624,9 @@ static PyObject *Stepper_play_batch(Stepper *self, PyObject *args) {
                 PyErr_Format(PyExc_ValueError, "play_batch takes each game at most once: game %lld twice", i);
                 goto done;
             }
-        if (!is_legal(self, (int)i, id)) {
+        int legal = is_legal(self, (int)i, id);
+        if (legal < 0) goto done;
+        if (!legal) {
             PyErr_Format(PyExc_ValueError, "game %lld: action %lld is not legal there", i, id);
             goto done;
         }
@@ -558,24 +647,28 @@ static PyObject *Stepper_play(Stepper *self, PyObject *args) {
     long long i, id;
     if (!PyArg_ParseTuple(args, "LL", &i, &id)) return NULL;
     if (check_index(self, i) < 0) return NULL;
-    if (!is_legal(self, (int)i, id)) {
+    int legal = is_legal(self, (int)i, id);
+    if (legal < 0) return NULL;
+    if (!legal) {
         PyErr_Format(PyExc_ValueError, "game %lld: action %lld is not legal there", i, id);
         return NULL;
     }
-    int rc = CORE->apply_move(self->g[i], (int)id, NULL, -1);
-    CORE->changed(game_obj(self, (Py_ssize_t)i));
+    int rc = self->ops->apply_id(self->g[i], (int)id);
+    self->ops->changed(game_obj(self, (Py_ssize_t)i));
     stepper_sync(self, (int)i);
-    if (rc < 0) return NULL;
+    if (rc < 0) return main_failure((int)i, "a move"), NULL;
     Py_RETURN_NONE;
 }
 
 /* Seat `seat`'s observation of game i into obs (and its legal mask into mask, unless NULL); the seat to
- * move's legal ids are kept for check() and legal_csr(). Returns -1 (the thread's RulesThread keeps why). */
+ * move's legal ids are kept for check() and legal_csr(). Returns -1 (the thread's context keeps why). */
 static int write_row(Stepper *s, int i, int seat, float *obs, uint8_t *mask, int num_ids) {
-    G *g = s->g[i];
-    if (CORE->write_obs(g, seat, obs) < 0) return -1;
-    if (g->to_move == seat && !g->over) {
-        int ids[MAX_IDS], n = CORE->legal_ids(g, ids);
+    const GameOps *ops = s->ops;
+    void *g = s->g[i];
+    if (ops->write_obs(g, seat, obs) < 0) return -1;
+    if (!g_over(s, i) && ops->to_move(g) == seat) {
+        int ids[STEPPER_MAX_IDS], n = ops->legal_ids(g, ids);
+        if (n < 0) return -1;
         keep_legal(s, i, ids, n);
         if (mask) {
             memset(mask, 0, num_ids);
@@ -652,17 +745,17 @@ done:
 
 /* obs (rows x obs_size float32) and, unless mask is None, mask (rows x num_ids 1-byte items), writable and
  * C-contiguous: the row buffers write, step_write and restart_write fill. -1: none taken (an exception set). */
-static int open_rows(PyObject *obs, PyObject *mask, Py_ssize_t rows, Py_buffer *ob, Py_buffer *mb, int *have_mb) {
-    const Tables *T = CORE->tables;
+static int open_rows(Stepper *s, PyObject *obs, PyObject *mask, Py_ssize_t rows, Py_buffer *ob, Py_buffer *mb,
+                     int *have_mb) {
     *have_mb = 0;
-    if (get_buffer(obs, ob, rows * T->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) return -1;
+    if (get_buffer(obs, ob, rows * s->obs_size * (Py_ssize_t)sizeof(float), "f", "obs") < 0) return -1;
     if (mask == Py_None) return 0;
     if (PyObject_GetBuffer(mask, mb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(ob);
         return -1;
     }
-    if (mb->itemsize != 1 || mb->len < rows * T->num_ids) {
-        PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", rows, T->num_ids);
+    if (mb->itemsize != 1 || mb->len < rows * s->num_ids) {
+        PyErr_Format(PyExc_ValueError, "mask must be a writable int8/uint8/bool buffer of %zd x %d", rows, s->num_ids);
         PyBuffer_Release(mb);
         PyBuffer_Release(ob);
         return -1;
@@ -683,11 +776,10 @@ static PyObject *Stepper_write(Stepper *self, PyObject *args) {
     PyObject *ret = NULL;
     Py_buffer ob, mb;
     int have_ob = 0, have_mb = 0;
-    const Tables *T = CORE->tables;
-    if (open_rows(obs, mask, n, &ob, &mb, &have_mb) < 0) goto done;
+    if (open_rows(self, obs, mask, n, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
     Job job = {self, rows, NULL, (const int8_t *)(rows + n), 0, (float *)ob.buf,
-               have_mb ? (uint8_t *)mb.buf : NULL, T->obs_size, T->num_ids, NULL};
+               have_mb ? (uint8_t *)mb.buf : NULL, self->obs_size, self->num_ids, NULL};
     for (Py_ssize_t j = 0; j < n; j++) slot(self, rows[j])->failed = 0;
     int pooled;
     run_items(self, write_job, &job, (int)n, rows, &pooled);
@@ -718,16 +810,16 @@ static int open_csr(PyObject *ids_obj, PyObject *off_obj, Py_ssize_t n, Py_buffe
 }
 
 /* Row j's legal ids (game rows[j], or game j when rows is NULL, for seat seats[j]; none unless it is to move)
- * into out[off[j]:off[j + 1]], ascending; off always, out only if the total fits in cap. Returns the total. */
+ * into out[off[j]:off[j + 1]], ascending; off always, out only if the total fits in cap. Returns the total, or
+ * -1 + an exception when the rules failed. */
 static Py_ssize_t csr_fill(Stepper *s, const int *rows, const int8_t *seats, Py_ssize_t n, int32_t *off, int32_t *out,
                            Py_ssize_t cap) {
     Py_ssize_t total = 0;
     off[0] = 0;
     for (Py_ssize_t j = 0; j < n; j++) {
         int i = rows ? rows[j] : (int)j;
-        G *g = s->g[i];
-        if (g->to_move == seats[j] && !g->over) {
-            ensure_legal(s, i);
+        if (!g_over(s, i) && s->ops->to_move(s->g[i]) == seats[j]) {
+            if (ensure_legal(s, i) < 0) return -1;
             total += slot(s, i)->n_legal;
         }
         off[j + 1] = (int32_t)total;
@@ -743,7 +835,7 @@ static Py_ssize_t csr_fill(Stepper *s, const int *rows, const int8_t *seats, Py_
             continue;
         }
         const uint64_t *w = sl->bits;
-        for (int q = 0; q < LEGAL_WORDS; q++)
+        for (int q = 0; q < s->words; q++)
             for (uint64_t x = w[q]; x; x &= x - 1) *o++ = q * 64 + __builtin_ctzll(x);
     }
     return total;
@@ -768,7 +860,7 @@ static void step_write_job(void *ctx, int i) {
     StepWriteJob *j = ctx;
     Stepper *s = j->s;
     if (j->act[i] >= 0) {
-        int rc = CORE->apply_move(s->g[i], j->act[i], NULL, -1);
+        int rc = s->ops->apply_id(s->g[i], j->act[i]);
         if (rc == 0 && j->internal) rc = random_moves(s, i);
         if (!moved(s, i, rc)) return;
     } else if (j->only_active) {
@@ -806,7 +898,6 @@ static int sw_prepare(Stepper *self, PyObject *args, Pending *pd, int only_activ
     memset(pd, 0, sizeof(*pd));
     if (!PyArg_ParseTuple(args, "OOOOO|OO", &acts, &active, &seats_obj, &obs, &mask, &ids_obj, &off_obj)) return -1;
     if (enter(self) < 0) return -1;
-    const Tables *T = CORE->tables;
     int k = self->k;
     pd->buf = native_failpoint() ? NULL : PyMem_Malloc(3 * (size_t)k * sizeof(int) + (size_t)k);
     if (!pd->buf) {
@@ -832,7 +923,7 @@ static int sw_prepare(Stepper *self, PyObject *args, Pending *pd, int only_activ
         seats[i] = (int8_t)seat;
     }
     intvec_close(&sv);
-    if (open_rows(obs, mask, k, &pd->ob, &pd->mb, &pd->have_mb) < 0) goto fail;
+    if (open_rows(self, obs, mask, k, &pd->ob, &pd->mb, &pd->have_mb) < 0) goto fail;
     pd->have_ob = 1;
     if ((ids_obj == Py_None) != (off_obj == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "ids and offsets go together: give both or neither");
@@ -850,7 +941,7 @@ static int sw_prepare(Stepper *self, PyObject *args, Pending *pd, int only_activ
     }
     for (int q = 0; q < pd->n; q++) by_game[idx[q]] = act[q];
     StepWriteJob job = {self, by_game, seats, self->internal, (float *)pd->ob.buf,
-                        pd->have_mb ? (uint8_t *)pd->mb.buf : NULL, T->obs_size, T->num_ids, only_active};
+                        pd->have_mb ? (uint8_t *)pd->mb.buf : NULL, self->obs_size, self->num_ids, only_active};
     pd->job = job;
     return 0;
 fail:
@@ -864,7 +955,7 @@ static PyObject *sw_conclude(Stepper *self, Pending *pd, int done_items, int poo
     int n = pd->n, first = -1;
     for (int q = 0; q < n; q++)
         if (idx[q] < done_items) {
-            CORE->changed(game_obj(self, idx[q]));
+            self->ops->changed(game_obj(self, idx[q]));
             sync_flags(self, idx[q]);
         }
     for (int i = 0; i < done_items && first < 0; i++)
@@ -874,10 +965,12 @@ static PyObject *sw_conclude(Stepper *self, Pending *pd, int done_items, int poo
         return NULL;
     }
     Py_ssize_t ended = 0, total = -1;
-    for (int q = 0; q < n; q++) ended += self->g[idx[q]]->over;
-    if (pd->have_csr)
+    for (int q = 0; q < n; q++) ended += g_over(self, idx[q]);
+    if (pd->have_csr) {
         total = csr_fill(self, NULL, (const int8_t *)(pd->buf + 3 * self->k), self->k, pd->ofb.buf, pd->ib.buf,
                          pd->ib.len / 4);
+        if (total < 0) return NULL;
+    }
     return Py_BuildValue("(nn)", ended, total);
 }
 
@@ -1005,7 +1098,6 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
     PyObject *idx_obj, *gs_obj, *seats_obj, *os_obj, *obs, *mask;
     if (!PyArg_ParseTuple(args, "OOOOOO", &idx_obj, &gs_obj, &seats_obj, &os_obj, &obs, &mask)) return NULL;
     if (enter(self) < 0) return NULL;
-    const Tables *T = CORE->tables;
     int k = self->k;
     PyObject *ret = NULL, *fi = NULL, *fg = NULL, *fs = NULL, *fo = NULL;
     Py_buffer ob, mb;
@@ -1054,11 +1146,11 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
         idx[j] = (int)i;
         seats[j] = (int8_t)seat;
     }
-    if (open_rows(obs, mask, k, &ob, &mb, &have_mb) < 0) goto done;
+    if (open_rows(self, obs, mask, k, &ob, &mb, &have_mb) < 0) goto done;
     have_ob = 1;
     for (Py_ssize_t j = 0; j < n; j++) { /* the deals, with the GIL (each state's seed is a Python int) */
         int i = idx[j];
-        if (CORE->redeal(game_obj(self, i), seeds[2 * j]) < 0) { /* out of memory: the deals made stand */
+        if (self->ops->redeal(game_obj(self, i), seeds[2 * j]) < 0) { /* out of memory: the deals made stand */
             for (Py_ssize_t r = 0; r <= j; r++) {
                 if (r < j) CORE->mt_seed(&self->rng[idx[r]], seeds[2 * r + 1]); /* as start() leaves them */
                 stepper_sync(self, idx[r]);
@@ -1067,13 +1159,14 @@ static PyObject *Stepper_restart_write(Stepper *self, PyObject *args) {
         }
         self->seat[i] = seats[j];
         slot(self, i)->failed = 0;
+        slot(self, i)->dealt = 1;
     }
     Job job = {self, idx, NULL, seats, self->internal, (float *)ob.buf, have_mb ? (uint8_t *)mb.buf : NULL,
-               T->obs_size, T->num_ids, seeds};
+               self->obs_size, self->num_ids, seeds};
     int pooled, ran = run_items(self, restart_job, &job, (int)n, idx, &pooled);
     int first = -1;
     for (int j = 0; j < ran; j++) {
-        CORE->changed(game_obj(self, idx[j]));
+        self->ops->changed(game_obj(self, idx[j]));
         sync_flags(self, idx[j]);
         if (slot(self, idx[j])->failed && first < 0) first = idx[j];
     }
@@ -1112,7 +1205,8 @@ static PyObject *Stepper_legal_csr(Stepper *self, PyObject *args) {
     PyObject *ret = NULL;
     Py_buffer ib, ofb;
     if (open_csr(ids_obj, off_obj, n, &ib, &ofb) == 0) {
-        ret = PyLong_FromSsize_t(csr_fill(self, rows, (const int8_t *)(rows + n), n, ofb.buf, ib.buf, ib.len / 4));
+        Py_ssize_t total = csr_fill(self, rows, (const int8_t *)(rows + n), n, ofb.buf, ib.buf, ib.len / 4);
+        ret = total < 0 ? NULL : PyLong_FromSsize_t(total);
         PyBuffer_Release(&ib);
         PyBuffer_Release(&ofb);
     }
@@ -1146,7 +1240,8 @@ static PyObject *Stepper_check(Stepper *self, PyObject *args) {
     for (int i = 0; i < self->k; i++) {
         long long on, id;
         if (intvec_get(&m, i, &on) < 0 || intvec_get(&a, i, &id) < 0) goto done;
-        int legal = !on || is_legal(self, i, id);
+        int legal = on ? is_legal(self, i, id) : 1;
+        if (legal < 0) goto done;
         ((uint8_t *)ob.buf)[i] = (uint8_t)legal;
         bad += !legal;
     }
@@ -1162,15 +1257,8 @@ static PyObject *Stepper_scores(Stepper *self, PyObject *arg) {
     long long i = PyLong_AsLongLong(arg);
     if (i == -1 && PyErr_Occurred()) return NULL;
     if (check_index(self, i) < 0) return NULL;
-    G *g = self->g[i];
     int64_t t[2] = {0, 0};
-    for (int p = 0; p < 2; p++) {
-        for (int k = 0; k < g->nsheets; k++) t[p] += CORE->sheet_total(&g->sheets[k][p]);
-        if (!g->over) {
-            SetScore cur = {g->mpts[p], g->tabbe[p], g->ipts[p]};
-            t[p] += CORE->sheet_total(&cur);
-        }
-    }
+    self->ops->totals(self->g[i], t);
     return Py_BuildValue("(LL)", (long long)t[0], (long long)t[1]);
 }
 

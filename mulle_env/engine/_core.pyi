@@ -33,6 +33,9 @@ SHEETS: Final[tuple[str, ...]]
 SCALARS: Final[tuple[str, ...]]
 #: The C API (csrc/core.h ``MulleCoreAPI``), a capsule named ``mulle_env.engine._core.API``.
 API: Final[CapsuleType]
+#: Mulle's game table for the env layer's stepper (csrc/game_ops.h ``GameOps``), a capsule named
+#: ``mulle_env.engine._core.GAME_OPS``.
+GAME_OPS: Final[CapsuleType]
 
 def configure(
     abi: int,

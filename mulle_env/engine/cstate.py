@@ -38,10 +38,11 @@ from .state import (
     start_game,
 )
 
-__all__ = ["CORE_API", "ENGINE_VERSION", "Build", "GameResult", "GameState", "PlayerView", "new_game", "replay"]
+__all__ = ["CORE_API", "ENGINE_VERSION", "GAME_OPS", "Build", "GameResult", "GameState", "PlayerView", "new_game",
+           "replay"]
 
 #: The ABI this module speaks; the compiled core must speak the same.
-ABI = 5
+ABI = 6
 
 
 def _configure() -> None:
@@ -93,6 +94,9 @@ _configure()
 
 #: The core's C API, a PyCapsule named ``mulle_env.engine._core.API`` (csrc/core.h ``MulleCoreAPI``).
 CORE_API = _core.API
+#: Mulle's game table for the env layer's stepper, a PyCapsule named ``mulle_env.engine._core.GAME_OPS``
+#: (csrc/game_ops.h ``GameOps``): the stepper is written once against it and handed each game's.
+GAME_OPS = _core.GAME_OPS
 
 _new_tuple = tuple.__new__
 

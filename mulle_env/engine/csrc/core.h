@@ -17,7 +17,8 @@
  *   rules.c     piles, the capture search, legal moves, applying moves, deals, set ends (no Python objects)
  *   observe.c   observation and legal mask into caller buffers
  *   state.c     the Python type Core (cstate.GameState's base): read-only attributes, checked loading
- *   module.c    the module, its capsule (the C API the compiled modules build on), test hooks
+ *   module.c    the module, its capsule (the C API the compiled modules build on), its game table
+ *               (GAME_OPS, game_ops.h: what the env layer's stepper steps Mulle through), test hooks
  *
  * The env layer's compiled module (mulle_env/csrc: the batched stepper, the extra inputs, the
  * random playout) and the agents' (agents/csrc) build on the capsule.
@@ -39,7 +40,7 @@
 
 /* Raised whenever this header, the capsule or configure() changes: cstate.py and the agents'
  * module refuse a core of another ABI ("rebuild: pip install -e ."). */
-#define MULLE_CORE_ABI 5
+#define MULLE_CORE_ABI 6 /* 6: the module also exports its game table, GAME_OPS (game_ops.h) */
 
 /* Thread-local storage, for the capture search's per-thread scratch space. */
 #if defined(_MSC_VER)

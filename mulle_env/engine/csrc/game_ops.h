@@ -11,6 +11,10 @@
  * is kept in the thread context and raised by thread_error once the GIL is held again. A game that needs no
  * per-thread scratch space still provides the four thread functions (they may do nothing but keep the error).
  *
+ * Errors. On a worker thread (its own context entered) a function that fails keeps the error in the thread's
+ * context; on the main context (thread_enter(NULL), the calling thread holding the GIL) it raises it at once as
+ * a Python exception, as Mulle's rules do. A -1 with no exception set there is reported as a RuntimeError.
+ *
  * Only ids are stepped here: a game whose rules give its moves no fixed ids (Casino under gather_all=False)
  * is stepped by the Python stepper (mulle_env/stepper.py, PyStepper), and its core's `ids_ok` says so.
  */
@@ -22,7 +26,7 @@
 #include <stdint.h>
 
 /* Raised whenever this struct changes: the stepper refuses a table of another ABI ("rebuild: pip install -e ."). */
-#define GAME_OPS_ABI 1
+#define GAME_OPS_ABI 2
 
 typedef struct GameOps {
     int abi;                /* GAME_OPS_ABI */
@@ -56,6 +60,11 @@ typedef struct GameOps {
     void (*thread_free)(void *t);
     void (*thread_enter)(void *t);      /* t is the calling thread's context from now on; NULL: the main one's */
     int (*thread_error)(void *t);       /* with the GIL: raise what t kept (-1), or 0 */
+
+    /* ----- ABI 2: the game's allocation-failure hook (its core's _fail_after counter), or NULL if it has none.
+     * While *fail_after > 0 the stepper runs every job on the calling thread with the GIL held, in order, so a
+     * test can walk the game's allocations one by one (as it walks the stepper's own through Mulle's core). */
+    long *fail_after;
 } GameOps;
 
 #define MULLE_GAME_OPS_CAPSULE "mulle_env.engine._core.GAME_OPS"

@@ -1,5 +1,6 @@
-/* The module mulle_env.engine._core: its functions, its C API capsule, its test hooks. */
+/* The module mulle_env.engine._core: its functions, its C API capsule, its game table, its test hooks. */
 #include "engine.h"
+#include "game_ops.h"
 
 /* ------------------------------------------------------------------ allocation-failure hook */
 
@@ -117,9 +118,10 @@ static PyObject *mod_memo_size(PyObject *mod, PyObject *unused) {
 }
 
 PyObject *mod_configure(PyObject *mod, PyObject *args);
+static PyObject *ops_configure(PyObject *mod, PyObject *args);
 
 static PyMethodDef mod_methods[] = {
-    {"configure", mod_configure, METH_VARARGS,
+    {"configure", ops_configure, METH_VARARGS,
      "configure(abi, cards, moves, rules, layout, objects): the tables and objects of the Python definitions "
      "(cstate.py calls it once)."},
     {"derive_seed", mod_derive_seed, METH_VARARGS, "derive_seed(seed, stream): rng.derive_seed with one stream."},
@@ -163,6 +165,70 @@ static MulleCoreAPI API = {
     write_mask, rules_thread_new, rules_thread_free, rules_thread_enter, rules_thread_error, api_redeal,
 };
 
+/* ------------------------------------------------------------------ the game table (game_ops.h) */
+
+/* Mulle for the env layer's stepper, which knows no game's struct: the same rules the C API has, on opaque
+ * positions. Its sizes are the configured tables' (ops_configure, after configure()). */
+static void *ops_state(PyObject *obj) { return api_state(obj); }
+/* Every Mulle ruleset gives its moves ids (forced_capture=False's choice of cards is refused by the envs' codec
+ * before a stepper is made, as before the table). */
+static int ops_ids_ok(PyObject *obj) { return api_state(obj) ? 1 : -1; }
+static int ops_over(const void *g) { return ((const G *)g)->over; }
+static int ops_to_move(const void *g) { return ((const G *)g)->to_move; }
+static int ops_legal_ids(const void *g, int *out) { return legal_ids(g, out); }
+static int ops_apply_id(void *g, int id) { return apply_move(g, id, NULL, -1); }
+static int ops_write_obs(const void *g, int seat, float *out) { return write_obs(g, seat, out); }
+static int ops_write_mask(const void *g, uint8_t *mask) { return write_mask(g, mask); }
+/* Each seat's game total so far: the finished sets' sheets, and the set in play (GameState.scores()). */
+static void ops_totals(const void *pos, int64_t out[2]) {
+    const G *g = pos;
+    for (int p = 0; p < 2; p++) {
+        int64_t t = 0;
+        for (int k = 0; k < g->nsheets; k++) t += sheet_total(&g->sheets[k][p]);
+        if (!g->over) {
+            SetScore cur = {g->mpts[p], g->tabbe[p], g->ipts[p]};
+            t += sheet_total(&cur);
+        }
+        out[p] = t;
+    }
+}
+static void *ops_thread_new(void) { return rules_thread_new(); }
+static void ops_thread_free(void *t) { rules_thread_free(t); }
+static void ops_thread_enter(void *t) { rules_thread_enter(t); }
+static int ops_thread_error(void *t) { return rules_thread_error(t); }
+
+static GameOps OPS = {
+    .abi = GAME_OPS_ABI,
+    .game = "mulle",
+    .state = ops_state,
+    .changed = api_changed,
+    .ids_ok = ops_ids_ok,
+    .redeal = api_redeal,
+    .over = ops_over,
+    .to_move = ops_to_move,
+    .legal_ids = ops_legal_ids,
+    .apply_id = ops_apply_id,
+    .write_obs = ops_write_obs,
+    .write_mask = ops_write_mask,
+    .totals = ops_totals,
+    .thread_new = ops_thread_new,
+    .thread_free = ops_thread_free,
+    .thread_enter = ops_thread_enter,
+    .thread_error = ops_thread_error,
+    .fail_after = &core_fail_after,
+};
+
+/* configure(), then the table's sizes from the configured tables (0 until then: a stepper refuses them). */
+static PyObject *ops_configure(PyObject *mod, PyObject *args) {
+    PyObject *r = mod_configure(mod, args);
+    if (r) {
+        OPS.num_ids = T.num_ids;
+        OPS.max_legal = T.num_ids;
+        OPS.obs_size = T.obs_size;
+    }
+    return r;
+}
+
 static PyObject *name_tuple(const char *const *names, int n) {
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
@@ -188,6 +254,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *capsule = PyCapsule_New(&API, MULLE_CORE_CAPSULE, NULL);
     if (!capsule || PyModule_AddObject(m, "API", capsule) < 0) {
         Py_XDECREF(capsule);
+        goto fail;
+    }
+    PyObject *ops = PyCapsule_New(&OPS, MULLE_GAME_OPS_CAPSULE, NULL);
+    if (!ops || PyModule_AddObject(m, "GAME_OPS", ops) < 0) {
+        Py_XDECREF(ops);
         goto fail;
     }
     struct {
