@@ -1,10 +1,16 @@
-"""Every code block in docs/ runs (Python) or parses (shell commands of the project's CLIs).
+"""Every code block of the guide (docs/, the records in benchmarks/records/) and of the README runs or parses.
 
-Python blocks of one page run in order in one namespace, from a scratch directory, as a
-reader would paste them. Shell blocks are checked line by line: every ``mulle-arena``,
-``mulle-train``, ``mulle-play``, ``mulle-expert`` and ``mulle-serve`` command must parse with that
-command's own parser (flags and types), and every agent spec it names must build; playing the tournaments and
-training runs they describe is left to the slow suites and the benchmarks.
+Python blocks are executed. A guide page's blocks run in order in one namespace, as a reader working down the
+page would paste them; each README block runs alone, in a namespace of its own (a reader copies one block from
+the front page). They run from a scratch directory, as a script would (``__name__ == "__main__"``). A block that
+cannot run in the suite (it needs an hour of training, say) is marked on the line just above its fence,
+``<!-- not run: REASON -->``; the marker must give its reason and stay rare.
+
+Shell blocks are checked command by command: every ``mulle-arena``, ``mulle-train``, ``mulle-play``,
+``mulle-expert`` and ``mulle-serve`` command must parse with that command's own parser (flags and types), every
+agent spec it names must build, and no two different documented commands may write the same file (one example's
+results must not land in another's). Playing the tournaments and training runs they describe is left to the slow
+suites and the benchmarks.
 """
 
 from __future__ import annotations
@@ -16,12 +22,37 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
+README = ROOT / "README.md"
+# docs/records is a link to benchmarks/records (the records live beside benchmarks/results/ and appear in the
+# site): its pages are read once, from where they live.
+GUIDE = sorted(p for p in (ROOT / "docs").rglob("*.md") if "records" not in p.relative_to(ROOT / "docs").parts)
+RECORDS = sorted((ROOT / "benchmarks" / "records").glob("*.md"))
+PAGES = GUIDE + RECORDS + [README]
+FENCE = re.compile(r"^```([a-z]*)[^\n]*\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
+NOT_RUN = re.compile(r"<!-- not run: (.*?) -->\n$")
+TOOLS = ("mulle-arena", "mulle-train", "mulle-play", "mulle-expert", "mulle-serve")
+# Arguments of the commands that name a file or directory the command writes.
+OUTPUTS = ("out", "out_dir", "export", "json")
+
+
+def fenced(page: Path) -> list[tuple[str, str, str | None]]:
+    """(kind, body, reason it is not run or None) for every fenced block of ``page``."""
+    text = page.read_text()
+    out = []
+    for match in FENCE.finditer(text):
+        marker = NOT_RUN.search(text, 0, match.start())
+        reason = marker.group(1).strip() if marker and marker.end() == match.start() else None
+        out.append((match.group(1), match.group(2), reason))
+    return out
 
 
 def blocks(page: Path, kinds: tuple[str, ...]) -> list[str]:
-    return [body for kind, body in FENCE.findall(page.read_text()) if kind in kinds]
+    return [body for kind, body, _ in fenced(page) if kind in kinds]
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The Python blocks of ``page`` that run (those not marked as not run)."""
+    return [body for kind, body, reason in fenced(page) if kind == "python" and reason is None]
 
 
 def commands(page: Path) -> list[list[str]]:
@@ -31,24 +62,43 @@ def commands(page: Path) -> list[list[str]]:
         for line in text.splitlines():
             for part in line.split("&&"):
                 words = shlex.split(part, comments=True)
-                if words and Path(words[0]).name in ("mulle-arena", "mulle-train", "mulle-play", "mulle-expert",
-                                                     "mulle-serve"):
+                if words and Path(words[0]).name in TOOLS:
                     out.append(words)
     return out
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p.name != "README.md" and blocks(p, ("python",))],
-                         ids=lambda p: p.name)
-def test_python_blocks_run(page, tmp_path, monkeypatch):
-    code = blocks(page, ("python",))
+def _run(code: list[str], name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if any("sb3_contrib" in c for c in code):
         pytest.importorskip("sb3_contrib")
     if any("pettingzoo" in c for c in code):
         pytest.importorskip("pettingzoo")
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
+    namespace: dict = {"__name__": "__main__"}
     for i, block in enumerate(code):
-        exec(compile(block, f"{page.name} python block {i + 1}", "exec"), namespace)
+        exec(compile(block, f"{name} python block {i + 1}", "exec"), namespace)
+
+
+@pytest.mark.parametrize("page", [p for p in GUIDE + RECORDS if python_blocks(p)], ids=lambda p: p.name)
+def test_python_blocks_run(page, tmp_path, monkeypatch):
+    _run(python_blocks(page), page.name, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("index", range(len(python_blocks(README))), ids=lambda i: f"block{i + 1}")
+def test_each_readme_python_block_runs_alone(index, tmp_path, monkeypatch):
+    _run([python_blocks(README)[index]], "README.md", tmp_path, monkeypatch)
+
+
+def test_blocks_not_run_say_why_and_are_rare():
+    marked = [(page.name, reason) for page in PAGES for kind, _, reason in fenced(page) if reason is not None]
+    python = [1 for page in PAGES for kind, _, _ in fenced(page) if kind == "python"]
+    for name, reason in marked:
+        assert len(reason.split()) >= 3, f"{name}: a block marked not run must say why, not {reason!r}"
+    assert len(marked) <= max(2, len(python) // 10), f"{len(marked)} of {len(python)} Python blocks are not run"
+    # A marker stands right above the fence it excuses; one anywhere else excuses nothing and misleads.
+    for page in PAGES:
+        text = page.read_text()
+        for marker in re.finditer(r"<!-- not run:.*?-->\n", text):
+            assert text.startswith("```python", marker.end()), f"{page.name}: a not-run marker not above a ```python"
 
 
 def _parser(tool: str):
@@ -63,6 +113,17 @@ def _parser(tool: str):
     return build_parser()
 
 
+def _parse(page: Path, words: list[str]):
+    tool = Path(words[0]).name
+    argv = words[1:]
+    if tool == "mulle-train" and (not argv or argv[0].startswith("-")):
+        argv = ["ppo", *argv]  # mulle-train with flags alone runs ppo (training.cli.train_main)
+    try:
+        return _parser(tool).parse_args(argv)
+    except SystemExit as exc:
+        raise AssertionError(f"{page.name}: {' '.join(words)} does not parse") from exc
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
 def test_shell_commands_parse(page):
     import agents
@@ -71,23 +132,45 @@ def test_shell_commands_parse(page):
         tool = Path(words[0]).name
         if words[1:] == ["--help"]:
             continue
-        argv = words[1:]
-        if tool == "mulle-train" and (not argv or argv[0].startswith("-")):
-            argv = ["ppo", *argv]  # mulle-train with flags alone runs ppo (training.cli.train_main)
-        try:
-            args = _parser(tool).parse_args(argv)
-        except SystemExit as exc:
-            raise AssertionError(f"{page.name}: {' '.join(words)} does not parse") from exc
+        args = _parse(page, words)
         specs = getattr(args, "specs", []) if tool == "mulle-arena" else []
         if tool == "mulle-serve":
             specs = [args.opponent]
+        game = getattr(args, "game", None) if tool == "mulle-arena" else None
         for spec in specs:
             if not spec.startswith("learned:path="):  # a file the page's own commands create
-                agents.make(spec)
+                agents.make(spec, game=game) if game and game != "mulle" else agents.make(spec)
 
 
-def test_every_page_with_code_is_covered():
-    covered = {p.name for p in PAGES if blocks(p, ("python",)) or commands(p)}
-    # A ```text block is a picture (a diagram, sample output), not code a reader runs.
-    with_code = {p.name for p in PAGES if any(kind != "text" for kind, _ in FENCE.findall(p.read_text()))}
-    assert with_code <= covered | {"README.md"}
+def written(page: Path, words: list[str]) -> list[str]:
+    """The files and directories the documented command ``words`` writes (its defaults included)."""
+    if words[1:] == ["--help"] or "--help" in words:
+        return []
+    args = _parse(page, words)
+    if Path(words[0]).name == "mulle-arena" and (args.agents or args.verify):
+        return []  # listing agents or checking a results file writes nothing
+    return [str(Path(value)) for key in OUTPUTS if isinstance(value := getattr(args, key, None), str) and value]
+
+
+def test_no_two_documented_commands_write_the_same_file():
+    """Each example keeps its own results: a second example writing the first one's file would resume it, or
+    overwrite its report, instead of measuring what its text says. The same command shown on two pages is one
+    example. The records are a log of runs (a resumed run repeats its command with more games), so they are
+    left out."""
+    writers: dict[str, set[str]] = {}
+    for page in GUIDE + [README]:
+        for words in commands(page):
+            for path in written(page, words):
+                writers.setdefault(path, set()).add(f"{page.name}: {shlex.join(words)}")
+    shared = {path: sorted(cmds) for path, cmds in writers.items()
+              if len({c.split(': ', 1)[1] for c in cmds}) > 1}
+    assert not shared, "documented commands that write the same file:\n" + "\n".join(
+        f"{path}:\n    " + "\n    ".join(cmds) for path, cmds in shared.items())
+
+
+def test_every_block_is_of_a_kind_the_tests_know():
+    """A block the tests do not recognise (```py, ```console) would silently escape them."""
+    known = {"python", "sh", "bash", "", "text", "json", "pycon"}  # "" is read as shell; text and json are pictures
+    odd = [(page.name, kind) for page in PAGES for kind, _, _ in fenced(page) if kind not in known]
+    assert not odd, f"fenced blocks of a kind the docs tests do not check: {odd}"
+    assert python_blocks(README) and any(python_blocks(p) for p in GUIDE) and commands(README)
