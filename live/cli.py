@@ -33,6 +33,7 @@ from mulle_env.engine.loop import ruleset_refusal
 from mulle_env.engine.ruleset import Ruleset
 from mulle_env.util.files import PathError, check_input_path, check_output_path, replacing
 
+from .config import MAX_MOVE_CLOCK, MIN_MOVE_CLOCK
 from .hub import LiveConfig
 from .limits import DEFAULT_AGENT_LIMITS, AgentLimits
 from .store import GameStore, StoreError, default_db_path
@@ -67,8 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--opponent", default="heuristic", metavar="SPEC",
                    help="agent spec for empty seats (default heuristic; each table's host may choose another)")
-    p.add_argument("--grace", type=_positive(float), default=20.0, metavar="SECONDS",
-                   help="seconds a dropped person keeps the seat before an agent takes it (default 20)")
+    p.add_argument("--grace", type=_positive(float), default=300.0, metavar="SECONDS",
+                   help="seconds a dropped person keeps the seat; one who has not come back by then loses the game "
+                   "by forfeit (default 300)")
+    p.add_argument("--move-clock", type=_positive(float), default=300.0, metavar="SECONDS",
+                   help="seconds a person has for each move before losing by forfeit; 0 for none (default 300; a "
+                   "table's opener may choose 10 to 3600)")
+    p.add_argument("--cookie-secure", choices=["auto", "always", "never"], default="auto",
+                   help="mark the login cookie Secure: auto (when the request came over https), always (behind a "
+                   "proxy that ends TLS), never (default auto)")
     p.add_argument("--close-after", type=_positive(float), default=2.0, metavar="SECONDS",
                    help="seconds a table without people or watchers stays open before it closes (default 2)")
     p.add_argument("--move-time", type=_positive(float), default=10.0, metavar="SECONDS",
@@ -135,6 +143,9 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
         parser.error("--no-db keeps no history: it cannot go with --db or --export")
     if args.export is None and (args.table is not None or args.player is not None):
         parser.error("--table and --player choose the games of --export; give --export FILE")
+    if args.move_clock and not MIN_MOVE_CLOCK <= args.move_clock <= MAX_MOVE_CLOCK:
+        parser.error(f"argument --move-clock: must be 0 (no clock) or {MIN_MOVE_CLOCK} to {MAX_MOVE_CLOCK} seconds, "
+                     f"not {args.move_clock:g}")
     db = None if args.no_db else _db_path(parser, args)
     config = LiveConfig(agent_limits=limits, opponent=opponent, grace=args.grace,
                         close_after=args.close_after, move_time=args.move_time,
@@ -142,7 +153,8 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
                         max_message=args.max_message, workers=args.workers, db=db,
                         max_tables_per_address=args.max_tables_per_address,
                         max_connections_per_address=args.max_connections_per_address,
-                        trust_loopback=args.trust_loopback, analysis_time=args.analysis_time)
+                        trust_loopback=args.trust_loopback, analysis_time=args.analysis_time,
+                        move_clock=args.move_clock, cookie_secure=args.cookie_secure)
     return args, config
 
 

@@ -28,6 +28,8 @@ class Connection:
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.person: Person | None = None
         self.watching: Table | None = None
+        #: The account this connection is logged in as (the login cookie of its upgrade request), or ``None``.
+        self.account: str | None = None
         self.closed = False
         self._writer = asyncio.get_running_loop().create_task(self._write())
 

@@ -38,11 +38,17 @@ class HttpLimit:
 
 
 #: The route classes (:func:`live.server.make_app` files each route under one). A replay costs up to a second of a
-#: worker and answers up to 1.7 MB; an analysis runs an agent over a whole game; the rest are cheap reads.
+#: worker and answers up to 1.7 MB; an analysis runs an agent over a whole game; a login or a new account costs a
+#: password hash; the rest are cheap reads.
 HTTP_LIMITS: dict[str, HttpLimit] = {
     "replay": HttpLimit(burst=6, per_second=0.5, concurrent=1, what="replays"),
     "analysis": HttpLimit(burst=4, per_second=0.1, concurrent=1, what="analyses"),
     "api": HttpLimit(burst=60, per_second=20.0, what="API requests"),
+    # Logins: a password guess costs a scrypt hash (16 MiB, ~50 ms) and tries an account; per address, and per name
+    # whatever the address (live.server._login), so a guesser spread over many addresses is slow too.
+    "login": HttpLimit(burst=5, per_second=1 / 12, concurrent=1, what="login attempts"),
+    "login_name": HttpLimit(burst=10, per_second=1 / 30, what="login attempts for this name"),
+    "account": HttpLimit(burst=3, per_second=1 / 60, concurrent=1, what="new accounts"),
     "page": HttpLimit(burst=120, per_second=40.0, what="page requests"),
 }
 
@@ -105,7 +111,8 @@ class RateLimiter:
                      f"{limit.concurrent} running at a time")
         else:
             bound = f"{limit.burst} at once and {limit.per_second:g} a second after that"
-        return f"too many {limit.what} from your address (the limit is {bound}); try again in {seconds} s", seconds
+        where = "" if kind.endswith("_name") else " from your address"  # per-name classes count every address
+        return f"too many {limit.what}{where} (the limit is {bound}); try again in {seconds} s", seconds
 
     def _forget(self, now: float) -> None:
         # Drop the buckets that have refilled (their address has been quiet): they hold nothing a new one would not.

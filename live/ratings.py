@@ -1,114 +1,165 @@
-"""Ratings of the people and agents who played at a live server, from its game history.
+"""Ratings that follow results: Glicko-2, per game (Mulle, Casino), for claimed names and the built-in agents.
 
-The rating math is the arena's (:func:`arena.stats.bradley_terry`: logistic Elo, a maximum-likelihood
-Bradley-Terry fit with 95 % intervals); this module only decides which stored games count and who
-played them:
+Written from Mark Glickman's "Example of the Glicko-2 system" (2013, http://www.glicko.net/glicko/glicko2.pdf);
+its worked example is a test (``tests/test_live_ratings.py``). No package on the index this project uses
+offers it (``pip index versions glicko2`` finds nothing), and the whole system is the forty lines below.
 
-* only games played to the end (``status`` ``finished``; an abandoned game has no result);
-* only games in which each seat had one holder from the first move to the last (a person who took
-  an agent's seat mid-game, or an agent replaced for time, makes the game nobody's to rate);
-* a person is known by name, any case (``Anna`` and ``anna`` are one player; names are not
-  accounts, so a rating says how games played under that name went), an agent by its spec
-  (``pimc:samples=20``); ``person:`` and ``agent:`` keep a person called ``random`` apart from the agent;
-* a win scores 1, a draw 1/2; the anchor at 0 Elo is the agent ``random`` when it played, else the
-  agent with the most games, else the player with the most games.
+How the live server uses it (issue 52, item 3):
 
-``GET /api/ratings`` answers :func:`ratings` (and ``?player=NAME`` adds :func:`history`). scipy is imported
-only when ratings are asked for, so a server that never rates does not carry it.
+* **Who is rated.** A person under a claimed name (an account, :mod:`live.accounts`) who sat with that
+  account's session, and every built-in agent by its spec (``agent:pimc:samples=20``). A guest's game is
+  rated for nobody, and so is a game in which a seat changed hands (an agent took over a person's seat, a
+  person took an agent's), or a game of a player against itself.
+* **When.** After each rated game, in the same transaction that stores the game
+  (:meth:`live.store.GameStore.add`): each game is a rating period of one game for both players, each
+  updated from the other's rating *before* the game (Glicko-2's simultaneous update). A forfeit counts as
+  the loss it is.
+* **Time away.** Before a game, a player's deviation grows by one period's volatility for every
+  :data:`PERIOD_SECONDS` since their last game (Glickman's step for a player who did not compete), never
+  beyond :data:`START_RD`.
+* **Provisional** until :data:`PROVISIONAL_GAMES` rated games and while the deviation is above
+  :data:`PROVISIONAL_RD` (110, lichess's bound): such a rating is shown with a "?".
+
+A single game always moves a rating with its result: in step 7 of the paper the new rating is
+``mu + phi'^2 g(phi_j) (s - E)``, and ``phi'^2 g > 0`` while ``0 < E < 1``, so a win (``s = 1``) raises it and a
+loss (``s = 0``) lowers it, whatever the ratings were (a property test drives this with hypothesis).
+
+>>> a, b = Rating(), Rating()
+>>> a2, b2 = rate_game(a, b, 1.0)
+>>> a2.rating > 1500 > b2.rating, round(a2.rating + b2.rating, 6) == 3000
+(True, True)
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
+import math
+from dataclasses import dataclass, replace
 
-__all__ = ["history", "player_key", "rated_games", "ratings"]
+__all__ = ["GAMES", "PERIOD_SECONDS", "PROVISIONAL_GAMES", "PROVISIONAL_RD", "Rating", "START_RATING", "START_RD",
+           "START_VOLATILITY", "TAU", "agent_key", "glicko2_update", "inflate", "person_key", "rate_game"]
 
-Row = tuple[int, str, "int | None", list[list[dict]]]
-
-
-def player_key(name: str, kind: str) -> str:
-    """The key one player is rated under: ``person:anna`` (case-folded) or ``agent:<spec>``."""
-    return f"person:{name.casefold()}" if kind == "person" else f"agent:{name}"
-
-
-def rated_games(rows: list[Row]) -> list[dict[str, Any]]:
-    """The games that count (see the module docstring), each ``{"id", "finished_at", "keys": [k0, k1], "names":
-    [n0, n1], "score": score of seat 0}``, oldest first."""
-    out = []
-    for gid, finished_at, winner, seats in rows:
-        if any(len(holders) != 1 for holders in seats):
-            continue
-        keys = [player_key(h[0]["name"], h[0]["kind"]) for h in seats]
-        if keys[0] == keys[1]:
-            continue  # an agent against itself says nothing about anyone's strength
-        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-        out.append({"id": gid, "finished_at": finished_at, "keys": keys, "names": [h[0]["name"] for h in seats],
-                    "score": score})
-    return out
+#: The games rated separately (a Mulle rating says nothing about one's Casino).
+GAMES = ("mulle", "casino")
+#: A new player's rating, deviation and volatility (Glickman's suggested start).
+START_RATING = 1500.0
+START_RD = 350.0
+START_VOLATILITY = 0.06
+#: The system constant: how much volatility may change (0.3 to 1.2 in the paper; 0.5 is its example's).
+TAU = 0.5
+#: Idle time that counts as one rating period without games (the deviation grows by one step).
+PERIOD_SECONDS = 86400.0
+#: A rating stays provisional for fewer games than this, or while its deviation is above PROVISIONAL_RD.
+PROVISIONAL_GAMES = 10
+PROVISIONAL_RD = 110.0
+#: Glicko-2's scale factor between the Glicko scale and its own (173.7178 = 400 / ln 10).
+SCALE = 173.7178
+#: The convergence tolerance of the volatility iteration (step 5).
+EPSILON = 1e-6
 
 
-def _anchor(keys: list[str], counts: Counter[str]) -> int:
-    if "agent:random" in keys:
-        return keys.index("agent:random")
-    agents = [k for k in keys if k.startswith("agent:")]
-    pool = agents or keys
-    return keys.index(max(pool, key=lambda k: (counts[k], k)))
+@dataclass(frozen=True)
+class Rating:
+    """One player's Glicko-2 rating on the Glicko scale.
+
+    Attributes:
+        rating: The rating (1500 at the start).
+        rd: The rating deviation (350 at the start): about 95 % of the strength lies within two of it.
+        volatility: How erratic the player's results are (Glicko-2's sigma).
+        games: Rated games played.
+    """
+
+    rating: float = START_RATING
+    rd: float = START_RD
+    volatility: float = START_VOLATILITY
+    games: int = 0
+
+    @property
+    def provisional(self) -> bool:
+        """Whether the rating is still provisional (see the module docstring)."""
+        return self.games < PROVISIONAL_GAMES or self.rd > PROVISIONAL_RD
 
 
-def ratings(games: list[dict[str, Any]]) -> dict[str, Any]:
-    """Ratings with 95 % intervals for everyone in ``games`` (:func:`rated_games`): ``{"anchor", "games",
-    "players": [{"key", "name", "kind", "elo", "low", "high", "games", "wins", "draws", "losses"}, ...]}``,
-    best first. Fewer than two players: an empty list."""
-    names: dict[str, str] = {}
-    counts: Counter[str] = Counter()
-    wdl: dict[str, list[int]] = {}
-    for g in games:
-        for seat in (0, 1):
-            key = g["keys"][seat]
-            names.setdefault(key, g["names"][seat])
-            counts[key] += 1
-            s = g["score"] if seat == 0 else 1 - g["score"]
-            wdl.setdefault(key, [0, 0, 0])[0 if s == 1 else 1 if s == 0.5 else 2] += 1
-    keys = sorted(names)
-    if len(keys) < 2:
-        return {"anchor": None, "games": len(games), "players": []}
-    from arena.stats import bradley_terry  # scipy: only when ratings are asked for
-
-    index = {k: i for i, k in enumerate(keys)}
-    anchor = _anchor(keys, counts)
-    fit = bradley_terry(keys, [(index[g["keys"][0]], index[g["keys"][1]], g["score"]) for g in games], anchor=anchor)
-    players = []
-    for i, key in enumerate(keys):
-        iv = fit.interval(i).to_dict()
-        w, d, lo = wdl[key]
-        players.append({"key": key, "name": names[key], "kind": key.split(":", 1)[0], "elo": _round(iv["value"]),
-                        "low": _round(iv["low"]), "high": _round(iv["high"]), "games": counts[key], "wins": w,
-                        "draws": d, "losses": lo})
-    players.sort(key=lambda p: (-(p["elo"] if p["elo"] is not None else -1e9), p["key"]))
-    return {"anchor": keys[anchor], "games": len(games), "players": players}
+def person_key(name: str) -> str:
+    """The key a claimed name is rated under: ``person:`` and its case-folded name."""
+    return f"person:{name.casefold()}"
 
 
-def history(games: list[dict[str, Any]], name: str, limit: int = 50) -> list[dict[str, Any]]:
-    """A person's last ``limit`` rated games, newest first: ``{"id", "finished_at", "opponent", "result"
-    ("win"/"draw"/"loss"), "elo"}``, where ``elo`` is the person's rating fitted on the games up to and including
-    that one (a rating's path, not a second formula)."""
-    key = player_key(name, "person")
-    mine = [i for i, g in enumerate(games) if key in g["keys"]][-limit:]
-    out = []
-    for i in mine:
-        g = games[i]
-        seat = g["keys"].index(key)
-        s = g["score"] if seat == 0 else 1 - g["score"]
-        upto = ratings(games[: i + 1])
-        me = next((p for p in upto["players"] if p["key"] == key), None)
-        out.append({"id": g["id"], "finished_at": g["finished_at"], "opponent": g["names"][1 - seat],
-                    "result": "win" if s == 1 else "draw" if s == 0.5 else "loss",
-                    "elo": me["elo"] if me else None, "low": me["low"] if me else None,
-                    "high": me["high"] if me else None})
-    out.reverse()
-    return out
+def agent_key(spec: str) -> str:
+    """The key an agent is rated under: ``agent:`` and its canonical spec."""
+    return f"agent:{spec}"
 
 
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 1)
+def _g(phi: float) -> float:
+    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / (math.pi * math.pi))
+
+
+def _e(mu: float, mu_j: float, phi_j: float) -> float:
+    return 1.0 / (1.0 + math.exp(-_g(phi_j) * (mu - mu_j)))
+
+
+def glicko2_update(player: Rating, results: list[tuple[Rating, float]], tau: float = TAU) -> Rating:
+    """The player's rating after one rating period with ``results`` (opponent's rating, score 1/0.5/0): steps 2 to 8
+    of Glickman's paper. No results: only the deviation grows (step 6 with phi' = phi*)."""
+    mu = (player.rating - START_RATING) / SCALE
+    phi = player.rd / SCALE
+    sigma = player.volatility
+    if not results:
+        return replace(player, rd=min(START_RD, math.sqrt(phi * phi + sigma * sigma) * SCALE))
+    v_inv = 0.0
+    delta_sum = 0.0
+    for opp, score in results:
+        mu_j, phi_j = (opp.rating - START_RATING) / SCALE, opp.rd / SCALE
+        g, e = _g(phi_j), _e(mu, mu_j, phi_j)
+        v_inv += g * g * e * (1.0 - e)
+        delta_sum += g * (score - e)
+    v = 1.0 / v_inv
+    delta = v * delta_sum
+    # Step 5: the new volatility by the Illinois algorithm on f(x) = 0, x = ln(sigma'^2).
+    a = math.log(sigma * sigma)
+
+    def f(x: float) -> float:
+        ex = math.exp(x)
+        return ex * (delta * delta - phi * phi - v - ex) / (2.0 * (phi * phi + v + ex) ** 2) - (x - a) / (tau * tau)
+
+    big_a = a
+    if delta * delta > phi * phi + v:
+        big_b = math.log(delta * delta - phi * phi - v)
+    else:
+        k = 1
+        while f(a - k * tau) < 0:
+            k += 1
+        big_b = a - k * tau
+    f_a, f_b = f(big_a), f(big_b)
+    while abs(big_b - big_a) > EPSILON:
+        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
+        f_c = f(big_c)
+        if f_c * f_b <= 0:
+            big_a, f_a = big_b, f_b
+        else:
+            f_a /= 2.0
+        big_b, f_b = big_c, f_c
+    new_sigma = math.exp(big_a / 2.0)
+    # Steps 6 to 8.
+    phi_star = math.sqrt(phi * phi + new_sigma * new_sigma)
+    new_phi = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
+    new_mu = mu + new_phi * new_phi * delta_sum
+    return Rating(rating=new_mu * SCALE + START_RATING, rd=new_phi * SCALE, volatility=new_sigma,
+                  games=player.games + len(results))
+
+
+def inflate(player: Rating, idle_seconds: float) -> Rating:
+    """The rating after ``idle_seconds`` without games: the deviation grows by one period's volatility per
+    :data:`PERIOD_SECONDS` (never beyond :data:`START_RD`)."""
+    periods = max(0.0, idle_seconds) / PERIOD_SECONDS
+    if periods <= 0 or player.rd >= START_RD:
+        return player
+    phi, sigma = player.rd / SCALE, player.volatility
+    return replace(player, rd=min(START_RD, math.sqrt(phi * phi + periods * sigma * sigma) * SCALE))
+
+
+def rate_game(a: Rating, b: Rating, score_a: float) -> tuple[Rating, Rating]:
+    """Both players' ratings after one game (``score_a``: 1 a win of ``a``, 0.5 a draw, 0 a loss), each from the
+    other's rating before it."""
+    if score_a not in (0.0, 0.5, 1.0):
+        raise ValueError(f"a game's score is 1 (a win), 0.5 (a draw) or 0 (a loss), not {score_a!r}")
+    return glicko2_update(a, [(b, score_a)]), glicko2_update(b, [(a, 1.0 - score_a)])

@@ -1,9 +1,14 @@
-"""The two seats of a table: who holds each (a person or an agent), who held it when, and the grace periods.
+"""The two seats of a table: who holds each (a person or an agent), who held it when, the grace periods and the
+move clock.
 
 :class:`Seating` is the one home of the rules about people at a table: a new person takes a seat an
 agent holds; a name is taken once per table (any case); nobody sits in a game dealt from a seed
 another person chose; a dropped person keeps the seat for the grace period (the game waits for
-them); after it, or on ``leave``, an agent takes the seat at once. It tells the table what changed
+them), and comes back by the seat's token (the session id, which the page also offers as a private
+*seat link* that works from any device) or, with a claimed name, by logging in and joining under it.
+A person who has not come back when the grace period ends, or whose move clock runs out, loses the
+running game by forfeit (:meth:`GameRecorder.forfeit <live.recorder.GameRecorder.forfeit>`); on
+``leave``, or at a grace period's end, an agent takes the seat. It tells the table what changed
 (:meth:`Table.notify <live.table.Table.notify>`, the table's turn) and never plays a move itself.
 """
 
@@ -12,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from mulle_env.engine.rng import SEED_MAX
 
+from .accounts import token_hash
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 
 if TYPE_CHECKING:
@@ -29,11 +36,18 @@ __all__ = ["Person", "Seat", "Seating"]
 class Person:
     """A person holding a seat (connected, or dropped and inside the grace period)."""
 
-    def __init__(self, name: str, table: Table, seat: int) -> None:
+    def __init__(self, name: str, table: Table, seat: int, account: str | None = None,
+                 session_hash: str | None = None) -> None:
         self.name = name
         self.table = table
         self.seat = seat
-        self.session_id = secrets.token_urlsafe(18)
+        #: The seat's secret token (sent only to this person); empty for a person restored after a crash until they
+        #: come back with it (only its hash was stored).
+        self.session_id = "" if session_hash else secrets.token_urlsafe(18)
+        #: The token's SHA-256: what the store keeps (live.recovery) and how a restored seat is found.
+        self.session_hash = session_hash or token_hash(self.session_id)
+        #: The account this person sat down with (their name is claimed and they were logged in): rated games.
+        self.account = account
         self.conn: Connection | None = None
         self.grace: asyncio.TimerHandle | None = None
         #: Request ids sent to this person that are no longer current (to tell "stale" from "unknown").
@@ -83,6 +97,12 @@ class Seating:
         #: Whether the running game (or, in the lobby, the next one) deals from a chosen seed (table info).
         self.seeded = self.seeds is not None
         self._seated_before = False
+        #: Seconds a person has for a move at this table (0: no clock); the opener may choose it.
+        self.move_clock = table.hub.config.move_clock
+        #: The running move clock: ``(request_id, seat, deadline on the loop's clock, wall-clock deadline, timer)``.
+        self._clock: tuple[str, int, float, float, asyncio.TimerHandle] | None = None
+        #: People who asked for a rematch after the last game (it starts when every person here has).
+        self.rematch: set[Person] = set()
 
     # ----- who is here -----------------------------------------------------------------
     def people(self) -> list[Person]:
@@ -125,18 +145,27 @@ class Seating:
             entries.pop()  # nobody moved in between: only the last holder counts
         if not entries or entries[-1][1:] != who:
             entries.append((nxt, *who))
+        t.recorder.seats_changed()
 
     def had_person(self) -> bool:
         """Whether a person held a seat at some point of the running game."""
         return any(kind == "person" for seat in self.holders for _, _, kind in seat)
 
     # ----- joining and leaving ---------------------------------------------------------
-    def seat_person(self, name: str, conn: Connection) -> Person:
-        """Put a new person in a free seat (one an agent holds); raise ProtocolError 2003/2004."""
+    def seat_person(self, name: str, conn: Connection, account: str | None = None) -> Person:
+        """Put a new person in a free seat (one an agent holds); raise ProtocolError 2003/2004. ``account``: the
+        claimed name the connection is logged in as, when ``name`` is it. A logged-in person whose name holds a seat
+        here already (dropped, or in another browser) takes that seat back instead."""
         t = self.table
-        if any(p.name.casefold() == name.casefold() for p in self.people()):
+        mine = next((p for p in self.people() if p.name.casefold() == name.casefold()), None)
+        if mine is not None and account is not None and mine.account is not None \
+                and mine.account.casefold() == account.casefold():
+            self.rejoin(mine, conn)
+            return mine
+        if mine is not None:
             raise ProtocolError(ErrorCode.NAME_TAKEN, f"the name {name!r} is taken at table {t.name!r}; "
-                                "choose another", {"player_name": name})
+                                "choose another (if it is your seat, open your seat link, or log in and join "
+                                "under your name)", {"player_name": name})
         free = [s for s in self.seats if s.person is None]
         if not free:
             raise ProtocolError(ErrorCode.TABLE_FULL, f"table {t.name!r} has two people already; "
@@ -156,7 +185,7 @@ class Seating:
             if t.phase != "playing":
                 self.seeded = False
         self._seated_before = True
-        person = Person(name, t, seat.index)
+        person = Person(name, t, seat.index, account=account)
         seat.person = person
         seat.agent = None
         if t.loop is not None:
@@ -213,11 +242,51 @@ class Seating:
         t.maybe_close()
 
     def grace_over(self, person: Person) -> None:
-        """The grace period ran out: an agent takes the seat of a person who did not come back."""
+        """The grace period ran out: a person who did not come back loses the running game by forfeit, and an agent
+        takes the seat."""
         person.grace = None
         if self.seats[person.seat].person is person and person.conn is None:
-            self.table.hub.expired.add(person.session_id)
+            t = self.table
+            t.hub.expired.add(person.session_id or person.session_hash)
+            if t.phase == "playing" and t.match is not None and not t.match.over:
+                grace = t.hub.config.grace
+                span = f"{grace / 60:g} min" if grace >= 60 else f"{grace:g} s"
+                t.recorder.forfeit(person.seat, f"did not come back within {span}")
             self.remove(person, "timeout")
+
+    # ----- the move clock --------------------------------------------------------------------
+    def clock_for(self, request_id: str, seat: int) -> dict | None:
+        """The move clock of the request ``request_id`` to ``seat`` (started on its first sending; a request sent
+        again, after a reconnect, keeps its deadline): ``{"seconds", "left", "deadline"}`` (``deadline`` in Unix
+        milliseconds, for the page's countdown), or ``None`` at a table without a clock."""
+        if not self.move_clock:
+            return None
+        loop = asyncio.get_running_loop()
+        clock = self._clock
+        if clock is None or clock[0] != request_id:
+            if clock is not None:
+                clock[4].cancel()
+            handle = loop.call_later(self.move_clock, self._clock_over, request_id, seat)
+            clock = self._clock = (request_id, seat, loop.time() + self.move_clock,
+                                   time.time() + self.move_clock, handle)
+        left = max(0.0, clock[2] - loop.time())
+        return {"seconds": self.move_clock, "left": round(left, 1), "deadline": round(clock[3] * 1000)}
+
+    def stop_clock(self) -> None:
+        """No clock runs any more (the table closes)."""
+        if self._clock is not None:
+            self._clock[4].cancel()
+            self._clock = None
+
+    def _clock_over(self, request_id: str, seat: int) -> None:
+        t = self.table
+        if self._clock is not None and self._clock[0] == request_id:
+            self._clock = None
+        if t.closed or t.phase != "playing" or t.request is None or t.request[0] != request_id:
+            return  # answered (or withdrawn) in time
+        if self.seats[seat].person is None:
+            return
+        t.recorder.forfeit(seat, f"ran out of time (the move clock of {self.move_clock:g} s)")
 
     def remove(self, person: Person, reason: str) -> None:
         """The person leaves (``leave``, or the grace period ran out): an agent takes the seat at once."""
@@ -232,6 +301,8 @@ class Seating:
             person.conn.person = None
             person.conn = None
         t.hub.sessions.pop(person.session_id, None)
+        t.hub.restored.pop(person.session_hash, None)
+        self.rematch.discard(person)
         seat.person = None
         seat.spec = t.opponent
         if self.host is person:
@@ -246,9 +317,11 @@ class Seating:
     def forget(self) -> None:
         """The table closes: every session here expires and no grace timer is left running."""
         hub = self.table.hub
+        self.stop_clock()
         for p in self.people():
             hub.sessions.pop(p.session_id, None)
-            hub.expired.add(p.session_id)
+            hub.restored.pop(p.session_hash, None)
+            hub.expired.add(p.session_id or p.session_hash)
             if p.grace is not None:
                 p.grace.cancel()
 

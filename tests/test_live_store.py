@@ -471,7 +471,7 @@ def _decisions(m: Match) -> list[tuple[int, int]]:
 
 
 def test_a_version_1_store_is_upgraded_with_its_games_finished_and_room_for_analyses(tmp_path):
-    """The store is versioned: version 1 (issue 24) opens as version 3, every old game 'finished'."""
+    """The store is versioned: version 1 (issue 24) opens as the newest, every old game a finished Mulle game."""
     from live.store import _MIGRATIONS, APPLICATION_ID
 
     db = tmp_path / "old.db"
@@ -488,7 +488,8 @@ def test_a_version_1_store_is_upgraded_with_its_games_finished_and_room_for_anal
     con.commit()
     con.close()
     store = GameStore(db)
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4
     assert store.games()[0]["status"] == "finished" and store.analysis(1) is None
+    assert store.games()[0]["game"] == "mulle" and store.ratings("mulle") == [] and store.live_games() == []
     store.add_analysis(1, {"analyser": "x", "decisions": []})
     assert store.analysis(1)["decisions"] == []
