@@ -61,10 +61,12 @@ in-stepper ``random`` opponent included.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -78,7 +80,46 @@ from .games import EnvGame, IllegalActionError, action_int, get_game
 from .gym_env import RESET_OPTIONS, ResetNeededError, check_render_mode
 from .stepper import PyStepper, make_stepper
 
-__all__ = ["MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY", "STEPPERS"]
+__all__ = ["ConcurrentCallError", "MulleVectorEnv", "PyStepper", "make_stepper", "OpponentPolicy", "SELF_PLAY",
+           "STEPPERS"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class ConcurrentCallError(RuntimeError):
+    """A vector env was called from a thread while another thread was inside one of its calls.
+
+    One vector env serves one thread at a time (docs/threads.md): its arrays are reused from
+    step to step, so two threads stepping it at once would read each other's half-written
+    rows. The refused call changed nothing.
+    """
+
+
+def _one_thread(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Refuse (:class:`ConcurrentCallError`) a call made while another thread is inside a call of the same env.
+
+    Without it the compiled stepper refused the overlap, but the Python bookkeeping around
+    it had already changed, and ``legal_ids()`` gave empty rows for live games, sometimes
+    for good (issue 53, item 9). A re-entrant lock taken without waiting: the env's own
+    calls into itself pass (``recv`` reads ``legal_ids``), another thread is told at once.
+    """
+
+    @functools.wraps(method)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        busy: Any = args[0]._busy  # type: ignore[attr-defined]
+        if not busy.acquire(blocking=False):
+            raise ConcurrentCallError(
+                f"{args[0]!r}.{method.__name__}() was called while another thread is inside one of its calls: a vector "
+                "env serves one thread at a time (give each thread its own env, or a lock around them; "
+                "docs/threads.md)")
+        try:
+            return method(*args, **kwargs)
+        finally:
+            busy.release()
+
+    return guarded
+
 
 #: Names ``stepper=`` accepts, kept for code written before the one backend switch: only
 #: ``"auto"`` and the engine's own backend; the stepper follows ``MULLE_ENGINE``.
@@ -276,6 +317,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._needs_reset = np.zeros(K, dtype=bool)
         self._any_needs_reset = False  # _needs_reset.any(), kept: numpy's any() costs 2 us a call
         self._started = False
+        self._busy = threading.RLock()  # one thread at a time in the env's calls (_one_thread)
 
     @property
     def opponent_policy(self) -> OpponentPolicy | None:
@@ -287,10 +329,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._core.opponent_policy = policy
 
     # ----- Gymnasium API ---------------------------------------------------------------
+    @_one_thread
     def set_opponent_policy(self, policy: OpponentPolicy | None) -> None:
         """Set the batched policy that plays the other seat under ``opponent="self"``."""
         self._core.opponent_policy = policy
 
+    @_one_thread
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         """Deal K new games: game ``i`` seeded with ``seed + i`` (or ``seed[i]``), as ``Mulle-v0.reset``.
@@ -330,6 +374,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         core.write(self._rows, core.seats, self._obs, self._mask_arg)
         return self._obs, self._info()
 
+    @_one_thread
     def step(self, actions: Any
              ) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
         """Play one learner action in each game (then the opponents'); autoreset finished games."""
@@ -356,6 +401,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         active, illegal = self._step_checked(acts, active, sent)
         return self._finish(self._all, active, illegal, (-1, -1))
 
+    @_one_thread
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Start a step of the games ``env_ids`` (all by default) and return at once; :meth:`recv` ends it.
 
@@ -401,6 +447,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         self._ids_for_the_flight()  # stepped here and now
         self._sent = (batch, rows, active, illegal, (-1, -1))
 
+    @_one_thread
     def recv(self) -> tuple[NDArray[np.float32], NDArray[Any], NDArray[Any], NDArray[Any], dict[str, Any]]:
         """The step :meth:`send` started, finished: :meth:`step`'s five values for its games.
 
@@ -559,6 +606,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
                 self._any_needs_reset = True
         return self._obs, rewards, terminated, self._truncated, info
 
+    @_one_thread
     def action_masks(self) -> NDArray[np.bool_]:
         """Bool ``(K, 2812)`` masks of the current observations (a read-only view of ``info["action_mask"]``).
 
@@ -571,6 +619,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         mask[np.repeat(self._rows, np.diff(offsets)), ids] = True
         return mask
 
+    @_one_thread
     def legal_ids(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
         """The learner's legal actions in every game, sparse: ``(ids, offsets)`` int32 arrays in CSR form.
 

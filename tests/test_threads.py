@@ -493,3 +493,83 @@ def test_more_threads_than_cores_give_the_same_games_through_restarts():
         return out
 
     same(play(1), play(6))
+
+
+def _hammer(envs, threads, steps, seed):
+    """``threads`` Python threads step one vector env at once, each drawing its actions from ``legal_ids()``."""
+    import threading
+
+    u = envs.unwrapped
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def worker(k):
+        rng = np.random.default_rng(seed + k)
+        start.wait()
+        for _ in range(steps):
+            try:
+                ids, offsets = u.legal_ids()
+                envs.step(codec.sample_csr(ids.copy(), offsets.copy(), rng))
+            except Exception as exc:  # noqa: BLE001 - collected and judged below
+                errors.append(exc)
+
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return errors
+
+
+@pytest.mark.parametrize("opponent", ["random", "heuristic"])
+def test_one_vector_env_stepped_from_several_threads_refuses_the_overlap_and_stays_whole(opponent):
+    # Issue 53, item 9: the compiled stepper refused overlapping calls, but the Python bookkeeping around it did
+    # not, and legal_ids() gave empty rows for live games, sometimes still after the threads stopped.
+    envs = make_vec(16, opponent=opponent, ruleset=ONE_SET, num_threads=2)
+    u = envs.unwrapped
+    envs.reset(seed=5)
+    u.legal_ids()
+    errors = _hammer(envs, 4, 150, seed=11)
+    for exc in errors:
+        if type(exc).__name__ == "IllegalActionError":
+            continue  # actions drawn from ids another thread's step made stale: refused by the games themselves
+        # Each overlap is refused in words, before anything changed; never an empty row of a live game.
+        assert type(exc).__name__ == "ConcurrentCallError" and "another thread" in str(exc), repr(exc)
+    # Afterwards the env is whole: every live game's legal ids are its mask's, none empty, and it steps on.
+    for _ in range(20):
+        ids, offsets = u.legal_ids()
+        mask = u.action_masks()
+        for i in range(16):
+            row = ids[offsets[i]:offsets[i + 1]]
+            assert len(row) > 0
+            np.testing.assert_array_equal(row, np.flatnonzero(mask[i]))
+        envs.step(codec.sample_csr(ids.copy(), offsets.copy(), np.random.default_rng(0)))
+    envs.close()
+
+
+def test_a_concurrent_call_error_names_the_object_and_the_rule():
+    from mulle_env.vector_env import ConcurrentCallError
+
+    envs = make_vec(2, opponent="random")
+    u = envs.unwrapped
+    envs.reset(seed=1)
+    assert u._busy.acquire(blocking=False)  # as if another thread were inside step()
+    try:
+        import threading
+
+        caught: list[BaseException] = []
+
+        def other():
+            try:
+                u.legal_ids()
+            except ConcurrentCallError as exc:
+                caught.append(exc)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert len(caught) == 1 and "one thread at a time" in str(caught[0]) and "docs/threads.md" in str(caught[0])
+    finally:
+        u._busy.release()
+    envs.step(np.asarray([int(np.flatnonzero(m)[0]) for m in u.action_masks()]))  # free again
+    envs.close()
