@@ -8,13 +8,17 @@ docs/engine.md and docs/architecture.md.
 * ``mulle_env.engine._core`` (mulle_env/engine/csrc/): rules only (legal moves, moves,
   scoring, deals), the state type, the observation and mask writers; it exports its C API
   as a capsule.
+* ``mulle_env.casino._core`` (mulle_env/casino/csrc/): Casino's rules core on the same
+  pattern (legal moves under every ruleset flag, moves, deals, round ends, the observation and
+  mask writers), exporting its game table (``GAME_OPS``) for the env layer's stepper; it shares
+  the Mulle core's allocation-failure hook through that core's capsule.
 * ``mulle_env._native`` (mulle_env/csrc/): what the environments run in C, on that
   capsule: the batched stepper and its thread pool, the extra-input blocks, the random
   playout.
 * ``agents._native`` (agents/csrc/): what agents decide in C (pimc's rollouts and their
   playout policies, the afterstate encoder), built on that capsule.
 
-``MULLE_SANITIZE=1`` builds all three with AddressSanitizer and UndefinedBehaviorSanitizer
+``MULLE_SANITIZE=1`` builds all four with AddressSanitizer and UndefinedBehaviorSanitizer
 (.ci/sanitize uses it); ``MULLE_FAILPOINTS`` is always compiled in (the allocation-failure
 test hook costs one compare per allocation).
 """
@@ -44,6 +48,16 @@ setup(
             "mulle_env.engine._core",
             sources=sorted(glob("mulle_env/engine/csrc/*.c")),
             depends=["mulle_env/engine/csrc/core.h", "mulle_env/engine/csrc/engine.h"],
+            extra_compile_args=_ARGS,
+            extra_link_args=_LINK,
+            optional=True,
+        ),
+        Extension(
+            "mulle_env.casino._core",
+            sources=sorted(glob("mulle_env/casino/csrc/*.c")),
+            include_dirs=["mulle_env/engine/csrc"],
+            depends=["mulle_env/casino/csrc/casino.h", "mulle_env/engine/csrc/core.h",
+                     "mulle_env/engine/csrc/game_ops.h"],
             extra_compile_args=_ARGS,
             extra_link_args=_LINK,
             optional=True,

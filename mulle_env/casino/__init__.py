@@ -11,30 +11,84 @@ form and a stable hash, and a :class:`Move` that prints and parses.
 >>> st.play(st.legal_moves()[0]).to_move
 1
 
+Two backends behind one API, as Mulle's engine has: the compiled core (``csrc/``, wrapped by
+:mod:`.cstate`) and the pure-Python reference (:mod:`.state`). :data:`BACKEND` says which one
+``GameState``, ``new_game`` and ``replay`` come from, by the project's one switch: ``"c"`` when the
+extension is built, unless ``MULLE_ENGINE=python`` forces the reference; ``MULLE_ENGINE=c`` insists
+on the compiled one (an ImportError if it is missing). :func:`backends` gives both, side by side,
+for tests and benchmarks.
+
 The PettingZoo AEC env is :func:`env` (loaded when asked for: the engine imports nothing
 outside the standard library); the Gymnasium env is ``gymnasium.make("Casino-v0")``.
 """
 
 from __future__ import annotations
 
+import os as _os
+import typing as _typing
+from collections.abc import Iterable as _Iterable
+from types import ModuleType as _ModuleType
 from typing import Any
 
+from . import state as _pystate
 from .cards import DECK, POINTS, VALUE
 from .moves import MOVES, NUM_MOVE_IDS, Move
 from .record import check_result
 from .render import render_state
 from .ruleset import Ruleset
-from .state import ENGINE_VERSION, Build, GameResult, GameState, PlayerView, new_game, replay
+from .state import ENGINE_VERSION, Build, GameResult, GameStateBase, PlayerView
 
 #: The short name the arena, the agents and the envs know this game by.
 GAME_NAME = "casino"
-#: Casino has one backend so far, the pure-Python reference.
-BACKEND = "python"
+
+# MULLE_ENGINE's values were checked when mulle_env.engine was imported (the states above import it).
+_choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
+_cstate: _ModuleType | None = None
+#: Why the C backend is not available (None when it is).
+C_IMPORT_ERROR: str | None = None
+try:
+    from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
+except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
+    _cstate = None
+    if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
+        C_IMPORT_ERROR = "the extension mulle_env.casino._core is not built (no C compiler at install time?)"
+    else:
+        C_IMPORT_ERROR = f"the extension mulle_env.casino._core cannot be used: {_exc}"
+if C_IMPORT_ERROR is not None and _choice == "c":
+    raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
+
+#: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference); MULLE_ENGINE decides.
+BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
+if _typing.TYPE_CHECKING:
+    # To a type checker GameState is what both backends' classes are, a GameStateBase (which declares the
+    # whole API); at run time it is the class of BACKEND.
+    GameState = GameStateBase
+
+    def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameStateBase: ...
+    def replay(seed: int, moves: _Iterable[Move | str],
+               ruleset: Ruleset | dict[str, Any] | None = None) -> GameStateBase: ...
+else:
+    _active = _cstate if BACKEND == "c" else _pystate
+    GameState = _active.GameState
+    new_game = _active.new_game
+    replay = _active.replay
+
+
+def backends() -> dict[str, _ModuleType]:
+    """Every available backend by name: the module with its ``GameState``, ``new_game``, ``replay``.
+
+    ``"python"`` is always there; ``"c"`` when the extension is built (even if ``MULLE_ENGINE=python``
+    chose the Python one as :data:`BACKEND`).
+    """
+    out = {"python": _pystate}
+    if _cstate is not None:
+        out["c"] = _cstate
+    return out
 
 __all__ = [
-    "BACKEND", "Build", "DECK", "ENGINE_VERSION", "GAME_NAME", "GameResult", "GameState", "MOVES", "Move",
-    "NUM_MOVE_IDS", "POINTS", "PlayerView", "Ruleset", "VALUE", "check_result", "env", "new_game", "raw_env",
-    "render", "replay",
+    "BACKEND", "Build", "C_IMPORT_ERROR", "DECK", "ENGINE_VERSION", "GAME_NAME", "GameResult", "GameState",
+    "GameStateBase", "MOVES", "Move", "NUM_MOVE_IDS", "POINTS", "PlayerView", "Ruleset", "VALUE", "backends",
+    "check_result", "env", "new_game", "raw_env", "render", "replay",
 ]
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from mulle_env.engine.cards import CARD_NAMES, CARDS, NUM_FACES, RANKS, SUITS, Card, parse_card
 
 __all__ = [
-    "CARDS", "CARD_NAMES", "COURT", "Card", "DECK", "NUM_FACES", "POINTS", "RANKS", "SPADE", "SUITS", "VALUE",
-    "parse_card",
+    "ACE", "CARDS", "CARD_NAMES", "COURT", "Card", "DECK", "NUM_FACES", "POINTS", "RANK", "RANKS", "SPADE", "SUITS",
+    "VALUE", "parse_card",
 ]
 
 #: Every face once, in the canonical order: a fresh deck before the shuffle.
@@ -23,6 +23,12 @@ VALUE: tuple[int, ...] = tuple(f % 13 + 1 if f % 13 < 10 else 0 for f in range(N
 
 #: True for J, Q and K, which capture only by rank (4.1.3).
 COURT: tuple[bool, ...] = tuple(f % 13 >= 10 for f in range(NUM_FACES))
+
+#: The rank of a card, 0 (A) to 12 (K): a court card captures the loose cards of its own rank (4.1.3).
+RANK: tuple[int, ...] = tuple(f % 13 for f in range(NUM_FACES))
+
+#: True for the four aces (a point each, 5.3).
+ACE: tuple[bool, ...] = tuple(f % 13 == 0 for f in range(NUM_FACES))
 
 #: True for spades (the "spades" point, and the third tie-break of 4.1.2).
 SPADE: tuple[bool, ...] = tuple(f // 13 == 1 for f in range(NUM_FACES))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mulle_env.engine.cards import CARD_NAMES, parse_card
 from mulle_env.engine.errors import InvalidCardError, InvalidPositionError, InvalidRulesetError
@@ -15,7 +15,9 @@ from .ruleset import Ruleset
 from .state import MAX_SWEEPS
 
 if TYPE_CHECKING:
-    from .state import GameState
+    from .state import GameStateBase
+
+_S = TypeVar("_S", bound="GameStateBase")
 
 __all__ = ["KNOWN_KEYS", "read_position"]
 
@@ -64,7 +66,7 @@ def _pair(x: Any, what: str) -> list[Any]:
     return x
 
 
-def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+def read_position(cls: type[_S], data: Any, ruleset: Ruleset | dict[str, Any] | None = None) -> _S:
     """A :class:`GameState` for ``data``, every field validated (CASINO.md 6); ``ruleset`` wins over the dict's."""
     if not isinstance(data, dict):
         raise InvalidPositionError(f"a Casino position is a JSON object (dict), not {type(data).__name__}")
@@ -175,15 +177,5 @@ def read_position(cls: type[GameState], data: Any, ruleset: Ruleset | dict[str, 
     if read_sheets and [sum(p[s]["total"] for p in read_sheets) for s in (0, 1)] != scores:
         raise InvalidPositionError("scores must be the sums of the sheets' totals")
     st = cls(rs, seed)
-    st._hands = [sorted(hands[0]), sorted(hands[1])]
-    st._loose = sorted(loose)
-    st._builds = sorted(builds)
-    st._captured = [captured[0], captured[1]]
-    st._sweeps = sweeps
-    st._last_capturer = last_capturer
-    st._stock = stock
-    st._round = rnd
-    st._scores = scores
-    st._sheets = read_sheets
-    st._to_move = to_move
+    st._load(hands, loose, builds, captured, sweeps, last_capturer, stock, rnd, scores, read_sheets, to_move)
     return st

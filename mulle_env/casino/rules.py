@@ -15,7 +15,7 @@ from typing import NamedTuple, TypeVar
 
 from mulle_env.engine.cards import CARD_NAMES, CARDS
 
-from .cards import COURT, POINTS, SPADE, VALUE
+from .cards import COURT, POINTS, RANK, SPADE, VALUE
 from .moves import (
     BUILD,
     BUILD_ID,
@@ -324,7 +324,7 @@ def plans(ruleset: Ruleset, hand: Sequence[int], loose: Sequence[int], builds: S
         a = VALUE[card]
         # -- captures (4.1) --
         if COURT[card]:
-            same = [f for f in loose if f % 13 == card % 13]
+            same = [f for f in loose if RANK[f] == RANK[card]]
             if same and keeps_reserve(card, (), None):
                 if ruleset.court_capture == "all":
                     out.append((MOVES[CAPTURE_ID[card]], Plan(CAPTURE, card, tuple(same), (), None, None)))

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from mulle_env.engine.canonical import CanonicalForm
 from mulle_env.engine.cards import CARD_NAMES, CARDS, Card, parse_card
@@ -32,13 +32,14 @@ from mulle_env.engine.errors import (
 from mulle_env.engine.rng import derive_seed, seed_problem, shuffled
 
 from . import rules
-from .cards import BIG_CASINO, DECK, LITTLE_CASINO, POINTS, SPADE
+from .cards import ACE, BIG_CASINO, DECK, LITTLE_CASINO, POINTS, SPADE
 from .moves import CAPTURE, MOVES, NUM_MOVE_IDS, Move
 from .ruleset import Ruleset
 
 __all__ = [
-    "CARDS_TO_WIN", "ENGINE_VERSION", "Build", "GameResult", "GameState", "ITEM_POINTS", "MAX_SWEEPS", "PlayerView",
-    "ROUND_POINTS", "SHEET_KEYS", "SPADES_TO_WIN", "new_game", "replay", "round_sheets",
+    "CARDS_TO_WIN", "ENGINE_VERSION", "HAND_DEAL", "TABLE_DEAL", "Build", "GameResult", "GameState", "GameStateBase",
+    "ITEM_POINTS", "MAX_SWEEPS", "PlayerView", "ROUND_POINTS", "SHEET_KEYS", "SPADES_TO_WIN", "new_game", "replay",
+    "replay_game", "round_sheets", "start_game",
 ]
 
 #: Version of Casino's rules and canonical form; results files record it.
@@ -59,6 +60,14 @@ ROUND_POINTS = sum(ITEM_POINTS.values())
 #: Most sweeps one seat makes in a round: it plays 24 cards (6 deals of 4).
 MAX_SWEEPS = 24
 
+#: Cards dealt to each player at a time, and to the table at a round's start (CASINO.md 1.2).
+HAND_DEAL = 4
+TABLE_DEAL = 4
+
+#: Why ``legal_ids`` refuses under ``gather_all=False`` (both backends say it).
+_NO_IDS = ("under gather_all=False moves name what they take and have no ids; "
+           "use legal_moves() (the environments index the legal moves instead)")
+
 #: Stream number that separates Casino's deals from Mulle's for the same seed.
 _DEAL_STREAM = 0xCA5140
 
@@ -66,6 +75,7 @@ _DEAL_STREAM = 0xCA5140
 _FRESH_SEEDS = random.SystemRandom()
 
 Sheet = dict[str, int]
+_S = TypeVar("_S", bound="GameStateBase")
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +173,268 @@ class PlayerView(NamedTuple):
         }
 
 
-class GameState(CanonicalForm):
+class GameStateBase(CanonicalForm):
+    """What a Casino state is, written once for both backends: checked play, the end, views, the canonical form.
+
+    A backend supplies the position (the read-only attributes below, fresh values on every read)
+    and a few primitives: ``_plan_table`` (the legal moves with their plans), ``_apply`` (play a
+    plan), ``_load`` (a checked position), ``_start_game`` (round 1 dealt from the seed),
+    ``_stored_builds``, ``_set_last_move`` and ``copy``. The Python reference is :class:`GameState`
+    here; the compiled core's is :class:`mulle_env.casino.cstate.GameState`. Both give the same
+    answers and refuse the same input with the same messages.
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        @property
+        def ruleset(self) -> Ruleset: ...
+        @property
+        def seed(self) -> int | None: ...
+        @property
+        def to_move(self) -> int: ...
+        @property
+        def over(self) -> bool: ...
+        @property
+        def round(self) -> int: ...
+        @property
+        def dealer(self) -> int: ...
+        @property
+        def hands(self) -> list[list[int]]: ...
+        @property
+        def loose(self) -> list[int]: ...
+        @property
+        def captured(self) -> list[list[int]]: ...
+        @property
+        def sweeps(self) -> list[int]: ...
+        @property
+        def last_capturer(self) -> int | None: ...
+        @property
+        def stock(self) -> list[int]: ...
+        @property
+        def sheets(self) -> list[tuple[Sheet, Sheet]]: ...
+        @property
+        def last_move(self) -> tuple[int, Move] | None: ...
+        def scores(self) -> tuple[int, int]: ...
+        def copy(self) -> Self: ...
+        def __init__(self, ruleset: Ruleset | None = None, seed: int | None = None) -> None: ...
+
+    # ----- the primitives each backend supplies --------------------------------------------
+    def _plan_table(self) -> dict[Move, rules.Plan]:
+        raise NotImplementedError
+
+    def _apply(self, move: Move, plan: rules.Plan) -> None:
+        raise NotImplementedError
+
+    def _stored_builds(self) -> list[rules.StoredBuild]:
+        raise NotImplementedError
+
+    def _load(self, hands: list[list[int]], loose: list[int], builds: list[rules.StoredBuild],
+              captured: list[list[int]], sweeps: list[int], last_capturer: int | None, stock: list[int],
+              round_: int, scores: list[int], sheets: list[tuple[Sheet, Sheet]], to_move: int) -> None:
+        raise NotImplementedError
+
+    def _start_game(self) -> None:
+        raise NotImplementedError
+
+    def _set_last_move(self, last_move: tuple[int, Move] | None) -> None:
+        raise NotImplementedError
+
+    # ----- reading -------------------------------------------------------------------------
+    @property
+    def builds(self) -> tuple[Build, ...]:
+        """The builds on the table, by value then cards."""
+        return tuple(Build(v, o, tuple(CARDS[c] for c in cs)) for v, o, cs in self._stored_builds())
+
+    def is_over(self) -> bool:
+        """True once the game has ended."""
+        return self.over
+
+    # ----- moves ---------------------------------------------------------------------------
+    def legal_moves(self) -> list[Move]:
+        """Every legal move of the seat to move, in the canonical order (empty once the game is over)."""
+        return list(self._plan_table())
+
+    def move_plans(self) -> Mapping[Move, rules.Plan]:
+        """Every legal move with what it does (:class:`~mulle_env.casino.rules.Plan`), in the canonical order.
+
+        The state's own table, read-only and computed once per position: the same one
+        :meth:`legal_moves` lists and :meth:`play` applies, so a searcher that reads it and then
+        plays costs one move generation, not two.
+        """
+        return MappingProxyType(self._plan_table())
+
+    def legal_ids(self) -> tuple[int, ...]:
+        """The ids of the legal moves, ascending (the environments' actions); only under ``gather_all=True``."""
+        if not self.ruleset.gather_all:
+            raise ValueError(_NO_IDS)
+        return tuple(m.id for m in self._plan_table())  # type: ignore[misc]  # every such move has an id
+
+    def is_legal(self, move: Move | str) -> bool:
+        """Whether ``move`` (a Move or its text) is legal now; malformed text is not."""
+        try:
+            self.check(move)
+        except MulleError:
+            return False
+        return True
+
+    def check(self, move: Move | str) -> Move:
+        """``move`` parsed and checked legal, as the engine's own value; raises saying why it is not.
+
+        Malformed text raises :class:`~mulle_env.engine.errors.InvalidMoveError`; a move after the
+        end :class:`~mulle_env.engine.errors.GameOverError`; an illegal one
+        :class:`~mulle_env.engine.errors.IllegalMoveError`, naming the reason and the legal moves.
+        """
+        if self.over:
+            raise GameOverError(f"the game is over (scores {self.scores()}); no move {str(move)!r:.80} can be played")
+        m = Move.from_str(move)
+        plans = self._plan_table()
+        if m in plans:
+            return next(k for k in plans if k == m) if m.id is None else m
+        raise self._illegal(m, plans)
+
+    def _illegal(self, m: Move, plans: Mapping[Move, rules.Plan]) -> IllegalMoveError:
+        p = self.to_move
+        why = rules.refusal(self.ruleset, m, self.hands[p], self.loose, self._stored_builds(), p,
+                            lambda: list(plans))
+        legal = ", ".join(map(str, plans))
+        return IllegalMoveError(f"illegal move {str(m)!r} for seat {p}: {why}; legal: {legal}", reason=why)
+
+    def play(self, move: Move | str) -> Self:
+        """Play ``move`` (a Move or its text) for the seat to move, checked; returns the state."""
+        m = self.check(move)
+        self._apply(m, self._plan_table()[m])
+        return self
+
+    def play_id(self, move_id: int) -> None:
+        """Play the move with id ``move_id`` (an environment's action) for the seat to move, checked."""
+        if self.over:
+            raise GameOverError(f"the game is over (scores {self.scores()}); no move can be played")
+        if isinstance(move_id, bool) or not isinstance(move_id, int) or not 0 <= move_id < NUM_MOVE_IDS:
+            raise IllegalMoveError(f"a move id is a whole number from 0 to {NUM_MOVE_IDS - 1}, not {move_id!r:.40}")
+        m = MOVES[move_id]
+        plan = self._plan_table().get(m)
+        if plan is None:
+            self.check(m)  # raises, saying why
+        else:
+            self._apply(m, plan)
+
+    # ----- the end -------------------------------------------------------------------------
+    def result(self) -> GameResult:
+        """How the finished game ended; :class:`~mulle_env.engine.errors.GameNotOverError` before the end."""
+        if not self.over:
+            raise GameNotOverError(f"the game is not over: round {self.round}, seat {self.to_move} to move")
+        a, b = self.scores()
+        return GameResult((a, b), 0 if a > b else 1 if b > a else None, tuple(self.sheets))
+
+    # ----- views ---------------------------------------------------------------------------
+    def view(self, player: int) -> PlayerView:
+        """What seat ``player`` may know (its hand, the table, both captured piles, sizes of the hidden ones)."""
+        if isinstance(player, bool) or player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player!r:.40}")
+        hands, captured, sweeps = self.hands, self.captured, self.sweeps
+        return PlayerView(
+            player, self.to_move, self.over, tuple(CARDS[c] for c in hands[player]),
+            len(hands[1 - player]), tuple(CARDS[c] for c in self.loose), self.builds,
+            (tuple(CARDS[c] for c in captured[0]), tuple(CARDS[c] for c in captured[1])),
+            (sweeps[0], sweeps[1]), self.last_capturer, len(self.stock), self.round, self.dealer,
+            self.scores(), self.ruleset, self.last_move,
+        )
+
+    # ----- canonical form ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical JSON form (CASINO.md 6): piles sorted, builds by value, the stock in dealing order.
+
+        Besides section 6's fields it holds ``seed`` (later rounds' decks), ``sheets`` (the
+        finished rounds' score sheets) and ``over``; ``ruleset`` lists the flags that differ
+        from the defaults.
+        """
+        return {
+            "to_move": self.to_move,
+            "hands": [[CARD_NAMES[c] for c in h] for h in self.hands],
+            "table": [CARD_NAMES[c] for c in self.loose]
+            + [{"build": [CARD_NAMES[c] for c in cs], "value": v, "owner": o} for v, o, cs in self._stored_builds()],
+            "captured": [[CARD_NAMES[c] for c in p] for p in self.captured],
+            "sweeps": list(self.sweeps),
+            "last_capturer": self.last_capturer,
+            "stock": [CARD_NAMES[c] for c in self.stock],
+            "round": self.round,
+            "dealer": self.dealer,
+            "scores": list(self.scores()),
+            "sheets": [[dict(a), dict(b)] for a, b in self.sheets],
+            "ruleset": self.ruleset.changes(),
+            "seed": self.seed,
+            "over": self.over,
+        }
+
+    def __repr__(self) -> str:
+        return (f"<casino.GameState round {self.round} to_move {self.to_move} scores {self.scores()}"
+                f"{' over' if self.over else ''}>")
+
+    def __str__(self) -> str:
+        from .render import render_state
+
+        return render_state(self)  # type: ignore[arg-type]  # either backend's state
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore_as, (type(self), self.to_dict(), self.last_move))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], ruleset: Ruleset | dict[str, Any] | None = None) -> Self:
+        """Read a position in the form of CASINO.md 6 (canonical or hand-written), validating every field.
+
+        Required: ``to_move``, ``hands`` and ``table``; the rest default to a fresh round 1
+        (nothing captured, no stock). ``ruleset`` given here wins over the dict's. Raises
+        :class:`~mulle_env.engine.errors.InvalidPositionError` naming the field that is wrong.
+        """
+        from .position import read_position
+
+        return read_position(cls, data, ruleset)
+
+    @classmethod
+    def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], stock: Iterable[int | str],
+                  seed: int | None = None) -> Self:
+        """A full state consistent with ``view``, given guesses for the hidden cards (a determinization).
+
+        ``opponent_hand`` and ``stock`` are the searcher's sample of the cards ``view.unseen()``
+        lists (the stock in dealing order); ``seed`` fixes later rounds' decks (a fresh random
+        one without it, so determinizations do not all deal the real game's later rounds).
+        """
+        if not isinstance(view, PlayerView):
+            raise InvalidPositionError(f"from_view takes a casino.PlayerView (GameState.view(seat)), "
+                                       f"not {type(view).__name__}")
+        if seed is not None and (why := seed_problem(seed)) is not None:
+            raise InvalidPositionError(why)  # later rounds are dealt from it, and to_dict()/pickles must read it back
+        hidden = [_face(f, "opponent_hand") for f in _card_list(opponent_hand, "opponent_hand")]
+        deal = [_face(f, "stock") for f in _card_list(stock, "stock")]
+        unseen = set(view.unseen())
+        wrong = [CARD_NAMES[f] for f in (*hidden, *deal) if f not in unseen]
+        if wrong or len(set(hidden) | set(deal)) != len(hidden) + len(deal):
+            raise InvalidPositionError(
+                f"a determinization deals each unseen card once; {', '.join(wrong) or 'a card twice'} "
+                "is not one of the view's unseen cards (PlayerView.unseen())")
+        if len(hidden) != view.opponent_hand_size or len(deal) != view.stock_size:
+            raise InvalidPositionError(
+                f"the view shows an opponent hand of {view.opponent_hand_size} and a stock of {view.stock_size} "
+                f"cards, not {len(hidden)} and {len(deal)}")
+        st = cls(view.ruleset, _FRESH_SEEDS.getrandbits(63) if seed is None else int(seed))
+        own = [int(c) for c in view.hand]
+        p = view.player
+        # the dealer and the end follow from the round and the hands
+        st._load([own, sorted(hidden)] if p == 0 else [sorted(hidden), own], [int(c) for c in view.loose],
+                 [b.stored for b in view.builds], [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]],
+                 list(view.sweeps), view.last_capturer, deal, view.round, list(view.scores), [], view.to_move)
+        st._set_last_move(view.last_move)
+        return st
+
+
+class GameState(GameStateBase):
     """A Casino game in progress (or over): the whole position, the rules and the seed of later rounds.
 
-    Read it through its attributes (fresh values every time); change it with :meth:`play`
-    (checked) or :meth:`play_id` (an action id of the environments). ``to_dict``/``from_dict``
-    give the canonical form of CASINO.md 6 and :meth:`key` its stable hash.
+    The pure-Python reference (:class:`GameStateBase` holds what both backends share). Read it
+    through its attributes (fresh values every time); change it with :meth:`play` (checked) or
+    :meth:`play_id` (an action id of the environments). ``to_dict``/``from_dict`` give the
+    canonical form of CASINO.md 6 and :meth:`key` its stable hash.
     """
 
     __slots__ = ("_ruleset", "_seed", "_hands", "_loose", "_builds", "_captured", "_sweeps", "_last_capturer",
@@ -234,11 +500,6 @@ class GameState(CanonicalForm):
         return list(self._loose)
 
     @property
-    def builds(self) -> tuple[Build, ...]:
-        """The builds on the table, by value then cards."""
-        return tuple(Build(v, o, tuple(CARDS[c] for c in cs)) for v, o, cs in self._builds)
-
-    @property
     def captured(self) -> list[list[int]]:
         """Each seat's captured cards this round, sorted faces."""
         return [sorted(self._captured[0]), sorted(self._captured[1])]
@@ -272,9 +533,8 @@ class GameState(CanonicalForm):
         """The game totals by seat: the points of the finished rounds."""
         return (self._scores[0], self._scores[1])
 
-    def is_over(self) -> bool:
-        """True once the game has ended."""
-        return self.over
+    def _stored_builds(self) -> list[rules.StoredBuild]:
+        return list(self._builds)
 
     # ----- moves ---------------------------------------------------------------------------
     def _plan_table(self) -> dict[Move, rules.Plan]:
@@ -287,72 +547,6 @@ class GameState(CanonicalForm):
                 plans = rules.plans(self._ruleset, self._hands[p], self._loose, self._builds, p)
             self._plans = plans
         return plans
-
-    def legal_moves(self) -> list[Move]:
-        """Every legal move of the seat to move, in the canonical order (empty once the game is over)."""
-        return list(self._plan_table())
-
-    def move_plans(self) -> Mapping[Move, rules.Plan]:
-        """Every legal move with what it does (:class:`~mulle_env.casino.rules.Plan`), in the canonical order.
-
-        The state's own table, read-only and computed once per position: the same one
-        :meth:`legal_moves` lists and :meth:`play` applies, so a searcher that reads it and then
-        plays costs one move generation, not two.
-        """
-        return MappingProxyType(self._plan_table())
-
-    def legal_ids(self) -> tuple[int, ...]:
-        """The ids of the legal moves, ascending (the environments' actions); only under ``gather_all=True``."""
-        if not self._ruleset.gather_all:
-            raise ValueError("under gather_all=False moves name what they take and have no ids; "
-                             "use legal_moves() (the environments index the legal moves instead)")
-        return tuple(m.id for m in self._plan_table())  # type: ignore[misc]  # every such move has an id
-
-    def is_legal(self, move: Move | str) -> bool:
-        """Whether ``move`` (a Move or its text) is legal now; malformed text is not."""
-        try:
-            self.check(move)
-        except MulleError:
-            return False
-        return True
-
-    def check(self, move: Move | str) -> Move:
-        """``move`` parsed and checked legal, as the engine's own value; raises saying why it is not.
-
-        Malformed text raises :class:`~mulle_env.engine.errors.InvalidMoveError`; a move after the
-        end :class:`~mulle_env.engine.errors.GameOverError`; an illegal one
-        :class:`~mulle_env.engine.errors.IllegalMoveError`, naming the reason and the legal moves.
-        """
-        if self.over:
-            raise GameOverError(f"the game is over (scores {self.scores()}); no move {str(move)!r:.80} can be played")
-        m = Move.from_str(move)
-        plans = self._plan_table()
-        if m in plans:
-            return next(k for k in plans if k == m) if m.id is None else m
-        p = self._to_move
-        why = rules.refusal(self._ruleset, m, self._hands[p], self._loose, self._builds, p,
-                            lambda: list(plans))
-        legal = ", ".join(map(str, plans))
-        raise IllegalMoveError(f"illegal move {str(m)!r} for seat {p}: {why}; legal: {legal}", reason=why)
-
-    def play(self, move: Move | str) -> Self:
-        """Play ``move`` (a Move or its text) for the seat to move, checked; returns the state."""
-        m = self.check(move)
-        self._apply(m, self._plan_table()[m])
-        return self
-
-    def play_id(self, move_id: int) -> None:
-        """Play the move with id ``move_id`` (an environment's action) for the seat to move, checked."""
-        if self.over:
-            raise GameOverError(f"the game is over (scores {self.scores()}); no move can be played")
-        if isinstance(move_id, bool) or not isinstance(move_id, int) or not 0 <= move_id < NUM_MOVE_IDS:
-            raise IllegalMoveError(f"a move id is a whole number from 0 to {NUM_MOVE_IDS - 1}, not {move_id!r:.40}")
-        m = MOVES[move_id]
-        plan = self._plan_table().get(m)
-        if plan is None:
-            self.check(m)  # raises, saying why
-        else:
-            self._apply(m, plan)
 
     def _apply(self, move: Move, plan: rules.Plan) -> None:
         p = self._to_move
@@ -379,9 +573,9 @@ class GameState(CanonicalForm):
     def _deal(self) -> None:
         dealer = self.dealer
         stock = self._stock
-        self._hands[1 - dealer] = sorted(stock[:4])
-        self._hands[dealer] = sorted(stock[4:8])
-        self._stock = stock[8:]
+        self._hands[1 - dealer] = sorted(stock[:HAND_DEAL])
+        self._hands[dealer] = sorted(stock[HAND_DEAL:2 * HAND_DEAL])
+        self._stock = stock[2 * HAND_DEAL:]
         self._to_move = 1 - dealer
 
     def _end_round(self) -> None:
@@ -410,69 +604,33 @@ class GameState(CanonicalForm):
         self._captured = [[], []]
         self._sweeps = [0, 0]
         self._last_capturer = None
-        self._loose = sorted(deck[8:12])
-        self._stock = deck[:8] + deck[12:]
+        first = 2 * HAND_DEAL  # the first deal's hands come off the top, then the table's cards
+        self._loose = sorted(deck[first:first + TABLE_DEAL])
+        self._stock = deck[:first] + deck[first + TABLE_DEAL:]
         self._builds = []
         self._deal()
 
-    # ----- the end -------------------------------------------------------------------------
-    def result(self) -> GameResult:
-        """How the finished game ended; :class:`~mulle_env.engine.errors.GameNotOverError` before the end."""
-        if not self.over:
-            raise GameNotOverError(f"the game is not over: round {self._round}, seat {self._to_move} to move")
-        a, b = self._scores
-        return GameResult((a, b), 0 if a > b else 1 if b > a else None, tuple(self.sheets))
+    def _start_game(self) -> None:
+        self._start_round()
 
-    # ----- views ---------------------------------------------------------------------------
-    def view(self, player: int) -> PlayerView:
-        """What seat ``player`` may know (its hand, the table, both captured piles, sizes of the hidden ones)."""
-        if isinstance(player, bool) or player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, not {player!r:.40}")
-        return PlayerView(
-            player, self._to_move, self.over, tuple(CARDS[c] for c in self._hands[player]),
-            len(self._hands[1 - player]), tuple(CARDS[c] for c in self._loose), self.builds,
-            (tuple(CARDS[c] for c in sorted(self._captured[0])), tuple(CARDS[c] for c in sorted(self._captured[1]))),
-            (self._sweeps[0], self._sweeps[1]), self._last_capturer, len(self._stock), self._round, self.dealer,
-            self.scores(), self._ruleset, self._last_move,
-        )
+    def _load(self, hands: list[list[int]], loose: list[int], builds: list[rules.StoredBuild],
+              captured: list[list[int]], sweeps: list[int], last_capturer: int | None, stock: list[int],
+              round_: int, scores: list[int], sheets: list[tuple[Sheet, Sheet]], to_move: int) -> None:
+        self._hands = [sorted(hands[0]), sorted(hands[1])]
+        self._loose = sorted(loose)
+        self._builds = sorted(builds)
+        self._captured = [list(captured[0]), list(captured[1])]
+        self._sweeps = list(sweeps)
+        self._last_capturer = last_capturer
+        self._stock = list(stock)
+        self._round = round_
+        self._scores = list(scores)
+        self._sheets = [(dict(a), dict(b)) for a, b in sheets]
+        self._to_move = to_move
+        self._plans = None
 
-    # ----- canonical form ------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """The canonical JSON form (CASINO.md 6): piles sorted, builds by value, the stock in dealing order.
-
-        Besides section 6's fields it holds ``seed`` (later rounds' decks), ``sheets`` (the
-        finished rounds' score sheets) and ``over``; ``ruleset`` lists the flags that differ
-        from the defaults.
-        """
-        return {
-            "to_move": self._to_move,
-            "hands": [[CARD_NAMES[c] for c in h] for h in self._hands],
-            "table": [CARD_NAMES[c] for c in self._loose]
-            + [{"build": [CARD_NAMES[c] for c in cs], "value": v, "owner": o} for v, o, cs in self._builds],
-            "captured": [[CARD_NAMES[c] for c in sorted(p)] for p in self._captured],
-            "sweeps": list(self._sweeps),
-            "last_capturer": self._last_capturer,
-            "stock": [CARD_NAMES[c] for c in self._stock],
-            "round": self._round,
-            "dealer": self.dealer,
-            "scores": list(self._scores),
-            "sheets": [[dict(a), dict(b)] for a, b in self._sheets],
-            "ruleset": self._ruleset.changes(),
-            "seed": self._seed,
-            "over": self.over,
-        }
-
-    def __repr__(self) -> str:
-        return (f"<casino.GameState round {self._round} to_move {self._to_move} scores {self.scores()}"
-                f"{' over' if self.over else ''}>")
-
-    def __str__(self) -> str:
-        from .render import render_state
-
-        return render_state(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (self.to_dict(), self._last_move))
+    def _set_last_move(self, last_move: tuple[int, Move] | None) -> None:
+        self._last_move = last_move
 
     def copy(self) -> GameState:
         """An independent copy (its moves do not touch this state)."""
@@ -489,59 +647,6 @@ class GameState(CanonicalForm):
         st._sheets = list(self._sheets)
         st._plans = self._plans  # a dict nobody changes: rebuilt, not edited, after a move
         st._last_move = self._last_move
-        return st
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
-        """Read a position in the form of CASINO.md 6 (canonical or hand-written), validating every field.
-
-        Required: ``to_move``, ``hands`` and ``table``; the rest default to a fresh round 1
-        (nothing captured, no stock). ``ruleset`` given here wins over the dict's. Raises
-        :class:`~mulle_env.engine.errors.InvalidPositionError` naming the field that is wrong.
-        """
-        from .position import read_position
-
-        return read_position(cls, data, ruleset)
-
-    @classmethod
-    def from_view(cls, view: PlayerView, opponent_hand: Iterable[int | str], stock: Iterable[int | str],
-                  seed: int | None = None) -> GameState:
-        """A full state consistent with ``view``, given guesses for the hidden cards (a determinization).
-
-        ``opponent_hand`` and ``stock`` are the searcher's sample of the cards ``view.unseen()``
-        lists (the stock in dealing order); ``seed`` fixes later rounds' decks (a fresh random
-        one without it, so determinizations do not all deal the real game's later rounds).
-        """
-        if not isinstance(view, PlayerView):
-            raise InvalidPositionError(f"from_view takes a casino.PlayerView (GameState.view(seat)), "
-                                       f"not {type(view).__name__}")
-        if seed is not None and (why := seed_problem(seed)) is not None:
-            raise InvalidPositionError(why)  # later rounds are dealt from it, and to_dict()/pickles must read it back
-        hidden = [_face(f, "opponent_hand") for f in _card_list(opponent_hand, "opponent_hand")]
-        deal = [_face(f, "stock") for f in _card_list(stock, "stock")]
-        unseen = set(view.unseen())
-        wrong = [CARD_NAMES[f] for f in (*hidden, *deal) if f not in unseen]
-        if wrong or len(set(hidden) | set(deal)) != len(hidden) + len(deal):
-            raise InvalidPositionError(
-                f"a determinization deals each unseen card once; {', '.join(wrong) or 'a card twice'} "
-                "is not one of the view's unseen cards (PlayerView.unseen())")
-        if len(hidden) != view.opponent_hand_size or len(deal) != view.stock_size:
-            raise InvalidPositionError(
-                f"the view shows an opponent hand of {view.opponent_hand_size} and a stock of {view.stock_size} "
-                f"cards, not {len(hidden)} and {len(deal)}")
-        st = cls(view.ruleset, _FRESH_SEEDS.getrandbits(63) if seed is None else seed)
-        own = [int(c) for c in view.hand]
-        p = view.player
-        st._hands = [own, sorted(hidden)] if p == 0 else [sorted(hidden), own]
-        st._loose = [int(c) for c in view.loose]
-        st._builds = [b.stored for b in view.builds]
-        st._captured = [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]]
-        st._sweeps = list(view.sweeps)
-        st._last_capturer = view.last_capturer
-        st._stock = deal
-        st._round, st._to_move = view.round, view.to_move  # the dealer and the end follow from the round and hands
-        st._scores = list(view.scores)
-        st._last_move = view.last_move
         return st
 
 
@@ -573,7 +678,7 @@ def round_sheets(captured: Sequence[Sequence[int]], sweeps: Sequence[int], rules
             "spades": ITEM_POINTS["spades"] if sp[s] >= SPADES_TO_WIN else 0,
             "big_casino": POINTS[BIG_CASINO] if BIG_CASINO in pile else 0,
             "little_casino": POINTS[LITTLE_CASINO] if LITTLE_CASINO in pile else 0,
-            "aces": sum(1 for c in pile if c % 13 == 0),
+            "aces": sum(1 for c in pile if ACE[c]),
             "sweeps": sweeps[s] if ruleset.sweeps else 0,
         }
         sheet["total"] = sum(sheet.values())
@@ -583,32 +688,48 @@ def round_sheets(captured: Sequence[Sequence[int]], sweeps: Sequence[int], rules
 
 
 def _restore(data: dict[str, Any], last_move: tuple[int, Move] | None) -> GameState:
-    st = GameState.from_dict(data)
-    st._last_move = last_move
+    """Pickles of the Python reference written before the backends shared a base."""
+    return _restore_as(GameState, data, last_move)
+
+
+def _restore_as(cls: type[_S], data: dict[str, Any], last_move: tuple[int, Move] | None) -> _S:
+    st = cls.from_dict(data)
+    st._set_last_move(last_move)
     return st
 
 
-def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
-    """A new game: round 1 dealt from ``seed`` (a whole number from 0 to 2**64 - 1), seat 0 to move."""
+def start_game(cls: type[_S], seed: int, ruleset: Ruleset | dict[str, Any] | None) -> _S:
+    """``new_game`` on the backend ``cls``: the seed and the ruleset checked, round 1 dealt."""
     why = seed_problem(seed)
     if why is not None:
         raise ValueError(why)
     if ruleset is not None and not isinstance(ruleset, Ruleset):
         ruleset = Ruleset.from_dict(ruleset)
-    st = GameState(ruleset, int(seed))
-    st._start_round()
+    st = cls(ruleset, int(seed))
+    st._start_game()
     return st
 
 
-def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
-    """The state reached by playing ``moves`` (each checked) from ``new_game(seed, ruleset)``."""
+def replay_game(cls: type[_S], seed: int, moves: Iterable[Move | str],
+                ruleset: Ruleset | dict[str, Any] | None = None) -> _S:
+    """``replay`` on the backend ``cls``: each move checked, an illegal one named by its place in the list."""
     if isinstance(moves, (str, Move)):
         raise InvalidMoveError(f"moves must be a list of moves, not a single {type(moves).__name__} "
                                f"{str(moves)!r:.80}; write replay(seed, [{str(moves)!r:.80}])")
-    st = new_game(seed, ruleset)
+    st = start_game(cls, seed, ruleset)
     for i, m in enumerate(moves):
         try:
             st.play(m)
         except MulleError as exc:
             raise type(exc)(f"move {i + 1} of the replay: {exc}") from None
     return st
+
+
+def new_game(seed: int = 0, ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+    """A new game: round 1 dealt from ``seed`` (a whole number from 0 to 2**64 - 1), seat 0 to move."""
+    return start_game(GameState, seed, ruleset)
+
+
+def replay(seed: int, moves: Iterable[Move | str], ruleset: Ruleset | dict[str, Any] | None = None) -> GameState:
+    """The state reached by playing ``moves`` (each checked) from ``new_game(seed, ruleset)``."""
+    return replay_game(GameState, seed, moves, ruleset)
