@@ -10,8 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
+from test_casino_backends import casino_backend  # noqa: F401  (the fixture: every test on each backend)
 
 from mulle_env import casino
+
+# Every test here runs on each Casino backend, the compiled core and the Python reference.
+pytestmark = pytest.mark.usefixtures("casino_backend")
 
 DATA = Path(__file__).parent / "data" / "casino_conformance_positions.jsonl"
 CASES = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]

@@ -10,6 +10,7 @@ import copy
 import pickle
 
 import pytest
+from test_casino_backends import casino_backend  # noqa: F401  (the fixture: every test on each backend)
 
 from mulle_env import casino
 from mulle_env.casino.moves import MOVES, Move
@@ -21,6 +22,9 @@ from mulle_env.engine.errors import (
     InvalidPositionError,
     InvalidRulesetError,
 )
+
+# Every test here runs on each Casino backend, the compiled core and the Python reference.
+pytestmark = pytest.mark.usefixtures("casino_backend")
 
 
 def pos(hand0, table, hand1=("KL K",), to_move=0, ruleset=None, **extra):

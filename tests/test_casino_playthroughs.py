@@ -10,8 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
+from test_casino_backends import casino_backend  # noqa: F401  (the fixture: every test on each backend)
 
 from mulle_env import casino
+
+# Every test here runs on each Casino backend, the compiled core and the Python reference.
+pytestmark = pytest.mark.usefixtures("casino_backend")
 
 HERE = Path(__file__).parent / "playthroughs" / "casino"
 GAMES = sorted(HERE.glob("*.jsonl"))

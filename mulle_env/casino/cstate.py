@@ -43,6 +43,7 @@ from .state import (
     GameResult,
     GameStateBase,
     PlayerView,
+    Sheet,
     replay_game,
     start_game,
 )
@@ -75,7 +76,7 @@ def _configure() -> None:
               sc["stock"], sc["sum_build_max_card"], sc["increase_max_cards"], sc["target_score"], sc["rounds"])
     cards = (VALUE, POINTS, RANK, tuple(map(int, SPADE)), tuple(map(int, COURT)), tuple(map(int, ACE)))
     moves = tuple((KINDS.index(m.kind), int(m.card), -1 if m.value is None else m.value,
-                   -1 if not m.take else int(m.take[0]))  # type: ignore[call-overload]  # a court capture's one card
+                   -1 if not m.taken_loose else int(m.taken_loose[0]))  # a court capture's one card
                   for m in MOVES)
     consts = (HAND_DEAL, TABLE_DEAL, CARDS_TO_WIN, SPADES_TO_WIN, ITEM_POINTS["cards"], ITEM_POINTS["spades"],
               BIG_CASINO, LITTLE_CASINO, MAX_SWEEPS, MAX_ROUNDS, _DEAL_STREAM >> 30, _DEAL_STREAM & (2**30 - 1))
@@ -128,6 +129,12 @@ class GameState(_core.Core, GameStateBase):
         rs = ruleset or Ruleset()
         self._init(rs, _flags(rs), None if seed is None else int(seed))
 
+    def _load(self, hands: list[list[int]], loose: list[int], builds: list[rules.StoredBuild],
+              captured: list[list[int]], sweeps: list[int], last_capturer: int | None, stock: list[int],
+              round_: int, scores: list[int], sheets: list[tuple[Sheet, Sheet]], to_move: int) -> None:
+        rows = [tuple(tuple(sheet[k] for k in SHEET_KEYS) for sheet in pair) for pair in sheets]
+        self._load_raw(hands, loose, builds, captured, sweeps, last_capturer, stock, round_, scores, rows, to_move)
+
     # ----- the plan table: the core's plans named as the reference names them -----------------
     def _table(self) -> tuple[dict[Move, rules.Plan], dict[Move, int], int]:
         cached = self._plans_cache
@@ -168,14 +175,14 @@ class GameState(_core.Core, GameStateBase):
 
     def check(self, move: Move | str) -> Move:
         """``move`` parsed and checked legal, as the engine's own value; raises saying why it is not."""
-        if move.__class__ is Move and move.id is not None and self.ruleset.gather_all and not self.over:  # type: ignore[union-attr]
-            if move.id in self.legal_ids():  # type: ignore[union-attr]
-                return move  # type: ignore[return-value]
+        if isinstance(move, Move) and move.id is not None and self.ruleset.gather_all and not self.over:
+            if move.id in self.legal_ids():
+                return move
         return GameStateBase.check(self, move)
 
     def play(self, move: Move | str) -> GameState:
         """Play ``move`` (a Move or its text) for the seat to move, checked; returns the state."""
-        if move.__class__ is Move and move.id is not None and self._play_id(move.id):  # type: ignore[union-attr]
+        if isinstance(move, Move) and move.id is not None and self._play_id(move.id):
             return self
         GameStateBase.play(self, move)
         return self

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mulle_env.engine.cards import CARD_NAMES
 
 if TYPE_CHECKING:
-    from .state import GameState, PlayerView
+    from .state import GameStateBase, PlayerView
 
 __all__ = ["render_state", "render_view"]
 
@@ -40,7 +40,7 @@ def render_view(view: PlayerView, other_hand: Sequence[int] | None = None) -> st
     return "\n".join(lines)
 
 
-def render_state(state: GameState, seat: int | None = None) -> str:
+def render_state(state: GameStateBase, seat: int | None = None) -> str:
     """The position in a few lines; with ``seat`` only what that seat may see (:func:`render_view` of its view)."""
     if seat is not None:
         return render_view(state.view(seat))

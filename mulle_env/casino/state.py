@@ -374,7 +374,7 @@ class GameStateBase(CanonicalForm):
     def __str__(self) -> str:
         from .render import render_state
 
-        return render_state(self)  # type: ignore[arg-type]  # either backend's state
+        return render_state(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_restore_as, (type(self), self.to_dict(), self.last_move))
@@ -421,9 +421,10 @@ class GameStateBase(CanonicalForm):
         own = [int(c) for c in view.hand]
         p = view.player
         # the dealer and the end follow from the round and the hands
+        captured = [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]]
         st._load([own, sorted(hidden)] if p == 0 else [sorted(hidden), own], [int(c) for c in view.loose],
-                 [b.stored for b in view.builds], [[int(c) for c in view.captured[0]], [int(c) for c in view.captured[1]]],
-                 list(view.sweeps), view.last_capturer, deal, view.round, list(view.scores), [], view.to_move)
+                 [b.stored for b in view.builds], captured, list(view.sweeps), view.last_capturer, deal, view.round,
+                 list(view.scores), [], view.to_move)
         st._set_last_move(view.last_move)
         return st
 

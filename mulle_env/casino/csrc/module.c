@@ -644,7 +644,8 @@ static PyObject *Core_write_mask(Core *self, PyObject *out) {
 
 static PyMethodDef Core_methods[] = {
     {"_init", (PyCFunction)Core_init_, METH_VARARGS, "_init(ruleset, flags, seed): the rules and the seed."},
-    {"_load", (PyCFunction)Core_load, METH_VARARGS, "_load(...): a checked position (position.py reads it)."},
+    {"_load_raw", (PyCFunction)Core_load, METH_VARARGS,
+     "_load_raw(...): a checked position (position.py reads it; sheets as 7-tuples in SHEET_KEYS order)."},
     {"_start_game", (PyCFunction)Core_start_game, METH_NOARGS, "Deal round 1 from the seed (new_game)."},
     {"scores", (PyCFunction)Core_scores, METH_NOARGS, "The game totals by seat: the points of the finished rounds."},
     {"_stored_builds", (PyCFunction)Core_stored_builds, METH_NOARGS, "The builds as (value, owner, faces)."},
