@@ -93,9 +93,10 @@ class Lobby:
     # ----- the list of open tables --------------------------------------------------------
     def listing(self) -> list[dict]:
         """The open tables, people's tables first (name order), then agents' tables: what ``GET /api/tables``
-        answers. Each: ``name``, ``phase`` (``lobby``/``playing``/``saving``), ``seats`` (public seats),
-        ``spectators``, ``max_spectators``, ``free_seats`` (seats an agent holds, which a person may take),
-        ``watch`` (an agents' table), ``seeded``, ``games``, and ``joinable`` (a person may sit down now)."""
+        answers. Each: ``name``, ``game`` (``mulle`` or ``casino``), ``phase`` (``lobby``/``playing``/``saving``),
+        ``seats`` (public seats), ``spectators``, ``max_spectators``, ``free_seats`` (seats an agent holds, which a
+        person may take), ``watch`` (an agents' table), ``seeded``, ``games``, and ``joinable`` (a person may sit
+        down now)."""
         rows = []
         for t in self.tables.values():
             if t.closed:
@@ -103,7 +104,7 @@ class Lobby:
             seats = t.seating.public()
             free = sum(1 for s in seats if s["kind"] == "agent")
             rows.append({
-                "name": t.name, "phase": t.phase, "seats": seats, "spectators": len(t.watchers),
+                "name": t.name, "game": t.game.name, "phase": t.phase, "seats": seats, "spectators": len(t.watchers),
                 "max_spectators": self.config.max_watchers, "free_seats": 0 if t.watch else free,
                 "watch": t.watch, "seeded": t.seating.seeded, "games": t.games,
                 "joinable": not t.watch and free > 0 and not (t.seating.seeded and t.phase != "lobby"),

@@ -70,11 +70,11 @@ class AgentTurns:
         spec = spec or seat.spec
         seat.inline = inline
         try:
-            seat.agent = agents.make(spec)
+            seat.agent = agents.make(spec, game=t.game.name)
         except ValueError:  # a spec that built once fails no more, but a table must never stop
             log.exception("agent %r could not be built; seat %d falls back to %r", spec, seat.index, config.fallback)
             spec = config.fallback
-            seat.agent = agents.make(spec)
+            seat.agent = agents.make(spec, game=t.game.name)
             seat.inline = True
         seat.spec = spec
         seat.rng = random.Random(f"{t.match.seed}:{seat.index}:{spec}:{len(t.match.history)}")
@@ -126,7 +126,7 @@ class AgentTurns:
             # Every worker was busy for a whole move time (not this agent's fault): the fallback plays this move.
             log.warning("table %r: no agent thread free for %g s; %r plays seat %d's move", t.name, limit,
                         t.hub.config.fallback, seat.index)
-            move = agents.make(t.hub.config.fallback).act(view, legal, seat.rng)
+            move = agents.make(t.hub.config.fallback, game=t.game.name).act(view, legal, seat.rng)
         try:
             # The loop checks the answer (None, a non-move, an illegal move: IllegalMoveError naming the seat).
             event, failed = t.through_loop(lambda: t.loop.commit(index, move, legal))

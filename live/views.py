@@ -8,9 +8,11 @@ both hands, since nobody there is hiding anything.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mulle_env.engine.cards import CARD_NAMES
-from mulle_env.engine.match import Match, move_event
-from mulle_env.engine.record import GameRecord, view_to_dict
+from mulle_env.engine.match import move_event
+from mulle_env.engine.record import view_to_dict
 from mulle_env.engine.state import GameState
 
 __all__ = ["move_previews", "replay_frames", "seat_view", "spectator_view"]
@@ -89,18 +91,23 @@ def _contains(cards: list[int], part: list[int]) -> bool:
     return True
 
 
-def replay_frames(record: GameRecord) -> list[dict]:
-    """Every position of a recorded game with both hands: frame 0 is the deal, frame n follows move n.
+def replay_frames(record: Any) -> list[dict]:
+    """Every position of a recorded game (of either game: a GameRecord or :class:`~live.games.CasinoRecord`) with
+    both hands: frame 0 is the deal, frame n follows move n.
 
     Each frame is ``{"event": MoveEvent.to_dict() or None, "text": str or None, "view": spectator view}``.
     Every move is checked by replaying it (the record's errors propagate).
     """
-    match = Match(record.seed, record.ruleset, record.specs)
-    frames = [{"event": None, "text": None, "view": spectator_view(match.state, True)}]
+    from .games import live_game  # the games use this module's Mulle views
+
+    game = live_game(getattr(record, "game", "mulle"))
+    match = game.replay_match(record)
+    frames = [{"event": None, "text": None, "view": game.spectator_view(match.state, True)}]
     for i, text in enumerate(record.moves, 1):
         try:
             event = match.play(text)
         except ValueError as exc:
             raise type(exc)(f"move {i} of the record ({text!r}): {exc}") from None
-        frames.append({"event": event.to_dict(), "text": event.describe(), "view": spectator_view(match.state, True)})
+        frames.append({"event": event.to_dict(), "text": event.describe(),
+                       "view": game.spectator_view(match.state, True)})
     return frames

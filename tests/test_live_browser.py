@@ -101,7 +101,7 @@ def page(browser):
     pg = ctx.new_page()
     pg.set_default_timeout(10_000)
     errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("pageerror", lambda exc: errors.append(f"{exc} {exc.stack}"[:600]))
     yield pg
     ctx.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
@@ -934,23 +934,216 @@ def test_a_stored_game_is_analysed_from_the_page_with_its_mistakes_marked(server
     assert page.is_hidden("#analysis")
 
 
-def test_the_ratings_page_shows_ratings_with_intervals_and_a_persons_history(server, page):
-    """Issue 33: a ratings page for named people and the agents, from the stored games."""
+def test_the_ratings_page_lists_glicko_ratings_and_a_players_page_charts_them(server, page):
+    """Issue 52, item 3: Glicko-2 ratings per game with their deviation and a provisional mark; a player's page shows
+    the history as an SVG chart drawn by the page (no CDN)."""
+    import time as _time
+
+    from live.ratings import agent_key, person_key
+    from live.store import FinishedGame
+
     for i in range(4):
-        _store_game(server, "browser-ratings", 60 + i, ("Rut",))
-    page.goto(server.url + "/ratings?player=rut")
+        m = Match(60 + i, {"sets": 1}, ["person:Rut", "random"])
+        m.play_out([agents.make("random"), agents.make("heuristic")], [random.Random(4), random.Random(5)])
+        game = FinishedGame("browser-ratings", m.record(), (((1, "Rut", "person"),), ((1, "random", "agent"),)),
+                            _time.time(), rated=(person_key("Rut"), agent_key("random")))
+        server.call(lambda g=game: server.hub.store.add(g))
+    page.goto(server.url + "/ratings")
     page.wait_for_selector('#ratings-body tr[data-key="person:rut"]')
     import urllib.request
 
-    with urllib.request.urlopen(server.url + "/api/ratings?player=rut", timeout=10) as r:
+    with urllib.request.urlopen(server.url + "/api/ratings?game=mulle", timeout=10) as r:
         body = json.loads(r.read())
     row = page.locator('#ratings-body tr[data-key="person:rut"]').inner_text()
     rut = next(p for p in body["players"] if p["key"] == "person:rut")
-    shown = page.evaluate("x => (x > 0 ? '+' : '') + x.toFixed(0)", rut["elo"])  # the page's own rounding
-    assert shown in row and " to " in row and str(rut["games"]) in row
-    page.wait_for_selector("#history-list li")
-    assert page.locator("#history-list li").count() == len(body["history"]) >= 4
+    assert f"{round(rut['rating'])}?" in row and str(round(rut["rd"])) in row and str(rut["games"]) in row
+    assert axe_violations(page) == []
+    page.click('#ratings-body tr[data-key="person:rut"] a')
+    page.wait_for_url("**/players/Rut")
+    page.wait_for_selector("svg.chart")
+    assert page.locator("svg.chart circle").count() == rut["games"]
+    assert page.locator('.game-block tbody tr').count() == rut["games"]
     assert axe_violations(page) == []
     page.goto(server.url + "/")
-    page.click("a.header-link")  # the start page links to it
+    page.click("a.header-link")  # the start page links to the ratings
     page.wait_for_url("**/ratings")
+
+# ----- issue 52: Casino at the table by drops, the chooser, the temporary stack ------------------------------
+
+
+def sit_down_casino(page, server, table: str, seed: int, name: str = "Anna", rounds: int = 1) -> None:
+    page.goto(server.url + f"/?delay=0&table={table}&name={name}&seed={seed}")
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.fill("#opponent", "random")
+    page.select_option("#game-choice", "casino")
+    page.select_option("#sets", str(rounds))
+    page.click("#join-btn")
+    page.wait_for_selector("#game:not([hidden])")
+
+
+def _casino_seed(want) -> tuple[int, object]:
+    """A seed whose first position (seat 0 to move, one round) has what ``want(view)`` asks for."""
+    from mulle_env import casino
+
+    for seed in range(500):
+        view = casino.new_game(seed, casino.Ruleset(rounds=1)).view(0)
+        found = want(view)
+        if found:
+            return seed, found
+    raise AssertionError("no seed found")
+
+
+def _drops_in(view):
+    from mulle_env.casino.drops import drop_moves
+
+    out = {"one": None, "several": None, "none": None}
+    piles = list(view.loose) + [tuple(b.cards) for b in view.builds]
+    for card in view.hand:
+        for pile in piles:
+            n = len(drop_moves(view, card, pile))
+            key = "none" if n == 0 else "one" if n == 1 else "several"
+            out[key] = out[key] or (card, pile)
+    return out
+
+
+def _pile_selector(pile) -> str:
+    from mulle_env.engine.cards import CARD_NAMES
+
+    if isinstance(pile, tuple):
+        return f'#builds .build[data-build="[{" ".join(CARD_NAMES[c] for c in pile)}]"]'
+    return f'#loose .card[data-card="{CARD_NAMES[pile]}"]'
+
+
+def _play_casino_turn_by_drag(page, server, table_name: str) -> str:
+    """Seat 0's turn at a Casino table, played as a person would: the first legal move's other piles clicked onto the
+    temporary stack, its card dragged onto its first pile (or onto the empty table to trail), the chooser answered."""
+    from mulle_env.casino import rules
+    from mulle_env.engine.cards import CARD_NAMES
+
+    table = server.call(lambda: server.hub.tables[table_name])
+    view = server.call(lambda: table.match.view(0))
+    move, plan = next(iter(view.move_plans().items()))
+    piles = [int(f) for f in plan.loose] + [tuple(sorted(b[2])) for b in plan.builds]
+    if plan.base is not None:
+        piles.insert(0, tuple(sorted(plan.base[2])))
+    assert rules.taken_cards(plan) is not None
+    for pile in piles[1:]:
+        page.click(_pile_selector(pile))
+    card = page.locator(f'#hand .card[data-card="{CARD_NAMES[move.card]}"]')
+    before = len(server.call(lambda: list(table.match.history)))
+    card.drag_to(page.locator(_pile_selector(piles[0]) if piles else "#table-title"))
+    page.wait_for_function(f"() => !document.querySelector('#choices').hidden || "
+                           f"document.querySelectorAll('#log li[data-move]').length > {before}")
+    if page.is_visible(f'#choices button[data-move="{move}"]'):
+        page.click(f'#choices button[data-move="{move}"]')
+    page.wait_for_function(f"() => document.querySelectorAll('#log li[data-move]').length > {before}")
+    return str(move)
+
+
+def test_casino_by_drags_plays_at_once_offers_a_chooser_in_words_and_refuses_saying_why(server, page):
+    """Issue 52, item 1: the seed's interaction rules in a real browser (CASINO.md 8)."""
+    from mulle_env.casino.drops import drop_choices, drop_refusal
+    from mulle_env.engine.cards import CARD_NAMES
+
+    seed, found = _casino_seed(lambda v: (d := _drops_in(v)) and d["several"] and d["none"] and d)
+    sit_down_casino(page, server, "browser-casino", seed)
+    assert "Casino" in page.inner_text("#table-label")
+    assert axe_violations(page) == []  # the Casino table's lobby
+    start(page)
+    assert axe_violations(page) == []  # a Casino game, the player's turn
+    from mulle_env import casino
+
+    view = casino.new_game(seed, casino.Ruleset(rounds=1)).view(0)
+    # A drop that means no move is refused, in words, and the turn goes on.
+    card, pile = found["none"]
+    page.locator(f'#hand .card[data-card="{CARD_NAMES[card]}"]').drag_to(page.locator(_pile_selector(pile)))
+    page.wait_for_selector("#error:not([hidden])")
+    why = drop_refusal(view, card, pile)
+    assert page.inner_text("#error-text") == f"Not possible: {why[0].upper()}{why[1:]}."
+    assert "error 3000" not in page.inner_text("#error-text")
+    # A drop that means several moves: the chooser names them in words.
+    card, pile = found["several"]
+    page.locator(f'#hand .card[data-card="{CARD_NAMES[card]}"]').drag_to(page.locator(_pile_selector(pile)))
+    page.wait_for_selector("#choices:not([hidden]) button[data-move]")
+    offered = page.locator("#choices button[data-move]").all_inner_texts()
+    assert offered == [w for _, w in drop_choices(view, card, pile)]
+    assert axe_violations(page) == []  # the chooser
+    page.locator("#choices button[data-move]").first.click()
+    page.wait_for_selector("#log li[data-move]")
+    first = page.locator("#log li[data-move]").first.get_attribute("data-move")
+    assert first == str(drop_choices(view, card, pile)[0][0])
+    # The rest of the game by drags, to the end; the page never leaves a JavaScript error (the fixture checks).
+    for _ in range(60):
+        page.wait_for_selector("#hand.active .card, #game-over:not([hidden])")
+        if page.is_visible("#game-over"):
+            break
+        _play_casino_turn_by_drag(page, server, "browser-casino")
+    page.wait_for_selector("#game-over:not([hidden])")
+    table = server.call(lambda: server.hub.tables["browser-casino"])
+    result = server.call(lambda: table.match.result())
+    assert f"{result.scores[0]}" in page.inner_text("#game-over")
+    assert page.locator("#sheets table.sheet tr.total td").all_inner_texts()[1:] == [str(s) for s in result.scores]
+    assert axe_violations(page) == []  # the Casino game's end
+
+
+def test_casino_by_keyboard_with_the_temporary_stack(server, page):
+    """Issue 52: the keyboard equivalent of a drop (Enter on a card, then where it goes) and the temporary stack
+    (Enter on table cards with no card chosen stages them; the stack goes with the drop; Escape clears it)."""
+    from mulle_env.casino.drops import drop_moves
+    from mulle_env.engine.cards import CARD_NAMES
+
+    def staged_capture(view):
+        # A capture of two loose cards that sum to a hand card, taken by staging one and dropping on the other.
+        for move, plan in view.move_plans().items():
+            if move.kind == "capture" and len(plan.loose) >= 2 and not plan.builds:
+                return move, plan
+        return None
+
+    seed, (move, plan) = _casino_seed(staged_capture)
+    sit_down_casino(page, server, "browser-casino-keys", seed)
+    start(page)
+    first, *rest = [int(f) for f in plan.loose]
+    # Stage every other pile by keyboard: focus it, Enter.
+    for f in rest:
+        page.focus(_pile_selector(f))
+        page.keyboard.press("Enter")
+    page.wait_for_selector("#stack:not([hidden])")
+    assert page.locator("#stack-cards .staged-pile").count() == len(rest)
+    assert axe_violations(page) == []  # the temporary stack shown
+    # Escape with no card chosen clears the stack; stage again.
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#stack", state="hidden")
+    for f in rest:
+        page.focus(_pile_selector(f))
+        page.keyboard.press("Enter")
+    # Enter on the hand card, then "on <first pile>": the drop with the stack.
+    page.focus(f'#hand .card[data-card="{CARD_NAMES[move.card]}"]')
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#choices:not([hidden]) button[data-target]")
+    assert "now choose where" in page.inner_text("#hint").lower() or page.is_hidden("#hint")
+    assert page.evaluate("() => document.activeElement.dataset.target") is not None
+    page.focus(f'#choices button[data-target="{CARD_NAMES[first]}"]')
+    page.keyboard.press("Enter")
+    from mulle_env import casino
+
+    view = casino.new_game(seed, casino.Ruleset(rounds=1)).view(0)
+    expected = drop_moves(view, move.card, first, rest)
+    if len(expected) > 1:
+        page.wait_for_selector("#choices button[data-move]")
+        page.focus(f'#choices button[data-move="{move}"]')
+        page.keyboard.press("Enter")
+    page.wait_for_selector("#log li[data-move]")
+    assert page.locator("#log li[data-move]").first.get_attribute("data-move") == str(move)
+    assert page.is_hidden("#stack")
+
+
+def test_a_drop_on_the_empty_table_trails(server, page):
+    from mulle_env.casino.drops import drop_moves
+    from mulle_env.engine.cards import CARD_NAMES
+
+    seed, card = _casino_seed(lambda v: next((c for c in v.hand if [str(m) for m in drop_moves(v, c)]), None))
+    sit_down_casino(page, server, "browser-casino-trail", seed)
+    start(page)
+    page.locator(f'#hand .card[data-card="{CARD_NAMES[card]}"]').drag_to(page.locator("#table-title"))
+    page.wait_for_selector("#log li[data-move]")
+    assert page.locator("#log li[data-move]").first.get_attribute("data-move") == f"trail {CARD_NAMES[card]}"

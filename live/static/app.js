@@ -46,6 +46,9 @@ const ui = {
   fallbackJoin: null,  // the join by name to send when a kept seat token turns out to be expired
   announced: [],       // everything said aloud, in order (the live region keeps the last few)
   games: { offset: 0, limit: 10, total: 0 },
+  staged: [],          // Casino: the table piles on this person's temporary stack (never sent until a drop)
+  chooser: null,       // Casino: {card, choices} the server offered for an ambiguous drop
+  dropped: null,       // Casino: the last drop sent
 };
 
 // ----- small DOM helpers -------------------------------------------------------------------
@@ -82,6 +85,20 @@ function cardEl(text, extra = "", tag = "span") {
 function backEl(extra = "") { return el("span", { class: `card back ${extra}`, role: "img", "aria-label": "hidden card" }); }
 
 function fill(node, children) { node.replaceChildren(...children); }
+
+function listRole(node, label, empty) {
+  // A list role needs list items (axe's aria-required-children flagged the empty builds list, issue 52): an empty
+  // pile is plain text saying so, a pile with cards a labelled list of them.
+  if (node.querySelector("[role=listitem]")) {
+    node.setAttribute("role", "list");
+    node.setAttribute("aria-label", label);
+    node.removeAttribute("data-empty");
+  } else {
+    node.removeAttribute("role");
+    node.removeAttribute("aria-label");
+    node.dataset.empty = empty;
+  }
+}
 
 // ----- messages: errors float over the page and give way to the next success -------------------
 function showError(text, kind = "error") {
@@ -190,6 +207,9 @@ function onMessage(msg) {
     case "notification":
       onNotification(p.event, p.data || {}, p.view);
       break;
+    case "drop_choices":
+      onDropChoices(p);
+      break;
     case "pong":
       setStatus(`connected · ${Math.round(Date.now() - Date.parse(p.timestamp))} ms`);
       break;
@@ -239,10 +259,24 @@ function onError(p) {
   // The server refused our answer: its request still stands, so the hand is active again.
   if (p.original_request_id && ui.request && p.original_request_id === ui.request.id) {
     ui.selected = null;
+    ui.chooser = null;
     ui.request.sent = false;
+    ui.request.dropping = false;
   }
-  showError(`error ${p.code}: ${p.message}`);
+  showError(errorWords(p));
+  $("error").dataset.code = p.code;  // the protocol's code stays readable to tools, never shown as the message
   render();
+}
+
+// What each refusal is, in words (the code itself is for programs: issue 52, "error 2004:" was shown to people).
+const CODE_WORDS = { 1000: "The server failed", 1001: "Not understood", 1002: "Not allowed", 1003: "The server is busy",
+  2000: "Your seat has gone", 2001: "Your seat has gone", 2002: "No such table", 2003: "The table is full",
+  2004: "That name is taken", 2005: "You are seated already", 3000: "Not possible", 3001: "Not your card",
+  3002: "Not your turn", 3006: "Too late", 4000: "The game has started", 4001: "Only the host can do that" };
+
+function errorWords(p) {
+  const text = p.message ? p.message[0].toUpperCase() + p.message.slice(1) : "";
+  return `${CODE_WORDS[p.code] || "Refused"}: ${text}`;
 }
 
 function onNotification(event, data, view) {
@@ -251,6 +285,8 @@ function onNotification(event, data, view) {
     case "moved": {
       if (ui.request) ui.request = null;
       const mine = data.player === ui.seat;
+      ui.chooser = null;
+      if (mine) ui.staged = [];
       const text = eventText(data);
       log(text, mine, "", data.move, data.number);
       showMove(data, text);
@@ -294,9 +330,13 @@ function onNotification(event, data, view) {
       fill($("last-move"), []);
       log(`game ${data.game} starts`, false, "note");
       break;
-    case "deal":
-      log(`set ${data.set}, deal ${data.deal}: ${data.deck_size} cards left in the deck`, false, "note");
+    case "deal": {
+      const text = isCasino() ? `Round ${data.set}: new cards dealt, ${data.deck_size} left in the stock.`
+        : `Set ${data.set}, deal ${data.deal}: new cards dealt, ${data.deck_size} left in the deck.`;
+      log(text, false, "note");
+      announce(text);  // a new deal is news to a screen reader too (issue 52)
       break;
+    }
     case "lobby_update": clearError(); break;
     case "player_joined": log(`${data.player_name} sits down in seat ${data.player_index}`, false, "note"); break;
     case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.player_index}`, false, "note"); break;
@@ -352,8 +392,16 @@ function enterGame() {
   $("hints-label").hidden = ui.mode !== "play";
   const invite = ui.mode === "play" && ui.table && !ui.table.watch;
   $("invite").hidden = !invite;
-  if (invite) $("invite").href = inviteUrl(ui.table.table_name);
   $("leave-btn").textContent = ui.mode === "play" ? "Leave" : "Close";
+}
+
+function askLeave() {
+  // Leaving a running game gives the seat to an agent: the person confirms it first (issue 52). The lobby, a
+  // finished game, watching and replaying leave at once.
+  const running = ui.mode === "play" && ui.table && ui.table.phase === "playing" && ui.view && !ui.view.over;
+  if (!running) { leave(); return; }
+  $("leave-dialog").showModal();
+  $("leave-no").focus();
 }
 
 function leave() {
@@ -403,9 +451,34 @@ function mySeatName() {
   return s ? s.name : null;
 }
 
+function casinoEventText(e, who) {
+  // A Casino move for people: "Anna captured with HJ 5, taking KL 5 – a sweep!", "built 8", "raised the build".
+  const w = e.move.split(" ");
+  const card = casinoCard(e.move);
+  if (w[0] === "capture") {
+    return `${who} captured with ${card}` + (e.taken && e.taken.length ? `, taking ${listCards(e.taken)}` : "") +
+      (e.table_swept ? " – a sweep, the table is empty!" : "");
+  }
+  if (w[0] === "build") return `${who} built ${w[w.indexOf("to") + 1]} with ${card}`;
+  if (w[0] === "increase") return `${who} raised the build of ${w[1].startsWith("[") ? "cards " + w.slice(1, w.indexOf("with")).join(" ") : w[1]} with ${card}`;
+  return `${who} trailed ${card} (laid it on the table)`;
+}
+
+function buildTarget(w) {
+  // A Mulle build's target, with the way it changes a build said (issue 52: "build 15 on build 14" and "build 13
+  // on build 14" stood side by side unexplained): building up adds the card, building down takes it away.
+  const on = w.slice(4, w.length - 2).join(" ");
+  const m = on.match(/^\[(\d+)\]$/);
+  if (!m) return on;
+  const from = Number(m[1]);
+  const to = Number(w[w.length - 1]);
+  return to > from ? `build ${from} (building up: ${from} + ${to - from})` : `build ${from} (building down: ${from} − ${from - to})`;
+}
+
 function eventText(e) {
   // One move for people: who actually played it (defect 6), in plain words, with what a capture took.
   const who = whoDid(e);
+  if (isCasino() || e.round !== undefined) return casinoEventText(e, who);
   const w = e.move.split(" ");
   const card = w.slice(1, 3).join(" ");
   let text;
@@ -414,7 +487,7 @@ function eventText(e) {
     if (e.mulles) text += ` (${e.mulles} mulle${e.mulles > 1 ? "s" : ""}!)`;
     if (e.tabbe) text += " – tabbe, the table is empty!";
   } else if (w[0] === "build") {
-    text = `${who} built ${w[w.length - 1]}: ${card} on ${w.slice(4, w.length - 2).join(" ")}`;
+    text = `${who} built ${w[w.length - 1]}: ${card} on ${buildTarget(w)}`;
   } else if (w[0] === "trotta") {
     text = `${who} played trotta with ${card}: a locked build of ${handValue(card)}`;
   } else {
@@ -441,7 +514,7 @@ function useText(move, pv) {
   }
   if (w[0] === "build" || w[0] === "trotta") {
     const v = w[0] === "build" ? Number(w[w.length - 1]) : pv.value;
-    const target = w[0] === "build" ? ` on ${w.slice(4, w.length - 2).join(" ").replace(/^\[(\d+)\]$/, "build $1")}` : "";
+    const target = w[0] === "build" ? ` on ${buildTarget(w)}` : "";
     const hand = (ui.view && ui.view.hand ? ui.view.hand : []).slice();
     hand.splice(hand.indexOf(card), 1);
     const keep = [...new Set(hand.filter((c) => handValue(c) === v))];
@@ -513,7 +586,8 @@ function render() {
   const t = ui.table;
   const me = ui.seat !== null && ui.seat !== undefined ? ui.seat : 0;
   const opp = 1 - me;
-  $("table-label").textContent = ui.mode === "replay" ? "Replay" : (t ? `Table ${t.table_name}` : "");
+  $("table-label").textContent = ui.mode === "replay" ? `Replay${isCasino() ? " · Casino" : ""}`
+    : (t ? `Table ${t.table_name}${t.game === "casino" ? " · Casino" : ""}` : "");
   $("top-name").textContent = seatName(opp);
   $("bottom-name").textContent = seatName(me);
   $("elsewhere").hidden = !ui.elsewhere;
@@ -529,12 +603,22 @@ function render() {
     if ($("lobby-opponent").value !== t.opponent && document.activeElement !== $("lobby-opponent")) $("lobby-opponent").value = t.opponent;
   }
   if (!v) {
-    $("set-deal").textContent = lobby ? "Lobby: waiting for the host to start" : "";
+    const host = lobby && t.host && t.seats[ui.seat] && t.seats[ui.seat].name === t.host;
+    $("set-deal").textContent = !lobby ? "" : host ? `Lobby: you are the host; press ${t.games ? "New game" : "Start game"} when ready`
+      : `Lobby: waiting for ${t.host || "the host"} to start`;
     $("turn").textContent = "";
     for (const id of ["hand", "top-hand", "loose", "builds", "top-mulle", "bottom-mulle", "choices"]) fill($(id), []);
+    listRole($("loose"), "Loose cards", "No loose cards");
+    listRole($("builds"), "Builds", "No builds");
     $("choices").hidden = true;
     return;
   }
+  if (v.game === "casino") { renderCasino(v, me, opp); return; }
+  for (const n of document.querySelectorAll(".mulle-piles")) n.hidden = false;
+  for (const n of document.querySelectorAll(".casino-piles")) n.hidden = true;
+  $("stack").hidden = true;
+  $("drop-note").hidden = true;
+  $("deck-label").textContent = "Deck";
   $("set-deal").textContent = `Set ${v.set} of ${v.ruleset.sets} · deal ${v.deal}`;
   $("deck-size").textContent = v.deck_size;
   $("turn").textContent = v.over ? "Game over" : `${seatName(v.to_move)} to move`;
@@ -548,14 +632,18 @@ function render() {
   // Every seat's hand size (defect 6: the bottom seat's was not shown).
   $("my-hand-size").textContent = v.hand_sizes ? v.hand_sizes[me] : v.hand.length;
   fill($("top-hand"), hands ? hands[opp].map((c) => cardEl(c)) : Array.from({ length: oppSize }, () => backEl()));
-  renderHand(hands ? hands[me] : v.hand);
+  // A watcher of a people's table sees both hands' backs, the bottom seat's too (issue 52: it saw one).
+  if (!hands && ui.mode === "watch") { fill($("hand"), Array.from({ length: v.hand_sizes[me] }, () => backEl())); renderChoices(false); }
+  else renderHand(hands ? hands[me] : v.hand);
 
   // The table: loose cards and builds with value, owner and lock.
   fill($("loose"), v.loose.map((c) => { const n = cardEl(c); n.setAttribute("role", "listitem"); return n; }));
+  listRole($("loose"), "Loose cards", "No loose cards");
   fill($("builds"), v.builds.map((b) => el("div", { class: `build ${b.locked ? "locked" : ""}`, "data-value": b.value, role: "listitem",
     "aria-label": `build ${b.value}, ${b.owner === null ? "no owner" : seatName(b.owner)}${b.locked ? ", locked" : ""}: ${b.cards.join(", ")}` },
     el("div", { class: "label", text: `[${b.value}] ${b.owner === null ? "no owner" : seatName(b.owner)}${b.locked ? " · locked" : ""}`, "aria-hidden": "true" }),
     el("div", { class: "cards", "aria-hidden": "true" }, ...b.cards.map((c) => cardEl(c, "mini"))))));
+  listRole($("builds"), "Builds", "No builds");
 
   // Captured piles: mulle pairs face up, intake as a count, tabbes and running score.
   for (const [side, seat] of [["top", opp], ["bottom", me]]) {
@@ -601,6 +689,11 @@ function renderHand(cards) {
       node.setAttribute("aria-pressed", ui.selected === c ? "true" : "false");
       // Focus alone opens nothing (defects 2 and 8): Enter or a click shows the uses, a second Enter plays.
       node.addEventListener("click", () => clickCard(c));
+      if (isCasino()) {
+        // A Casino card is dragged onto a table pile, the temporary stack or the empty table (CASINO.md 8).
+        node.draggable = true;
+        node.addEventListener("dragstart", (e) => { e.dataTransfer.setData("text/plain", `hand:${c}`); e.dataTransfer.effectAllowed = "move"; });
+      }
     } else {
       node.setAttribute("aria-disabled", "true");
     }
@@ -617,22 +710,25 @@ function renderSheets(v) {
   if (!v.sheets.length) { fill(box, []); return; }
   // One small table per finished set: the score sheet's lines down, the two seats across.
   const tables = v.sheets.map((pair, i) => el("table", { class: "sheet", "data-set": i + 1 },
-    el("tr", {}, el("th", { text: `Set ${i + 1}`, scope: "col" }), el("th", { text: seatName(0), scope: "col" }), el("th", { text: seatName(1), scope: "col" })),
-    ...["mulle", "tabbe", "intake", "bonus", "total"].map((k) => el("tr", { class: k },
-      el("td", { text: k === "intake" ? "intake points" : k }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
+    el("tr", {}, el("th", { text: `${v.game === "casino" ? "Round" : "Set"} ${i + 1}`, scope: "col" }), el("th", { text: seatName(0), scope: "col" }), el("th", { text: seatName(1), scope: "col" })),
+    ...(v.game === "casino" ? Object.keys(pair[0]) : ["mulle", "tabbe", "intake", "bonus", "total"]).map((k) => el("tr", { class: k },
+      el("td", { text: k === "intake" ? "intake points" : k.replace("_", " ") }), el("td", { text: pair[0][k] }), el("td", { text: pair[1][k] })))));
   fill(box, [el("h2", { text: "Score sheets" }), ...tables]);
 }
 
 // ----- playing: choose a card, see its uses, then play one ------------------------------------------
 function cardOf(moveText) { return moveText.split(" ").slice(1, 3).join(" "); }
 
-function usesOf(card) { return ui.request ? ui.request.moves.filter((m) => cardOf(m) === card) : []; }
+function usesOf(card) {
+  return ui.request ? ui.request.moves.filter((m) => (isCasino() ? casinoCard(m) : cardOf(m)) === card) : [];
+}
 
 function clickCard(card) {
   const uses = usesOf(card);
   if (!uses.length) return;
   // Nothing is played on the first click, unless the person chose "one click plays a card that has one use".
   if (ui.oneClick && uses.length === 1) { play(uses[0]); return; }
+  ui.chooser = null;
   if (ui.selected === card) {  // a second click on the chosen card closes its uses
     ui.selected = null;
     render();
@@ -648,7 +744,8 @@ function selectCard(card, focusUse) {
     n.setAttribute("aria-pressed", n.dataset.card === card ? "true" : "false");
   }
   renderChoices(myTurn());
-  if (focusUse) { const b = $("choices").querySelector("button[data-move]"); if (b) b.focus(); }
+  renderHint();  // the hint follows the choice (issue 52: it said "choose one" after a card was chosen)
+  if (focusUse) { const b = $("choices").querySelector("button[data-move], button[data-target]"); if (b) b.focus(); }
 }
 
 function handKey(e, i) {
@@ -670,7 +767,9 @@ function handKey(e, i) {
 
 function cancelChoice() {
   const card = ui.selected;
+  if (!card && !ui.chooser && ui.staged.length) { clearStack(); return; }  // Escape with nothing chosen: the stack
   ui.selected = null;
+  ui.chooser = null;
   markTargets(null);
   render();
   const n = card && $("hand").querySelector(`[data-card="${card}"]`);
@@ -682,6 +781,33 @@ function renderChoices(active) {
   if (!active || !ui.selected) { box.hidden = true; fill(box, []); markTargets(null); return; }
   box.hidden = false;
   const previews = ui.request.previews || {};
+  const esc = (e) => { if (e.key === "Escape") { e.preventDefault(); cancelChoice(); } };
+  if (isCasino() && ui.chooser) {
+    // The server's chooser: the moves the drop means, in words (CASINO.md 8.1).
+    const d = ui.dropped;
+    const where = d ? (d.target === null ? (d.staged.length ? "your temporary stack" : "the table") : pileWords(d.target)) : "there";
+    fill(box, [el("span", { text: `${ui.chooser.card} on ${where} means: ` }),
+      ...ui.chooser.choices.map((c) => el("button", { type: "button", "data-move": c.move, title: c.move, text: c.words,
+        onclick: () => play(c.move), onmouseenter: () => markTargets(c.move), onmouseleave: () => markTargets(null),
+        onfocus: () => markTargets(c.move), onblur: () => markTargets(null), onkeydown: esc })),
+      el("button", { type: "button", class: "cancel", onclick: cancelChoice, text: "cancel", onkeydown: esc })]);
+    return;
+  }
+  if (isCasino()) {
+    // Where the chosen card goes: the keyboard's (and a click's) equivalent of a drag.
+    const v = ui.view;
+    const targets = [...v.loose.map((c) => ({ pile: c, words: `on ${c}` })),
+      ...v.builds.map((b) => ({ pile: b.cards, words: `on ${pileWords(b.cards)}` }))];
+    const buttons = targets.map((t) => el("button", { type: "button", "data-target": pileKey(t.pile), text: t.words,
+      onclick: () => sendDrop(ui.selected, t.pile), onkeydown: esc }));
+    if (ui.staged.length) buttons.push(el("button", { type: "button", "data-target": "stack", text: "on your temporary stack",
+      onclick: () => sendDrop(ui.selected, null), onkeydown: esc }));
+    buttons.push(el("button", { type: "button", "data-target": "table", text: "on the empty table (trail)",
+      onclick: () => sendDrop(ui.selected, null, false), onkeydown: esc }));
+    fill(box, [el("span", { text: `Where does ${ui.selected} go? ` }), ...buttons,
+      el("button", { type: "button", class: "cancel", onclick: cancelChoice, text: "cancel", onkeydown: esc })]);
+    return;
+  }
   fill(box, [el("span", { text: `${ui.selected}: ` }),
     ...usesOf(ui.selected).map((m) => el("button", { type: "button", "data-move": m, onclick: () => play(m), text: useText(m, previews[m]),
       onmouseenter: () => markTargets(m), onmouseleave: () => markTargets(null), onfocus: () => markTargets(m),
@@ -714,6 +840,7 @@ function play(move) {
   send("response", { request_id: ui.request.id, data: { move } });
   ui.request.sent = true;  // one answer per request: no double clicks
   ui.selected = null;
+  ui.chooser = null;
   markTargets(null);
   $("hand").classList.remove("active");
   $("choices").hidden = true;
@@ -732,6 +859,157 @@ function focusForTurn() {
   if (first) { for (const n of $("hand").children) n.tabIndex = n === first ? 0 : -1; first.focus(); }
 }
 
+// ----- Casino at the table: drops, the chooser, the temporary stack (CASINO.md 8) ----------------------------
+// The page only sends drops; the server reads them with mulle_env.casino.drops and plays the one move a drop
+// means, offers the moves in words when it means several, or says why it means none.
+function isCasino() {
+  return (ui.view && ui.view.game === "casino") || (ui.table && ui.table.game === "casino") ||
+    (ui.mode === "replay" && ui.record && ui.record.game === "casino");
+}
+
+function casinoCard(move) {
+  // The hand card a Casino move plays: "increase 5 with HJ 3" plays HJ 3, every other kind names it second.
+  const w = move.split(" ");
+  const i = w[0] === "increase" ? w.indexOf("with") + 1 : 1;
+  return w.slice(i, i + 2).join(" ");
+}
+
+function pileKey(pile) { return Array.isArray(pile) ? `[${pile.join(" ")}]` : pile; }
+
+function pileWords(pile) {
+  if (!Array.isArray(pile)) return pile;
+  const b = ui.view && ui.view.builds.find((x) => pileKey(x.cards) === pileKey(pile));
+  return b ? `the build of ${b.value} (${b.owner === ui.seat ? "yours" : seatName(b.owner)})` : `the build ${pileKey(pile)}`;
+}
+
+function stageToggle(pile) {
+  // A table pile into (or out of) the temporary stack: the person's own staging, never sent until a drop.
+  const key = pileKey(pile);
+  const i = ui.staged.findIndex((p) => pileKey(p) === key);
+  if (i >= 0) ui.staged.splice(i, 1); else ui.staged.push(pile);
+  announce(i >= 0 ? `${pileWords(pile)} back on the table.` : `${pileWords(pile)} on your temporary stack.`);
+  const focused = document.activeElement && document.activeElement.closest("#loose, #builds");
+  render();
+  // The table was drawn anew: the focus stays on the pile the person staged.
+  if (focused) {
+    const again = [...document.querySelectorAll("#loose .card, #builds .build")].find((n) => (n.dataset.build || n.dataset.card) === key);
+    if (again) again.focus();
+  }
+}
+
+function clearStack() {
+  if (!ui.staged.length) return;
+  ui.staged = [];
+  announce("Temporary stack cleared.");
+  render();
+}
+
+function sendDrop(card, target, withStack = true) {
+  // One drop per request until the server answers (a move, a chooser, or a refusal). A drop on the empty table
+  // (withStack false) trails whatever is staged; a drop on a pile or on the stack takes the stack with it.
+  if (!myTurn() || ui.request.dropping) return;
+  const staged = withStack ? ui.staged.filter((p) => pileKey(p) !== (target === null ? null : pileKey(target))) : [];
+  ui.request.dropping = true;
+  ui.dropped = { card, target, staged };
+  send("drop", { request_id: ui.request.id, card, target, staged });
+}
+
+function onDropChoices(p) {
+  if (!ui.request || p.request_id !== ui.request.id) return;
+  ui.request.dropping = false;
+  ui.chooser = { card: p.card, choices: p.choices };
+  ui.selected = p.card;
+  render();
+  const b = $("choices").querySelector("button[data-move]");
+  if (b) b.focus();
+  announce(`${p.choices.length} ways to play ${p.card} there: ${p.choices.map((c) => c.words).join(", ")}.`);
+}
+
+function dragData(e) { return e.dataTransfer ? e.dataTransfer.getData("text/plain") : ""; }
+
+function dropZone(node, target) {
+  // A place a hand card can be dropped on (a table pile, the stack, the empty table), and where table piles
+  // are dragged to be staged (the stack).
+  node.addEventListener("dragover", (e) => { if (myTurn()) { e.preventDefault(); node.classList.add("over"); } });
+  node.addEventListener("dragleave", () => node.classList.remove("over"));
+  node.addEventListener("drop", (e) => {
+    e.preventDefault();
+    e.stopPropagation();
+    node.classList.remove("over");
+    const data = dragData(e);
+    if (data.startsWith("table:")) { if (target === "stack") stageToggle(JSON.parse(data.slice(6))); return; }
+    if (!data.startsWith("hand:")) return;
+    sendDrop(data.slice(5), target === "stack" || target === "table" ? null : target, target !== "table");
+  });
+}
+
+function pileButton(node, pile) {
+  // A table pile in a Casino game: a button (click or Enter: the chosen hand card goes there, or with no card
+  // chosen the pile goes onto the temporary stack), draggable onto the stack, a drop target for hand cards.
+  const staged = ui.staged.some((p) => pileKey(p) === pileKey(pile));
+  node.classList.toggle("staged", staged);
+  if (ui.mode !== "play" || !myTurn()) return node;
+  node.tabIndex = 0;
+  node.setAttribute("role", "button");
+  node.setAttribute("aria-label", `${pileWords(pile)}${staged ? ", on your temporary stack" : ""}: ` +
+    (ui.selected ? `drop ${ui.selected} here` : "put on your temporary stack"));
+  node.setAttribute("aria-pressed", staged ? "true" : "false");
+  node.draggable = true;
+  node.addEventListener("dragstart", (e) => { e.dataTransfer.setData("text/plain", `table:${JSON.stringify(pile)}`); });
+  const act = () => { if (ui.selected && !ui.chooser) sendDrop(ui.selected, pile); else stageToggle(pile); };
+  node.addEventListener("click", (e) => { e.stopPropagation(); act(); });
+  node.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); act(); }
+    if (e.key === "Escape") { e.preventDefault(); cancelChoice(); }
+  });
+  dropZone(node, pile);
+  return node;
+}
+
+function renderCasino(v, me, opp) {
+  $("set-deal").textContent = `Round ${v.round}${v.ruleset.rounds ? ` of ${v.ruleset.rounds}` : ` (to ${v.ruleset.target_score} points)`}`;
+  $("deck-label").textContent = "Stock";
+  $("deck-size").textContent = v.stock_size;
+  $("turn").textContent = v.over ? "Game over" : `${seatName(v.to_move)} to move`;
+  $("top-turn").textContent = !v.over && v.to_move === opp ? "◀ to move" : "";
+  $("bottom-turn").textContent = !v.over && v.to_move === me ? "◀ to move" : "";
+  for (const n of document.querySelectorAll(".mulle-piles")) n.hidden = true;
+  for (const n of document.querySelectorAll(".casino-piles")) n.hidden = false;
+  const hands = v.hands;
+  const oppSize = v.hand_sizes ? v.hand_sizes[opp] : v.opponent_hand_size;
+  fill($("top-hand"), hands ? hands[opp].map((c) => cardEl(c)) : Array.from({ length: oppSize }, () => backEl()));
+  if (!hands && ui.mode === "watch") { fill($("hand"), Array.from({ length: v.hand_sizes[me] }, () => backEl())); renderChoices(false); }
+  else renderHand(hands ? hands[me] : v.hand);
+  fill($("loose"), v.loose.map((c) => { const n = pileButton(cardEl(c), c); if (!n.getAttribute("role")) n.setAttribute("role", "listitem"); return n; }));
+  listRole($("loose"), "Loose cards", "No loose cards");
+  fill($("builds"), v.builds.map((b) => {
+    const owner = b.owner === me && ui.mode === "play" ? "yours" : seatName(b.owner);
+    const node = el("div", { class: "build", "data-value": b.value, "data-build": pileKey(b.cards), role: "listitem",
+      "aria-label": `build of ${b.value}, ${owner}: ${b.cards.join(", ")}` },
+      el("div", { class: "label", text: `[${b.value}] ${owner}${b.single ? "" : " · multiple"}`, "aria-hidden": "true" }),
+      el("div", { class: "cards", "aria-hidden": "true" }, ...b.cards.map((c) => cardEl(c, "mini"))));
+    return pileButton(node, b.cards);
+  }));
+  listRole($("builds"), "Builds", "No builds");
+  // The staged piles exist only in this page; a pile no longer on the table leaves the stack.
+  const onTable = new Set([...v.loose, ...v.builds.map((b) => pileKey(b.cards))]);
+  ui.staged = ui.staged.filter((p) => onTable.has(pileKey(p)));
+  const playing = ui.mode === "play" && !v.over;
+  $("stack").hidden = !(playing && ui.staged.length);
+  fill($("stack-cards"), ui.staged.map((p) => el("span", { class: "staged-pile", text: pileWords(p) })));
+  $("drop-note").hidden = !(playing && myTurn());
+  for (const [side, seat] of [["top", opp], ["bottom", me]]) {
+    $(`${side}-captured`).textContent = v.captured_sizes[seat];
+    $(`${side}-sweeps`).textContent = v.sweeps[seat];
+    $(`${side}-cscore`).textContent = v.scores[seat];
+    fill($(`${side}-mulle`), []);
+  }
+  if (!v.last_move && ui.mode !== "replay") fill($("last-move"), []);
+  renderSheets(v);
+  renderScoreboard(v);
+  renderHint();
+}
+
 // ----- replay --------------------------------------------------------------------------------------
 function showFrame(i) {
   ui.frame = Math.max(0, Math.min(i, ui.frames.length - 1));
@@ -744,7 +1022,7 @@ function showFrame(i) {
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
   if (over) {
-    const s = f.view.scores.map((x) => x.total);
+    const s = [total(f.view, 0), total(f.view, 1)];
     const w = s[0] === s[1] ? "A draw." : `${seatName(s[0] > s[1] ? 0 : 1)} wins.`;
     $("game-over").textContent = `Final: ${seatName(0)} ${s[0]} – ${seatName(1)} ${s[1]}. ${w}`;
   }
@@ -891,7 +1169,7 @@ function animateCards(before) {
 
 function moment(e) {
   // A short moment for a mulle or a tabbe (issue 33): big words over the table, and a sound when sound is on.
-  const words = e.mulles ? `Mulle${e.mulles > 1 ? ` ×${e.mulles}` : ""}!` : (e.tabbe ? "Tabbe!" : null);
+  const words = e.mulles ? `Mulle${e.mulles > 1 ? ` ×${e.mulles}` : ""}!` : (e.tabbe ? "Tabbe!" : (e.table_swept ? "Sweep!" : null));
   if (e.player === ui.seat || words) beep(words ? 880 : 520, words ? 0.18 : 0.06);
   if (!words) return;
   const box = $("moment");
@@ -924,7 +1202,12 @@ function beep(freq, seconds) {
 function renderScoreboard(v) {
   // The running score, always in view (the bar stays at the top of the window).
   if (!v) { $("scoreboard").textContent = ""; return; }
-  $("scoreboard").textContent = `Score: ${seatName(0)} ${v.scores[0].total} – ${seatName(1)} ${v.scores[1].total}`;
+  $("scoreboard").textContent = `Score: ${seatName(0)} ${total(v, 0)} – ${seatName(1)} ${total(v, 1)}`;
+}
+
+function total(v, seat) {
+  // A seat's game total so far: Mulle's views give a sheet per seat, Casino's a number.
+  return typeof v.scores[seat] === "number" ? v.scores[seat] : v.scores[seat].total;
 }
 
 function hintsOn() { return ui.mode === "play" && $("hints").checked; }
@@ -934,6 +1217,14 @@ function renderHint() {
   const box = $("hint");
   if (!hintsOn() || !ui.view || ui.view.over) { box.hidden = true; return; }
   let text;
+  if (isCasino() && myTurn()) {
+    text = ui.chooser ? `Hint: that drop means more than one move; each button says one in words. Enter or a click plays it, Escape goes back.`
+      : ui.selected ? `Hint: now choose where ${ui.selected} goes: a table card or build (to capture or build), your temporary stack, or the empty table to trail. Escape goes back.`
+        : "Hint: your turn. Drag a card onto a table card or build to capture or build on it, or onto the empty table to trail; click table cards first to gather them into a temporary stack. By keyboard: Enter on a card, then choose where it goes.";
+    box.textContent = text;
+    box.hidden = false;
+    return;
+  }
   if (!myTurn()) text = "Hint: the opponent is playing. Your cards stay readable with Tab and the arrow keys.";
   else if (!ui.selected) {
     const captures = ui.request.moves.filter((m) => m.startsWith("capture"));
@@ -999,6 +1290,17 @@ function showAnalysis(a) {
 // ----- open tables: join, watch, invite --------------------------------------------------------------
 function inviteUrl(name) { return `${location.origin}/?table=${encodeURIComponent(name)}`; }
 
+async function copyInvite(name) {
+  // "Invite link" copies the link (issue 52: it was a link that reloaded this page); where the clipboard is
+  // refused, the link is shown to copy by hand.
+  const url = inviteUrl(name);
+  let copied = false;
+  try { await navigator.clipboard.writeText(url); copied = true; } catch (e) { copied = false; }
+  ui.lastInvite = url;
+  showError(copied ? `Invite link copied: ${url}` : `Copy this invite link: ${url}`, "info");
+  announce(copied ? "Invite link copied." : `Invite link: ${url}`);
+}
+
 async function loadTables() {
   let res;
   try { res = await fetch("/api/tables"); } catch (e) { return; }
@@ -1008,7 +1310,8 @@ async function loadTables() {
   fill($("tables-list"), body.tables.map((t) => {
     const seats = t.seats.map((s) => (s.kind === "person" ? s.name : `${s.name} (agent)`)).join(" vs ");
     const state = t.phase === "lobby" ? "in the lobby" : "playing";
-    const parts = [el("span", { text: `${t.name}: ${seats}, ${state}, ${t.spectators} watching` })];
+    const game = t.game === "casino" ? "Casino" : "Mulle";
+    const parts = [el("span", { text: `${t.name} (${game}): ${seats}, ${state}, ${t.spectators} watching` })];
     const buttons = el("span", { class: "row-buttons" });
     if (t.joinable) {
       buttons.append(el("button", { type: "button", text: "Join", "aria-label": `Join table ${t.name}`, onclick: () => {
@@ -1017,7 +1320,8 @@ async function loadTables() {
       } }));
     }
     buttons.append(el("button", { type: "button", text: "Watch", "aria-label": `Watch table ${t.name}`, onclick: () => watchTable(t.name) }));
-    if (!t.watch) buttons.append(el("a", { href: inviteUrl(t.name), text: "Invite link", "aria-label": `Invite link to table ${t.name}` }));
+    if (!t.watch) buttons.append(el("button", { type: "button", class: "invite", text: "Invite link", "data-url": inviteUrl(t.name),
+      "aria-label": `Copy the invite link to table ${t.name}`, onclick: () => copyInvite(t.name) }));
     parts.push(buttons);
     return el("li", { "data-table": t.name }, ...parts);
   }));
@@ -1045,6 +1349,7 @@ function joinTable() {
   const name = $("player-name").value.trim();
   if (!table || !name) { showError("a table name and your name, please"); return; }
   const payload = { table_name: table, player_name: name, opponent: $("opponent").value.trim() || undefined, sets: Number($("sets").value),
+    game: $("game-choice").value,
     agent_delay_ms: Number(params.get("delay") ?? 500) };
   // The seed stays text until JSON is written: digits past 2^53 must survive (defect 1).
   const seed = params.get("seed");
@@ -1065,7 +1370,8 @@ function joinTable() {
 }
 
 function watchAgents() {
-  const payload = { agents: [$("watch-a").value.trim(), $("watch-b").value.trim()], delay_ms: Number($("watch-speed").value) };
+  const payload = { agents: [$("watch-a").value.trim(), $("watch-b").value.trim()], delay_ms: Number($("watch-speed").value),
+    game: $("watch-game").value };
   if (params.get("seed") && /^\d{1,15}$/.test(params.get("seed"))) payload.seed = Number(params.get("seed"));
   if (params.get("sets")) payload.sets = Number(params.get("sets"));
   $("speed").value = $("watch-speed").value;
@@ -1087,11 +1393,17 @@ $("games-form").addEventListener("submit", (e) => { e.preventDefault(); loadGame
 $("games-prev").addEventListener("click", () => loadGames(Math.max(0, ui.games.offset - ui.games.limit)));
 $("games-next").addEventListener("click", () => loadGames(ui.games.offset + ui.games.limit));
 $("replay-btn").addEventListener("click", startReplay);
-$("leave-btn").addEventListener("click", leave);
+$("leave-btn").addEventListener("click", askLeave);
+$("leave-yes").addEventListener("click", () => { $("leave-dialog").close(); leave(); });
+$("leave-no").addEventListener("click", () => $("leave-dialog").close());
 $("error-close").addEventListener("click", clearError);
 $("rules-btn").addEventListener("click", () => toggleRules());
 $("rules-close").addEventListener("click", () => toggleRules(false));
 $("analysis-close").addEventListener("click", () => { $("analysis").hidden = true; ui.analysing = null; });
+dropZone(document.querySelector(".table-area"), "table");
+dropZone($("stack"), "stack");
+$("stack-clear").addEventListener("click", clearStack);
+$("invite").addEventListener("click", () => { if (ui.table) copyInvite(ui.table.table_name); });
 $("take-back").addEventListener("click", () => ensureConnected(() => send("join", { session_id: ui.session })));
 $("start-btn").addEventListener("click", () => send("lobby_action", { action: "start_game" }));
 $("lobby-opponent").addEventListener("change", (e) => send("lobby_action", { action: "set_opponent", data: { opponent: e.target.value.trim() } }));
@@ -1112,6 +1424,7 @@ $("rp-last").addEventListener("click", () => showFrame(ui.frames.length - 1));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
   if (e.key === "Escape" && !$("analysis").hidden) { $("analysis").hidden = true; ui.analysing = null; return; }
+  if (e.key === "Escape" && ui.mode === "play" && isCasino() && (ui.selected || ui.chooser || ui.staged.length)) { cancelChoice(); return; }
   if (ui.mode !== "replay" || e.target.matches("input, textarea, select")) return;
   if (e.key === "ArrowLeft") showFrame(ui.frame - 1);
   if (e.key === "ArrowRight") showFrame(ui.frame + 1);
