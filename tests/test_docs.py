@@ -142,6 +142,21 @@ def test_shell_commands_parse(page):
                 agents.make(spec, game=game) if game and game != "mulle" else agents.make(spec)
 
 
+def test_the_tutorials_first_tournament_runs_as_written(tmp_path, monkeypatch):
+    """Getting started's first command is the reader's first contact: it is played, not only parsed."""
+    from arena.cli import main
+
+    page = ROOT / "docs" / "getting-started.md"
+    words = next(w for w in commands(page) if w[0] == "mulle-arena")
+    monkeypatch.chdir(tmp_path)
+    assert main(words[1:]) == 0
+    out = tmp_path / written(page, words)[0]
+    args = _parse(page, words)
+    pairings = len(args.specs) * (len(args.specs) - 1) // 2
+    assert len(out.read_text().splitlines()) == args.games * pairings
+    assert list(tmp_path.glob("*.md")), "the Markdown report beside the results file"
+
+
 def written(page: Path, words: list[str]) -> list[str]:
     """The files and directories the documented command ``words`` writes (its defaults included)."""
     if words[1:] == ["--help"] or "--help" in words:
