@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import agents
 from mulle_env.engine.loop import ruleset_refusal
-from mulle_env.engine.ruleset import Ruleset
 
+from .accounts import Accounts, token_hash
 from .analysis import Analyses
 from .config import INLINE_AGENTS, WATCH_PREFIX, LiveConfig
 from .connection import Connection
+from .games import MULLE, LiveGame, live_game
 from .limits import AgentLimits
 from .lobby import Lobby
 from .protocol import ErrorCode, ProtocolError, message
@@ -69,17 +71,31 @@ class Hub:
         #: The open tables and the per-address counts.
         self.lobby = Lobby(self, self.config)
         self.sessions: dict[str, Person] = {}
+        #: People of games restored after a crash (live.recovery) by the hash of their seat token, until they come
+        #: back with the token (only its hash was stored).
+        self.restored: dict[str, Person] = {}
         #: Session ids whose seat went to an agent (a reconnect gets 2000 instead of 2001); the newest only.
         self.expired = _RecentSet(100_000)
         self.executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="live-agent")
         self.limits: AgentLimits = self.config.limits
         #: (canonical spec, ruleset) -> why the agent refuses (None: it builds and plays those rules); bounded.
-        self._builds: dict[tuple[str, Ruleset], str | None] = {}
+        self._builds: dict[tuple[str, Any], str | None] = {}
         #: The game history (``config.db``), written in a thread of its own; ``None`` keeps no history.
         self.store: GameStore | None = GameStore(self.config.db) if self.config.db else None
         self.store_pool = ThreadPoolExecutor(1, thread_name_prefix="live-store")
         #: Post-game analyses, each in a process of its own (only with a store: that is where they are kept).
         self.analyses: Analyses | None = Analyses(self.store, self.config.analysis_time) if self.store else None
+        #: The accounts (claimed names and logins; only with a store, where they are kept).
+        self.accounts: Accounts | None = Accounts(self.store) if self.store else None
+
+    def restore(self) -> list[str]:
+        """Restore the games in progress a killed server left in the store (:mod:`live.recovery`); return the
+        names of the tables reopened. Call on the running event loop, once, before serving."""
+        if self.store is None:
+            return []
+        from .recovery import restore_games
+
+        return restore_games(self)
 
     @property
     def tables(self) -> dict[str, Table]:
@@ -96,7 +112,7 @@ class Hub:
         """WebSocket connections per client address."""
         return self.lobby.connections_by_address
 
-    def checked_spec(self, spec: str, details: dict, ruleset: Ruleset | None = None) -> str:
+    def checked_spec(self, spec: str, details: dict, ruleset: Any = None, game: LiveGame = MULLE) -> str:
         """The canonical form of a spec a person chose, or ProtocolError 3000 saying why it is refused.
 
         Refused: bad syntax, a spec outside the server's :class:`~live.limits.AgentLimits` (the server's
@@ -104,16 +120,16 @@ class Hub:
         (``pimc:samples=0``), and an agent that cannot play the table's ``ruleset`` (its
         ``check_ruleset``), so nothing chosen is silently replaced by the fallback at a game's start.
         """
-        ruleset = ruleset or Ruleset()
+        ruleset = ruleset or game.ruleset(None)
         try:
-            canon = agents.canonical(spec)
+            canon = agents.canonical(spec, game.name)
             if canon != self.config.opponent:
                 self.limits.check(canon)
             key = (canon, ruleset)
             if key not in self._builds:
                 if len(self._builds) >= 4096:
                     self._builds.clear()
-                self._builds[key] = _refusal(canon, ruleset)
+                self._builds[key] = _refusal(canon, ruleset, game.name)
             if self._builds[key] is not None:
                 raise ValueError(self._builds[key])
         except ValueError as exc:
@@ -192,8 +208,13 @@ class Hub:
         if "session_id" in p:
             sid = p["session_id"]
             person = self.sessions.get(sid)
+            if person is None and self.restored:
+                person = self.restored.pop(token_hash(sid), None)
+                if person is not None:  # a seat restored after a crash: its token is known again
+                    person.session_id = sid
+                    self.sessions[sid] = person
             if person is None:
-                if sid in self.expired:
+                if sid in self.expired or token_hash(sid) in self.expired:
                     raise ProtocolError(ErrorCode.SESSION_EXPIRED, "your seat went to an agent when the grace period "
                                         "ran out (or the table closed); join again by table and player name",
                                         {"session_id": sid[:128]})
@@ -206,6 +227,7 @@ class Hub:
             person.table.rejoin(person, conn)
             return
         self._busy(conn)
+        account = self._account_for(conn, p["player_name"])
         name = p["table_name"]
         if name.startswith(WATCH_PREFIX):
             raise ProtocolError(ErrorCode.INVALID_ACTION, f"table names starting with {WATCH_PREFIX!r} are agents' "
@@ -214,17 +236,31 @@ class Hub:
         if table is None:
             opponent = p.get("opponent") or self.config.opponent
             sets = p.get("sets")
-            opponent = self.checked_spec(opponent, {"opponent": opponent[:200]}, Ruleset(sets=sets) if sets else None)
+            game = live_game(p.get("game"))
+            opponent = self.checked_spec(opponent, {"opponent": opponent[:200]}, game.ruleset(sets), game)
             delay = p.get("agent_delay_ms")
             table = self._new_table(name, conn.address, opponent=opponent, seed=p.get("seed"), sets=sets,
-                                    agent_delay=self.config.agent_delay if delay is None else delay / 1000)
+                                    agent_delay=self.config.agent_delay if delay is None else delay / 1000, game=game)
+            if p.get("move_clock_s") is not None:
+                table.seating.move_clock = p["move_clock_s"]
             try:
-                table.seat_person(p["player_name"], conn)
+                table.seating.seat_person(p["player_name"], conn, account)
             except ProtocolError:
                 table.close()
                 raise
             return
-        table.seat_person(p["player_name"], conn)
+        table.seating.seat_person(p["player_name"], conn, account)
+
+    def _account_for(self, conn: Connection, name: str) -> str | None:
+        """The account a person sits down with under ``name``: ``None`` for a guest's free name; ProtocolError 1002
+        when ``name`` is claimed and this connection is not logged in as it."""
+        if self.accounts is None or not self.accounts.is_claimed(name):
+            return None
+        if conn.account is not None and conn.account.casefold() == name.casefold():
+            return conn.account
+        raise ProtocolError(ErrorCode.UNAUTHORIZED, f"the name {name!r} belongs to an account: log in as {name} to "
+                            "play under it, or choose another name (guests play unrated)",
+                            {"player_name": name, "reason": "claimed name"})
 
     def _on_leave(self, conn: Connection, p: dict) -> None:
         if conn.person is not None:
@@ -245,19 +281,47 @@ class Hub:
                                 {}, p["request_id"])
         conn.person.table.respond(conn.person, p["request_id"], p["move"])
 
+    def _on_drop(self, conn: Connection, p: dict) -> None:
+        if conn.person is None:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "you hold no seat, so it is never your turn: send join first",
+                                {}, p["request_id"])
+        conn.person.table.drop(conn.person, p["request_id"], p["card"], p["target"], p["staged"])
+
     def _on_lobby_action(self, conn: Connection, p: dict) -> None:
         person = self._person(conn, p["action"])
+        if p["action"] == "rematch":
+            self._rematch(person)
+            return
         person.table.lobby_action(person, p["action"], p.get("opponent"))
+        if p["action"] == "start_game":
+            person.table.seating.rematch.clear()
+
+    def _rematch(self, person: Person) -> None:
+        """``rematch`` from the result box: the next game starts once every person at the table has asked (at once
+        against an agent), whoever the host is; until then the others are told who asked."""
+        table = person.table
+        seating = table.seating
+        if table.phase != "lobby" or not table.games:
+            raise ProtocolError(ErrorCode.GAME_ALREADY_STARTED, "a rematch is asked for after a game, from its "
+                                "result", {"action": "rematch"})
+        seating.rematch.add(person)
+        if all(p in seating.rematch for p in table.people()):
+            seating.rematch.clear()
+            table.start_game()
+            return
+        table.notify("lobby_update", {"action": "rematch", "wants": sorted(p.name for p in seating.rematch),
+                                      "table": table.info()}, with_view=False)
 
     def _on_watch(self, conn: Connection, p: dict) -> None:
         self._busy(conn)
         if "agents" in p:
-            rules = Ruleset(sets=p["sets"]) if p["sets"] else None
-            specs = [self.checked_spec(spec, {"agents": p["agents"]}, rules) for spec in p["agents"]]
+            game = live_game(p.get("game"))
+            rules = game.ruleset(p["sets"])
+            specs = [self.checked_spec(spec, {"agents": p["agents"]}, rules, game) for spec in p["agents"]]
             delay = p["delay_ms"] / 1000 if p["delay_ms"] is not None else 0.5
             name = self.lobby.watch_name()
             table = self._new_table(name, conn.address, opponent=specs[1], seed=p["seed"], sets=p["sets"],
-                                    agent_delay=delay, watch=True, specs=specs)
+                                    agent_delay=delay, watch=True, specs=specs, game=game)
             table.start_game()  # nobody watches yet, so the agents wait for the watcher's confirmation
             table.add_watcher(conn)
             return
@@ -276,11 +340,11 @@ class Hub:
         table.notify("lobby_update", {"action": "set_speed", "table": table.info()}, with_view=False)
 
 
-def _refusal(spec: str, ruleset: Ruleset) -> str | None:
-    """Why the agent ``spec`` cannot sit at a table with ``ruleset`` (it does not build, or its ``check_ruleset``
-    refuses the rules), or ``None``."""
+def _refusal(spec: str, ruleset: Any, game: str = "mulle") -> str | None:
+    """Why the agent ``spec`` cannot sit at a table of ``game`` with ``ruleset`` (it does not build, or its
+    ``check_ruleset`` refuses the rules), or ``None``."""
     try:
-        agent = agents.make(spec)
+        agent = agents.make(spec, game)
     except ValueError as exc:
         return str(exc)
     why = ruleset_refusal(agent, ruleset)

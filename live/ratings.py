@@ -143,7 +143,9 @@ def glicko2_update(player: Rating, results: list[tuple[Rating, float]], tau: flo
     phi_star = math.sqrt(phi * phi + new_sigma * new_sigma)
     new_phi = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
     new_mu = mu + new_phi * new_phi * delta_sum
-    return Rating(rating=new_mu * SCALE + START_RATING, rd=new_phi * SCALE, volatility=new_sigma,
+    # A game against a far stronger or weaker player tells little, and phi* adds the volatility first: the deviation
+    # can end a hair above the start. It is capped there (a new player's uncertainty is the most there is).
+    return Rating(rating=new_mu * SCALE + START_RATING, rd=min(new_phi * SCALE, START_RD), volatility=new_sigma,
                   games=player.games + len(results))
 
 

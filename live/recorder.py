@@ -111,8 +111,8 @@ class GameRecorder:
         """A game has started: keep it in the store as in progress (only when a person plays in it)."""
         t = self.table
         store = t.hub.store
-        if store is None or self.restoring or not t.seating.had_person():
-            return
+        if store is None or self.restoring or self._live_job is not None or not t.seating.had_person():
+            return  # no store, being rebuilt, kept already (a seat's holder was set first), or nobody's game
         meta = self._meta()
         try:
             job = t.hub.store_pool.submit(store.start_live, t.name, meta)

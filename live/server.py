@@ -8,8 +8,12 @@ Routes:
 * ``GET /api/tables`` the open tables (name, seats, spectators, state) to join or watch;
 * ``GET /api/games/{id}/analysis`` the post-game analysis (:mod:`live.analysis`), its progress while it runs;
   ``POST`` the same address starts it in the background;
-* ``GET /api/ratings`` ratings with intervals from the stored games (``?player=NAME``: with that person's
-  history); ``GET /ratings`` the page showing them;
+* ``POST /api/accounts`` claims a name with a password (:mod:`live.accounts`; 201, 409 when taken);
+  ``POST /api/session`` logs in (the ``mulle_session`` cookie), ``DELETE /api/session`` logs out,
+  ``GET /api/session`` says who is logged in;
+* ``GET /api/ratings?game=mulle|casino`` the Glicko-2 ratings (:mod:`live.ratings`); ``GET /ratings`` the
+  page showing them; ``GET /api/players/{name}`` a player's ratings and history, ``GET /players/{name}`` the
+  page with its chart;
 * ``POST /api/replay`` a game record or one arena results line (JSON) in, every position out
   (:func:`live.views.replay_frames`);
 * ``GET /api/games`` the stored games, newest first, paged (``limit``, ``offset``) and filtered
@@ -38,9 +42,10 @@ from aiohttp import WSMsgType, web
 
 import agents
 from mulle_env.engine.errors import MulleError
-from mulle_env.engine.record import GameRecord
 from mulle_env.files import JSONInputError, parse_json
 
+from .accounts import COOKIE, SESSION_SECONDS, AccountError
+from .games import record_from_dict
 from .hub import Connection, Hub, LiveConfig
 from .protocol import MAX_SETS, ProtocolError, js_safe, parse
 from .ratelimit import RateLimiter
@@ -55,7 +60,6 @@ _HUB = web.AppKey("hub", Hub)
 _SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 _REPLAY_POOL = web.AppKey("replay_pool", ThreadPoolExecutor)
 _RATES = web.AppKey("rates", RateLimiter)
-_RATINGS_CACHE = web.AppKey("ratings_cache", dict)
 #: Largest replay upload (a record of a long game is a few kB).
 MAX_REPLAY_BYTES = 1 << 20
 #: Most moves a set can have: every card of the two decks played once (96 after the 8 first loose cards).
@@ -97,14 +101,18 @@ def _replay_body(body: bytes) -> tuple[int, str]:
         # The server's own JSON APIs give seeds beyond 2**53 as strings (defect 10): take them back.
         data["seed"] = int(seed)
     try:
-        record = GameRecord.from_dict(data)
+        record = record_from_dict(data)  # either game's (live.games: "game": "casino", else Mulle's)
     except MulleError as exc:
         return 400, json.dumps({"error": str(exc)})
-    sets = record.ruleset.sets
+    # A Casino round is at most 48 moves and cheap to replay: its bound is the rounds the rules allow.
+    sets = getattr(record.ruleset, "sets", 1)
     if sets > MAX_SETS:
         return 413, json.dumps({"error": f"the record's game has {sets} sets; the server replays games of at most "
                                 f"{MAX_SETS} sets (as many as a live table plays)"})
-    if len(record.moves) > MOVES_PER_SET * sets:
+    if getattr(record, "game", "mulle") == "casino" and len(record.moves) > 48 * record.ruleset.max_rounds:
+        return 400, json.dumps({"error": f"the record has {len(record.moves)} moves; a Casino game of at most "
+                                f"{record.ruleset.max_rounds} rounds has at most {48 * record.ruleset.max_rounds}"})
+    if getattr(record, "game", "mulle") == "mulle" and len(record.moves) > MOVES_PER_SET * sets:
         return 400, json.dumps({"error": f"the record has {len(record.moves)} moves; a game of {sets} sets has "
                                 f"at most {MOVES_PER_SET * sets}"})
     try:
@@ -133,6 +141,9 @@ async def _ws(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(max_msg_size=max(limit * 16, 1 << 16), heartbeat=30, compress=False)
     await ws.prepare(request)
     conn = Connection(ws.send_str, request.remote or "")
+    if hub.accounts is not None and request.cookies.get(COOKIE):
+        # The login of this browser (the cookie came with the upgrade request): a claimed name sits only with it.
+        conn.account = await _in_pool(request, hub.accounts.who, request.cookies.get(COOKIE))
     try:
         hub.admit(conn)
     except ProtocolError as exc:
@@ -222,31 +233,147 @@ async def _game_record(request: web.Request) -> web.Response:
 
 
 async def _ratings(request: web.Request) -> web.Response:
-    """Ratings with intervals from the stored games (:mod:`live.ratings`), ``?player=NAME`` with that person's
-    history. Computed in the replay pool; the fit is kept until a game is added."""
+    """The Glicko-2 ratings of one game (``?game=mulle``, the default, or ``casino``), best first: ``name``,
+    ``rating``, ``rd``, ``games``, ``provisional`` and more (see :mod:`live.ratings`)."""
+    from .ratings import GAMES
+
     store = _store(request)
-    player = request.query.get("player") or None
-    cache = request.app[_RATINGS_CACHE]
+    game = request.query.get("game", "mulle")
+    if game not in GAMES:
+        return _json({"error": f"'game' must be one of {', '.join(GAMES)}, not {game[:40]!r}"}, status=400)
+    rows = await _in_pool(request, store.ratings, game)
+    return _json({"game": game, "players": [_rating_out(r) for r in rows]})
 
-    def compute():
-        from . import ratings as rt
 
-        with cache["lock"]:  # two pool threads: one fit at a time, the other then finds it done
-            rows = store.rating_rows()
-            key = (len(rows), rows[-1][0] if rows else 0)
-            if cache.get("key") != key:
-                games = rt.rated_games(rows)
-                cache.update(key=key, games=games, ratings=rt.ratings(games))
-            games, out = cache["games"], dict(cache["ratings"])
-        if player:
-            out["player"] = player
-            out["history"] = rt.history(games, player)
-        return out
-    return _json(await _in_pool(request, compute))
+def _rating_out(r: dict) -> dict:
+    from .ratings import PROVISIONAL_GAMES, PROVISIONAL_RD
+
+    return {"key": r["key"], "name": r["name"], "kind": r["kind"], "rating": round(r["rating"], 1),
+            "rd": round(r["rd"], 1), "games": r["games"], "wins": r["wins"], "draws": r["draws"],
+            "losses": r["losses"], "provisional": r["games"] < PROVISIONAL_GAMES or r["rd"] > PROVISIONAL_RD,
+            "last_played": _iso(r["last_at"])}
+
+
+def _iso(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+async def _player(request: web.Request) -> web.Response:
+    """A player's ratings in each game and every rated game's change, oldest first (``/api/players/{name}``; an
+    agent by ``agent:SPEC``). 404 for a name with no rated game."""
+    from .ratings import GAMES, agent_key, person_key
+
+    store = _store(request)
+    name = request.match_info["name"]
+    if len(name) > 240:
+        return _json({"error": "a player's name has at most 32 characters (an agent's spec at most 200)"}, 404)
+    key = agent_key(name[6:]) if name.startswith("agent:") else person_key(name)
+
+    def read() -> dict | None:
+        ratings = {g: next((r for r in store.ratings(g) if r["key"] == key), None) for g in GAMES}
+        if not any(ratings.values()):
+            return None
+        history = store.rating_history(key)
+        shown = next(r["name"] for r in ratings.values() if r)
+        return {"name": shown, "key": key, "kind": key.split(":", 1)[0],
+                "ratings": {g: (_rating_out(r) if r else None) for g, r in ratings.items()},
+                "history": {g: [{"game_id": h["game_id"], "at": _iso(h["at"]), "before": round(h["before"], 1),
+                                 "rating": round(h["rating"], 1), "rd": round(h["rd"], 1), "result": h["result"],
+                                 "opponent": h["opponent"], "opponent_key": h["opponent_key"]}
+                                for h in history if h["game"] == g] for g in GAMES}}
+    out = await _in_pool(request, read)
+    if out is None:
+        return _json({"error": f"no rated games for {name[:40]!r} (ratings are for claimed names and the agents)"},
+                     status=404)
+    return _json(out)
 
 
 async def _ratings_page(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(str(_static_dir() / "ratings.html"), headers={"Cache-Control": "no-cache"})
+
+
+async def _player_page(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(str(_static_dir() / "player.html"), headers={"Cache-Control": "no-cache"})
+
+
+async def _account_body(request: web.Request) -> tuple[object, object]:
+    if request.content_length is not None and request.content_length > 4096:
+        raise AccountError("the request body is at most 4096 bytes", 413)
+    body = await request.read()
+    try:
+        data = parse_json(body, "the request body", max_bytes=4096)
+    except JSONInputError as exc:
+        raise AccountError(f"{exc}; send JSON {{\"name\": \"...\", \"password\": \"...\"}}") from None
+    if not isinstance(data, dict):
+        raise AccountError('send JSON {"name": "...", "password": "..."}')
+    return data.get("name"), data.get("password")
+
+
+def _accounts(request: web.Request):
+    accounts = request.app[_HUB].accounts
+    if accounts is None:
+        raise web.HTTPNotFound(text=json.dumps({"error": "this server keeps no accounts (started without a "
+                                                "database)"}), content_type="application/json")
+    return accounts
+
+
+async def _create_account(request: web.Request) -> web.Response:
+    """``POST /api/accounts`` ``{"name", "password"}``: claim the name (201), 409 when it is claimed already."""
+    accounts = _accounts(request)
+    try:
+        name, password = await _account_body(request)
+        kept = await _in_pool(request, accounts.create, name, password)
+    except AccountError as exc:
+        return _json({"error": str(exc)}, status=exc.status)
+    log.info("account claimed: %r", kept)
+    return _json({"name": kept}, status=201)
+
+
+async def _login(request: web.Request) -> web.Response:
+    """``POST /api/session`` ``{"name", "password"}``: log in (the login cookie), 401 for a wrong pair. Limited per
+    address (the middleware) and per name (here, whatever the address: guessing one account's password from many
+    addresses is slow too)."""
+    accounts = _accounts(request)
+    rates = request.app[_RATES]
+    try:
+        name, password = await _account_body(request)
+        if isinstance(name, str):
+            key = "name:" + name.strip().casefold()[:64]
+            wait = rates.acquire(key, "login_name")
+            if wait is not None:
+                text, seconds = rates.message("login_name", wait)
+                return _json({"error": text}, status=429, headers={"Retry-After": str(seconds)})
+            rates.release(key, "login_name")
+        token, kept = await _in_pool(request, accounts.login, name, password)
+    except AccountError as exc:
+        return _json({"error": str(exc)}, status=exc.status)
+    config = request.app[_HUB].config
+    secure = config.cookie_secure == "always" or (config.cookie_secure == "auto" and request.secure)
+    response = _json({"name": kept})
+    response.set_cookie(COOKIE, token, max_age=SESSION_SECONDS, path="/", httponly=True, samesite="Strict",
+                        secure=secure)
+    return response
+
+
+async def _logout(request: web.Request) -> web.Response:
+    """``DELETE /api/session``: log out (the session ends on the server and the cookie is removed)."""
+    accounts = _accounts(request)
+    token = request.cookies.get(COOKIE)
+    if token:
+        await _in_pool(request, accounts.logout, token)
+    response = web.Response(status=204)
+    response.del_cookie(COOKIE, path="/")
+    return response
+
+
+async def _whoami(request: web.Request) -> web.Response:
+    """``GET /api/session``: ``{"name": the account logged in, or null}`` (the cookie is HttpOnly: the page asks)."""
+    accounts = request.app[_HUB].accounts
+    token = request.cookies.get(COOKIE)
+    name = await _in_pool(request, accounts.who, token) if accounts is not None and token else None
+    return _json({"name": name, "accounts": accounts is not None})
 
 
 async def _tables(request: web.Request) -> web.Response:
@@ -300,6 +427,10 @@ def _route_class(request: web.Request) -> str | None:
         return "replay"
     if path.endswith("/analysis") and request.method == "POST":
         return "analysis"
+    if path == "/api/session" and request.method == "POST":
+        return "login"
+    if path == "/api/accounts" and request.method == "POST":
+        return "account"
     return "api" if path.startswith("/api/") else "page"
 
 
@@ -326,7 +457,6 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     # Bodies: at most 1 MiB (a replay upload); every other route is a GET and reads none.
     app = web.Application(client_max_size=MAX_REPLAY_BYTES, middlewares=[_limit])
     app[_RATES] = RateLimiter()
-    app[_RATINGS_CACHE] = {"lock": threading.Lock()}
     app[_HUB] = Hub(config)
     app[_SOCKETS] = weakref.WeakSet()
     app[_REPLAY_POOL] = ThreadPoolExecutor(2, thread_name_prefix="live-replay")
@@ -336,6 +466,12 @@ def make_app(config: LiveConfig | None = None) -> web.Application:
     app.router.add_get("/api/tables", _tables)
     app.router.add_get("/api/ratings", _ratings)
     app.router.add_get("/ratings", _ratings_page)
+    app.router.add_get("/api/players/{name}", _player)
+    app.router.add_get("/players/{name}", _player_page)
+    app.router.add_post("/api/accounts", _create_account)
+    app.router.add_post("/api/session", _login)
+    app.router.add_delete("/api/session", _logout)
+    app.router.add_get("/api/session", _whoami)
     app.router.add_post("/api/replay", _replay)
     app.router.add_get("/api/games", _games)
     app.router.add_get("/api/games/{id}", _game)
@@ -356,6 +492,10 @@ async def start(config: LiveConfig | None = None, host: str = "127.0.0.1", port:
                 ) -> tuple[web.AppRunner, str]:
     """Start serving on ``host:port`` (port 0 picks a free one); return the runner and the base URL."""
     app = make_app(config)
+    restored = app[_HUB].restore()  # games in progress a killed server left (live.recovery)
+    if restored:
+        log.warning("restored %d game(s) in progress: %s", len(restored), ", ".join(map(repr, restored)))
+    # No access log: a seat link carries its token in the address (?seat=...), and nothing secret is logged.
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

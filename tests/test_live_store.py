@@ -335,43 +335,6 @@ def _stored_game(store, table, seed, holders, winner_seat=None, status="finished
                                   scores=(1, 2) if status == "abandoned" else None))
 
 
-def test_ratings_come_from_the_arenas_fit_over_the_games_that_count(tmp_path):
-    """Issue 33: GET /api/ratings rates people by name and agents by spec with the arena's Bradley-Terry fit."""
-    from arena.stats import bradley_terry
-
-    db = str(tmp_path / "g.db")
-    store = GameStore(db)
-    anna, rnd, heur = [(1, "Anna", "person")], [(1, "random", "agent")], [(1, "heuristic", "agent")]
-    for i, (seats, w) in enumerate([((anna, rnd), 0), ((anna, rnd), 0), ((rnd, [(1, "anna", "person")]), 1),
-                                    ((anna, rnd), 1), ((anna, heur), None), ((heur, rnd), 0), ((heur, rnd), 0),
-                                    ((rnd, heur), 1)]):
-        _stored_game(store, "r", 100 + i, seats, w)
-    # Not rated: a seat that changed hands mid-game, and an abandoned game.
-    _stored_game(store, "r", 200, ([(1, "Anna", "person"), (9, "random", "agent")], rnd), 0)
-    _stored_game(store, "r", 201, (anna, rnd), None, status="abandoned")
-    with ServerThread(LiveConfig(opponent="random", db=db, trust_loopback=True)) as srv:
-        status, body = get(srv.url + "/api/ratings?player=ANNA")
-    assert status == 200 and body["games"] == 8 and body["anchor"] == "agent:random"
-    by_key = {p["key"]: p for p in body["players"]}
-    assert set(by_key) == {"person:anna", "agent:random", "agent:heuristic"}
-    assert by_key["person:anna"]["games"] == 5 and (by_key["person:anna"]["wins"], by_key["person:anna"]["draws"],
-                                                     by_key["person:anna"]["losses"]) == (3, 1, 1)
-    assert by_key["agent:random"]["elo"] == 0.0 and by_key["agent:random"]["low"] == 0.0  # the anchor
-    # The same numbers as the arena's fit on those games: no second rating formula.
-    keys = ["agent:heuristic", "agent:random", "person:anna"]
-    games = [(2, 1, 1.0), (2, 1, 1.0), (1, 2, 0.0), (2, 1, 0.0), (2, 0, 0.5), (0, 1, 1.0), (0, 1, 1.0), (1, 0, 0.0)]
-    fit = bradley_terry(keys, games, anchor=1)
-    for i, key in enumerate(keys):
-        iv = fit.interval(i)
-        assert abs(by_key[key]["elo"] - iv.value) < 0.1 and abs(by_key[key]["high"] - iv.high) < 0.1
-    assert body["players"][0]["elo"] >= body["players"][-1]["elo"]
-    history = body["history"]
-    assert [h["result"] for h in history] == ["draw", "loss", "win", "win", "win"]  # newest first
-    # Each entry's rating is the fit on the games up to that one (Anna's fifth is the fifth stored).
-    assert history[0]["opponent"] == "heuristic"
-    assert abs(history[0]["elo"] - bradley_terry(keys, games[:5], anchor=1).interval(2).value) < 0.1
-
-
 def test_a_game_is_analysed_in_the_background_with_progress_and_kept_in_the_store(tmp_path):
     """Issue 33: "Analyse" runs the analyser over a person's decisions: what was played, its choice, the points lost,
     the biggest mistakes flagged; GET /api/games/{id}/analysis returns it, and the store keeps it."""

@@ -1,40 +1,53 @@
-// Mulle live: the ratings page. Reads GET /api/ratings (docs/live.md).
+// Mulle live: the ratings page. Reads GET /api/ratings?game=mulle|casino (docs/live.md, "Ratings").
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+let game = params.get("game") === "casino" ? "casino" : "mulle";
 
-function cell(text, tag = "td") { const c = document.createElement(tag); c.textContent = text; return c; }
+function cell(content, tag = "td") {
+  const c = document.createElement(tag);
+  if (typeof content === "string") c.textContent = content; else c.append(content);
+  return c;
+}
 
-function fmt(x) { return x === null || x === undefined ? "–" : (x > 0 ? "+" : "") + x.toFixed(0); }
+function playerLink(p) {
+  const a = document.createElement("a");
+  a.href = `/players/${encodeURIComponent(p.kind === "agent" ? `agent:${p.name}` : p.name)}`;
+  a.textContent = p.kind === "agent" ? `${p.name} (agent)` : p.name;
+  return a;
+}
 
-async function load(player) {
-  const q = player ? `?player=${encodeURIComponent(player)}` : "";
+async function load() {
+  for (const b of document.querySelectorAll(".game-switch button")) b.setAttribute("aria-pressed", String(b.dataset.game === game));
+  const title = game === "casino" ? "Casino" : "Mulle";
+  $("ratings-caption").textContent = `${title} ratings`;
   let res;
-  try { res = await fetch(`/api/ratings${q}`); } catch (e) { $("ratings-note").textContent = `cannot reach the server: ${e}`; return; }
+  try { res = await fetch(`/api/ratings?game=${game}`); } catch (e) { $("ratings-note").textContent = `cannot reach the server: ${e}`; return; }
   const body = await res.json();
   if (!res.ok) { $("ratings-note").textContent = body.error; return; }
-  $("ratings-note").textContent = body.players.length ? `${body.games} rated games.` : "No rated games yet: play some!";
-  if (body.anchor) $("anchor").textContent = body.anchor.replace(/^agent:/, "the agent ").replace(/^person:/, "");
+  $("ratings-note").textContent = body.players.length ? `${title}: ${body.players.length} rated players.` : `No rated ${title} games yet: claim a name, log in and play!`;
   $("ratings-body").replaceChildren(...body.players.map((p, i) => {
     const row = document.createElement("tr");
     row.dataset.key = p.key;
-    row.append(cell(String(i + 1)), cell(p.kind === "agent" ? `${p.name} (agent)` : p.name), cell(fmt(p.elo)),
-      cell(`${fmt(p.low)} to ${fmt(p.high)}`), cell(String(p.games)), cell(`${p.wins}–${p.draws}–${p.losses}`));
+    const rating = `${Math.round(p.rating)}${p.provisional ? "?" : ""}`;
+    row.append(cell(String(i + 1)), cell(playerLink(p)), cell(rating), cell(String(Math.round(p.rd))),
+      cell(String(p.games)), cell(`${p.wins}–${p.draws}–${p.losses}`));
+    if (p.provisional) row.title = "provisional: fewer than 10 games, or a deviation above 110";
     return row;
   }));
-  if (player) {
-    const h = body.history || [];
-    $("history-note").textContent = h.length ? `${player}: ${h.length} rated games, newest first.` : `No rated games for ${player}.`;
-    $("history-list").replaceChildren(...h.map((g) => {
-      const li = document.createElement("li");
-      li.dataset.game = g.id;
-      li.textContent = `${g.finished_at.replace("T", " ").replace("Z", " UTC")}: ${g.result} against ${g.opponent}; rating after it ${fmt(g.elo)} (${fmt(g.low)} to ${fmt(g.high)})`;
-      return li;
-    }));
-  }
 }
 
-$("history-form").addEventListener("submit", (e) => { e.preventDefault(); load($("history-name").value.trim()); });
-const start = new URLSearchParams(location.search).get("player");
-if (start) $("history-name").value = start;
-load(start);
+for (const b of document.querySelectorAll(".game-switch button")) {
+  b.addEventListener("click", () => {
+    game = b.dataset.game;
+    history.replaceState(null, "", `/ratings?game=${game}`);
+    load();
+  });
+}
+$("history-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const name = $("history-name").value.trim();
+  if (name) location.href = `/players/${encodeURIComponent(name)}`;
+});
+load();
