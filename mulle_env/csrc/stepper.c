@@ -62,6 +62,10 @@ typedef struct {
     uint8_t legal_ok;
     uint8_t failed; /* its job failed (the thread's context keeps why) */
     uint8_t dealt;  /* started (start, restart_write): until then the game counts as over */
+    /* The game's over (1 until dealt) and seat to move, noted by note() after every change: the stepper's own
+     * copy, read by its checks and writers and copied into the shared arrays without a call into the game's
+     * table (the caller's arrays are theirs to write; nothing they write makes a move legal). */
+    int8_t over, to_move;
     /* The legal ids of the seat to move as a bitset of s->words words, valid while legal_ok: the stepper's
      * own copy, which nothing handed out can reach. Every action is checked against it, so a mask written
      * by a caller cannot make an illegal move legal. */
@@ -147,8 +151,15 @@ static void intvec_close(IntVec *v) {
 static inline PyObject *game_obj(Stepper *s, Py_ssize_t i) { return PyList_GET_ITEM(s->games, i); }
 static inline Slot *slot(const Stepper *s, Py_ssize_t i) { return (Slot *)(s->slots + (size_t)i * s->slot_size); }
 
-/* Whether game i is over; a game not dealt yet counts as over (nothing may be played in it). */
-static inline int g_over(const Stepper *s, int i) { return !slot(s, i)->dealt || s->ops->over(s->g[i]); }
+/* Game i's over and seat to move into its slot, after it changed (any thread: the slot is the game's). */
+static inline void note(const Stepper *s, int i) {
+    Slot *sl = slot(s, i);
+    sl->over = (int8_t)(!sl->dealt || s->ops->over(s->g[i]));
+    sl->to_move = (int8_t)s->ops->to_move(s->g[i]);
+}
+
+/* Whether game i is over as last noted; a game not dealt yet counts as over (nothing may be played in it). */
+static inline int g_over(const Stepper *s, int i) { return slot(s, i)->over; }
 
 /* A failed rules call on the calling thread (main context, GIL held): the game raised its error there; a -1
  * without one is reported, never passed on as success. Returns -1. */
@@ -198,12 +209,15 @@ static int is_legal(Stepper *s, int i, long long id) {
 /* Game i's over and to_move into the shared arrays: after its job, on the calling thread (K bytes each, so
  * a job writing them would share cache lines with the other threads' games). */
 static void sync_flags(Stepper *s, int i) {
-    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)g_over(s, i);
-    ((int8_t *)s->to_move_buf.buf)[i] = (int8_t)s->ops->to_move(s->g[i]);
+    const Slot *sl = slot(s, i);
+    ((uint8_t *)s->over_buf.buf)[i] = (uint8_t)sl->over;
+    ((int8_t *)s->to_move_buf.buf)[i] = sl->to_move;
 }
 
+/* After a change of game i on the calling thread: its kept ids stale, its flags noted and synced. */
 static void stepper_sync(Stepper *s, int i) {
-    slot(s, i)->legal_ok = 0; /* called after every change of game i */
+    slot(s, i)->legal_ok = 0;
+    note(s, i);
     sync_flags(s, i);
 }
 
@@ -484,6 +498,7 @@ static void play_job(void *ctx, int item) {
     int rc = s->ops->apply_id(s->g[i], j->act[item]);
     if (rc == 0 && j->internal) rc = random_moves(s, i);
     slot(s, i)->failed = (uint8_t)(rc < 0 ? -rc : 0);
+    note(s, i);
 }
 
 /* job(ctx, item) for items 0..n-1: on the pool without the GIL, or (one item, or while the allocation-failure
@@ -528,7 +543,8 @@ static int run_plays(Stepper *s, const int *idx, const int *act, int n, int inte
     for (int q = 0; q < n; q++) {
         int i = idx[q];
         s->ops->changed(game_obj(s, i));
-        stepper_sync(s, i);
+        slot(s, i)->legal_ok = 0; /* its flags were noted in its job */
+        sync_flags(s, i);
         if (slot(s, i)->failed && first < 0) first = i;
     }
     return first < 0 ? 0 : raise_failure(s, first, pooled, "a move");
@@ -665,8 +681,9 @@ static PyObject *Stepper_play(Stepper *self, PyObject *args) {
 static int write_row(Stepper *s, int i, int seat, float *obs, uint8_t *mask, int num_ids) {
     const GameOps *ops = s->ops;
     void *g = s->g[i];
+    const Slot *sl = slot(s, i);
     if (ops->write_obs(g, seat, obs) < 0) return -1;
-    if (!g_over(s, i) && ops->to_move(g) == seat) {
+    if (!sl->over && sl->to_move == seat) {
         int ids[STEPPER_MAX_IDS], n = ops->legal_ids(g, ids);
         if (n < 0) return -1;
         keep_legal(s, i, ids, n);
@@ -687,10 +704,12 @@ static void write_or_fail(Stepper *s, int i, int seat, float *obs, uint8_t *mask
         slot(s, i)->failed = 1;
 }
 
-/* After game i's moves in a job (rc: how they went): its kept legal ids are stale, and a failure is marked.
- * Returns whether the moves went through. over and to_move are synced after the job, on the calling thread. */
+/* After game i's moves in a job (rc: how they went): its kept legal ids are stale, its flags noted, and a
+ * failure is marked. Returns whether the moves went through. over and to_move are synced into the shared
+ * arrays after the job, on the calling thread. */
 static int moved(Stepper *s, int i, int rc) {
     slot(s, i)->legal_ok = 0;
+    note(s, i);
     if (rc < 0) slot(s, i)->failed = (uint8_t)-rc;
     return rc >= 0;
 }
@@ -818,7 +837,8 @@ static Py_ssize_t csr_fill(Stepper *s, const int *rows, const int8_t *seats, Py_
     off[0] = 0;
     for (Py_ssize_t j = 0; j < n; j++) {
         int i = rows ? rows[j] : (int)j;
-        if (!g_over(s, i) && s->ops->to_move(s->g[i]) == seats[j]) {
+        const Slot *sl = slot(s, i);
+        if (!sl->over && sl->to_move == seats[j]) {
             if (ensure_legal(s, i) < 0) return -1;
             total += slot(s, i)->n_legal;
         }
