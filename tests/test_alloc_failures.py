@@ -201,3 +201,67 @@ def test_every_allocation_of_an_afterstate_batch_and_a_rollout_can_fail():
         NATIVE.rollout_values(st, [m.id for m in legal], st.to_move, 0, 10**6, 1, st.set_no, st.deal_no, 7)
 
     walk(run, after=lambda n: run())
+
+
+# ----- Casino's compiled core: the same hook (the Mulle core's counter, shared through its capsule) ----------
+
+
+def _casino_c():
+    from mulle_env import casino
+
+    if "c" not in casino.backends():
+        pytest.skip("the compiled Casino core is not built")
+    return casino.backends()["c"]
+
+
+def play_casino_game(seed: int, gather_all: bool = True) -> None:
+    """A whole Casino game on the compiled core through every path that allocates: legal moves and ids, plans,
+    moves by id and by text, views, copies, the canonical form and back, a determinization."""
+    cs = _casino_c()
+    st = cs.new_game(seed, {"gather_all": gather_all, "rounds": 1})
+    rng = random.Random(seed)
+    n = 0
+    while not st.over:
+        moves = st.legal_moves()
+        move = moves[rng.randrange(len(moves))]
+        if gather_all and n % 2:
+            st.play_id(st.legal_ids()[rng.randrange(len(st.legal_ids()))])
+        else:
+            st.play(move if n % 3 else str(move))
+        n += 1
+        if n % 8 == 0 and not st.over:
+            view = st.view(st.to_move)
+            unseen = view.unseen()
+            cs.GameState.from_view(view, unseen[: view.opponent_hand_size], unseen[view.opponent_hand_size:], seed=1)
+            _ = (st.hands, st.builds, st.sheets, st.last_move, dict(st.move_plans()), st.copy().key())
+    type(st).from_dict(st.to_dict())
+
+
+@pytest.mark.parametrize("gather_all", [True, False])
+def test_every_allocation_of_a_casino_game_can_fail(gather_all):
+    total = walk(lambda: play_casino_game(3, gather_all), after=lambda n: n % 40 or play_casino_game(4, gather_all))
+    assert total > 100
+
+
+def test_a_failed_casino_move_changes_nothing():
+    cs = _casino_c()
+    for gather_all in (True, False):
+        st = cs.new_game(8, {"gather_all": gather_all})
+        for _ in range(5):
+            st.play(st.legal_moves()[-1])
+        before = st.to_dict()
+        for move in st.legal_moves():
+            after = st.copy().play(move).to_dict()
+            total = count_failpoints(lambda move=move: st.copy().play(move))
+            assert total > 0
+            for n in range(1, total + 1):
+                trial = st.copy()
+                _core()._fail_after(n)
+                try:
+                    trial.play(move)
+                except MemoryError:
+                    assert trial.to_dict() == before, (move, n)
+                    trial.play(move)  # and the move still plays
+                finally:
+                    _core()._fail_after(0)
+                assert trial.to_dict() == after, (move, n)
