@@ -118,8 +118,8 @@ _HOOKS: dict[type, GameHooks] = {}
 def game_hooks(view: Any, state_type: Any = None) -> GameHooks:
     """The :class:`GameHooks` of the game ``view`` belongs to (cached per view type).
 
-    The state type is ``state_type`` or the ``GameState`` of the module that defines the
-    view's type; the game's name is its package's ``GAME_NAME``; the hooks are
+    The state type is ``state_type``, or the ``GameState`` of the package that defines the view's
+    type (the backend in use), else of its module; the game's name is its package's ``GAME_NAME``; the hooks are
     ``agents.<game>``'s ``PLAYOUTS`` and ``hidden_requirements`` when that package exists.
     """
     vtype = type(view)
@@ -127,12 +127,17 @@ def game_hooks(view: Any, state_type: Any = None) -> GameHooks:
     if hooks is not None:
         return hooks
     module: ModuleType | None = sys.modules.get(vtype.__module__)
+    package = vtype.__module__.rpartition(".")[0]
+    # The game package's GameState is the backend MULLE_ENGINE chose (the compiled core's when built); the
+    # module that defines the view has the reference's.
+    found = getattr(sys.modules.get(package), "GameState", None)
+    if not hasattr(found, "from_view"):
+        found = getattr(module, "GameState", None)
     if state_type is None:
-        state_type = getattr(module, "GameState", None)
+        state_type = found
         if state_type is None or not hasattr(state_type, "from_view"):
             raise TypeError(f"no GameState with from_view() beside {vtype.__module__}.{vtype.__name__}; "
                             "set the search's state_type")
-    package = vtype.__module__.rpartition(".")[0]
     game = str(getattr(sys.modules.get(package), "GAME_NAME", "") or "")
     playouts: dict[str, Playout] = {PLAYOUT_RANDOM: random_playout}
     requirements = evaluate = None
@@ -146,7 +151,7 @@ def game_hooks(view: Any, state_type: Any = None) -> GameHooks:
             requirements = getattr(plug, "hidden_requirements", None)
             evaluate = getattr(plug, "evaluate", None)
     hooks = GameHooks(game, state_type, playouts, requirements, evaluate)
-    if state_type is getattr(module, "GameState", None):
+    if state_type is found:
         _HOOKS[vtype] = hooks
     return hooks
 
