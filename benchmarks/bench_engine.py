@@ -4,14 +4,17 @@ Every configuration plays whole games with uniformly random legal moves; a move 
 legal-move query plus one move applied, the same work the Hearts baseline does with
 ``legal_actions()`` + ``apply_action()`` (its chance moves, the deal, are not counted).
 Configurations, measured in one run, alternating, ``--rounds`` times each; the JSON
-keeps every run and the medians, and the ratios are of medians:
+keeps every run (moves per wall second and per CPU second of this process) and the medians, and
+the ratios are of medians (per CPU second where both are measured: the figure load changes least):
 
 - ``<backend>_ids``: ``legal_move_ids()`` + ``play_id(i)``: ints in, ints out, like Hearts;
 - ``<backend>_hot``: ``legal_move_ids()`` + ``play_unchecked(MOVES[i])``, what rollouts do;
 - ``<backend>_checked``: ``legal_moves()`` + ``play(move)``, the checked public API;
 - ``c_in_core``: ``random_playout``: the same random play without leaving C (the ceiling);
-- ``casino_python_ids`` / ``casino_python_checked``: Casino's engine (pure Python so far), games to 21
-  under the default rules, ``legal_ids()`` + ``play_id(i)`` and ``legal_moves()`` + ``play(move)``;
+- ``casino_<backend>_ids`` / ``casino_<backend>_checked``: Casino's engine on each backend (the compiled
+  core and the Python reference), games to 21 under the default rules, ``legal_ids()`` + ``play_id(i)``
+  and ``legal_moves()`` + ``play(move)``; ``casino_<backend>_choices``: ``legal_moves()`` + ``play(move)``
+  under ``gather_all=False`` (every choice of cards its own move);
 - ``openspiel_hearts``: OpenSpiel's compiled Hearts (``pip install -e '.[bench]'``).
 
 Then the exact forced-capture search on crowded 22-card tables (low cards, the most
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import statistics
@@ -39,7 +43,7 @@ from mulle_env.engine.moves import MOVES
 from mulle_env.stepper import random_playout
 
 
-def mulle_loop(mod, mode: str, ids_method: str = "legal_move_ids"):
+def mulle_loop(mod, mode: str, ids_method: str = "legal_move_ids", ruleset=None):
     """A function (seconds, seed) -> moves played, for one backend (or game module) and driving mode.
 
     ``ids_method`` names the state's method that lists the legal move ids (Casino's is ``legal_ids``).
@@ -52,7 +56,7 @@ def mulle_loop(mod, mode: str, ids_method: str = "legal_move_ids"):
         g = seed
         start = time.perf_counter()
         while time.perf_counter() - start < seconds:
-            st = mod.new_game(g)
+            st = mod.new_game(g) if ruleset is None else mod.new_game(g, ruleset)
             g += 1
             if mode == "ids":
                 legal, play = getattr(st, ids_method), st.play_id
@@ -163,18 +167,23 @@ def main(argv=None) -> int:
         configs["c_in_core"] = mulle_loop(backends()["c"], "in_core")
     from mulle_env import casino
 
-    for mode in ("ids", "checked"):
-        configs[f"casino_{casino.BACKEND}_{mode}"] = mulle_loop(casino, mode, ids_method="legal_ids")
+    for name, mod in sorted(casino.backends().items()):
+        for mode in ("ids", "checked"):
+            configs[f"casino_{name}_{mode}"] = mulle_loop(mod, mode, ids_method="legal_ids")
+        configs[f"casino_{name}_choices"] = mulle_loop(mod, "checked", ruleset={"gather_all": False})
     runs: dict[str, list[dict]] = {k: [] for k in configs}
     for r in range(args.rounds):
         for name, fn in configs.items():  # alternate, so load changes hit every config alike
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             moves, games = fn(args.seconds, args.seed + r * 1_000_003)
-            elapsed = time.perf_counter() - start
-            runs[name].append({"moves": moves, "games": games, "moves_per_s": round(moves / elapsed)})
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+            runs[name].append({"moves": moves, "games": games, "moves_per_s": round(moves / elapsed),
+                               "moves_per_cpu_s": round(moves / max(cpu, 1e-9))})
         print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]['moves_per_s']:,}" for k, v in runs.items()),
               file=sys.stderr)
     medians = {k: round(statistics.median(x["moves_per_s"] for x in v)) for k, v in runs.items()}
+    cpu_medians = {k: round(statistics.median(x["moves_per_cpu_s"] for x in v)) for k, v in runs.items()}
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = {
         "benchmark": "engine random play, moves/s (median of alternating runs)",
         "command": "python benchmarks/bench_engine.py " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -183,7 +192,9 @@ def main(argv=None) -> int:
         "default_backend": BACKEND,
         "seconds_per_run": args.seconds,
         "rounds": args.rounds,
+        "load_average_at_end": [round(x, 2) for x in load] if load else None,
         "median_moves_per_s": medians,
+        "median_moves_per_cpu_s": cpu_medians,
         "runs": runs,
     }
     ratios = {}
@@ -195,13 +206,18 @@ def main(argv=None) -> int:
         if f"casino_python_{mode}" in medians and f"python_{mode}" in medians:
             ratios[f"casino_python_{mode}/python_{mode}"] = round(medians[f"casino_python_{mode}"]
                                                                   / medians[f"python_{mode}"], 2)
+    for mode in ("ids", "checked", "choices"):  # Casino's compiled core against its reference, per CPU second
+        if f"casino_c_{mode}" in cpu_medians:
+            ratios[f"casino_c_{mode}/casino_python_{mode} (cpu)"] = round(
+                cpu_medians[f"casino_c_{mode}"] / cpu_medians[f"casino_python_{mode}"], 2)
     for mode in ("ids", "hot", "checked"):
         if f"c_{mode}" in medians:
             ratios[f"c_{mode}/python_{mode}"] = round(medians[f"c_{mode}"] / medians[f"python_{mode}"], 2)
     result["ratios"] = ratios
     result["capture_search_22_cards"] = capture_search(args.tables, args.seed)
     text = json.dumps(result, indent=2)
-    print(json.dumps({k: result[k] for k in ("median_moves_per_s", "ratios", "capture_search_22_cards")}, indent=2))
+    print(json.dumps({k: result[k] for k in ("median_moves_per_s", "median_moves_per_cpu_s", "ratios",
+                                             "load_average_at_end", "capture_search_22_cards")}, indent=2))
     if args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text + "\n")
