@@ -6,8 +6,14 @@ legal move), asks the analyser for the value of each legal move: ``pimc``'s
 over determinizations of the hidden cards, which hears the public history as the game went. The
 analyser searches in batches of determinizations until ``seconds`` per decision have passed (at least
 one batch), so a decision's cost is bounded whatever the machine. Per decision it reports the move
-played, the analyser's choice and the points lost (best value minus the played move's value, never
-below 0); the biggest losses are flagged as mistakes.
+played, the analyser's choice, both moves' values and the points lost (best value minus the played
+move's value, never below 0); every decision losing at least :data:`MISTAKE_POINTS` is flagged as a
+mistake (all of them: issue 52 found at most five flagged). Per seat it gives the points lost and
+the accuracy (the share of decisions within :data:`ACCURATE_POINTS` of the best), the game's result
+(so a page's headline reads it right: "Anna lost 72.8 points" was the points lost, for a game she
+won 75-57), and the evaluation over the game (the best move's value from seat 0's side at each
+analysed decision) that the page draws as a graph. Both games: Casino's records are analysed with
+Casino's ``pimc`` (:data:`ANALYSERS`).
 
 ``pimc`` rather than the stronger ``netsearch``: points lost needs a value for the move the person
 played, and ``pimc`` (``width=0``) values every legal move, while ``netsearch`` searches only its
@@ -35,19 +41,21 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import agents
-from mulle_env.engine.match import Match
-from mulle_env.engine.record import GameRecord
 
-__all__ = ["ANALYSER", "MISTAKE_POINTS", "Analyses", "analyse"]
+from .games import live_game, record_from_dict
+
+__all__ = ["ACCURATE_POINTS", "ANALYSER", "ANALYSERS", "MISTAKE_POINTS", "Analyses", "analyse"]
 
 log = logging.getLogger("live")
 
-#: The analyser: every legal move valued (``width=0``), in batches of this many determinizations.
+#: Mulle's analyser: every legal move valued (``width=0``), in batches of this many determinizations.
 ANALYSER = "pimc:samples=16,width=0"
+#: The analyser of each game (Casino's ``pimc`` values every legal move as it is).
+ANALYSERS = {"mulle": ANALYSER, "casino": "pimc:samples=16"}
 #: A decision that loses at least this many points (of the set's score, by the analyser's estimate) is a mistake.
 MISTAKE_POINTS = 3.0
-#: At most this many decisions are flagged (the biggest losses), so the flags point at what matters most.
-MOST_FLAGGED = 5
+#: A decision within this many points of the analyser's best counts as accurate (the accuracy's share).
+ACCURATE_POINTS = 1.0
 
 
 def _holder(players: list[list[dict]], seat: int, number: int) -> dict | None:
@@ -59,23 +67,30 @@ def _holder(players: list[list[dict]], seat: int, number: int) -> dict | None:
     return held
 
 
-def analyse(record: GameRecord, players: list[list[dict]], seconds: float = 0.25, seed: int = 0,
+def analyse(record: Any, players: list[list[dict]], seconds: float = 0.25, seed: int = 0,
             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The analysis of a game (see the module docstring) of the decisions made by people (``players``: who held
-    each seat from which move on, as the store keeps it).
+    """The analysis of a game of either game (a GameRecord or :class:`~live.games.CasinoRecord`; see the module
+    docstring) of the decisions made by people (``players``: who held each seat from which move on, as the store
+    keeps it).
 
-    Returns ``{"analyser", "seconds_per_decision", "decisions": [{"number", "seat", "by", "played", "best",
-    "points_lost", "mistake", "legal"}, ...], "total_lost": [seat 0, seat 1], "mistakes": [numbers]}``.
+    Returns ``{"game", "analyser", "seconds_per_decision", "decisions": [{"number", "seat", "by", "played", "best",
+    "value", "played_value", "points_lost", "mistake", "legal"}, ...], "total_lost": [seat 0, seat 1],
+    "accuracy": [percent or None per seat], "decisions_by_seat": [n, n], "mistakes": [numbers],
+    "mistake_points", "result": {"scores", "winner"} or None, "names": [seat 0, seat 1] (the last holder of each),
+    "evaluation": [{"number", "value"}]}``
+    (``evaluation``: the best move's value from seat 0's side at each analysed decision).
     ``progress(done, total)`` is called after each analysed decision.
     """
-    analyser = agents.make(ANALYSER)
+    game = live_game(getattr(record, "game", "mulle"))
+    spec = ANALYSERS[game.name]
+    analyser = agents.make(spec, game=game.name)
     rng = random.Random(seed)
-    match = Match(record.seed, record.ruleset, record.specs)
+    match = game.replay_match(record)
     reset = getattr(analyser, "reset", None)
     if reset is not None:
         reset()
     # First pass, without searching (cheap): which decisions were people's with a choice, for the progress total.
-    probe = Match(record.seed, record.ruleset, record.specs)
+    probe = game.replay_match(record)
     wanted = set()
     for number, text in enumerate(record.moves, 1):
         holder = _holder(players, probe.to_move, number)
@@ -95,7 +110,8 @@ def analyse(record: GameRecord, players: list[list[dict]], seconds: float = 0.25
             played_value = values.get(text, min(values.values()))
             holder = _holder(players, seat, number)
             decisions.append({"number": number, "seat": seat, "by": holder["name"] if holder else None,
-                              "played": text, "best": best_move,
+                              "played": text, "best": best_move, "value": round(best_value, 2),
+                              "played_value": round(played_value, 2),
                               "points_lost": round(max(0.0, best_value - played_value), 2),
                               "mistake": False, "legal": len(legal)})
             done += 1
@@ -105,14 +121,23 @@ def analyse(record: GameRecord, players: list[list[dict]], seconds: float = 0.25
         observe = getattr(analyser, "observe", None)
         if observe is not None:
             observe((event.player, event.move))
-    worst = sorted((d for d in decisions if d["points_lost"] >= MISTAKE_POINTS), key=lambda d: -d["points_lost"])
-    for d in worst[:MOST_FLAGGED]:
-        d["mistake"] = True
     lost = [0.0, 0.0]
+    counts = [0, 0]
+    accurate = [0, 0]
     for d in decisions:
+        d["mistake"] = d["points_lost"] >= MISTAKE_POINTS  # every one above the threshold, however many
         lost[d["seat"]] += d["points_lost"]
-    return {"analyser": ANALYSER, "seconds_per_decision": seconds, "decisions": decisions,
-            "total_lost": [round(x, 2) for x in lost], "mistakes": sorted(d["number"] for d in worst[:MOST_FLAGGED])}
+        counts[d["seat"]] += 1
+        accurate[d["seat"]] += d["points_lost"] < ACCURATE_POINTS
+    result = match.result().to_dict() if match.over else None
+    return {"game": game.name, "analyser": spec, "seconds_per_decision": seconds, "decisions": decisions,
+            "total_lost": [round(x, 2) for x in lost], "decisions_by_seat": counts,
+            "accuracy": [round(100 * a / n, 1) if n else None for a, n in zip(accurate, counts)],
+            "mistakes": [d["number"] for d in decisions if d["mistake"]], "mistake_points": MISTAKE_POINTS,
+            "result": {"scores": result["scores"], "winner": result["winner"]} if result else None,
+            "names": [seat[-1]["name"] if seat else None for seat in players],
+            "evaluation": [{"number": d["number"], "value": d["value"] if d["seat"] == 0 else -d["value"]}
+                           for d in decisions]}
 
 
 def _values(analyser: Any, view: Any, legal: list, rng: random.Random, seconds: float) -> dict[str, float]:
@@ -137,7 +162,7 @@ def _child(record: dict, players: list[list[dict]], seconds: float, seed: int, c
     except OSError:
         pass
     try:
-        result = analyse(GameRecord.from_dict(record), players, seconds, seed,
+        result = analyse(record_from_dict(record), players, seconds, seed,
                          progress=lambda done, total: conn.send(("progress", done, total)))
         conn.send(("done", result))
     except Exception as exc:  # noqa: BLE001 - reported to the server, which reports it to whoever asks

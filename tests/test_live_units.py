@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
+import agents
 from live.hub import LiveConfig, _RecentSet
 from live.protocol import ErrorCode, ProtocolError, parse
 from live.views import replay_frames, spectator_view
@@ -245,3 +247,72 @@ def test_the_rate_limiter_allows_a_burst_then_a_steady_rate_and_bounds_running_r
     assert rates.acquire("a", "x") is None
     text, seconds = rates.message("x", 0.2)
     assert seconds == 1 and "too many things" in text and "try again in 1 s" in text
+
+
+# ----- issue 52: the games of a table (live.games) and the analysis on the board ---------------------------------
+
+
+def test_names_that_draw_nothing_are_refused():
+    from live.protocol import check_name
+
+    for name, code in (("\u3164", "U+3164"), ("Anna\u2800", "U+2800"), ("\uffa0", "U+FFA0"), ("a\u3000b", "U+3000"),
+                       ("\u115f\u1160", "U+115F")):
+        with pytest.raises(ProtocolError, match=code.replace("+", "\\+")):
+            check_name(name, "player_name", 32)
+    with pytest.raises(ProtocolError, match="shows nothing"):
+        check_name("\u0301\u0301", "player_name", 32)
+    assert check_name("Anna Berg", "player_name", 32) == "Anna Berg"
+
+
+def test_a_casino_match_records_replays_and_says_what_each_move_did():
+    from live.games import CASINO, CasinoRecord, record_from_dict
+    from mulle_env import casino
+
+    m = CASINO.match(7, CASINO.ruleset(1), ["person:Anna", "random"])
+    rng = random.Random(2)
+    while not m.over:
+        before = m.view(m.to_move)
+        event = m.play(rng.choice(m.legal_moves()))
+        if event.move.kind == "capture":
+            plan = before.move_plans()[event.move]
+            assert sorted(event.taken) == sorted(casino.rules.taken_cards(plan))
+    assert event.game_over and event.set_over and m.history[-1] is event
+    data = m.record().to_dict()
+    assert data["game"] == "casino" and data["moves"] == m.moves
+    record = record_from_dict(json.loads(json.dumps(data)))
+    assert isinstance(record, CasinoRecord) and record.replay().state == m.state
+    with pytest.raises(ValueError, match="differs"):
+        CasinoRecord.from_dict({**data, "result": {**data["result"], "winner": 1 - (data["result"]["winner"] or 0)}
+                                }).replay()
+    # Every card is somewhere at the end: nothing the events said went missing (sweeps to the last capturer).
+    assert sum(len(p) for p in m.state.captured) == 52
+
+
+def test_analysis_flags_every_mistake_gives_accuracy_the_result_and_an_evaluation_for_both_games():
+    from live.analysis import ACCURATE_POINTS, MISTAKE_POINTS, analyse
+    from live.games import CASINO
+
+    m = Match(41, {"sets": 2}, ["person:Anna", "heuristic"])
+    m.play_out([agents.make("random"), agents.make("heuristic")], [random.Random(1), random.Random(2)])
+    players = [[{"from_move": 1, "name": "Anna", "kind": "person"}], [{"from_move": 1, "name": "heuristic",
+                                                                        "kind": "agent"}]]
+    a = analyse(m.record(), players, seconds=0.0)
+    ds = a["decisions"]
+    assert ds and all(d["seat"] == 0 for d in ds)
+    assert all(d["mistake"] == (d["points_lost"] >= MISTAKE_POINTS) for d in ds)
+    assert a["mistakes"] == [d["number"] for d in ds if d["mistake"]] and len(a["mistakes"]) > 5  # not capped at 5
+    accurate = sum(d["points_lost"] < ACCURATE_POINTS for d in ds)
+    assert a["accuracy"][0] == round(100 * accurate / len(ds), 1) and a["accuracy"][1] is None
+    assert a["result"] == {"scores": list(m.result().scores), "winner": m.result().winner}
+    assert [e["number"] for e in a["evaluation"]] == [d["number"] for d in ds]
+    assert all(abs(d["points_lost"] - max(0.0, d["value"] - d["played_value"])) <= 0.011 for d in ds)  # rounding
+    # Casino: its own analyser, the same shape.
+    c = CASINO.match(3, CASINO.ruleset(1), ["person:Bo", "random"])
+    rng = random.Random(4)
+    while not c.over:
+        c.play(rng.choice(c.legal_moves()))
+    players = [[{"from_move": 1, "name": "Bo", "kind": "person"}], [{"from_move": 1, "name": "random",
+                                                                      "kind": "agent"}]]
+    b = analyse(c.record(), players, seconds=0.0)
+    assert b["game"] == "casino" and b["decisions"] and b["result"]["scores"] == list(c.result().scores)
+    assert all(d["played"] in c.moves for d in b["decisions"])

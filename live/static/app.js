@@ -410,7 +410,8 @@ function leave() {
   if (ui.mode === "play" && ui.table) dropSeatToken(ui.table.table_name);
   sessionStorage.removeItem("mulle-session");
   Object.assign(ui, { mode: null, session: null, seat: null, table: null, view: null, request: null, frames: null,
-    elsewhere: false });
+    elsewhere: false, boardAnalysis: null, staged: [], chooser: null });
+  $("board-analysis").hidden = true;
   fill($("log"), []);
   $("game-over").hidden = true;
   $("game").hidden = true;
@@ -1021,6 +1022,7 @@ function showFrame(i) {
   $("log-box").scrollTop = $("log-box").scrollHeight;
   const over = ui.frame === ui.frames.length - 1 && f.view.over;
   $("game-over").hidden = !over;
+  if (ui.boardAnalysis) setTimeout(boardAnalysis, 0);  // after the new position is drawn
   if (over) {
     const s = [total(f.view, 0), total(f.view, 1)];
     const w = s[0] === s[1] ? "A draw." : `${seatName(s[0] > s[1] ? 0 : 1)} wins.`;
@@ -1029,7 +1031,7 @@ function showFrame(i) {
   setView(f.view);
 }
 
-async function replayText(text) {
+async function replayText(text, analysis = null) {
   // The text goes to the server as it is: a seed of 63 bits must not pass through a JavaScript number.
   let res;
   try {
@@ -1044,6 +1046,7 @@ async function replayText(text) {
   ui.elsewhere = false;
   ui.record = body.record;
   ui.frames = body.frames;
+  ui.boardAnalysis = analysis;
   enterGame();
   $("lobby").hidden = true;
   showFrame(0);
@@ -1268,23 +1271,144 @@ async function analyse(id) {
   showAnalysis(body);
 }
 
+function analysisHeadline(a) {
+  // The result first, read from the game (issue 52: "Anna lost 72.8 points" was her points lost by the analyser's
+  // estimate, for a game she won 75–57), then what the analyser thinks of each person's play.
+  const names = a.names || ["seat 0", "seat 1"];
+  if (!a.result) return `${names[0]} – ${names[1]}: a game that did not finish.`;
+  const [x, y] = a.result.scores;
+  const w = a.result.winner;
+  return `${names[0]} ${x} – ${names[1]} ${y}: ` + (w === null || w === undefined ? "a draw." :
+    `${names[w]} won, ${w === 0 ? x : y}–${w === 0 ? y : x}.`);
+}
+
+function accuracyText(a) {
+  const out = [];
+  for (const seat of [0, 1]) {
+    const n = a.decisions_by_seat ? a.decisions_by_seat[seat] : a.decisions.filter((d) => d.seat === seat).length;
+    if (!n) continue;
+    const who = (a.names && a.names[seat]) || `seat ${seat}`;
+    const mistakes = a.decisions.filter((d) => d.seat === seat && d.mistake).length;
+    const acc = a.accuracy ? `accuracy ${a.accuracy[seat]}% over ${n} decisions` : `${n} decisions`;
+    out.push(`${who}: ${acc}; by the analyser's estimate ${a.total_lost[seat].toFixed(1)} points given away; ` +
+      `${mistakes} mistake${mistakes === 1 ? "" : "s"} (moves losing ${a.mistake_points || 3} points or more).`);
+  }
+  return out.join(" ");
+}
+
+function evalGraph(a, current, onPick) {
+  // The evaluation over the game (the best move's value from seat 0's side at each analysed decision) as SVG:
+  // drawn here, no library, no CDN. Mistakes are red; a point clicked steps the board to that move.
+  const ns = "http://www.w3.org/2000/svg";
+  const pts = a.evaluation || a.decisions.map((d) => ({ number: d.number, value: d.seat === 0 ? d.value : -d.value }));
+  const W = 480, H = 140, pad = 10;
+  const last = Math.max(1, ...pts.map((p) => p.number));
+  const top = Math.max(1, ...pts.map((p) => Math.abs(p.value || 0)));
+  const X = (n) => pad + (W - 2 * pad) * (n / last);
+  const Y = (v) => H / 2 - (H / 2 - pad) * ((v || 0) / top);
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("role", "img");
+  const mistakes = a.decisions.filter((d) => d.mistake).map((d) => d.number);
+  svg.setAttribute("aria-label", `Evaluation over the game from ${(a.names && a.names[0]) || "seat 0"}'s side, ` +
+    `${pts.length} decisions; mistakes at moves ${mistakes.join(", ") || "none"}`);
+  const line = (x1, y1, x2, y2, cls) => { const l = document.createElementNS(ns, "line");
+    Object.entries({ x1, y1, x2, y2, class: cls }).forEach(([k, v]) => l.setAttribute(k, v)); svg.append(l); };
+  line(pad, H / 2, W - pad, H / 2, "zero");
+  const poly = document.createElementNS(ns, "polyline");
+  poly.setAttribute("class", "eval");
+  poly.setAttribute("points", pts.map((p) => `${X(p.number).toFixed(1)},${Y(p.value).toFixed(1)}`).join(" "));
+  svg.append(poly);
+  for (const p of pts) {
+    const c = document.createElementNS(ns, "circle");
+    c.setAttribute("cx", X(p.number).toFixed(1));
+    c.setAttribute("cy", Y(p.value).toFixed(1));
+    c.setAttribute("r", mistakes.includes(p.number) ? 5 : 3);
+    c.setAttribute("class", mistakes.includes(p.number) ? "mistake" : "");
+    c.dataset.number = p.number;
+    const t = document.createElementNS(ns, "title");
+    t.textContent = `move ${p.number}: ${(p.value || 0).toFixed(1)}`;
+    c.append(t);
+    if (onPick) c.addEventListener("click", () => onPick(p.number));
+    svg.append(c);
+  }
+  if (current !== null && current !== undefined) line(X(current), pad, X(current), H - pad, "now");
+  return svg;
+}
+
 function showAnalysis(a) {
   $("analysis-progress").hidden = true;
-  const people = [...new Set(a.decisions.map((d) => d.by))];
-  const lost = people.map((p) => `${p} lost ${a.decisions.filter((d) => d.by === p).reduce((s, d) => s + d.points_lost, 0).toFixed(1)} points`).join("; ");
-  const text = a.decisions.length
-    ? `${a.decisions.length} decisions analysed: ${lost} by the analyser's estimate. ` +
-      (a.mistakes.length ? `Biggest mistakes at moves ${a.mistakes.join(", ")}.` : "No big mistakes.")
-    : "No decision of a person to analyse in this game.";
+  ui.analysis = a;
+  const text = a.decisions.length ? `${analysisHeadline(a)} ${a.mistakes.length ? `Mistakes at moves ${a.mistakes.join(", ")}.` : "No big mistakes."}`
+    : `${analysisHeadline(a)} No decision of a person to analyse in this game.`;
   $("analysis-status").textContent = text;
+  $("analysis-accuracy").textContent = accuracyText(a);
+  const id = ui.analysing;
+  fill($("analysis-graph"), a.decisions.length ? [evalGraph(a, null, (n) => stepOnBoard(id, n))] : []);
+  $("analysis-board").hidden = !a.decisions.length;
+  $("analysis-board").onclick = () => stepOnBoard(id, a.mistakes.length ? a.mistakes[0] : a.decisions[0].number);
   announce("The analysis is ready.");
   fill($("analysis-list"), a.decisions.map((d) => {
     const same = d.played === d.best;
     const words = same ? `played ${d.played}, the analyser's choice too`
       : `played ${d.played}; the analyser prefers ${d.best} (${d.points_lost.toFixed(1)} points lost)`;
     return el("li", { value: d.number, class: d.mistake ? "mistake" : "", "data-move": d.played },
-      el("span", { text: `${d.by}: ${words}` }), d.mistake ? el("b", { class: "mistake-tag", text: " – mistake" }) : "");
+      el("span", { text: `${d.by}: ${words}` }), d.mistake ? el("b", { class: "mistake-tag", text: " – mistake" }) : "",
+      el("button", { type: "button", class: "show-board", text: "show", "aria-label": `Show move ${d.number} on the board`,
+        onclick: () => stepOnBoard(id, d.number) }));
   }));
+}
+
+async function stepOnBoard(id, number) {
+  // The analysed game as a replay, with the analysis beside the board: each frame says what the analyser thought
+  // of the move about to be played, and a flagged move is shown beside the better one.
+  const a = ui.analysis;
+  const res = await fetch(`/api/games/${id}/record`);
+  if (!res.ok) { showError(`cannot load game ${id}`); return; }
+  $("analysis").hidden = true;
+  ui.analysing = null;
+  await replayText(await res.text(), a);
+  showFrame(Math.max(0, number - 1));
+}
+
+function boardAnalysis() {
+  // Beside the board in a replay of an analysed game: the headline, the graph, and the move at hand.
+  const a = ui.boardAnalysis;
+  $("board-analysis").hidden = !a;
+  if (!a) return;
+  const number = ui.frame + 1;  // the move about to be played from this position
+  $("board-headline").textContent = analysisHeadline(a);
+  $("board-accuracy").textContent = accuracyText(a);
+  fill($("board-graph"), [evalGraph(a, ui.frame, (n) => showFrame(n - 1))]);
+  document.querySelectorAll(".card.played, .card.better").forEach((n) => n.classList.remove("played", "better"));
+  const d = a.decisions.find((x) => x.number === number);
+  const next = ui.frames[ui.frame + 1];
+  let note;
+  if (!next) note = "The end of the game.";
+  else if (!d) note = `Move ${number}: ${eventText(next.event)} (not a person's decision with a choice, so not analysed).`;
+  else if (d.played === d.best) note = `Move ${number}: ${d.by} played ${d.played}, the analyser's choice too.`;
+  else {
+    const stake = d.points_lost;
+    note = `Move ${number}: ${d.by} played ${d.played}; better was ${d.best}, about ${stake.toFixed(1)} ` +
+      `point${stake === 1 ? "" : "s"} more by the analyser's estimate` + (d.mistake ? " – a mistake." : ".");
+    // Both moves on the board: the card played (red) beside the better move's card (green).
+    const cardOfMove = (m) => (isCasino() ? casinoCard(m) : cardOf(m));
+    const place = d.seat === 0 ? "#hand" : "#top-hand";
+    const played = document.querySelector(`${place} .card[data-card="${cardOfMove(d.played)}"]`);
+    const better = document.querySelector(`${place} .card[data-card="${cardOfMove(d.best)}"]`);
+    if (played) played.classList.add("played");
+    if (better) better.classList.add("better");
+  }
+  $("board-note").textContent = note;
+}
+
+function stepMistake(dir) {
+  const a = ui.boardAnalysis;
+  if (!a) return;
+  const now = ui.frame + 1;
+  const list = a.mistakes.length ? a.mistakes : a.decisions.map((d) => d.number);
+  const n = dir > 0 ? list.find((m) => m > now) : [...list].reverse().find((m) => m < now);
+  if (n !== undefined) showFrame(n - 1);
 }
 
 // ----- open tables: join, watch, invite --------------------------------------------------------------
@@ -1421,6 +1545,8 @@ $("rp-first").addEventListener("click", () => showFrame(0));
 $("rp-back").addEventListener("click", () => showFrame(ui.frame - 1));
 $("rp-fwd").addEventListener("click", () => showFrame(ui.frame + 1));
 $("rp-last").addEventListener("click", () => showFrame(ui.frames.length - 1));
+$("prev-mistake").addEventListener("click", () => stepMistake(-1));
+$("next-mistake").addEventListener("click", () => stepMistake(1));
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
   if (e.key === "Escape" && !$("analysis").hidden) { $("analysis").hidden = true; ui.analysing = null; return; }
@@ -1428,6 +1554,10 @@ document.addEventListener("keydown", (e) => {
   if (ui.mode !== "replay" || e.target.matches("input, textarea, select")) return;
   if (e.key === "ArrowLeft") showFrame(ui.frame - 1);
   if (e.key === "ArrowRight") showFrame(ui.frame + 1);
+  if (e.key === "Home") showFrame(0);
+  if (e.key === "End") showFrame(ui.frames.length - 1);
+  if (e.key === "n" || e.key === "N") stepMistake(1);  // the next (or previous) mistake of an analysed game
+  if (e.key === "p" || e.key === "P") stepMistake(-1);
 });
 // Typing or pasting in the box makes the text the thing to replay (a game picked from a file before no longer is).
 $("replay-text").addEventListener("input", () => { $("replay-games-label").hidden = true; });
