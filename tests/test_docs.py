@@ -55,16 +55,22 @@ def python_blocks(page: Path) -> list[str]:
     return [body for kind, body, reason in fenced(page) if kind == "python" and reason is None]
 
 
-def commands(page: Path) -> list[list[str]]:
+def shell_lines(page: Path) -> list[list[str]]:
+    """Every command of the page's shell blocks, as words (continuation lines joined, ``&&`` chains split)."""
     out = []
     for body in blocks(page, ("sh", "bash", "")):
         text = body.replace("\\\n", " ")
         for line in text.splitlines():
             for part in line.split("&&"):
                 words = shlex.split(part, comments=True)
-                if words and Path(words[0]).name in TOOLS:
+                if words:
                     out.append(words)
     return out
+
+
+def commands(page: Path) -> list[list[str]]:
+    """The project's own commands among them."""
+    return [words for words in shell_lines(page) if Path(words[0]).name in TOOLS]
 
 
 def _run(code: list[str], name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,6 +161,33 @@ def test_the_tutorials_first_tournament_runs_as_written(tmp_path, monkeypatch):
     pairings = len(args.specs) * (len(args.specs) - 1) // 2
     assert len(out.read_text().splitlines()) == args.games * pairings
     assert list(tmp_path.glob("*.md")), "the Markdown report beside the results file"
+
+
+def test_documented_installs_name_real_extras():
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    for page in PAGES:
+        for words in shell_lines(page):
+            if "pip" in words and "install" in words:
+                for word in words:
+                    if (named := re.fullmatch(r"\.\[([\w,-]+)\]", word)):
+                        unknown = set(named.group(1).split(",")) - extras
+                        assert not unknown, f"{page.name}: {shlex.join(words)} names no such extra {unknown}"
+
+
+def test_documented_scripts_exist_and_take_their_flags():
+    """``python examples/x.py --flag`` and ``python benchmarks/y.py --flag``: the script is there and defines the
+    flag (read from its source: running every script's parser would import torch, Ray and OpenSpiel)."""
+    for page in PAGES:
+        for words in shell_lines(page):
+            if words[0] in ("python", "python3") and len(words) > 1 and words[1].endswith(".py"):
+                script = ROOT / words[1]
+                assert script.is_file(), f"{page.name}: {words[1]} does not exist"
+                source = script.read_text()
+                flags = [w.split("=")[0] for w in words[2:] if w.startswith("--")]
+                missing = [f for f in flags if f'"{f}"' not in source]
+                assert not missing, f"{page.name}: {shlex.join(words)}: {words[1]} defines no {missing}"
 
 
 def written(page: Path, words: list[str]) -> list[str]:
