@@ -70,12 +70,16 @@ class Stats:
 
 
 async def player(url: str, index: int, think: float, stats: Stats, stop: asyncio.Event, seed: int,
-                 sets: int) -> None:
-    """One person at their own table: start games and answer every request until ``stop``."""
+                 sets: int, game: str = "mulle", name: str = "p", cookie: str | None = None) -> None:
+    """One person at their own table: start games and answer every request until ``stop``. ``game``: the table's
+    game; ``name`` and ``cookie`` (a login's ``Cookie`` header): sit under a claimed name, so the games are rated."""
     rng = random.Random(seed)
-    async with aiohttp.ClientSession() as session, session.ws_connect(url + "/ws", max_msg_size=1 << 22) as ws:
-        await ws.send_json({"type": "join", "payload": {"table_name": f"bench-{index}", "player_name": "p",
-                                                         "opponent": "random", "agent_delay_ms": 0, "sets": sets}})
+    headers = {"Cookie": cookie} if cookie else None
+    async with aiohttp.ClientSession() as session, session.ws_connect(url + "/ws", max_msg_size=1 << 22,
+                                                                      headers=headers) as ws:
+        await ws.send_json({"type": "join", "payload": {"table_name": f"bench-{index}", "player_name": name,
+                                                         "opponent": "random", "agent_delay_ms": 0, "sets": sets,
+                                                         **({"game": game} if game != "mulle" else {})}})
         sent_at: float | None = None
         seat = 0
         async for msg in ws:
@@ -137,12 +141,17 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def run(url: str, tables: int, think: float, warmup: float, seconds: float, seed: int,
-              server_pid: int | None = None, sets: int = 1) -> dict:
-    """Run the players, measure for ``seconds`` after ``warmup``; return the figures."""
+              server_pid: int | None = None, sets: int = 1, games: tuple[str, ...] = ("mulle",),
+              logins: dict[int, tuple[str, str]] | None = None) -> dict:
+    """Run the players, measure for ``seconds`` after ``warmup``; return the figures. Table ``i`` plays
+    ``games[i % len(games)]``; ``logins[i]`` = (name, cookie) seats a logged-in player there (rated games)."""
     stats, stop = Stats(), asyncio.Event()
     tasks = []
+    logins = logins or {}
     for i in range(tables):
-        tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i, sets)))
+        name, cookie = logins.get(i, ("p", None))
+        tasks.append(asyncio.create_task(player(url, i, think, stats, stop, seed * 100_003 + i, sets,
+                                                games[i % len(games)], name, cookie)))
         await asyncio.sleep(0.005)  # a ramp, not a thundering herd of joins
     await asyncio.sleep(warmup)
     gc.collect()

@@ -13,16 +13,26 @@ over the window gives the share of one core it used and the CPU per move. Linux 
 The aim is under 200 MB resident at 50 tables. Prints and writes JSON to
 ``benchmarks/results/live_footprint.json``, with the machine's load average beside each figure
 (the players share the machine's cores with the server).
+
+With ``--full`` (issue 52, item 6) the server carries everything a card room does at once: half the
+tables play Casino (``--casino-share``), ``--rated`` players claim names and log in (so their games
+update the ratings in the store), and a client keeps asking for the ratings of both games, a player's
+history and the game list every 2 s and keeps one post-game analysis running. The server's RSS is
+also read just before and after its first ``GET /api/ratings`` (that request doubled it before:
+58.9 to 123.8 MB, scipy loaded for a refit), and the analysis process's own peak is reported apart.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
 import time
+
+import aiohttp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,10 +52,85 @@ def memory(pid: int) -> dict[str, float]:
     return out
 
 
-async def measure(url: str, pid: int, tables: int, think: float, warmup: float, seconds: float, seed: int) -> dict:
-    """Run ``bench_live``'s players and sample the server's memory while they play."""
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (the analysis process), from ``/proc``."""
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return out
+
+
+async def logins(url: str, n: int) -> dict[int, tuple[str, str]]:
+    """Claim ``n`` names and log each in: table index -> (name, Cookie header)."""
+    out = {}
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+        for i in range(n):
+            body = {"name": f"bench{i}", "password": "bench password"}
+            async with http.post(url + "/api/accounts", json=body) as r:
+                assert r.status == 201, await r.text()
+            async with http.post(url + "/api/session", json=body) as r:
+                assert r.status == 200, await r.text()
+                out[i] = (body["name"], f"mulle_session={r.cookies['mulle_session'].value}")
+    return out
+
+
+async def first_ratings(url: str, pid: int) -> dict[str, float]:
+    """The server's RSS just before and 1 s after its first ``GET /api/ratings``."""
+    before = memory(pid)["VmRSS"]
+    async with aiohttp.ClientSession() as http:
+        for game in ("mulle", "casino"):
+            async with http.get(f"{url}/api/ratings?game={game}") as r:
+                assert r.status == 200, await r.text()
+    await asyncio.sleep(1.0)
+    return {"before": round(before, 1), "after": round(memory(pid)["VmRSS"], 1)}
+
+
+async def extras(url: str, pid: int, stop: asyncio.Event, seen: dict) -> None:
+    """Ratings, a player's history and the game list every 2 s, and one analysis running at a time."""
+    seen.update(requests=0, analyses_started=0, analysis_peak_mb=0.0, errors=0)
+    async with aiohttp.ClientSession() as http:
+        job = None
+        while not stop.is_set():
+            for path in ("/api/ratings?game=mulle", "/api/ratings?game=casino", "/api/players/bench0",
+                         "/api/games?limit=10"):
+                async with http.get(url + path) as r:
+                    seen["requests"] += 1
+                    seen["errors"] += r.status not in (200, 404)
+                    body = await r.json()
+                    if path.startswith("/api/games") and body.get("games") and job is None:
+                        job = body["games"][0]["id"]
+                        async with http.post(f"{url}/api/games/{job}/analysis") as a:
+                            seen["analyses_started"] += a.status in (200, 202)
+            if job is not None:
+                async with http.get(f"{url}/api/games/{job}/analysis") as a:
+                    if a.status != 202:
+                        job = None  # done (or failed): the next one starts on the next round
+            for child in children(pid):
+                try:
+                    seen["analysis_peak_mb"] = max(seen["analysis_peak_mb"], memory(child)["VmHWM"])
+                except OSError:
+                    pass
+            await asyncio.sleep(2.0)
+
+
+async def measure(url: str, pid: int, tables: int, think: float, warmup: float, seconds: float, seed: int,
+                  full: bool = False, casino_share: float = 0.5, rated: int = 10) -> dict:
+    """Run ``bench_live``'s players and sample the server's memory while they play (``full``: with Casino tables,
+    logged-in players, ratings, histories and analyses in use: see the module docstring)."""
     samples: list[float] = []
     stop = asyncio.Event()
+    extra: dict = {}
+    games: tuple[str, ...] = ("mulle",)
+    logged: dict[int, tuple[str, str]] = {}
+    if full:
+        extra["first_ratings_rss_mb"] = await first_ratings(url, pid)
+        logged = await logins(url, min(rated, tables))
+        every = max(1, round(1 / casino_share)) if casino_share > 0 else 0
+        games = tuple("casino" if every and i % every == 0 else "mulle" for i in range(every or 1))
 
     async def sampler() -> None:
         while not stop.is_set():
@@ -56,12 +141,19 @@ async def measure(url: str, pid: int, tables: int, think: float, warmup: float, 
         # bench_live.run measures its window after its warm-up: sample over the same span.
         await asyncio.sleep(warmup + 0.005 * tables)
         task = asyncio.create_task(sampler())
+        side = asyncio.create_task(extras(url, pid, stop, extra)) if full else None
         await asyncio.sleep(seconds)
         stop.set()
         await task
+        if side is not None:
+            await side
         return {}
 
-    figures, _ = await asyncio.gather(bench_live.run(url, tables, think, warmup, seconds, seed, pid), window())
+    figures, _ = await asyncio.gather(bench_live.run(url, tables, think, warmup, seconds, seed, pid,
+                                                     games=games, logins=logged), window())
+    if full:
+        figures["full"] = {**extra, "casino_tables": sum(1 for i in range(tables) if games[i % len(games)] ==
+                                                         "casino"), "rated_players": len(logged)}
     mem = memory(pid)
     figures["rss_mb"] = {"mean": round(sum(samples) / len(samples), 1) if samples else None,
                          "max_sampled": round(max(samples), 1) if samples else None,
@@ -80,6 +172,10 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=float, default=10, help="seconds before measuring (default 10)")
     p.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--full", action="store_true", help="Casino tables, logged-in players, ratings, histories and "
+                   "analyses in use too (see the module docstring)")
+    p.add_argument("--casino-share", type=float, default=0.5, help="with --full: the share of Casino tables")
+    p.add_argument("--rated", type=int, default=10, help="with --full: logged-in players (rated games)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "live_footprint.json"))
     args = p.parse_args(argv)
     if not os.path.exists("/proc/self/status"):
@@ -92,7 +188,8 @@ def main(argv=None) -> int:
             try:
                 time.sleep(1.0)
                 idle = memory(proc.pid)["VmRSS"]
-                figures = asyncio.run(measure(url, proc.pid, tables, args.think, args.warmup, args.seconds, args.seed))
+                figures = asyncio.run(measure(url, proc.pid, tables, args.think, args.warmup, args.seconds, args.seed,
+                                              args.full, args.casino_share, args.rated))
             finally:
                 proc.terminate()
                 proc.wait(10)
@@ -103,6 +200,8 @@ def main(argv=None) -> int:
               f"peak {rss['high_water']} MB  server CPU {cpu} of a core, {figures['server_cpu_ms_per_move']} ms/move  "
               f"{figures['moves_per_s']} moves/s  p99 {figures['latency_ms']['p99']} ms  "
               f"load {figures['loadavg_1min']}", flush=True)
+        if args.full:
+            print("      " + json.dumps(figures["full"]), flush=True)
     bench_live.write_result(args.out, "live server footprint (resident memory and CPU with tables playing, store on)",
                             "bench_live_footprint.py", argv, runs=runs)
     return 0
