@@ -5,13 +5,16 @@ autoreset, rewards, checks, Python agents); a *stepper* owns the K games and the
 rules. A game's object (:class:`mulle_env.games.EnvGame`) makes its steppers
 (``game.make_stepper``). :class:`PyStepper` steps any game whose states offer
 ``legal_ids()``, ``play_id(id)``, ``over``, ``to_move`` and ``scores()``
-(:class:`mulle_env.games.EnvState`), encoding with the game's ``encode``. Mulle has two,
-one per engine backend, and :func:`make_stepper` picks the one of
-:data:`mulle_env.engine.BACKEND` (the project's one switch, ``MULLE_ENGINE``):
-the compiled ``mulle_env._native.Stepper`` (mulle_env/csrc/stepper.c, on the engine
-core's C API) on the compiled core, :class:`PyStepper` over Mulle's game object (its
-readable twin) on the Python engine. Both play the same games from the same seeds (the
-golden playthroughs check it). :class:`ReplayableStepper` wraps either to make it copyable.
+(:class:`mulle_env.games.EnvState`), encoding with the game's ``encode``. A game with a
+compiled core has two, one per backend (the project's one switch, ``MULLE_ENGINE``), and
+:func:`make_stepper` picks the compiled ``mulle_env._native.Stepper`` (mulle_env/csrc/stepper.c)
+on the compiled core, :class:`PyStepper` over the game's object (its readable twin) on the
+Python engine. The compiled stepper is written once for every game: it steps a game through
+the table of functions its compiled core exports (``GAME_OPS``, mulle_env/engine/csrc/game_ops.h),
+Mulle's by default, Casino's when :mod:`mulle_env.games.casino` hands it
+:mod:`mulle_env.casino.cstate` (``core=``). Both steppers play the same games from the same
+seeds (the golden playthroughs and tests/test_casino_envs.py check it).
+:class:`ReplayableStepper` wraps either to make it copyable.
 
 Threads. The compiled stepper runs ``step``, ``play_batch``, ``write`` and ``step_write`` on
 ``num_threads`` threads with the GIL released (each game on one thread, each thread with
@@ -83,6 +86,7 @@ import operator
 import os
 import random
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -403,16 +407,31 @@ def resolve_threads(num_threads: int | str) -> int:
     raise ValueError(f"num_threads must be an int from 1 to 1024 or 'auto', not {num_threads!r}")
 
 
-def make_stepper(num_envs: int, ruleset: Any, internal_random: bool, num_threads: int | str = 1) -> Stepper:
+def make_stepper(num_envs: int, ruleset: Any, internal_random: bool, num_threads: int | str = 1, *,
+                 core: ModuleType | None = None) -> Stepper:
     """Mulle's stepper of the engine's backend (:data:`mulle_env.engine.BACKEND`), with ``over``/``to_move`` in numpy.
 
     The compiled stepper on the compiled core, else :class:`PyStepper` over Mulle's game object
     (Mulle's ``make_stepper``, :data:`mulle_env.games.mulle.MULLE`). ``num_threads`` (an int or
     ``"auto"``, :func:`resolve_threads`): the compiled stepper's threads.
+
+    ``core``: another game's compiled core (its ``cstate`` module, which offers ``GAME_OPS`` and
+    ``new_game``, as :mod:`mulle_env.casino.cstate` does): the compiled stepper steps that game
+    through its table. The game's object decides when its core is used (Casino's
+    ``make_stepper``); there is no Python fallback here, so without the env layer's compiled
+    module this refuses, saying so.
     """
     threads = resolve_threads(num_threads)
     over = np.ones(num_envs, dtype=bool)
     to_move = np.zeros(num_envs, dtype=np.int8)
+    if core is not None:
+        if NATIVE is None:
+            raise RuntimeError(f"the compiled stepper of {core.__name__} needs the env layer's compiled module, and "
+                               "the engine runs on the Python reference here (MULLE_ENGINE=python or no build): "
+                               "step the game with PyStepper (its make_stepper picks it)")
+        compiled: Stepper = NATIVE.Stepper(num_envs, ruleset, internal_random, over, to_move, threads,
+                                           core.GAME_OPS, core.new_game)
+        return compiled
     if NATIVE is not None:
         stepper: Stepper = NATIVE.Stepper(num_envs, ruleset, internal_random, over, to_move, threads)
         return stepper

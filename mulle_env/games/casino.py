@@ -584,8 +584,24 @@ class CasinoGame(EnvGame):
 
     def make_stepper(self, num_envs: int, ruleset: Any, internal_random: bool, num_threads: int | str = 1, /
                      ) -> Stepper:
-        """K games on the generic Python stepper, after refusing a ruleset this object's action space cannot play."""
+        """K games stepped together, after refusing a ruleset this object's action space cannot play.
+
+        On Casino's compiled core (:data:`mulle_env.casino.BACKEND` ``== "c"``, which follows
+        ``MULLE_ENGINE``) and under ``gather_all=True`` (moves have ids): the compiled stepper
+        (:func:`mulle_env.stepper.make_stepper` with ``core=`` :mod:`mulle_env.casino.cstate`), on
+        ``num_threads`` threads. Otherwise the generic :class:`~mulle_env.stepper.PyStepper`: the
+        pure-Python engine, and ``gather_all=False``, whose moves have no ids (action ``k`` is the
+        ``k``-th legal move, which only the Python side knows). Both play the same games from the
+        same seeds (tests/test_casino_envs.py).
+        """
         self._refuse(ruleset)
+        from ..native import NATIVE
+
+        if ruleset.gather_all and casino.BACKEND == "c" and NATIVE is not None:
+            from .. import stepper
+            from ..casino import cstate
+
+            return stepper.make_stepper(num_envs, ruleset, internal_random, num_threads, core=cstate)
         return super().make_stepper(num_envs, ruleset, internal_random, num_threads)
 
     def render(self, view: Any, /) -> str:
