@@ -216,6 +216,28 @@ def test_no_two_documented_commands_write_the_same_file():
         f"{path}:\n    " + "\n    ".join(cmds) for path, cmds in shared.items())
 
 
+def test_documented_results_files_land_in_directories_that_exist():
+    """The arena does not make its results file's directory (a typo would scatter results): each documented
+    ``mulle-arena --out DIR/FILE`` needs DIR made by a command before it on the page (an ``--out-dir``, a script's
+    ``--out``, ``mkdir``) or DIR to be the current directory."""
+    for page in GUIDE + [README]:
+        made: set[Path] = set()
+        for words in shell_lines(page):
+            tool = Path(words[0]).name
+            if tool == "mulle-arena" and "--help" not in words:
+                args = _parse(page, words)
+                parent = Path(args.out).parent
+                if not (args.agents or args.verify) and parent != Path("."):
+                    assert any(parent == d or parent in d.parents for d in made), (
+                        f"{page.name}: {shlex.join(words)} writes into {parent}/, which no command before it makes")
+            if tool in TOOLS and "--help" not in words:
+                made.update(Path(w) for w in written(page, words))
+            if words[0] == "mkdir":
+                made.update(Path(w) for w in words[1:] if not w.startswith("-"))
+            if words[0] in ("python", "python3"):  # a script's --out / --out-dir: a directory it makes
+                made.update(Path(words[i + 1]) for i, w in enumerate(words[:-1]) if w in ("--out", "--out-dir"))
+
+
 def test_every_block_is_of_a_kind_the_tests_know():
     """A block the tests do not recognise (```py, ```console) would silently escape them."""
     known = {"python", "sh", "bash", "", "text", "json", "pycon"}  # "" is read as shell; text and json are pictures
