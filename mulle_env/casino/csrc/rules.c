@@ -37,6 +37,11 @@ struct CasinoThread {
     size_t packs_cap, npacks;
     Option *opts;
     size_t opts_cap;
+    /* the position the plans above were generated for (PlanKey): legal ids then a move by id, the usual pair,
+     * generate once */
+    unsigned char key[sizeof(CBuild) * CMAXB + 64];
+    size_t key_len;
+    int cached_n, cache_ok;
     /* an error kept for the GIL (workers) */
     PyObject *err_type;
     const char *err_msg;
@@ -438,14 +443,57 @@ static int cmp_plan_id(const void *a, const void *b) {
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* What the legal moves depend on, as bytes: the rules, the mover, the mover's hand, whether the game is over,
+ * the loose cards and the builds. */
+static size_t plan_key(const CG *g, unsigned char *k) {
+    size_t n = 0;
+    uint64_t hand = g->hand[g->to_move & 1];
+    int32_t head[3] = {g->to_move, !g->hand[0] && !g->hand[1], g->nb};
+    memcpy(k + n, &g->rs, sizeof g->rs);
+    n += sizeof g->rs;
+    memcpy(k + n, head, sizeof head);
+    n += sizeof head;
+    memcpy(k + n, &hand, sizeof hand);
+    n += sizeof hand;
+    memcpy(k + n, &g->loose, sizeof g->loose);
+    n += sizeof g->loose;
+    for (int i = 0; i < g->nb && i < CMAXB; i++) {
+        memcpy(k + n, &g->b[i].cards, sizeof g->b[i].cards);
+        n += sizeof g->b[i].cards;
+        k[n++] = (unsigned char)g->b[i].value;
+        k[n++] = (unsigned char)g->b[i].owner;
+    }
+    return n;
+}
+
+static int generate(const CG *g, CasinoThread *t);
+
 int casino_plans(const CG *g, const CPlan **out) {
     if (casino_failpoint()) return -1;
     CasinoThread *t = cthread();
+    unsigned char key[sizeof t->key];
+    size_t len = plan_key(g, key);
+    if (t->cache_ok && len == t->key_len && memcmp(key, t->key, len) == 0) {
+        *out = t->plans;
+        return t->cached_n;
+    }
+    t->cache_ok = 0;
+    int n = generate(g, t);
+    *out = t->plans;
+    if (n >= 0) {
+        memcpy(t->key, key, len);
+        t->key_len = len;
+        t->cached_n = n;
+        t->cache_ok = 1;
+    }
+    return n;
+}
+
+static int generate(const CG *g, CasinoThread *t) {
     Gen s;
     memset(&s, 0, sizeof s);
     s.g = g;
     s.t = t;
-    *out = t->plans;
     if (!g->hand[0] && !g->hand[1]) return 0;
     int p = s.p = g->to_move;
     for (uint64_t m = g->hand[p]; m; m &= m - 1) s.in_hand[CT.value[ctz64(m)]]++;
@@ -490,7 +538,6 @@ int casino_plans(const CG *g, const CPlan **out) {
         if ((!s.owned || g->rs.trail_with_build) && keeps(&s, card, 0, -1))
             if (emit(&s, CT.trail_id[card], CK_TRAIL, card, 0, 0, -1, -1) < 0) return -1;
     }
-    *out = t->plans;
     if (g->rs.gather) qsort(t->plans, (size_t)s.n, sizeof(CPlan), cmp_plan_id); /* ids are the canonical order */
     return s.n;
 }
