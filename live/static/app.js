@@ -184,6 +184,7 @@ function onMessage(msg) {
       showLastGame(p.last_game);
       setView(p.view);
       if (p.rejoined) log(`you are back at seat ${p.seat}`, false, "note");
+      $("seat-link").hidden = false;
       focusForTurn();
       break;
     case "watch_confirmation":
@@ -200,6 +201,7 @@ function onMessage(msg) {
       clearError();
       ui.request = { id: p.request_id, moves: p.context.legal_moves, previews: p.context.previews || {} };
       ui.selected = null;
+      startClock(p.clock);
       setView(p.view);
       announce("Your turn.");
       focusForTurn();
@@ -309,6 +311,7 @@ function onNotification(event, data, view) {
     }
     case "game_over": {
       ui.request = null;
+      startClock(null);
       const text = showLastGame(data);
       log(text, false, "note");
       announce(text);
@@ -337,7 +340,11 @@ function onNotification(event, data, view) {
       announce(text);  // a new deal is news to a screen reader too (issue 52)
       break;
     }
-    case "lobby_update": clearError(); break;
+    case "lobby_update":
+      clearError();
+      if (data.action === "rematch" && data.wants) log(`${data.wants.join(" and ")} asked for a rematch`, false, "note");
+      break;
+    case "forfeit": log(`${data.name} forfeits: ${data.reason}`, false, "note"); break;
     case "player_joined": log(`${data.player_name} sits down in seat ${data.player_index}`, false, "note"); break;
     case "player_left": log(`${data.player_name} left; ${data.replaced_by_name} takes seat ${data.player_index}`, false, "note"); break;
     case "player_dropped": log(`${data.player_name} lost the connection (seat kept ${data.grace} s)`, false, "note"); break;
@@ -351,14 +358,50 @@ function showLastGame(data) {
   // The result of the table's last game: from game_over, or from a (re)join after it (defect 8).
   if (!data) { $("game-over").hidden = true; return ""; }
   const w = data.winner;
-  const text = `Game over: ${seatName(0)} ${data.scores[0]} – ${seatName(1)} ${data.scores[1]}. ` +
+  // A forfeit says who forfeited and why (issue 52: it read "Rita -> heuristic 0 - heuristic 6").
+  const text = data.result_line ? `Game over: ${data.result_line}.` :
+    `Game over: ${seatName(0)} ${data.scores[0]} – ${seatName(1)} ${data.scores[1]}. ` +
     (w === null || w === undefined ? "A draw." : `${seatName(w)} wins.`);
   const parts = [el("div", { text })];
+  if (data.ratings) parts.push(el("div", { class: "note", text: ratingWords(data.ratings) }));
   if (data.store_error) parts.push(el("div", { class: "note", text: data.store_error }));
+  if (ui.mode === "play") {
+    parts.push(el("button", { type: "button", class: "rematch", text: "Rematch",
+      onclick: () => send("lobby_action", { action: "rematch" }) }));
+  }
   parts.push(recordLinks(data));
   fill($("game-over"), parts);
   $("game-over").hidden = false;
   return text;
+}
+
+function ratingWords(ratings) {
+  // "Anna 1562 (+62, provisional), random 1438 (−62)": what the game did to the ratings.
+  return "Ratings: " + ratings.filter(Boolean).map((r) => {
+    const change = r.change === null ? "" : `${r.change > 0 ? "+" : r.change < 0 ? "−" : "±"}${Math.abs(r.change)}`;
+    const extra = [change, r.provisional ? "provisional" : ""].filter(Boolean).join(", ");
+    return `${r.name} ${r.rating}${extra ? ` (${extra})` : ""}`;
+  }).join(", ");
+}
+
+// ----- the move clock (issue 52, item 5): the server's deadline for the request, counted down here ----------
+function startClock(clock) {
+  clearInterval(ui.clockTimer);
+  ui.clock = clock || null;
+  const node = $("clock");
+  if (!ui.clock) { node.hidden = true; return; }
+  // The deadline is the server's; the page counts from what is left now, so a wrong local clock does not matter.
+  const end = Date.now() + ui.clock.left * 1000;
+  const tick = () => {
+    const left = Math.max(0, Math.round((end - Date.now()) / 1000));
+    node.textContent = `Your move: ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left`;
+    node.classList.toggle("clock-low", left <= 15);
+    if (left === 30 || left === 10) announce(`${left} seconds left for your move.`);
+    if (left === 0) clearInterval(ui.clockTimer);
+  };
+  node.hidden = false;
+  tick();
+  ui.clockTimer = setInterval(tick, 1000);
 }
 
 function recordLinks(data) {
@@ -412,6 +455,8 @@ function leave() {
   Object.assign(ui, { mode: null, session: null, seat: null, table: null, view: null, request: null, frames: null,
     elsewhere: false, boardAnalysis: null, staged: [], chooser: null });
   $("board-analysis").hidden = true;
+  $("seat-link").hidden = true;
+  startClock(null);
   fill($("log"), []);
   $("game-over").hidden = true;
   $("game").hidden = true;
@@ -836,6 +881,7 @@ function markTargets(move) {
 }
 
 function play(move) {
+  startClock(null);
   // Only texts from the request's legal moves are ever sent.
   if (!ui.request || ui.request.sent || !ui.request.moves.includes(move)) return;
   send("response", { request_id: ui.request.id, data: { move } });
@@ -1474,6 +1520,7 @@ function joinTable() {
   if (!table || !name) { showError("a table name and your name, please"); return; }
   const payload = { table_name: table, player_name: name, opponent: $("opponent").value.trim() || undefined, sets: Number($("sets").value),
     game: $("game-choice").value,
+    move_clock_s: $("move-clock").value ? Number($("move-clock").value) : undefined,
     agent_delay_ms: Number(params.get("delay") ?? 500) };
   // The seed stays text until JSON is written: digits past 2^53 must survive (defect 1).
   const seed = params.get("seed");
@@ -1580,9 +1627,100 @@ setInterval(() => { if (!$("start").hidden && !document.hidden) loadTables(); },
 // Back after a reload inside the grace period: the stored session takes the seat again. Opening a table's link
 // in a new tab (or after closing the old one) finds the table's seat token in localStorage.
 const linked = params.get("table") && seatToken(params.get("table"));
-if (linked && (!params.get("name") || params.get("name").toLowerCase() === linked.name.toLowerCase())) {
+if (params.get("seat")) {
+  // A private seat link (issue 52, item 5): its token takes the seat back from any device, within the grace.
+  ui.session = params.get("seat");
+  ui.mode = "play";
+  history.replaceState(null, "", params.get("table") ? `/?table=${encodeURIComponent(params.get("table"))}` : "/");
+  connect(() => send("join", { session_id: ui.session }));
+} else if (linked && (!params.get("name") || params.get("name").toLowerCase() === linked.name.toLowerCase())) {
   ui.session = linked.session;
   ui.lastJoin = { table: params.get("table"), name: linked.name };
   ui.mode = "play";
   connect(() => send("join", { session_id: linked.session }));
 } else if (ui.session) { ui.mode = "play"; connect(() => send("join", { session_id: ui.session })); }
+
+// ----- coming back: "resume your game" when this browser holds a seat at an open table (issue 52, item 5) -----
+async function offerResume() {
+  const kept = seatTokens();
+  const names = Object.keys(kept).filter((t) => kept[t].session && Date.now() - kept[t].at < 24 * 3600 * 1000);
+  if (!names.length || ui.mode) { $("resume").hidden = true; return; }
+  let open;
+  try { open = (await (await fetch("/api/tables")).json()).tables; } catch (e) { return; }
+  const items = [];
+  for (const t of open) {
+    const mine = kept[t.name];
+    if (!mine || !names.includes(t.name)) continue;
+    const seat = t.seats.find((s) => s.kind === "person" && s.name.toLowerCase() === mine.name.toLowerCase());
+    if (!seat) continue;
+    const label = `${t.name}: ${mine.name}, ${t.phase === "playing" ? "game in progress" : "in the lobby"}`;
+    items.push(el("li", {}, el("span", { text: label }), " ",
+      el("button", { type: "button", text: "Resume", "aria-label": `Resume your game at table ${t.name}`,
+        onclick: () => { ui.session = mine.session; ui.mode = "play"; ensureConnected(() => send("join", { session_id: mine.session })); } })));
+  }
+  fill($("resume-list"), items);
+  $("resume").hidden = items.length === 0;
+}
+
+// ----- the seat link: a private link that takes this seat back from any device ------------------------------
+async function copySeatLink() {
+  const table = ui.table ? ui.table.table_name : "";
+  const url = `${location.origin}/?table=${encodeURIComponent(table)}&seat=${encodeURIComponent(ui.session || "")}`;
+  try {
+    await navigator.clipboard.writeText(url);
+    showError("Seat link copied: open it on another device to take your seat back. Keep it private.", "info");
+  } catch (e) {
+    window.prompt("Your private seat link (keep it to yourself):", url);
+  }
+}
+$("seat-link").addEventListener("click", copySeatLink);
+
+// ----- accounts: claim a name, log in, log out (the cookie is HttpOnly: the page asks who it is) --------------
+async function refreshAccount() {
+  let me;
+  try { me = await (await fetch("/api/session")).json(); } catch (e) { return; }
+  if (!me.accounts) { $("account-panel").hidden = true; return; }
+  ui.account = me.name;
+  $("account-status").textContent = me.name ? `Logged in as ${me.name}: your games under this name are rated.` : "Not logged in: you play as a guest.";
+  $("account-form").hidden = Boolean(me.name);
+  $("logout-btn").hidden = !me.name;
+  if (me.name && !$("player-name").value) $("player-name").value = me.name;
+}
+
+async function accountRequest(url, method) {
+  const body = JSON.stringify({ name: $("account-name").value.trim(), password: $("account-password").value });
+  const res = await fetch(url, { method, headers: { "Content-Type": "application/json" }, body });
+  const data = res.status === 204 ? {} : await res.json();
+  if (!res.ok) { showError(data.error || `the server answered ${res.status}`); return null; }
+  return data;
+}
+
+function reconnectForLogin() {
+  // The login travels with the WebSocket's upgrade request: a socket opened before it must be opened again.
+  if (ui.ws && ui.mode !== "play") { const ws = ui.ws; ui.ws = null; ws.close(); }
+}
+
+$("account-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const ok = await accountRequest("/api/session", "POST");
+  if (!ok) return;
+  $("account-password").value = "";
+  $("player-name").value = ok.name;
+  reconnectForLogin();
+  refreshAccount();
+});
+$("claim-btn").addEventListener("click", async () => {
+  const made = await accountRequest("/api/accounts", "POST");
+  if (!made) return;
+  const ok = await accountRequest("/api/session", "POST");
+  $("account-password").value = "";
+  if (ok) { $("player-name").value = ok.name; reconnectForLogin(); }
+  refreshAccount();
+});
+$("logout-btn").addEventListener("click", async () => {
+  await fetch("/api/session", { method: "DELETE" });
+  reconnectForLogin();
+  refreshAccount();
+});
+refreshAccount();
+offerResume();

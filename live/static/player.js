@@ -67,7 +67,8 @@ function block(game, rating, history) {
   for (const h of [...history].reverse()) {
     const row = el("tr");
     const change = Math.round(h.rating - h.before);
-    const link = el("a", String(h.game_id), { href: `/?analyse=${h.game_id}` });
+    // The game's record, byte for byte as stored (the start page's Replay takes it).
+    const link = el("a", String(h.game_id), { href: `/api/games/${h.game_id}/record` });
     const cells = [link, h.opponent, h.result, String(Math.round(h.rating)), (change > 0 ? "+" : "") + change];
     for (const c of cells) { const td = el("td"); td.append(c); row.append(td); }
     body.append(row);
