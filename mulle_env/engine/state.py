@@ -505,6 +505,10 @@ class GameStateBase(CanonicalForm):
         """
         if seed is None:
             seed = _FRESH_SEEDS.getrandbits(63)
+        elif (why := seed_problem(seed)) is not None:
+            # Here, for both backends: the compiled core's constructor took -1 and 2**64 (masked to other seeds'
+            # deals) and worded a bad type its own way, while the reference refused them; Casino's from_view alike.
+            raise InvalidPositionError(why)
         hidden = sorted(_guessed_face(f, "opponent_hand") for f in opponent_hand)
         dealt = [_guessed_face(f, "deck") for f in deck]
         if len(dealt) % (2 * rules.HAND_SIZE):
