@@ -62,7 +62,9 @@ function block(game, rating, history) {
   table.append(el("caption", `${TITLES[game]} games, newest first`, { class: "sr-only" }));
   const head = el("tr");
   for (const h of ["Game", "Opponent", "Result", "Rating", "Change"]) head.append(el("th", h, { scope: "col" }));
-  table.append(el("thead")).append(head);
+  const thead = el("thead");
+  thead.append(head);
+  table.append(thead);
   const body = el("tbody");
   for (const h of [...history].reverse()) {
     const row = el("tr");
