@@ -25,7 +25,7 @@ struct CasinoThread {
     uint64_t sum_mask[CMAX_SUMS];
     uint8_t sum_size[CMAX_SUMS], sum_total[CMAX_SUMS];
     int nsums;
-    uint64_t gbuf[CMAXV + 1][CMAX_SUMS / 2 + 1]; /* groups of each value (size >= 2) */
+    uint64_t gbuf[CMAX_SUMS]; /* the groups (size >= 2) of every value: each subset has one sum, so they fit */
     Groups groups[CMAXV + 1];
     /* the memo of best_packing */
     uint64_t memo_key[MEMO_N], memo_val[MEMO_N];
@@ -163,29 +163,30 @@ static void prepare_sums(CasinoThread *t, uint64_t loose) {
     }
     t->nsums = 0;
     walk_sums(&w, 0, 0, 0, 0);
+    int used = 0;
     for (int v = 1; v <= CMAXV; v++) {
         Groups *G = &t->groups[v];
         int count[65] = {0};
-        G->g = t->gbuf[v];
-        G->n = 0;
+        G->g = t->gbuf + used;
         G->usable = 0;
+        int at = 0;
         for (int k = 0; k < t->nsums; k++)
             if (t->sum_total[k] == v && t->sum_size[k] >= 2) count[ctz64(t->sum_mask[k])]++;
-        int at = 0;
         for (int i = 0; i < 64; i++) {
             G->start[i] = at;
             at += count[i];
         }
         G->start[64] = at;
+        G->n = at; /* used + at <= nsums <= CMAX_SUMS: every subset is counted for one value only */
         int fill[64];
         for (int i = 0; i < 64; i++) fill[i] = G->start[i];
         for (int k = 0; k < t->nsums; k++)
-            if (t->sum_total[k] == v && t->sum_size[k] >= 2 && at <= CMAX_SUMS / 2 + 1) {
+            if (t->sum_total[k] == v && t->sum_size[k] >= 2) {
                 uint64_t g = t->sum_mask[k];
                 G->g[fill[ctz64(g)]++] = g;
                 G->usable |= g;
             }
-        G->n = at;
+        used += at;
     }
 }
 
@@ -685,6 +686,10 @@ int casino_apply(CG *g, const CPlan *pl) {
     int p = g->to_move, card = pl->card;
     if (card >= CNF || !(g->hand[p] & bit(card))) {
         casino_fail(PyExc_ValueError, "the card played is not in the hand");
+        return -1;
+    }
+    if ((pl->kind == CK_BUILD || pl->kind == CK_INCREASE) && g->nb >= CMAXB && !pl->builds && pl->base < 0) {
+        casino_fail(PyExc_RuntimeError, "more builds than the core holds"); /* never: 40 numeral cards, 2 a build */
         return -1;
     }
     g->hand[p] &= ~bit(card);
