@@ -14,8 +14,8 @@ def test_bench_env_runs_every_mulle_env_and_reports_medians(capsys):
     import bench_env
 
     report = bench_env.main(["--seconds", "0.05", "--rounds", "2", "--no-peers", "--out", "-"])
-    assert set(report["results"]) == set(bench_env.OURS) | {"mulle_vector_sparse_t2"}
-    assert "2" in report["thread_scaling"] and report["machine"]["load_before"]["load_average"]
+    assert set(report["results"]) == set(bench_env.OURS) | {"mulle_vector_sparse_t2", "casino_vector_sparse_t2"}
+    assert {"2", "casino_2"} <= set(report["thread_scaling"]) and report["machine"]["load_before"]["load_average"]
     for r in report["results"].values():
         assert len(r["runs"]) == 2 and r["decisions_per_cpu_s"] > 0
     assert "mulle_vector" in capsys.readouterr().out
