@@ -3,9 +3,10 @@
 Standard library only, so the protocol can be read, built and checked without aiohttp.
 See docs/live.md for every message with an example. In short:
 
-* client to server: ``join``, ``leave``, ``ping``, ``response``, ``lobby_action``, ``watch``, ``set_speed``;
+* client to server: ``join``, ``leave``, ``ping``, ``response``, ``drop`` (Casino), ``lobby_action``,
+  ``watch``, ``set_speed``;
 * server to client: ``joined_confirmation``, ``watch_confirmation``, ``pong``, ``request``,
-  ``notification``, ``error``.
+  ``drop_choices`` (Casino), ``notification``, ``error``.
 
 Errors carry the platform's codes (:class:`ErrorCode`): 1xxx general, 2xxx session and table,
 3xxx game actions, 4xxx lobby.
@@ -17,6 +18,7 @@ import unicodedata
 from enum import IntEnum
 from typing import Any
 
+from mulle_env.casino.drops import pile_of
 from mulle_env.engine.rng import seed_problem
 from mulle_env.files import JSONInputError, parse_json
 
@@ -24,6 +26,9 @@ __all__ = [
     "CLIENT_TYPES", "JS_SAFE_INT", "MAX_SETS", "PROTOCOL_VERSION", "ErrorCode", "ProtocolError", "check_name",
     "error_message", "js_safe", "message", "parse",
 ]
+
+#: The games a table may play (``join``'s and ``watch``'s ``game``; :mod:`live.games` has each one's object).
+GAMES = ("mulle", "casino")
 
 #: Version of the message set; sent in ``joined_confirmation`` and ``watch_confirmation``.
 PROTOCOL_VERSION = 1
@@ -36,6 +41,12 @@ JS_SAFE_INT = 2**53
 _REFUSED_CATEGORIES = {"Cc": "a control character", "Cf": "a formatting character (bidi override, zero-width...)",
                        "Cs": "a surrogate", "Co": "a private-use character", "Cn": "an unassigned code point",
                        "Zl": "a line separator", "Zp": "a paragraph separator"}
+
+#: Code points that draw nothing though Unicode files them as letters or symbols (so the categories above miss
+#: them): the Hangul fillers, the blank Braille pattern, the combining grapheme joiner, Khmer's inherent vowels,
+#: and the Mongolian vowel separator. A name of them looks empty or copies another's (issue 52, item 6).
+INVISIBLE = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5, 0x180E, 0x1D159, 0x1D173,
+                       0x1D174, 0x1D175, 0x1D176, 0x1D177, 0x1D178, 0x1D179, 0x1D17A})
 
 #: Most sets a live game (``join``/``watch`` ``sets``) or a replayed record may have.
 MAX_SETS = 10
@@ -121,13 +132,19 @@ def check_name(value: object, key: str, max_len: int) -> str:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'{key}' must be 1 to {max_len} characters (after Unicode "
                             f"normalisation, spaces at the ends removed), not {len(text)}", {"field": key})
     for i, ch in enumerate(text):
-        what = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        category = unicodedata.category(ch)
+        what = _REFUSED_CATEGORIES.get(category)
+        if what is None and (ord(ch) in INVISIBLE or (category == "Zs" and ch != " ")):
+            what = "an invisible or blank character" if ord(ch) in INVISIBLE else "a space other than the plain space"
         if what is not None:
             name = unicodedata.name(ch, "")
             raise ProtocolError(ErrorCode.INVALID_MESSAGE,
                                 f"'{key}' may not contain {what}: U+{ord(ch):04X}{' ' + name if name else ''} at "
                                 f"position {i + 1}; use letters, digits, spaces and punctuation",
                                 {"field": key, "code_point": f"U+{ord(ch):04X}", "position": i + 1})
+    if all(unicodedata.category(ch)[0] in "MZ" for ch in text):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'{key}' shows nothing (only spaces and combining marks); "
+                            "use letters, digits, spaces and punctuation", {"field": key})
     return text
 
 
@@ -175,7 +192,51 @@ def _check_join(p: dict) -> dict:
     out["seed"] = _seed(p)
     out["sets"] = _int(p, "sets", 1, MAX_SETS)
     out["agent_delay_ms"] = _int(p, "agent_delay_ms", 0, 10_000)
+    out["game"] = _game(p)
+    # A new table's move clock for people (live.seats): 0 for none, else 10 s to an hour.
+    clock = out["move_clock_s"] = _int(p, "move_clock_s", 0, 3600)
+    if clock is not None and 0 < clock < 10:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'move_clock_s' must be 0 (no clock) or 10 to 3600 seconds, "
+                            f"not {clock}", {"field": "move_clock_s"})
     return out
+
+
+def _game(p: dict) -> str | None:
+    """The optional ``game`` of a new table: ``"mulle"`` (the default) or ``"casino"``."""
+    value = p.get("game")
+    if value is not None and value not in GAMES:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'game' must be one of {', '.join(GAMES)}, not {value!r:.40}",
+                            {"field": "game"})
+    return value
+
+
+def _pile(value: object, key: str, request_id: str) -> Any:
+    try:
+        return pile_of(value)
+    except (ValueError, TypeError) as exc:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"'{key}' must be a card such as \"SP 5\" or a build as a list "
+                            f"of its cards such as [\"KL 2\", \"HJ 3\"], not {value!r:.80} ({exc})",
+                            {"field": key}, request_id) from None
+
+
+def _check_drop(p: dict) -> dict:
+    """A drop at a Casino table (CASINO.md 8): ``{request_id, card, target: card | [build cards] | null, staged}``."""
+    request_id = p.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a drop needs the 'request_id' of the request it answers",
+                            {"field": "request_id"})
+    card = p.get("card")
+    if not isinstance(card, str):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a drop names its hand 'card', e.g. \"SP 5\"", {"field": "card"},
+                            request_id)
+    staged = p.get("staged", [])
+    if not isinstance(staged, list) or len(staged) > 40:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'staged' must be a list of at most 40 table piles (cards, "
+                            "or builds as lists of cards)", {"field": "staged"}, request_id)
+    target = p.get("target")
+    return {"request_id": request_id, "card": _pile(card, "card", request_id),
+            "target": None if target is None else _pile(target, "target", request_id),
+            "staged": [_pile(s, "staged", request_id) for s in staged]}
 
 
 def _check_response(p: dict) -> dict:
@@ -193,9 +254,9 @@ def _check_response(p: dict) -> dict:
 
 def _check_lobby(p: dict) -> dict:
     action = p.get("action")
-    if action not in ("start_game", "set_opponent"):
+    if action not in ("start_game", "set_opponent", "rematch"):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE,
-                            f"unknown lobby action {action!r:.40}; actions: start_game, set_opponent",
+                            f"unknown lobby action {action!r:.40}; actions: start_game, set_opponent, rematch",
                             {"field": "action"})
     out = {"action": action}
     if action == "set_opponent":
@@ -226,6 +287,7 @@ def _check_watch(p: dict) -> dict:
                             {"field": "agents"})
     out["seed"] = _seed(p)
     out["sets"] = _int(p, "sets", 1, MAX_SETS)
+    out["game"] = _game(p)
     return out
 
 
@@ -249,6 +311,7 @@ _CHECKS = {
     "leave": lambda p: {},
     "ping": _check_ping,
     "response": _check_response,
+    "drop": _check_drop,
     "lobby_action": _check_lobby,
     "watch": _check_watch,
     "set_speed": _check_speed,

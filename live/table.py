@@ -1,6 +1,6 @@
 """A named table: its game, its lobby, its spectators, and the order of what everyone is told.
 
-:class:`Table` runs one :class:`~mulle_env.engine.match.Match` at a time, advanced by the engine's
+:class:`Table` runs one match of its game at a time (:mod:`live.games`: Mulle or Casino), advanced by the engine's
 one game loop (:class:`~mulle_env.engine.loop.GameLoop`), and leaves each other concern to its own
 home: the seats, their holders and the grace periods to :class:`~live.seats.Seating`; the agents'
 moves (the pool, the time limit, the arena's blame rules) to :class:`~live.turns.AgentTurns`; the
@@ -17,18 +17,17 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mulle_env.casino.drops import Pile, drop_choices, drop_refusal
 from mulle_env.engine.cards import CARD_NAMES
 from mulle_env.engine.errors import AgentError, MulleError
 from mulle_env.engine.loop import GameLoop
-from mulle_env.engine.match import Match, MoveEvent
-from mulle_env.engine.moves import Move
-from mulle_env.engine.ruleset import Ruleset
+from mulle_env.engine.match import MoveEvent
 
+from .games import MULLE, LiveGame
 from .protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, message
 from .recorder import GameRecorder
 from .seats import Person, Seat, Seating
 from .turns import AgentTurns, failure_text
-from .views import move_previews, seat_view, spectator_view
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -41,8 +40,11 @@ class Table:
     """A named table: two seats, a lobby, and at most one running game (see the module docstring)."""
 
     def __init__(self, hub: Hub, name: str, opponent: str, seed: int | None, sets: int | None,
-                 agent_delay: float, watch: bool = False, specs: list[str] | None = None, address: str = "") -> None:
+                 agent_delay: float, watch: bool = False, specs: list[str] | None = None, address: str = "",
+                 game: LiveGame = MULLE) -> None:
         self.hub = hub
+        #: The game played here (:mod:`live.games`): Mulle or Casino, chosen when the table opens.
+        self.game = game
         self.name = name
         #: The client address that opened the table (the per-address table limit counts by it).
         self.address = address
@@ -52,9 +54,9 @@ class Table:
         self.turns = AgentTurns(self)
         self.recorder = GameRecorder(self)
         self.watchers: set[Connection] = set()
-        self.ruleset = Ruleset(sets=sets) if sets else Ruleset()
+        self.ruleset = game.ruleset(sets)
         self.agent_delay = agent_delay
-        self.match: Match | None = None
+        self.match: Any = None
         #: The one game loop advancing :attr:`match` (a person's seat holds ``None`` there).
         self.loop: GameLoop | None = None
         #: The last game's ``game_over`` data, sent again to a page that (re)joins in the lobby after it.
@@ -131,7 +133,7 @@ class Table:
     def info(self) -> dict:
         """Table facts for confirmations and lobby notifications."""
         return {
-            "table_name": self.name, "phase": self.phase, "seats": self.seats_public(),
+            "table_name": self.name, "game": self.game.name, "phase": self.phase, "seats": self.seats_public(),
             "host": self.host.name if self.host else None, "opponent": self.opponent, "games": self.games,
             "watch": self.watch, "agent_delay_ms": round(self.agent_delay * 1000), "seeded": self.seeded,
             "spectators": len(self.watchers),
@@ -140,10 +142,10 @@ class Table:
     # ----- sending ---------------------------------------------------------------------
     def view_for_seat(self, seat: int) -> dict | None:
         """The running game as ``seat`` sees it (``None`` in the lobby before the first game)."""
-        return seat_view(self.match.state, seat) if self.match is not None else None
+        return self.game.seat_view(self.match.state, seat) if self.match is not None else None
 
     def _spectator(self) -> dict | None:
-        return spectator_view(self.match.state, self.watch) if self.match is not None else None
+        return self.game.spectator_view(self.match.state, self.watch) if self.match is not None else None
 
     def notify(self, event: str, data: dict, with_view: bool = True) -> None:
         """Send the notification ``event`` to everyone here; game events carry each one's own view."""
@@ -177,7 +179,9 @@ class Table:
         legal = self.match.legal_moves()
         person.conn.send(message("request", {
             "request_id": request_id, "action": "play", "view": self.view_for_seat(seat),
-            "context": {"legal_moves": [str(m) for m in legal], "previews": move_previews(self.match.state, legal)},
+            "clock": self.seating.clock_for(request_id, seat),  # the move clock (live.seats); None: no clock
+            "context": {"legal_moves": [str(m) for m in legal],
+                        "previews": self.game.previews(self.match.state, legal)},
         }))
 
     # ----- what the seats tell the table -------------------------------------------------------
@@ -291,7 +295,7 @@ class Table:
         if seed is None:
             seed = secrets.randbits(63)
         specs = [f"person:{s.person.name}" if s.person else s.spec for s in self.seats]
-        self.match = Match(seed, self.ruleset, specs)
+        self.match = self.game.match(seed, self.ruleset, specs)
         self.loop = GameLoop(self.match, [None, None])
         self.phase = "playing"
         self.games += 1
@@ -303,6 +307,7 @@ class Table:
             if s.person is None:
                 self.turns.new_agent(s)
             self.seating.holder_changed(s.index)
+        self.recorder.started()  # kept in the store as it is played (live.recovery restores it after a crash)
         self.notify("lobby_update", {"action": "start_game", "table": self.info()}, with_view=False)
         self.notify("game_started", {"game": self.games, "seats": self.seats_public()})
         self.notify("deal", self._deal_data())
@@ -310,31 +315,19 @@ class Table:
         self.advance()
 
     def _deal_data(self) -> dict:
-        st = self.match.state
-        return {"set": st.set_no, "deal": st.deal_no, "deck_size": len(st.deck), "leader": st.to_move}
+        return self.game.deal_data(self.match.state)
 
     # ----- moves -----------------------------------------------------------------------
     def respond(self, person: Person, request_id: str, text: str) -> None:
         """A person's move: checked (3002 not their turn, 3000 stale or illegal, 3001 card not held) and played."""
-        if self.phase != "playing" or self.match is None:
-            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "no game is running at this table", {}, request_id)
-        if self.match.to_move != person.seat:
-            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, f"it is seat {self.match.to_move}'s turn, not yours "
-                                f"(seat {person.seat})", {"current_turn_index": self.match.to_move}, request_id)
-        if self.request is None or request_id != self.request[0]:
-            stale = request_id in person.old_requests
-            raise ProtocolError(ErrorCode.INVALID_ACTION,
-                                ("that request was already answered or withdrawn; answer the current one"
-                                 if stale else "no request with that id was sent to you"),
-                                {"reason": "stale request" if stale else "unknown request",
-                                 "current_request_id": self.request[0] if self.request else None}, request_id)
+        self._check_request(person, request_id)
         try:
-            move = Move.from_str(text)
+            move = self.game.parse(text)
         except MulleError as exc:  # malformed text: said with the legal moves, as an illegal move is
             raise ProtocolError(ErrorCode.INVALID_ACTION, str(exc),
                                 {"move": text[:200], "legal_moves": [str(m) for m in self.match.legal_moves()]},
                                 request_id) from None
-        hand = self.match.state.hands[person.seat]
+        hand = self.game.hand(self.match.state, person.seat)
         if move.card not in hand:
             raise ProtocolError(ErrorCode.INVALID_CARDS, f"you do not hold {CARD_NAMES[move.card]}; your hand: "
                                 f"{', '.join(CARD_NAMES[f] for f in hand)}",
@@ -348,6 +341,44 @@ class Table:
         person.old_requests.append(request_id)
         self.request = None
         self.after_move(event, failed)
+
+    def drop(self, person: Person, request_id: str, card: int, target: Pile | None, staged: list[Pile]) -> None:
+        """A person's drop at a Casino table (CASINO.md 8, :mod:`mulle_env.casino.drops`): the one legal move it
+        means is played at once; several are offered in words (``drop_choices``, answered by a ``response``);
+        none is refused saying why (3000, ``details.reason`` ``"drop"``)."""
+        self._check_request(person, request_id)
+        if not self.game.drops:
+            raise ProtocolError(ErrorCode.INVALID_ACTION, f"drops are Casino's gestures; table {self.name!r} plays "
+                                f"{self.game.title}: answer the request with a response naming the move",
+                                {"reason": "drop", "game": self.game.name}, request_id)
+        view = self.match.view(person.seat)
+        choices = drop_choices(view, card, target, staged)
+        if not choices:
+            why = drop_refusal(view, card, target, staged) or "that drop is none of your legal moves"
+            raise ProtocolError(ErrorCode.INVALID_ACTION, f"{why[:1].upper()}{why[1:]}.",
+                                {"reason": "drop", "card": CARD_NAMES[card]}, request_id)
+        if len(choices) == 1:
+            self.respond(person, request_id, str(choices[0][0]))
+            return
+        if person.conn is not None:
+            person.conn.send(message("drop_choices", {
+                "request_id": request_id, "card": CARD_NAMES[card],
+                "choices": [{"move": str(m), "words": w} for m, w in choices]}))
+
+    def _check_request(self, person: Person, request_id: str) -> None:
+        """A person's answer must be to the open request of their seat (3002 not their turn, 3000 stale)."""
+        if self.phase != "playing" or self.match is None:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "no game is running at this table", {}, request_id)
+        if self.match.to_move != person.seat:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, f"it is seat {self.match.to_move}'s turn, not yours "
+                                f"(seat {person.seat})", {"current_turn_index": self.match.to_move}, request_id)
+        if self.request is None or request_id != self.request[0]:
+            stale = request_id in person.old_requests
+            raise ProtocolError(ErrorCode.INVALID_ACTION,
+                                ("that request was already answered or withdrawn; answer the current one"
+                                 if stale else "no request with that id was sent to you"),
+                                {"reason": "stale request" if stale else "unknown request",
+                                 "current_request_id": self.request[0] if self.request else None}, request_id)
 
     def through_loop(self, play: Callable[[], MoveEvent]) -> tuple[MoveEvent, AgentError | None]:
         """Run one of the loop's moves; an agent failing in ``observe`` after the move was played does not lose it.
@@ -364,12 +395,12 @@ class Table:
 
     def after_move(self, event: MoveEvent, failed: AgentError | None = None) -> None:
         """Tell everyone about a played move (and a set's end, the game's end or a new deal), then the next turn."""
+        self.recorder.moved(event.number, str(event.move))
         self.token += 1
         self.notify("moved", self._moved_data(event))
         st = self.match.state
         if event.set_over:
-            a, b = st.sheets[-1]
-            self.notify("set_over", {"set": event.set_no, "sheets": [a, b], "scores": list(st.scores())})
+            self.notify("set_over", self.game.set_over_data(st, event))
         if event.game_over:
             self.phase = "saving"
             self.seating.seeded = self.seating.seeds is not None

@@ -74,7 +74,8 @@ __all__ = [
     "check_reset_options", "final_reward", "illegal_reward", "resolve_agent",
 ]
 
-REWARD_MODES = ("win", "score")
+#: ``"score_delta"``: the change of the score difference since the learner's last move, every step (below).
+REWARD_MODES = ("win", "score", "score_delta")
 SEAT_MODES = (0, 1, "random", "alternate")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 SEED_BOUND = 2**63 - 1  # game and opponent seeds are drawn below this from np_random
@@ -94,8 +95,10 @@ def final_reward(reward_mode: str, mine: int, theirs: int, score_scale: float) -
     """The reward at the end of a game from the mover's game total ``mine`` and the other's ``theirs``.
 
     ``reward="win"``: +1, 0 or -1; ``reward="score"``: the score difference / ``score_scale``.
+    Under ``reward="score_delta"`` this is the game's whole score difference / ``score_scale``, the
+    sum of its steps' rewards (:meth:`EnvCore.delta_reward` gives each step its part).
     """
-    if reward_mode == "score":
+    if reward_mode in ("score", "score_delta"):
         return (mine - theirs) / score_scale
     return float((mine > theirs) - (mine < theirs))
 
@@ -105,10 +108,14 @@ def illegal_reward(reward_mode: str, ruleset: Any, score_scale: float, game: Env
 
     Under ``reward="score"`` a lost game can cost more than -1, so an illegal move must cost
     at least as much as the heaviest defeat (the game's ``score_bound``; ``game=None`` is Mulle),
-    or a learner behind on points would prefer it.
+    or a learner behind on points would prefer it. Under ``reward="score_delta"`` it is twice that:
+    whatever the game's earlier steps gave (at most the bound), its rewards then add up to no more
+    than the heaviest defeat's.
     """
     if reward_mode == "score":
         return -get_game(game).score_bound(ruleset) / score_scale
+    if reward_mode == "score_delta":
+        return -2 * get_game(game).score_bound(ruleset) / score_scale
     return -1.0
 
 
@@ -289,6 +296,8 @@ class EnvCore:
         self.opponent = opponent
         self.opponent_policy = opponent_policy
         self.seats = np.zeros(K, dtype=np.int8)
+        #: Under ``reward="score_delta"``: each game's score difference (learner's seat) already paid out as rewards.
+        self.paid = np.zeros(K, dtype=np.int64)
         #: Who plays the other seat: one mode object (:mod:`mulle_env.opponents`), chosen here once.
         self.opponents: Opponents = make_opponents(self, opponent)
         self.self_play = isinstance(self.opponents, SelfPlayPolicy)
@@ -403,6 +412,7 @@ class EnvCore:
         stand for it (the in-stepper opponent, no extra inputs) this is one stepper call that
         deals into the games' own objects; elsewhere :meth:`start`, :meth:`resolve` and :meth:`write`.
         """
+        self.paid[list(idx)] = 0
         if not self._fused:
             for i in idx:
                 self.start(i)
@@ -415,6 +425,7 @@ class EnvCore:
     def start(self, i: int, seat_mode: int | str | None = None) -> None:
         """Deal game ``i`` from its generator (deal seed, opponent seed, seat) and let the opponent move."""
         game_seed, seat, opp_seed = self._draw(i, seat_mode)
+        self.paid[i] = 0
         self.opponents.start(i, game_seed, seat, opp_seed)
 
     def resolve(self, idx: Sequence[int] | None = None) -> None:
@@ -503,8 +514,29 @@ class EnvCore:
         return s[seat], s[1 - seat]
 
     def final_reward(self, i: int) -> float:
-        """The learner's reward for finished game ``i``."""
+        """The learner's reward for finished game ``i`` (under ``"score_delta"``: its last step's part)."""
+        if self.reward_mode == "score_delta":
+            return self.delta_reward(i)
         return final_reward(self.reward_mode, *self.final_scores(i), self.score_scale)
+
+    def delta_reward(self, i: int) -> float:
+        """``reward="score_delta"``'s reward for game ``i`` now: its score difference's change since the last one.
+
+        The learner's game total minus the opponent's (the running totals: every mulle and tabbe
+        as it is made, the set's bonus as the intake grows), less what earlier steps paid out,
+        / ``score_scale``. A game's rewards add up to ``reward="score"``'s one final reward, and
+        the points the opponent makes before the learner's first move count at its first step.
+        """
+        mine, theirs = self.final_scores(i)
+        diff = mine - theirs
+        change = diff - int(self.paid[i])
+        self.paid[i] = diff
+        return change / self.score_scale
+
+    def delta_rewards(self, idx: NDArray[np.intp], out: NDArray[np.float64]) -> None:
+        """:meth:`delta_reward` of every game of ``idx`` into ``out[idx]``."""
+        for i in idx.tolist():
+            out[i] = self.delta_reward(i)
 
     def illegal_reward(self) -> float:
         """The reward of an illegal action under ``illegal_action="lose"``."""

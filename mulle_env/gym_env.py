@@ -83,11 +83,16 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     :data:`mulle_env.observation.OBS_SLICES` and docs/environments.md.
 
     ## Rewards
-    Zero on every step but the last. At the end, ``reward="win"``: +1 win, 0 draw,
-    -1 loss; ``reward="score"``: (learner's game total - opponent's) / ``score_scale``.
+    ``reward="win"`` and ``"score"``: zero on every step but the last. At the end,
+    ``"win"``: +1 win, 0 draw, -1 loss; ``"score"``: (learner's game total - opponent's)
+    / ``score_scale``. ``reward="score_delta"``: every step, the change of that
+    difference since the learner's previous step (the points both sides made in between,
+    the set's bonus as the intake grows) / ``score_scale``; a game's rewards add up to
+    ``"score"``'s, and each point comes at the move that made it instead of 96 moves later.
     An illegal action under ``illegal_action="lose"`` ends the episode with the worst
-    reward possible: -1 under ``"win"``, ``-sets * 600 / score_scale`` under ``"score"``
-    (more than any defeat costs, so an illegal move never pays).
+    reward possible: -1 under ``"win"``, ``-sets * 600 / score_scale`` under ``"score"``,
+    twice that under ``"score_delta"`` (more than any defeat costs, so an illegal move
+    never pays).
 
     ## Episode End
     Terminates when the last set has been scored (or on an illegal action under
@@ -104,7 +109,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
       resolved through the ``mulle_env.agents`` entry points) or an object with
       ``act(view, legal_moves, rng)`` (and optionally ``reset()``, ``observe(event)``, and
       ``needs_view = False`` if ``act`` never reads the view: it then gets ``None``).
-    * ``reward``: ``"win"`` or ``"score"``.
+    * ``reward``: ``"win"``, ``"score"`` or ``"score_delta"``.
     * ``seat``: the learner's seat, ``0``, ``1``, ``"random"`` (drawn from the seeded
       ``np_random`` at each reset) or ``"alternate"`` (0, 1, 0, ... by episode). Seat 0
       leads the first deal. ``reset(options={"seat": s})`` overrides it for one episode.
@@ -113,7 +118,7 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
     * ``illegal_action``: ``"raise"`` (an :class:`mulle_env.codec.IllegalActionError`
       naming the action and the legal ones) or ``"lose"`` (PettingZoo's convention: the
       episode ends with the worst reward, see Rewards, and ``info["illegal_action"] = True``).
-    * ``score_scale``: divisor of the score difference under ``reward="score"``.
+    * ``score_scale``: divisor of the score difference under ``reward="score"`` and ``"score_delta"``.
     * ``render_mode``: ``None`` or ``"ansi"`` (the table, hand and scores as text).
     * ``extras``: ``None`` or an extra-input block of :mod:`mulle_env.extras` (``"capture-v1"``,
       ``"capture-v2"``, ``"capture-v3"``, ``"capture-v4"``): features computed from the
@@ -218,6 +223,8 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
         if core.stepper.state(0).over:
             self._done = True
             reward = core.final_reward(0)
+        elif core.reward_mode == "score_delta":
+            reward = core.delta_reward(0)
         obs, info = self._observe()
         return obs, reward, self._done, False, info
 

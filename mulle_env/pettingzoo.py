@@ -105,6 +105,8 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
 
     Rewards are zero until the game ends; then ``reward="win"`` gives +1/-1 (0 each on
     a draw) and ``reward="score"`` gives ± the score difference / ``score_scale``.
+    ``reward="score_delta"`` gives, after every move, ± the change of the score difference
+    it brought / ``score_scale`` (each agent's rewards add up to ``"score"``'s).
     An illegal action raises :class:`mulle_env.codec.IllegalActionError` by default;
     ``illegal_action="lose"`` ends the game with the worst reward for the offender (-1, or
     ``-sets * 600 / score_scale`` under ``reward="score"``) and 0 for the other
@@ -112,9 +114,9 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
 
     Args:
         ruleset: :class:`mulle_env.Ruleset` or dict of flags (``forced_capture=True`` only).
-        reward: ``"win"`` or ``"score"``.
+        reward: ``"win"``, ``"score"`` or ``"score_delta"``.
         illegal_action: ``"raise"`` or ``"lose"``.
-        score_scale: Divisor of the score difference under ``reward="score"``.
+        score_scale: Divisor of the score difference under ``reward="score"`` and ``"score_delta"``.
         render_mode: ``None`` or ``"ansi"``.
         extras: ``None`` or an extra-input block appended to each observation (as ``Mulle-v0``).
         game: the game played (:class:`mulle_env.games.EnvGame` or its name); ``None`` is Mulle.
@@ -251,15 +253,20 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]  # PettingZoo ships no ty
             self._end()
             return
         core.learner_play(0, a)
+        if self.reward_mode == "score_delta":  # seat 0's change of the score difference; seat 1's is its negative
+            change = core.delta_reward(0)
+            self.rewards = {AGENTS[0]: change, AGENTS[1]: -change}
         if st.over:
             t = st.scores()
-            self.rewards = {AGENTS[0]: final_reward(self.reward_mode, t[0], t[1], self.score_scale),
-                            AGENTS[1]: final_reward(self.reward_mode, t[1], t[0], self.score_scale)}
+            if self.reward_mode != "score_delta":
+                self.rewards = {AGENTS[0]: final_reward(self.reward_mode, t[0], t[1], self.score_scale),
+                                AGENTS[1]: final_reward(self.reward_mode, t[1], t[0], self.score_scale)}
             for a_ in self.agents:
                 self.infos[a_] = {"final_scores": t}
             self._end()
             return
-        self.rewards = {AGENTS[0]: 0.0, AGENTS[1]: 0.0}
+        if self.reward_mode != "score_delta":
+            self.rewards = {AGENTS[0]: 0.0, AGENTS[1]: 0.0}
         self.agent_selection = AGENTS[st.to_move]
         self._accumulate_rewards()
 

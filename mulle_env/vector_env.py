@@ -393,7 +393,7 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         ids, offsets = (self._ids, self._offsets) if self._want_csr else (None, None)
         result = self._core.step_write_if_legal(acts, active, self._obs, self._mask_arg, ids, offsets)
         if result is not None:
-            if result[0] == 0:  # no game ended: _finish's first lines, without the call
+            if result[0] == 0 and self.reward_mode != "score_delta":  # no game ended: _finish's first lines
                 total = result[1]
                 self._csr_total = total if ids is not None and 0 <= total <= len(ids) else -1
                 return self._obs, self._rewards, self._terminated, self._truncated, self._info()
@@ -564,6 +564,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             ids = self._ids if self._want_csr else None
             self._csr_total = total if ids is not None and 0 <= total <= len(ids) else -1  # -1: legal_ids() grows
         info = self._info()
+        if core.reward_mode == "score_delta":  # every game that moved and goes on: its points' change (the ended
+            core.delta_rewards((active & ~core.stepper.over).nonzero()[0], rewards)  # ones get theirs below)
         if n_ended == 0:  # the usual step: no game ended (-1: not counted)
             return self._obs, rewards, terminated, self._truncated, info
         self._ended_last = True
@@ -574,7 +576,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
             if len(ended):
                 final_scores[ended] = [core.final_scores(i) for i in ended.tolist()]
                 mode, scale = self.reward_mode, self.score_scale
-                rewards[ended] = [final_reward(mode, m, t, scale) for m, t in final_scores[ended].tolist()]
+                rewards[ended] = ([core.final_reward(i) for i in ended.tolist()] if mode == "score_delta" else
+                                  [final_reward(mode, m, t, scale) for m, t in final_scores[ended].tolist()])
                 terminated[ended] = True
             if illegal is not None:
                 bad = np.flatnonzero(illegal)

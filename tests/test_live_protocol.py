@@ -397,7 +397,9 @@ def test_drop_and_reconnect_inside_the_grace_period_gives_the_seat_and_position_
     run(go())
 
 
-def test_after_the_grace_period_an_agent_has_the_seat_and_the_session_expired(server):
+def test_after_the_grace_period_the_game_is_lost_by_forfeit_and_the_session_expired(server):
+    """Issue 52, item 5: a person who never comes back loses by forfeit, with a result line that says so (it read
+    "Rita -> heuristic 0 - heuristic 6" after an agent had played her seat); an agent then holds the seat."""
     async def go():
         name = table_name()
         a, b = await Client.open(server.url), await Client.open(server.url)
@@ -408,10 +410,12 @@ def test_after_the_grace_period_an_agent_has_the_seat_and_the_session_expired(se
         await a.close()
         dropped = await b.expect("notification", "player_dropped")
         assert dropped["payload"]["data"]["grace"] == CONFIG.grace
+        over = (await b.expect("notification", "game_over", timeout=5))["payload"]["data"]
+        assert over["winner"] == 1 and over["forfeit"]["seat"] == 0 and over["forfeit"]["name"] == "Anna"
+        assert over["result_line"] == f"Anna forfeited (did not come back within {CONFIG.grace:g} s): Bert wins"
         left = await b.expect("notification", "player_left", timeout=5)
         assert left["payload"]["data"]["reason"] == "timeout" and left["payload"]["data"]["player_index"] == 0
-        # The agent plays Anna's seat now, and Bert (host now) is asked.
-        await b.expect("request")
+        assert server.call(lambda: server.hub.tables[name].phase) == "lobby"
         a2 = await Client.open(server.url)
         await a2.send("join", {"session_id": conf["session_id"]})
         assert (await a2.error())["code"] == ErrorCode.SESSION_EXPIRED
@@ -1180,6 +1184,10 @@ def test_cli_refuses_an_opponent_that_cannot_play_the_live_rules(monkeypatch, ca
     ("Ann\u200ba", "U+200B"),   # a zero-width space: "Anna" twice at one table
     ("Bo\x07", "U+0007"),       # a control character
     ("a\u2028b", "U+2028"),     # a line separator
+    ("\u3164", "U+3164"),       # issue 52: the Hangul filler, a "letter" that draws nothing
+    ("Anna\u2800", "U+2800"),   # issue 52: the blank Braille pattern, "Anna" twice at one table
+    ("\uffa0x", "U+FFA0"),      # the halfwidth Hangul filler
+    ("Bo\u3000b", "U+3000"),    # an ideographic space (a space other than the plain one)
 ])
 def test_names_with_control_or_format_characters_are_refused(server, name, code_point):
     """Issue 33, defect 5: player names took control and bidi characters into the page, the store and the list."""
@@ -1268,8 +1276,9 @@ def test_http_routes_have_per_address_limits_answered_429_with_retry_after(monke
         run(free(srv.url))
 
 
-def test_a_game_abandoned_past_the_grace_period_is_stored_with_its_moves(tmp_path):
-    """Issue 33, defect 1: after the grace period the table closed and the unfinished game was not stored."""
+def test_a_game_left_past_the_grace_period_is_stored_as_a_forfeit_with_its_moves(tmp_path):
+    """Issue 33, defect 1: after the grace period the table closed and the unfinished game was not stored. Since
+    issue 52 (item 5) it is the leaver's loss by forfeit, with the moves played and who lost it why."""
     from live.store import GameStore
 
     db = str(tmp_path / "g.db")
@@ -1293,7 +1302,8 @@ def test_a_game_abandoned_past_the_grace_period_is_stored_with_its_moves(tmp_pat
         srv.call(lambda: srv.hub.store_pool.submit(lambda: None).result(5))  # the write has run
         store = GameStore(db)
         games = store.games(table="left-behind")
-        assert len(games) == 1 and games[0]["status"] == "abandoned" and games[0]["winner"] is None
+        assert len(games) == 1 and games[0]["status"] == "forfeit" and games[0]["winner"] == 1
+        assert games[0]["forfeit"] == {"seat": 0, "name": "Anna", "reason": "did not come back within 0.3 s"}
         game = store.game(games[0]["id"])
         assert game["record"]["result"] is None and len(game["record"]["moves"]) == games[0]["moves"] >= 6
         replayed = GameRecord.from_dict(game["record"]).replay()  # every move stored is the game's
@@ -1353,3 +1363,144 @@ def test_a_table_closed_while_its_close_timer_runs_stores_its_game_once(tmp_path
         srv.call(lambda: srv.hub.store_pool.submit(lambda: None).result(5))
         games = GameStore(db).games(table="twice")
     assert [g["status"] for g in games] == ["abandoned"]
+
+
+# ----- issue 52: Casino at the table, by drops (CASINO.md 8) -------------------------------------------------
+
+
+def _mirror(seed: int, rounds: int = 1):
+    """The test's own copy of a Casino table's game, kept in step from its ``moved`` notifications."""
+    from live.games import CasinoMatch
+    from mulle_env import casino
+
+    return CasinoMatch(seed, casino.Ruleset(rounds=rounds), ["person:Anna", "random"])
+
+
+def _piles_of(plan) -> list:
+    from mulle_env.engine.cards import CARD_NAMES
+
+    out: list = [CARD_NAMES[f] for f in plan.loose] + [[CARD_NAMES[c] for c in b[2]] for b in plan.builds]
+    if plan.base is not None:
+        out.append([CARD_NAMES[c] for c in plan.base[2]])
+    return out
+
+
+def test_a_casino_table_plays_a_whole_game_by_drops_and_stores_a_casino_record(server):
+    """Every move of a Casino game sent as a drop (a hand card on its first pile, the others staged): one meaning
+    plays at once, several come back as drop_choices in words, answered by a response; the record replays."""
+    from live.games import CasinoRecord, record_from_dict
+
+    async def go():
+        c = await Client.open(server.url)
+        conf = await c.join(table_name(), "Anna", seed=5, sets=1, game="casino")
+        assert conf["table"]["game"] == "casino"
+        await c.send("lobby_action", {"action": "start_game"})
+        start = await c.expect("notification", "game_started")
+        assert start["payload"]["view"]["game"] == "casino" and len(start["payload"]["view"]["hand"]) == 4
+        mirror = _mirror(5)
+        at_once = chosen = 0
+        while True:
+            m = await c.recv(15)
+            if m["type"] == "notification" and m["payload"]["event"] == "moved":
+                mirror.play(m["payload"]["data"]["move"])
+            elif m["type"] == "notification" and m["payload"]["event"] == "game_over":
+                over = m["payload"]["data"]
+                break
+            elif m["type"] == "request":
+                p = m["payload"]
+                view = mirror.view(mirror.to_move)
+                move, plan = next(iter(view.move_plans().items()))
+                assert str(move) == p["context"]["legal_moves"][0]
+                piles = _piles_of(plan)
+                await c.send("drop", {"request_id": p["request_id"], "card": str(move.card),
+                                      "target": piles[0] if piles else None, "staged": piles[1:]})
+                answer = await c.recv(5)
+                while answer["type"] == "notification" and answer["payload"]["event"] not in ("moved",):
+                    answer = await c.recv(5)
+                if answer["type"] == "drop_choices":
+                    chosen += 1
+                    texts = [x["move"] for x in answer["payload"]["choices"]]
+                    words = [x["words"] for x in answer["payload"]["choices"]]
+                    assert str(move) in texts and len(set(words)) == len(words) and all(words)
+                    await c.send("response", {"request_id": p["request_id"], "data": {"move": str(move)}})
+                else:
+                    assert answer["type"] == "notification", answer
+                    at_once += 1
+                    mirror.play(answer["payload"]["data"]["move"])
+                    assert answer["payload"]["data"]["move"] == str(move)
+            elif m["type"] == "error":
+                raise AssertionError(m)
+        assert at_once > 0
+        assert over["game"] == "casino" and over["record"]["game"] == "casino"
+        record = record_from_dict(over["record"])
+        assert isinstance(record, CasinoRecord) and record.replay().result().to_dict()["scores"] == over["scores"]
+        assert list(record.moves) == mirror.moves
+        await c.close()
+    run(go())
+
+
+def test_a_drop_that_means_no_move_is_refused_saying_why_and_the_request_stands(server):
+    from mulle_env.casino.drops import drop_refusal
+    from mulle_env.engine.cards import CARD_NAMES
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=5, sets=1, game="casino")
+        await c.send("lobby_action", {"action": "start_game"})
+        req = (await c.expect("request"))["payload"]
+        view = _mirror(5).view(0)
+        refused = [(card, f) for card in view.hand for f in view.loose if drop_refusal(view, card, f) is not None]
+        assert refused, "the deal of seed 5 has a drop that means nothing"
+        card, target = refused[0]
+        await c.send("drop", {"request_id": req["request_id"], "card": CARD_NAMES[card], "target": CARD_NAMES[target]})
+        err = await c.error()
+        why = drop_refusal(view, card, target)
+        assert err["code"] == ErrorCode.INVALID_ACTION and err["details"]["reason"] == "drop"
+        assert err["message"] == why[0].upper() + why[1:] + "." and err["original_request_id"] == req["request_id"]
+        # The request still stands: a drop on the empty table trails (when the card may trail).
+        await c.send("drop", {"request_id": req["request_id"], "card": CARD_NAMES[card], "target": None})
+        moved = await c.expect("notification", "moved")
+        assert moved["payload"]["data"]["move"] == f"trail {CARD_NAMES[card]}"
+        # Nonsense in a drop is a bad message, naming the field.
+        await c.send("drop", {"request_id": "x", "card": "SP 5", "target": ["ZZ 9"]})
+        assert (await c.error())["details"]["field"] == "target"
+        await c.close()
+    run(go())
+
+
+def test_a_mulle_table_refuses_drops_and_an_unknown_game_is_refused(server):
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("join", {"table_name": table_name(), "player_name": "Anna", "game": "chess"})
+        err = await c.error()
+        assert err["details"]["field"] == "game" and "mulle, casino" in err["message"]
+        await c.join(table_name(), "Anna", seed=5)
+        await c.send("lobby_action", {"action": "start_game"})
+        req = (await c.expect("request"))["payload"]
+        await c.send("drop", {"request_id": req["request_id"], "card": req["view"]["hand"][0], "target": None})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and "plays Mulle" in err["message"]
+        await c.close()
+    run(go())
+
+
+def test_agents_play_casino_for_a_watcher_and_the_record_replays_on_the_server(server):
+    import aiohttp
+
+    async def go():
+        c = await Client.open(server.url)
+        await c.send("watch", {"agents": ["heuristic", "random"], "game": "casino", "sets": 1, "delay_ms": 0,
+                               "seed": 9})
+        conf = (await c.expect("watch_confirmation"))["payload"]
+        assert conf["table"]["game"] == "casino" and conf["view"]["hands"] is not None
+        over = (await c.expect("notification", "game_over", timeout=30))["payload"]["data"]
+        assert over["record"]["game"] == "casino" and over["record"]["specs"] == ["heuristic", "random"]
+        async with aiohttp.ClientSession() as s:
+            async with s.post(server.url + "/api/replay", data=over["record_text"]) as r:
+                body = await r.json()
+                assert r.status == 200, body
+        frames = body["frames"]
+        assert len(frames) == len(over["record"]["moves"]) + 1 and frames[-1]["view"]["over"]
+        assert frames[-1]["view"]["scores"] == over["scores"] and frames[0]["view"]["game"] == "casino"
+        await c.close()
+    run(go())

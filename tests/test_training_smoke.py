@@ -12,6 +12,7 @@ the sb3 bridge.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -140,17 +141,42 @@ def test_dmc_fine_tunes_a_net_that_reads_extra_inputs(tmp_path):
 def test_exploit_reports_both_measurements(expert_policy, tmp_path):
     out = tmp_path / "exploit"
     lines: list[str] = []
-    code = train_main(["exploit", f"learned:path={expert_policy}", "--out-dir", str(out), "--hours", "0.0001",
+    t0 = time.monotonic()
+    code = train_main(["exploit", f"learned:path={expert_policy}", "--out-dir", str(out), "--hours", "0.002",
                        "--games-per-round", "4", "--eval-games", "4", "--workers", "1", "--no-progress"],
                       out=lines.append)
+    took = time.monotonic() - t0
     assert code == 0, lines
     report = json.loads((out / "exploit.json").read_text())
     assert report["init_from"] == str(expert_policy)  # an afterstate learned net starts its own exploiter
     assert report["dmc"]["rounds"] >= 1 and report["best"] in ("start", "final")
+    # --hours (7.2 s) bounds the whole command: DMC gets what the two measurements leave, and its rounds
+    # (a line each, no JSON) stop before the budget; the slack is the last measurement's and the setup's.
+    assert report["dmc_budget_seconds"] == pytest.approx(7.2 - 2 * report["start"]["seconds"], abs=0.2)
+    assert report["dmc"]["seconds"] <= report["dmc_budget_seconds"]
+    assert took < 7.2 + 2 * report["start"]["seconds"] + 20, took
+    rounds = [ln for ln in lines if ln.strip().startswith("round ")]
+    assert len(rounds) == report["dmc"]["rounds"] and not any(ln.lstrip().startswith(("{", "round {")) for ln in lines)
+    logged = [json.loads(ln) for ln in (out / "exploiter.npz.rounds.jsonl").read_text().splitlines()]
+    assert [f["round"] for f in logged] == list(range(1, report["dmc"]["rounds"] + 1))
     for key in ("start", "final"):
         m = report[key]
         assert m["games"] == 4 and m["score_low"] <= m["score"] <= m["score_high"]
     _arena_plays(out / "exploiter.npz", tmp_path)
+
+
+def test_exploit_budget_below_two_measurements_trains_no_round(expert_policy, tmp_path):
+    from training.exploit import dmc_budget
+
+    assert dmc_budget(0.05, 60.0) == 60.0 and dmc_budget(0.05, 100.0) == 0.0 and dmc_budget(0.0, 0.0) == 0.0
+    out = tmp_path / "exploit"
+    lines: list[str] = []
+    code = train_main(["exploit", f"learned:path={expert_policy}", "--out-dir", str(out), "--hours", "0",
+                       "--eval-games", "2", "--workers", "1", "--no-progress"], out=lines.append)
+    assert code == 0, lines
+    report = json.loads((out / "exploit.json").read_text())
+    assert report["dmc"]["rounds"] == 0 and report["dmc_budget_seconds"] == 0 and report["best"] == "start"
+    assert any("no DMC round fits in --hours 0" in ln for ln in lines), lines
 
 
 def test_finetune_joins_the_command_line(expert_policy, tmp_path, capsys):

@@ -165,9 +165,21 @@ def load_data(path: str | Path, **meta: object) -> Arrays | None:
 
 def value_targets(data: Arrays, reward: str, score_scale: float, gamma: float,
                   decisions: int = codec.MAX_DECISIONS_PER_PLAYER) -> NDArray[np.float32]:
-    """The return PPO's critic estimates: the final reward discounted back to each decision."""
+    """The return PPO's critic estimates: the final reward discounted back to each decision.
+
+    Under ``reward="score_delta"`` the steps before a decision have paid out the score difference
+    its observation shows, so the return from there is the rest: final less that, / ``score_scale``.
+    """
     diff = data["diff"].astype(np.float64)
-    final = diff / score_scale if reward == "score" else np.sign(diff)
+    if reward == "score_delta":
+        from mulle_env.observation import OBS_SLICES, SCORE_SCALE, SHEET_KEYS
+
+        total = SHEET_KEYS.index("total")
+        obs = data["obs"]
+        shown = (obs[:, OBS_SLICES["my_score"].start + total].astype(np.float64)
+                 - obs[:, OBS_SLICES["opp_score"].start + total].astype(np.float64))
+        diff = diff - np.round(shown * SCORE_SCALE)  # float16 holds the points / 100 to within 0.2 points
+    final = diff / score_scale if reward in ("score", "score_delta") else np.sign(diff)
     remaining = decisions - 1 - data["step"].astype(np.float64)
     return (final * gamma ** np.maximum(remaining, 0)).astype(np.float32)
 

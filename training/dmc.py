@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     #: What the games of a round give: ``(afterstates float16, targets float32 (points), stats)``.
     RoundGames = tuple[NDArray[np.float16], NDArray[np.float32], dict[str, Any]]
 
-__all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games"]
+__all__ = ["SELF", "DMCConfig", "ExploringAfterstateAgent", "finetune_dmc", "game_rng", "game_seed", "play_games",
+           "round_line", "rounds_log_path"]
 
 #: The opponent name for "the net in both seats".
 SELF = "self"
@@ -227,6 +228,19 @@ def _round_games(policy: MLPPolicy, cfg: DMCConfig, rnd: int, workers: int,
             _merge([p[2] for p in parts]))
 
 
+def rounds_log_path(out: str | Path) -> Path:
+    """Where :func:`finetune_dmc` appends each round's figures, one JSON object a line: ``<out>.rounds.jsonl``."""
+    return Path(str(out) + ".rounds.jsonl")
+
+
+def round_line(fig: dict[str, Any]) -> str:
+    """One round's figures for people (the same figures go to :func:`rounds_log_path` as JSON)."""
+    vs = ", ".join(f"{v:+.1f} points a game against {k[len('points_vs_'):]}" for k, v in fig.items()
+                   if k.startswith("points_vs_"))
+    return (f"round {fig['round']}: {fig['games']} games, {fig['decisions']:,} decisions, loss {fig['loss']:.4f}"
+            + (f", {vs}" if vs else "") + f" ({fig['game_seconds']:.0f} s of games)")
+
+
 def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | None = None,
                  checkpoint: str | Path | None = None, workers: int = 1, threads: int = 1,
                  progress: bool = True, log: Callable[[dict[str, Any]], None] | None = None,
@@ -235,9 +249,12 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
 
     Runs ``config["rounds"]`` rounds (see the module docstring), resuming from
     ``checkpoint`` (default ``<out>.ckpt.pt``); raising ``rounds`` continues a finished
-    run. ``max_seconds`` also stops it once the rounds done (over every resume) have
-    taken that long. A checkpoint of another run (other settings or another starting net)
-    is refused with a ``ValueError`` naming the difference, never overwritten, and so is
+    run. ``max_seconds`` bounds the rounds' time (over every resume): a round starts only
+    while the rounds done and one more, as long as the last one took, fit in it. Each
+    round's figures are appended to :func:`rounds_log_path` (one JSON object a line) and
+    passed to ``log``; the progress bar shows the loss and the points of the last round.
+    A checkpoint of another run (other settings or another starting net) is refused
+    with a ``ValueError`` naming the difference, never overwritten, and so is
     an ``out`` that is the starting file. The policy file is rewritten after every
     round. A net that reads an extra-input block (``capture-v3``, the shipped net's) is
     fine-tuned with it: the block is computed from each afterstate, after the suit swap.
@@ -271,6 +288,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     settings = {k: v for k, v in cfg.items() if k != "rounds"}
     key = json.loads(json.dumps({"config": settings, "init_fingerprint": start.fingerprint()}))
     rnd, elapsed = 0, 0.0
+    round_seconds = 0.0  # the last round's time, the estimate of the next one's under max_seconds
     history: list[dict[str, Any]] = []
     if ckpt.is_file():
         state = torch.load(ckpt, weights_only=False)
@@ -287,6 +305,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         rnd, history, elapsed = state["round"], state["history"], state["elapsed"]
+        round_seconds = float(state.get("round_seconds", 0.0))  # absent from checkpoints written before it
     obs_perm = suit_swap_permutations()[0] if cfg["augment"] else None
 
     def meta_now() -> dict[str, Any]:
@@ -315,7 +334,8 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     pool: WorkerPool | None = stack.enter_context(process_pool(workers)) if workers > 1 else None
     t0 = time.monotonic()
     with stack:
-        while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed < max_seconds):
+        # Under a budget a round that would end past it is not started: the last one's time is the estimate.
+        while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed + round_seconds <= max_seconds):
             net.eval()
             policy = to_policy(net, activation, extras=extras)
             tg = time.monotonic()
@@ -342,17 +362,21 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
                    "game_seconds": round(game_seconds, 1)}
             for opp, (n, d) in sorted(stats["vs"].items()):
                 fig[f"points_vs_{opp}"] = round(d / n, 2)
-            history.append(fig)
             now = time.monotonic()
+            round_seconds = now - t0
+            history.append(fig)
             elapsed += now - t0
             t0 = now
             net.eval()
             save_policy(policy_now(), out)
             save_checkpoint({"key": key, "net": net.state_dict(), "opt": opt.state_dict(), "round": rnd,
-                             "history": history, "elapsed": elapsed}, ckpt)
+                             "history": history, "elapsed": elapsed, "round_seconds": round_seconds}, ckpt)
+            with rounds_log_path(out).open("a") as fh:
+                fh.write(json.dumps(fig) + "\n")
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=fig["loss"])
+                bar.set_postfix({k.replace("points_vs_", "vs "): v for k, v in fig.items()
+                                 if k == "loss" or k.startswith("points_vs_")})
             if log is not None:
                 log(fig)
     if not Path(out).is_file():

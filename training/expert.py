@@ -344,10 +344,17 @@ def dmc(args: argparse.Namespace, out: Out = print) -> int:
 
     cfg = DMCConfig(rounds=args.rounds, games_per_round=args.games_per_round, epsilon=args.epsilon, lr=args.lr,
                     batch_size=args.batch_size, opponents=args.opponents, seed=args.seed)
+    from training.dmc import round_line, rounds_log_path
+
+    # One progress bar (it shows each round's loss and points); without it, a line a round. The figures as
+    # JSON go to <out>.rounds.jsonl either way.
     figures = finetune_dmc(args.init_from, args.out, cfg, checkpoint=args.checkpoint or None, workers=args.workers,
-                           threads=args.threads, progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
+                           threads=args.threads, progress=not args.no_progress,
+                           log=(lambda f: out(round_line(f))) if args.no_progress else None,
                            metadata={"command": list(args.argv or [])})
-    out(f"wrote {args.out}: {json.dumps(figures)}")
+    last = f"; the last {round_line(figures)}" if "round" in figures else ""
+    out(f"wrote {args.out} after {figures.get('dmc_seconds', 0.0) / 60:.1f} min of DMC{last}; every round's figures "
+        f"in {rounds_log_path(args.out)}")
     return 0
 
 

@@ -1,9 +1,15 @@
 """Export a trained MaskablePPO policy network to the numpy policy file (no torch needed to play).
 
-Only the actor is exported: the policy MLP (``mlp_extractor.policy_net``) and the
-action head (``action_net``). The observation goes in unscaled (sb3 does not rescale
-``Box`` observations for an MLP), so the numpy forward pass is exactly
-``x @ W + b`` with the activation between layers. Needs torch at export time only.
+The actor is exported: the policy MLP (``mlp_extractor.policy_net``) and the action head
+(``action_net``). The critic, the value MLP (``mlp_extractor.value_net``) and the value head
+(``value_net``), is exported too when asked (``value=True``) as the file's value head, whose
+meaning is fixed by the file format: the points still to come / 100
+(:data:`agents.learned.policy.VALUE_SCALE`). PPO's critic means that when it was trained with
+``--reward score_delta --score-scale 100`` (the steps pay the points as they are made), so
+``mulle-train ppo`` asks for it then, and ``mulle-train finetune`` copies it back into a
+checkpoint. The observation goes in unscaled (sb3 does not rescale ``Box`` observations for
+an MLP), so the numpy forward pass is exactly ``x @ W + b`` with the activation between
+layers. Needs torch at export time only.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
 def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, Any] | None = None,
-                    game: str = "mulle", ruleset: dict[str, Any] | None = None) -> MLPPolicy:
+                    game: str = "mulle", ruleset: dict[str, Any] | None = None, value: bool = False) -> MLPPolicy:
     """The numpy :class:`MLPPolicy` equal to ``sb3_policy``'s actor (a ``MaskableActorCriticPolicy``).
 
     ``game``: the game the policy plays (Mulle by default); ``ruleset``: the rules it was trained for
-    (its changed flags; recorded for games other than Mulle, whose PPO files record none).
+    (its changed flags; recorded for games other than Mulle, whose PPO files record none); ``value``:
+    the critic too, as the file's value head (only where it predicts the points still to come / 100).
     """
     from torch import nn
 
@@ -40,20 +47,24 @@ def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, A
         raise PolicyFileError(f"activation {act_name} cannot be exported; use one of {', '.join(_ACTIVATIONS)}")
     linears = [m for m in sb3_policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
     layer_types = (nn.Linear, sb3_policy.activation_fn)
-    others = [m for m in sb3_policy.mlp_extractor.policy_net if not isinstance(m, layer_types)]
+    others = [m for m in [*sb3_policy.mlp_extractor.policy_net, *sb3_policy.mlp_extractor.value_net]
+              if not isinstance(m, layer_types)]
     if others:
         raise PolicyFileError(f"the policy net holds layers the numpy MLP does not implement: {others}")
     linears.append(sb3_policy.action_net)
+    critic = [m for m in sb3_policy.mlp_extractor.value_net if isinstance(m, nn.Linear)] + [sb3_policy.value_net]
     weights = [m.weight.detach().cpu().numpy().T.copy() for m in linears]
     biases = [m.bias.detach().cpu().numpy().copy() for m in linears]
+    value_head = {"value_weights": [m.weight.detach().cpu().numpy().T.copy() for m in critic],
+                  "value_biases": [m.bias.detach().cpu().numpy().copy() for m in critic]} if value else {}
     if game == "mulle":
-        return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {})
-    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, ruleset=ruleset, game=game)
+        return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, **value_head)
+    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, ruleset=ruleset, game=game, **value_head)
 
 
 def export_model(model: MaskablePPO, path: str | Path, metadata: dict[str, Any] | None = None,
-                 game: str = "mulle") -> MLPPolicy:
-    """Write ``model``'s (a ``MaskablePPO``) actor to ``path`` and return the numpy policy (a net of ``game``)."""
-    pol = policy_from_sb3(model.policy, metadata, game)
+                 game: str = "mulle", value: bool = False) -> MLPPolicy:
+    """Write ``model``'s (a ``MaskablePPO``) actor (and with ``value`` its critic) to ``path``; return the policy."""
+    pol = policy_from_sb3(model.policy, metadata, game, value=value)
     save_policy(pol, path)
     return pol

@@ -3,12 +3,13 @@
 ``mulle-train`` fine-tunes by masked PPO from an sb3 checkpoint; :func:`to_sb3_checkpoint`
 writes one holding a policy file's weights (the actor always; the value head too when
 its widths equal the policy's, as sb3's ``net_arch`` ``pi``/``vf`` are built with the
-same ``--net``). The value head's target (final score difference / 100) is PPO's
-undiscounted return with ``--reward score --score-scale 100``, so it starts the critic
-close to right; with other widths the critic starts fresh. Then::
+same ``--net``). A value head means the points still to come / 100, which is PPO's
+(undiscounted) return with ``--reward score_delta --score-scale 100``, so it starts the
+critic close to right; a file without one (``mulle-train ppo`` writes its critic only
+under that reward) or with other widths starts the critic afresh. Then::
 
     mulle-train finetune gen_002/policy.npz ft/init.zip      # or: python -m training.finetune ...
-    mulle-train ppo --init-from ft/init.zip --net 512,256 --activation relu --lr 3e-5 ...
+    mulle-train ppo --init-from ft/init.zip --net 512,256 --activation relu --reward score_delta --lr 3e-5 ...
 
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib).
 """
@@ -96,9 +97,15 @@ def run(args: argparse.Namespace, out: Callable[[str], object] = print) -> int:
     info = to_sb3_checkpoint(args.policy, args.out)
     played = load_policy(args.policy).game  # mulle-train ppo --game must name it
     game = "" if played == "mulle" else f"--game {played} "
+    pol = load_policy(args.policy)
+    why = ("" if info["value"] else
+           " (the critic starts afresh: the file holds no value head; mulle-train ppo writes its critic as one "
+           "when trained with --reward score_delta --score-scale 100, where it predicts what a value head means)"
+           if not pol.has_value else
+           " (the critic starts afresh: the file's value head has other widths than its policy, "
+           f"{[w.shape[1] for w in pol.value_weights[:-1]]} against {info['net']})")
     out(f"wrote {args.out}; continue with: mulle-train ppo {game}--init-from {args.out} --net {info['net']} "
-        f"--activation {info['activation']} --reward score --score-scale 100 ..."
-        + ("" if info["value"] else " (the value head was not copied: its widths differ from the policy's)"))
+        f"--activation {info['activation']} --reward score_delta --score-scale 100 ...{why}")
     return 0
 
 

@@ -104,15 +104,21 @@ def build_parser(prog: str = "mulle-train ppo") -> argparse.ArgumentParser:
 
 
 def apply_game_defaults(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """``--game NAME`` in ``argv`` (the ``ppo`` flags): that game's :data:`GAME_DEFAULTS` become ``parser``'s defaults.
+    """``--game NAME`` and ``--recipe NAME`` in ``argv`` (the ``ppo`` flags): their defaults become ``parser``'s.
 
-    Flags given explicitly win, as with ``expert --recipe``; ``--help`` then shows the game's defaults.
+    The game's :data:`GAME_DEFAULTS`, then the recipe's flags (:data:`training.recipes.PPO_RECIPES`).
+    Flags given explicitly win, as with ``expert --recipe``; ``--help`` then shows those defaults.
     """
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--game")  # no choices here: a bad name is the real parser's to refuse, naming the command
+    pre.add_argument("--recipe")
     known, _ = pre.parse_known_args(argv)
     if known.game in GAME_DEFAULTS:
         parser.set_defaults(**GAME_DEFAULTS[known.game])
+    from .recipes import PPO_RECIPES
+
+    if known.recipe in PPO_RECIPES:  # a bad name is the real parser's to refuse; --game casino refuses any
+        parser.set_defaults(**PPO_RECIPES[known.recipe])
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -121,6 +127,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--game", choices=GAMES, default="mulle",
                    help="the game to train for: mulle (Mulle-v0) or casino (Casino-v0; its agents in --opponents and "
                         "--eval-opponent, and --score-scale 11 by default)")
+    from .recipes import PPO_RECIPES
+
+    g.add_argument("--recipe", choices=list(PPO_RECIPES), default=None,
+                   help="a preset of the flags below, chosen by measurement (docs/learning.md, 'Training with "
+                        "standard RL'): quick = warm start and PPO against heuristic in 10 minutes; long = an hour "
+                        "against a pool; flags given explicitly win")
     g.add_argument("--out-dir", default="runs/ppo", help="checkpoints, snapshots, logs and best.npz go here")
     g.add_argument("--steps", type=int, default=2_000_000, help="total PPO environment steps (learner decisions)")
     g.add_argument("--seed", type=int, default=0, help="seed of everything (envs, pool draws, nets, BC data)")
@@ -143,7 +155,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="opponent pool: spec=weight,...; 'self' = earlier snapshots of the learner; "
                    f"'{SELFPLAY}' alone (with --vec batched) = the network being trained plays the other seat")
     g.add_argument("--pool-keep", type=int, default=5, help="'self' draws among this many newest snapshots")
-    g.add_argument("--reward", choices=("score", "win"), default="score", help="Mulle-v0 reward mode")
+    g.add_argument("--reward", choices=("score", "score_delta", "win"), default="score",
+                   help="Mulle-v0 reward mode: score_delta pays each step's points as they are made (docs/learning.md, "
+                        "'Training with standard RL')")
     g.add_argument("--score-scale", type=float, default=100.0, help="score difference divisor (reward=score)")
     g = ap.add_argument_group("network and PPO")
     g.add_argument("--net", default="256,256", help="hidden layer widths of the policy and value MLPs")
@@ -271,6 +285,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if args.eval_games % 2:
         parser.error(f"--eval-games plays duplicate pairs (each deal from both seats), so it must be even, "
                      f"not {args.eval_games}")
+    if game != "mulle" and getattr(args, "recipe", None):
+        parser.error(f"--recipe {args.recipe}: the ppo recipes are Mulle's (measured there); leave it out with "
+                     f"--game {game}")
     if game != "mulle" and args.bc_games:
         parser.error(f"--bc-games: the behaviour-cloning warm start is Mulle's (training/bc.py: its teacher's games, "
                      f"its suit swap); leave it out with --game {game} (PPO then starts from random weights)")
@@ -512,6 +529,12 @@ class PPORun:
         torch.set_num_threads(args.threads)
         self.args = args
         self.t_start = time.monotonic()
+        from agents.learned.policy import VALUE_SCALE
+
+        #: Whether the policy files carry the critic as their value head: where it predicts what a value head
+        #: means (the points still to come / 100), i.e. under --reward score_delta --score-scale 100 (Mulle).
+        self.value_head = (getattr(args, "game", "mulle") == "mulle" and args.reward == "score_delta"
+                           and args.score_scale == VALUE_SCALE)
         out = self.out = Path(args.out_dir)
         self.ckpt_dir, self.pool_dir, self.log_root = out / "checkpoints", out / "pool", out / "logs"
         for d in (self.ckpt_dir, self.pool_dir, self.log_root):
@@ -631,14 +654,25 @@ class PPORun:
                                workers=args.bc_workers, progress=not args.no_progress)
             bc.save_data(data, cache, **meta)
         t_bc = time.monotonic()
+        log_path = self.out / "bc_log.jsonl"  # the epochs' figures for programs; people see the bar or a line each
+
+        def log(f: dict[str, Any]) -> None:
+            with log_path.open("a") as fh:
+                fh.write(json.dumps(f) + "\n")
+            if args.no_progress:
+                say(f"mulle-train: warm start epoch {f['epoch']}: held-out accuracy {f['heldout_accuracy']:.1%}, "
+                    f"policy loss {f['train_policy_loss']:.3f}")
+
         figures = bc.pretrain(
             self.model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
-            gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress,
-            log=lambda f: say(f"mulle-train: bc {json.dumps(f)}"),
+            gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress, log=log,
         )
         figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
                        seconds=round(time.monotonic() - t_bc, 1))
         self.bc_figures = self.state["bc"] = figures
+        say(f"mulle-train: warm start: {figures['decisions']:,} decisions of {args.bc_teacher}'s {args.bc_games} games "
+            f"cloned in {figures['seconds']:.0f} s, held-out accuracy {figures['heldout_accuracy']:.1%} "
+            f"(every epoch in {log_path})")
 
     def open_eval_log(self) -> None:
         """Open ``eval.csv`` for appending (its header on a new file)."""
@@ -681,7 +715,7 @@ class PPORun:
         fh, writer = self._eval_log
         args, model = self.args, self.model
         if self.game == "mulle":
-            pol = policy_from_sb3(model.policy)
+            pol = policy_from_sb3(model.policy, value=self.value_head)
             res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
         else:
             pol = policy_from_sb3(model.policy, game=self.game)
@@ -716,7 +750,7 @@ class PPORun:
         # Each file whole or absent (a kill -9 while saving once left a 0-byte step_*.zip that --resume chose).
         with replacing(self.ckpt_dir / f"step_{n:010d}.zip") as tmp, open(tmp, "wb") as fh:
             self.model.save(fh)
-        save_policy(policy_from_sb3(self.model.policy, self.metadata(None), self.game),
+        save_policy(policy_from_sb3(self.model.policy, self.metadata(None), self.game, value=self.value_head),
                     self.pool_dir / f"step_{n:010d}.npz")
         self.state["timesteps"] = n
         with replacing(self.state_path) as tmp:
@@ -891,6 +925,12 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
             else:
                 total = planned_steps(args)
                 from .games import train_game
+
+                if getattr(args, "recipe", None):
+                    from .recipes import ppo_recipe_defaults
+
+                    say(f"mulle-train: recipe {args.recipe}: " + ", ".join(
+                        f"--{k.replace('_', '-')} {getattr(args, k)}" for k in ppo_recipe_defaults(args.recipe)))
 
                 tg = train_game(getattr(args, "game", "mulle"))
                 say(f"mulle-train: PPO for {total:,} steps (--steps {args.steps:,}; a game is about {tg.decisions} "

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RECIPES", "recipe_defaults"]
+__all__ = ["CASINO_RECIPES", "GAME_RECIPES", "PPO_RECIPES", "RECIPES", "ppo_recipe_defaults", "recipe_defaults"]
 
 _LONG: dict[str, Any] = {
     "first_games": 3000, "games": 1500, "generations": 30, "hours": 2.5,
@@ -44,9 +44,53 @@ RECIPES: dict[str, dict[str, Any]] = {
 }
 
 
-def recipe_defaults(name: str) -> dict[str, Any]:
-    """The flags recipe ``name`` sets; a ``ValueError`` naming the recipes for an unknown one."""
+#: Casino's recipes (``mulle-train expert --game casino --recipe NAME``), sized by measurement on 2 cores
+#: (docs/casino.md, "The learned agent"; ``benchmarks/results/casino_learned.json``). ``quick``: one generation
+#: from ``pimc:samples=8`` labels of whole games, a fit long enough for its few decisions, screened against
+#: ``greedy``.
+CASINO_RECIPES: dict[str, dict[str, Any]] = {
+    "quick": {"first_teacher": "pimc:samples=8", "first_games": 200, "generations": 1, "first_epochs": 30,
+              "batch_size": 256, "screen_opponents": ["greedy"], "screen_games": 400, "hours": 0.5},
+}
+
+#: Each game's recipes, by ``--game`` name.
+GAME_RECIPES: dict[str, dict[str, dict[str, Any]]] = {"mulle": RECIPES, "casino": CASINO_RECIPES}
+
+
+def recipe_defaults(name: str, game: str = "mulle") -> dict[str, Any]:
+    """The flags recipe ``name`` of ``game`` sets; a ``ValueError`` naming that game's recipes for an unknown one."""
+    recipes = GAME_RECIPES.get(game)
+    if recipes is None:
+        raise ValueError(f"unknown game {game!r}; recipes exist for {', '.join(GAME_RECIPES)}")
     try:
-        return dict(RECIPES[name])
+        return dict(recipes[name])
     except KeyError:
-        raise ValueError(f"unknown recipe {name!r}; the recipes are {', '.join(RECIPES)}") from None
+        raise ValueError(f"unknown recipe {name!r}" + ("" if game == "mulle" else f" for {game}")
+                         + f"; the recipes are {', '.join(recipes)}") from None
+
+
+#: ``mulle-train ppo --recipe NAME``: the ``ppo`` flags each sets (flags given explicitly win). Chosen by
+#: measurement on this project's 2 cores (docs/learning.md, "Training with standard RL";
+#: ``benchmarks/results/ppo_recipes.json``): the batched env on threads, the dense ``score_delta`` reward,
+#: a behaviour-cloning warm start from ``greedy``'s games, then PPO against ``heuristic`` itself, evaluated
+#: against it over 400 duplicate games. ``quick`` stops after 10 minutes of wall time, warm start included;
+#: ``long`` trains an hour against a pool of ``heuristic``, ``greedy`` and its own snapshots.
+_PPO_COMMON: dict[str, Any] = {
+    "vec": "batched", "envs": 64, "n_steps": 64, "batch_size": 1024, "reward": "score_delta", "gamma": 0.99,
+    "lr": 1e-4, "lr_final": 1e-4, "bc_games": 400, "bc_workers": 2, "eval_opponent": "heuristic",
+    "eval_games": 400, "steps": 100_000_000,
+}
+PPO_RECIPES: dict[str, dict[str, Any]] = {
+    "quick": {**_PPO_COMMON, "opponents": "heuristic=1", "max_minutes": 10.0, "eval_every": 4096 * 32,
+              "checkpoint_every": 4096 * 32},
+    "long": {**_PPO_COMMON, "opponents": "heuristic=0.5,greedy=0.3,self=0.2", "max_minutes": 60.0,
+             "eval_every": 4096 * 96, "checkpoint_every": 4096 * 96},
+}
+
+
+def ppo_recipe_defaults(name: str) -> dict[str, Any]:
+    """The ``ppo`` flags recipe ``name`` sets; a ``ValueError`` naming the recipes for an unknown one."""
+    try:
+        return dict(PPO_RECIPES[name])
+    except KeyError:
+        raise ValueError(f"unknown recipe {name!r}; the ppo recipes are {', '.join(PPO_RECIPES)}") from None
