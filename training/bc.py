@@ -172,7 +172,8 @@ def value_targets(data: Arrays, reward: str, score_scale: float, gamma: float,
     """
     diff = data["diff"].astype(np.float64)
     if reward == "score_delta":
-        from mulle_env.observation import OBS_SLICES, SCORE_SCALE, SHEET_KEYS
+        from mulle_env.engine.state import SHEET_KEYS
+        from mulle_env.observation import OBS_SLICES, SCORE_SCALE
 
         total = SHEET_KEYS.index("total")
         obs = data["obs"]

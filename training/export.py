@@ -55,11 +55,12 @@ def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, A
     critic = [m for m in sb3_policy.mlp_extractor.value_net if isinstance(m, nn.Linear)] + [sb3_policy.value_net]
     weights = [m.weight.detach().cpu().numpy().T.copy() for m in linears]
     biases = [m.bias.detach().cpu().numpy().copy() for m in linears]
-    value_head = {"value_weights": [m.weight.detach().cpu().numpy().T.copy() for m in critic],
-                  "value_biases": [m.bias.detach().cpu().numpy().copy() for m in critic]} if value else {}
+    value_weights = [m.weight.detach().cpu().numpy().T.copy() for m in critic] if value else []
+    value_biases = [m.bias.detach().cpu().numpy().copy() for m in critic] if value else []
     if game == "mulle":
-        return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, **value_head)
-    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, ruleset=ruleset, game=game, **value_head)
+        return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, value_weights, value_biases)
+    return MLPPolicy(weights, biases, _ACTIVATIONS[act_name], metadata or {}, value_weights, value_biases,
+                     ruleset=ruleset, game=game)
 
 
 def export_model(model: MaskablePPO, path: str | Path, metadata: dict[str, Any] | None = None,
