@@ -500,11 +500,10 @@ class EnvCore:
         With ``illegal_action="raise"`` an illegal or malformed action raises the codec's
         error, which names the action, the move it stands for, why, and the legal actions.
         """
-        st = self.stepper.state(i)
         a = action_int(action)
-        if a is not None and a in st.legal_ids():
+        if a is not None and self.stepper.is_legal(i, a):  # the stepper's kept legal ids: no rules call
             return a
-        self.illegal.refuse(st, action)
+        self.illegal.refuse(self.stepper.state(i), action)
         return None
 
     def final_scores(self, i: int) -> tuple[int, int]:

@@ -33,6 +33,10 @@ keeps current; :class:`PyStepper` takes the game object as ``game=``) and provid
 * ``check(actions, active, ok)``: ``ok[i]`` (a bool array of K) is true where game ``i``
   is inactive or ``actions[i]`` is legal there, judged by the game's own legal ids (never
   by a mask a caller was handed); returns how many are not.
+* ``is_legal(i, action)``: whether ``action`` (an int) is legal for the seat to move in game
+  ``i``, judged as ``check`` judges (``False`` once the game is over). The compiled stepper
+  answers from the legal ids it kept since the game last changed (the single envs' check of
+  the learner's action, no rules call).
 * ``step(actions, active)``: for every ``i`` with ``active[i]``, play action ``actions[i]``
   for the learner; with ``internal_random`` the opponent then moves until the learner is
   to move or the game is over. An illegal action raises ``ValueError`` before any game
@@ -123,6 +127,8 @@ class Stepper(Protocol):
         """Deal game ``i``; an internal opponent moves until the learner is to move."""
     def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
         """``ok[i]``: game ``i`` inactive or ``actions[i]`` legal there; returns how many are not."""
+    def is_legal(self, i: int, action: int, /) -> bool:
+        """Whether ``action`` is legal for the seat to move in game ``i``."""
     def step(self, actions: Indices, active: NDArray[np.bool_], /) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
     def play(self, i: int, action: int, /) -> None:
@@ -218,6 +224,14 @@ class PyStepper:
         for i in np.flatnonzero(active).tolist():
             ok[i] = self._legal(i, int(actions[i]))
         return int(len(ok) - np.count_nonzero(ok))
+
+    def is_legal(self, i: int, action: int) -> bool:
+        """Whether ``action`` is legal for the seat to move in game ``i`` (its own legal ids)."""
+        self._idle()
+        if not 0 <= i < self.num_envs:  # as the compiled stepper (a negative index is no game)
+            raise IndexError(f"game index {i} outside 0..{self.num_envs - 1}")
+        a = operator.index(action)  # a TypeError for anything but an int, as the compiled one
+        return self._states[i] is not None and self._legal(i, a)  # a game never dealt has no legal action
 
     def step(self, actions: Indices, active: NDArray[np.bool_]) -> None:
         """Play ``actions[i]`` for the learner in every active game (then the internal opponent)."""
@@ -530,6 +544,10 @@ class ReplayableStepper:
     def check(self, actions: Indices, active: NDArray[np.bool_], ok: NDArray[np.bool_], /) -> int:
         """The stepper's ``check`` (nothing is played, nothing to remember)."""
         return self.inner.check(actions, active, ok)
+
+    def is_legal(self, i: int, action: int, /) -> bool:
+        """The stepper's ``is_legal``."""
+        return self.inner.is_legal(i, action)
 
     def play(self, i: int, action: int, /) -> None:
         """The stepper's ``play`` (and remember the action)."""

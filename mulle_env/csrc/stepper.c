@@ -1273,6 +1273,26 @@ done:
     return ret;
 }
 
+/* is_legal(i, action): whether action is legal for the seat to move in game i, by the game's own legal ids (the
+ * ones kept since its last change, so the env's check of the learner's action costs no rules call; False once
+ * over, and for any int outside the ids). */
+static PyObject *Stepper_is_legal(Stepper *self, PyObject *args) {
+    long long i;
+    PyObject *action;
+    if (!PyArg_ParseTuple(args, "LO", &i, &action)) return NULL;
+    if (check_index(self, i) < 0) return NULL;
+    if (!PyLong_Check(action)) {
+        PyErr_Format(PyExc_TypeError, "action must be an int, not %.100s", Py_TYPE(action)->tp_name);
+        return NULL;
+    }
+    int overflow;
+    long long id = PyLong_AsLongLongAndOverflow(action, &overflow);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    int legal = overflow ? 0 : is_legal(self, (int)i, id);
+    if (legal < 0) return NULL;
+    return PyBool_FromLong(legal);
+}
+
 static PyObject *Stepper_scores(Stepper *self, PyObject *arg) {
     long long i = PyLong_AsLongLong(arg);
     if (i == -1 && PyErr_Occurred()) return NULL;
@@ -1344,6 +1364,9 @@ static PyMethodDef Stepper_methods[] = {
     {"check", (PyCFunction)Stepper_check, METH_VARARGS,
      "check(actions, active, ok): ok[i] = game i inactive or actions[i] legal there (by the game's own legal "
      "ids); returns how many are not."},
+    {"is_legal", (PyCFunction)Stepper_is_legal, METH_VARARGS,
+     "is_legal(i, action): whether action (an int) is legal for the seat to move in game i (the game's own legal "
+     "ids)."},
     {"scores", (PyCFunction)Stepper_scores, METH_O, "scores(i): game i's two game totals by seat."},
     {"state", (PyCFunction)Stepper_state, METH_O, "state(i): game i itself (a cstate.GameState; read it only)."},
     {NULL}};
