@@ -1359,3 +1359,192 @@ def test_a_casino_game_is_analysed_and_stepped_on_the_board(server, page):
     assert page.inner_text("#rp-pos") == f"move {len(c.history)} / {len(c.history)}"
     assert f"{s0}" in page.inner_text("#game-over")
     assert axe_violations(page) == []
+
+
+# ----- issue 52, "Done when": the whole card room in a real browser -------------------------------------------------
+
+
+def _first_move_seed() -> int:
+    """A seed whose one-round Casino game, both seats always playing their first legal move, has a winner."""
+    from live.games import CASINO
+
+    for seed in range(100):
+        m = CASINO.match(seed, CASINO.ruleset(1), ["a", "b"])
+        while not m.over:
+            m.play(m.legal_moves()[0])
+        if m.result().winner is not None:
+            return seed
+    raise AssertionError("no seed found")
+
+
+def _claim(page, server, name: str) -> None:
+    page.goto(server.url + "/")
+    page.fill("#account-name", name)
+    page.fill("#account-password", "a long enough secret")
+    page.click("#claim-btn")
+    page.wait_for_selector(f"#account-status:has-text('Logged in as {name}')")
+
+
+def _casino_turn(page, server, table_name: str, seat: int) -> None:
+    """Seat ``seat``'s turn played by drag as in _play_casino_turn_by_drag (its first legal move)."""
+    from mulle_env.engine.cards import CARD_NAMES
+
+    table = server.call(lambda: server.hub.tables[table_name])
+    view = server.call(lambda: table.match.view(seat))
+    move, plan = next(iter(view.move_plans().items()))
+    piles = [int(f) for f in plan.loose] + [tuple(sorted(b[2])) for b in plan.builds]
+    if plan.base is not None:
+        piles.insert(0, tuple(sorted(plan.base[2])))
+    for pile in piles[1:]:
+        page.click(_pile_selector(pile))
+    before = server.call(lambda: len(table.match.history))
+    page.locator(f'#hand .card[data-card="{CARD_NAMES[move.card]}"]').drag_to(
+        page.locator(_pile_selector(piles[0]) if piles else "#table-title"))
+    page.wait_for_function(f"() => !document.querySelector('#choices').hidden || "
+                           f"document.querySelectorAll('#log li[data-move]').length > {before}")
+    if page.is_visible(f'#choices button[data-move="{move}"]'):
+        page.click(f'#choices button[data-move="{move}"]')
+    page.wait_for_function(f"() => document.querySelectorAll('#log li[data-move]').length > {before}")
+
+
+def test_done_when_two_claimed_names_play_rated_casino_and_mulle_watched_resumed_rated_and_analysed(server, browser):
+    """Issue 52's "Done when": two people claim names, play a rated Casino game with the seed's drop rules and a
+    Mulle game, a watcher follows, one closes the tab and resumes from another context by the seat link, the
+    winner's rating rises and the loser's falls, the analysis steps through the game on the board; axe finds no
+    violation on any screen."""
+    import urllib.request
+
+    seed = _first_move_seed()
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(4)]
+    errors: list[str] = []
+    pages = []
+    for ctx in contexts:
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+        pg = ctx.new_page()
+        pg.set_default_timeout(15_000)
+        pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        pages.append(pg)
+    anna, bo, watcher, bo_elsewhere = pages
+    try:
+        # Two people claim their names (each browser context its own cookie jar: one person each).
+        _claim(anna, server, "Anna52")
+        assert axe_violations(anna) == []  # the start page, logged in
+        _claim(bo, server, "Bo52")
+        # Anna opens a Casino table; Bo joins it by name and takes the agent's seat.
+        anna.goto(server.url + f"/?delay=0&table=done-casino&name=Anna52&seed={seed}")
+        anna.wait_for_selector("#agent-names option", state="attached")
+        anna.select_option("#game-choice", "casino")
+        anna.select_option("#sets", "1")
+        anna.click("#join-btn")
+        anna.wait_for_selector("#game:not([hidden])")
+        bo.goto(server.url + "/?delay=0&table=done-casino&name=Bo52")
+        bo.wait_for_selector("#agent-names option", state="attached")
+        bo.click("#join-btn")
+        bo.wait_for_selector("#game:not([hidden])")
+        anna.wait_for_selector("#top-name:has-text('Bo52')")
+        assert axe_violations(bo) == []  # the lobby, as a guest of the host
+        # A watcher follows from the open tables.
+        watcher.goto(server.url + "/")
+        watcher.wait_for_selector('#tables-list li[data-table="done-casino"]')
+        watcher.click('#tables-list li[data-table="done-casino"] button:has-text("Watch")')
+        watcher.wait_for_selector("#game:not([hidden])")
+        anna.click("#start-btn")
+        anna.wait_for_selector("#hand.active .card")
+        watcher.wait_for_selector("#hand .card.back")
+        assert watcher.locator("#hand .card:not(.back), #top-hand .card:not(.back)").count() == 0
+        assert axe_violations(anna) == [] and axe_violations(watcher) == []  # the game, the watcher's table
+        table = server.call(lambda: server.hub.tables["done-casino"])
+        people = {0: anna, 1: bo}
+        moves = 0
+        resumed = False
+        while not server.call(lambda: table.match.over):
+            seat = server.call(lambda: table.match.to_move)
+            page = people[seat]
+            page.wait_for_selector("#hand.active .card")
+            _casino_turn(page, server, "done-casino", seat)
+            moves += 1
+            if moves == 10 and not resumed:
+                # Bo copies his private seat link, closes the tab, and resumes from another browser by it.
+                bo.click("#seat-link")
+                link = bo.evaluate("() => navigator.clipboard.readText()")
+                assert "seat=" in link and "done-casino" in link
+                bo.close()
+                bo_elsewhere.goto(link + "&delay=0")
+                bo_elsewhere.wait_for_selector("#game:not([hidden])")
+                bo_elsewhere.wait_for_selector("#bottom-name:has-text('Bo52')")
+                people[1] = bo_elsewhere
+                resumed = True
+        assert resumed and moves >= 40
+        anna.wait_for_selector("#game-over:not([hidden])")
+        result = server.call(lambda: table.match.result())
+        winner, loser = (0, 1) if result.winner == 0 else (1, 0)
+        names = ["Anna52", "Bo52"]
+        with urllib.request.urlopen(server.url + "/api/ratings?game=casino", timeout=10) as r:
+            ratings = {p["name"]: p for p in json.loads(r.read())["players"]}
+        over = server.call(lambda: table.last_over)
+        change = {r["name"]: r["change"] for r in over["ratings"]}
+        assert change[names[winner]] > 0 > change[names[loser]]  # the winner rises, the loser falls
+        assert ratings[names[winner]]["rating"] > ratings[names[loser]]["rating"]
+        assert "Ratings:" in anna.inner_text("#game-over")
+        watcher.wait_for_selector("#game-over:not([hidden])")
+        assert axe_violations(anna) == [] and axe_violations(watcher) == []  # the Casino game's end
+        # A Mulle game between the two, rated too (Bo back in his own browser, still logged in).
+        bo2 = contexts[1].new_page()
+        bo2.on("pageerror", lambda exc: errors.append(str(exc)))
+        bo2.set_default_timeout(15_000)
+        anna.click("#leave-btn")
+        anna.wait_for_selector("#start:not([hidden])")
+        anna.goto(server.url + "/?delay=0&table=done-mulle&name=Anna52&seed=5")
+        anna.wait_for_selector("#agent-names option", state="attached")
+        anna.select_option("#game-choice", "mulle")
+        anna.select_option("#sets", "1")
+        anna.click("#join-btn")
+        anna.wait_for_selector("#game:not([hidden])")
+        bo2.goto(server.url + "/?delay=0&table=done-mulle&name=Bo52")
+        bo2.wait_for_selector("#agent-names option", state="attached")
+        bo2.click("#join-btn")
+        bo2.wait_for_selector("#game:not([hidden])")
+        anna.wait_for_selector("#top-name:has-text('Bo52')")
+        anna.click("#start-btn")
+        mulle = server.call(lambda: server.hub.tables["done-mulle"])
+        players = {0: anna, 1: bo2}
+        while not server.call(lambda: mulle.match.over):
+            seat = server.call(lambda: mulle.match.to_move)
+            page = players[seat]
+            before = server.call(lambda: len(mulle.match.history))
+            page.wait_for_selector("#hand.active .card:not(.unusable)")
+            page.locator("#hand.active .card:not(.unusable)").first.click()
+            page.wait_for_selector("#choices:not([hidden]) button[data-move]")
+            page.locator("#choices button[data-move]").first.click()
+            page.wait_for_function(f"() => document.querySelectorAll('#log li[data-move]').length > {before}")
+        anna.wait_for_selector("#game-over:not([hidden])")
+        mulle_result = server.call(lambda: mulle.match.result())
+        mulle_over = server.call(lambda: mulle.last_over)
+        if mulle_result.winner is not None:
+            change = {r["name"]: r["change"] for r in mulle_over["ratings"]}
+            assert change[names[mulle_result.winner]] > 0 > change[names[1 - mulle_result.winner]]
+        # The analysis of the Casino game, stepped through on the board.
+        gid = over["game_id"]
+        anna.click("#leave-btn")  # the game is over: Leave asks nothing
+        anna.wait_for_selector("#start:not([hidden])")
+        anna.fill("#games-table", "done-casino")
+        anna.press("#games-table", "Enter")
+        anna.wait_for_selector(f'#games-list li[data-game="{gid}"]')
+        anna.click(f'#games-list li[data-game="{gid}"] button:has-text("Analyse")')
+        anna.wait_for_selector("#analysis-list li", timeout=90_000)
+        s0, s1 = result.scores
+        assert anna.inner_text("#analysis-status").startswith(f"Anna52 {s0} – Bo52 {s1}: {names[winner]} won")
+        assert axe_violations(anna) == []  # the analysis
+        anna.click("#analysis-board")
+        anna.wait_for_selector("#board-analysis:not([hidden])")
+        start = anna.inner_text("#rp-pos")
+        anna.locator("body").press("ArrowRight")
+        assert anna.inner_text("#rp-pos") != start
+        anna.locator("body").press("End")
+        n = len(server.call(lambda: list(table.match.history)))
+        assert anna.inner_text("#rp-pos") == f"move {n} / {n}"
+        assert axe_violations(anna) == []  # the board with its analysis
+        assert not errors, errors
+    finally:
+        for ctx in contexts:
+            ctx.close()
