@@ -319,6 +319,8 @@ class EnvCore:
         # opponent moves in Python in between and nothing is appended to its rows.
         self._fused = self.opponents.fused and self.extra_inputs is None
         self._rows = np.arange(K)
+        self._one = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool))  # play_observe's action and active game
+        self._fused_one = self._fused and K == 1
         self.np_randoms = [seeding.np_random(None)[0] for _ in range(K)]
         self.episodes = [0] * K
         self._sent: tuple[int, int] | None = None  # step_write_send_if_legal's result when it ran the step itself
@@ -565,6 +567,23 @@ class EnvCore:
             self.write(rows, self.seats[rows], part, part_mask)
             mask[rows] = part_mask
         obs[rows] = part
+
+    def play_observe(self, i: int, action: int) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+        """The learner's legal ``action`` in game ``i`` (the opponent answering), then the learner's observation.
+
+        In a one-game env whose stepper's one-pass ``step_write`` stands for the play and the
+        write (the in-stepper opponent, no extra inputs) this is one stepper call; elsewhere
+        ``learner_play`` then :meth:`observation`. The single envs' step.
+        """
+        if self._fused_one:
+            obs = np.empty((1, self.obs_size), dtype=self.obs_dtype)
+            mask = np.empty((1, self.num_actions), dtype=np.int8)
+            acts, active = self._one
+            acts[0] = action
+            self.stepper.step_write(acts, active, self.seats, obs, mask)
+            return obs[0], mask[0]
+        self.learner_play(i, action)
+        return self.observation(i, int(self.seats[i]))
 
     def observation(self, i: int, seat: int) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
         """A fresh ``(obs, mask)`` of seat ``seat`` in game ``i`` (the mask all zeros unless it is to move)."""

@@ -218,14 +218,15 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
             obs, info = self._observe()
             info["illegal_action"] = True
             return obs, core.illegal_reward(), True, False, info
-        core.learner_play(0, a)
+        obs, mask = core.play_observe(0, a)  # one stepper call where the stepper can fuse them
         reward = 0.0
-        if core.stepper.state(0).over:
+        info = {"action_mask": mask}
+        if core.stepper.over[0]:  # the mask is all zeros then: nobody is to move
             self._done = True
             reward = core.final_reward(0)
+            info["final_scores"] = core.final_scores(0)
         elif core.reward_mode == "score_delta":
             reward = core.delta_reward(0)
-        obs, info = self._observe()
         return obs, reward, self._done, False, info
 
     def action_masks(self) -> NDArray[np.bool_]:
