@@ -41,10 +41,15 @@ import aiohttp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start_server(max_tables: int, workers: int, db: str | None) -> tuple[subprocess.Popen, str]:
-    """Start ``mulle-serve`` on a free port in a child process (its store at ``db``, or none); return it and its URL."""
+def start_server(max_tables: int, workers: int, db: str | None, prelude: str | None = None
+                 ) -> tuple[subprocess.Popen, str]:
+    """Start ``mulle-serve`` on a free port in a child process (its store at ``db``, or none); return it and its URL.
+    ``prelude``: Python run in the server process before ``live.cli`` is imported (bench_live_footprint's
+    ``--without-openspiel``)."""
+    entry = (["-m", "live.cli"] if prelude is None else
+             ["-c", f"{prelude}\nimport sys\nfrom live.cli import main\nsys.exit(main(sys.argv[1:]))"])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "live.cli", "--port", "0", "--opponent", "random", "--max-tables", str(max_tables),
+        [sys.executable, *entry, "--port", "0", "--opponent", "random", "--max-tables", str(max_tables),
          "--workers", str(workers), "--log-level", "ERROR", "--trust-loopback",
          *(["--db", db] if db else ["--no-db"])],
         stdout=subprocess.PIPE, text=True, cwd=ROOT)

@@ -20,6 +20,12 @@ update the ratings in the store), and a client keeps asking for the ratings of b
 history and the game list every 2 s and keeps one post-game analysis running. The server's RSS is
 also read just before and after its first ``GET /api/ratings`` (that request doubled it before:
 58.9 to 123.8 MB, scipy loaded for a refit), and the analysis process's own peak is reported apart.
+
+``--without-openspiel`` runs the server as an install without the ``openspiel`` extra has it
+(``pip install -e ".[web]"``, what a card room needs): the agent registry then leaves ``ismcts``
+out and OpenSpiel (about 17 MB resident) is never loaded. The project's development environment
+has every extra, so without the flag the server carries OpenSpiel though no live table offers
+``ismcts``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_live  # noqa: E402 - the players and the server start of the load benchmark, not a second copy
 
 ROOT = bench_live.ROOT
+
+#: Run in the server process first: the agent registry registers ismcts only when ``find_spec("pyspiel")`` finds
+#: OpenSpiel, so answering "not installed" there is exactly an install without the openspiel extra.
+WITHOUT_OPENSPIEL = ("import importlib.util as u\n_find = u.find_spec\n"
+                     "u.find_spec = lambda name, package=None: None if name == 'pyspiel' else _find(name, package)")
 
 
 def memory(pid: int) -> dict[str, float]:
@@ -176,15 +187,19 @@ def main(argv=None) -> int:
                    "analyses in use too (see the module docstring)")
     p.add_argument("--casino-share", type=float, default=0.5, help="with --full: the share of Casino tables")
     p.add_argument("--rated", type=int, default=10, help="with --full: logged-in players (rated games)")
+    p.add_argument("--without-openspiel", action="store_true",
+                   help="run the server as an install without the openspiel extra (see the module docstring)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "live_footprint.json"))
     args = p.parse_args(argv)
     if not os.path.exists("/proc/self/status"):
         raise SystemExit("bench_live_footprint.py reads /proc: Linux only")
     runs = []
     for tables in args.tables:
+        load_before = os.getloadavg()
         with tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
             db = os.path.join(tmp, "games.db")
-            proc, url = bench_live.start_server(max(1000, 2 * tables), args.workers, db)
+            proc, url = bench_live.start_server(max(1000, 2 * tables), args.workers, db,
+                                                WITHOUT_OPENSPIEL if args.without_openspiel else None)
             try:
                 time.sleep(1.0)
                 idle = memory(proc.pid)["VmRSS"]
@@ -194,6 +209,8 @@ def main(argv=None) -> int:
                 proc.terminate()
                 proc.wait(10)
             figures["rss_mb"]["idle_at_start"] = round(idle, 1)
+        figures["without_openspiel"] = args.without_openspiel
+        figures["loadavg_before"] = [round(x, 2) for x in load_before]
         runs.append(figures)
         rss, cpu = figures["rss_mb"], figures["server_cpu_share_of_one_core"]
         print(f"{tables:4d} tables  RSS idle {rss['idle_at_start']} MB  mean {rss['mean']} MB  "
