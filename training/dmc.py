@@ -335,7 +335,7 @@ def finetune_dmc(init_from: str | Path, out: str | Path, config: DMCConfig | Non
     t0 = time.monotonic()
     with stack:
         # Under a budget a round that would end past it is not started: the last one's time is the estimate.
-        while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed + round_seconds <= max_seconds):
+        while rnd < int(cfg["rounds"]) and (max_seconds is None or elapsed + round_seconds < max_seconds):
             net.eval()
             policy = to_policy(net, activation, extras=extras)
             tg = time.monotonic()
