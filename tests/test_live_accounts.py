@@ -280,3 +280,23 @@ def test_rematch_starts_once_every_person_asked_and_the_move_clock_forfeits(tmp_
             for c in (a, b):
                 await c.close()
         run(go())
+
+
+@pytest.mark.parametrize(("argv", "flag"), [(["--move-clock", "5"], "--move-clock"),
+                                            (["--cookie-secure", "sometimes"], "--cookie-secure"),
+                                            (["--grace", "nan"], "--grace")])
+def test_the_new_flags_refuse_bad_values_by_name(argv, flag, capsys):
+    from live.cli import parse_config
+
+    with pytest.raises(SystemExit) as exc:
+        parse_config([*argv, "--no-db"])
+    assert exc.value.code == 2 and flag in capsys.readouterr().err
+
+
+def test_the_defaults_give_a_phone_minutes_and_every_move_a_clock():
+    from live.cli import parse_config
+
+    _, config = parse_config(["--no-db"])
+    assert config.grace == 300 and config.move_clock == 300 and config.cookie_secure == "auto"
+    _, config = parse_config(["--no-db", "--move-clock", "0", "--cookie-secure", "always"])
+    assert config.move_clock == 0 and config.cookie_secure == "always"

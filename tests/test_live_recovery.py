@@ -46,9 +46,10 @@ def test_kill_9_mid_game_restores_the_game_and_the_seat_and_a_person_who_never_r
     try:
         async def before():
             seen = {}
-            for table, name, seed in (("crash-back", "Anna", 11), ("crash-gone", "Bert", 12)):
+            for table, name, seed, game in (("crash-back", "Anna", 11, "mulle"), ("crash-gone", "Bert", 12, "mulle"),
+                                            ("crash-casino", "Cleo", 13, "casino")):
                 c = await Client.open(url)
-                conf = await c.join(table, name, sets=1, seed=seed)
+                conf = await c.join(table, name, sets=1, seed=seed, game=game)
                 await c.send("lobby_action", {"action": "start_game"})
                 for _ in range(4):
                     await c.play_first(await c.expect("request"))
@@ -67,7 +68,7 @@ def test_kill_9_mid_game_restores_the_game_and_the_seat_and_a_person_who_never_r
             proc.kill()
             proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    assert {g["table"] for g in GameStore(db).live_games()} == {"crash-back", "crash-gone"}
+    assert {g["table"] for g in GameStore(db).live_games()} == {"crash-back", "crash-gone", "crash-casino"}
 
     proc, url = serve(db, "--grace", "4")
     try:
@@ -80,6 +81,16 @@ def test_kill_9_mid_game_restores_the_game_and_the_seat_and_a_person_who_never_r
             assert [h["move"] for h in back["history"]] == moves  # the game as it was
             assert back["table"]["phase"] == "playing"
             over = (await play_to_end(c))["payload"]["data"]
+            await c.close()
+            # A Casino game comes back the same way.
+            c = await Client.open(url)
+            sid, _, moves = seen["crash-casino"]
+            await c.send("join", {"session_id": sid})
+            back = (await c.expect("joined_confirmation"))["payload"]
+            assert back["rejoined"] and back["table"]["game"] == "casino"
+            assert [h["move"] for h in back["history"]] == moves
+            casino_over = (await play_to_end(c))["payload"]["data"]
+            assert casino_over["game_id"] is not None
             await c.close()
             return over
         over = run(after())
@@ -98,6 +109,7 @@ def test_kill_9_mid_game_restores_the_game_and_the_seat_and_a_person_who_never_r
         finished = store.game(over["game_id"])
         assert finished["status"] == "finished" and GameRecord.from_dict(finished["record"]).replay().over
         assert finished["record"]["moves"][: len(seen["crash-back"][2])] == seen["crash-back"][2]
+        assert store.games(table="crash-casino")[0]["game"] == "casino"
         assert store.live_games() == []  # nothing left in progress
         store.close()
     finally:
