@@ -309,3 +309,41 @@ def test_on_the_python_engine_casino_steps_on_the_python_stepper():
     if casino.BACKEND == "c":
         pytest.skip("the compiled core runs here (the other tests cover it)")
     assert isinstance(ce.CASINO.make_stepper(2, casino.Ruleset(), True), PyStepper)
+
+
+@needs_c
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_allocation_of_a_casino_stepper_can_fail(threads):
+    """Every counted allocation of the stepper and of Casino's core under it (one hook, the Mulle core's counter)
+    fails in turn into a MemoryError, and the stepper and its games stay usable (test_alloc_failures' walk)."""
+    from test_alloc_failures import walk
+
+    from mulle_env.casino import cstate
+
+    def run() -> None:
+        s = make_stepper(3, casino.Ruleset(rounds=1), True, threads, core=cstate)
+        obs, mask, ids, offsets = rows(3)
+        for i in range(3):
+            s.start(i, 10 + i, i % 2, 20 + i)
+        s.write(np.arange(3), [0, 1, 0], obs, mask)
+        for r in range(8):
+            s.legal_csr(np.arange(3), [0, 1, 0], ids, offsets)
+            acts = np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in mask])
+            if r % 2:  # the vector env's fused step, with its sparse ids
+                s.step_write(acts, mask.any(axis=1), [0, 1, 0], obs, mask, ids, offsets)
+            elif r == 4:  # the vector env's restart (dealt in place)
+                s.restart_write([2, 0], [60, 61], [0, 0], [70, 71], obs, mask)
+            else:
+                s.step(acts, mask.any(axis=1))
+                s.write(np.arange(3), [0, 1, 0], obs, mask)
+            assert s.is_legal(0, int(acts[0])) in (True, False)
+        s2 = make_stepper(2, casino.Ruleset(rounds=1), False, threads, core=cstate)  # self-play: play_batch
+        for i in range(2):
+            s2.start(i, 30 + i, 0, 0)
+        for _ in range(6):
+            movers = [int(t) for t in s2.to_move]
+            s2.write(np.arange(2), movers, obs[:2], None)
+            assert s2.legal_csr(np.arange(2), movers, ids, offsets) > 0
+            s2.play_batch([0, 1], [ids[offsets[0]], ids[offsets[1]]])
+
+    walk(run, after=lambda n: run())
