@@ -280,7 +280,8 @@ class Table:
                                 f"may {action.replace('_', ' ')}", {"action": action})
         if action == "set_opponent":
             assert opponent is not None  # the protocol's check requires it
-            spec = self.hub.checked_spec(opponent, {"action": action, "opponent": opponent}, self.ruleset)
+            spec = self.hub.checked_spec(opponent, {"action": action, "opponent": opponent}, self.ruleset,
+                                        self.game)
             self.opponent = spec
             for s in self.seats:
                 if s.person is None:

@@ -1504,3 +1504,22 @@ def test_agents_play_casino_for_a_watcher_and_the_record_replays_on_the_server(s
         assert frames[-1]["view"]["scores"] == over["scores"] and frames[0]["view"]["game"] == "casino"
         await c.close()
     run(go())
+
+
+def test_a_casino_tables_host_chooses_a_casino_agent_and_it_plays_casino(server):
+    """The lobby's set_opponent builds the agent for the table's game: Casino's pimc has no 'width' (Mulle's has)."""
+    async def go():
+        c = await Client.open(server.url)
+        await c.join(table_name(), "Anna", seed=5, sets=1, game="casino")
+        await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "pimc:width=0"}})
+        err = await c.error()
+        assert err["code"] == ErrorCode.INVALID_ACTION and "no parameter 'width'" in err["message"]
+        await c.send("lobby_action", {"action": "set_opponent", "data": {"opponent": "greedy"}})
+        update = await c.expect("notification", "lobby_update")
+        assert update["payload"]["data"]["table"]["opponent"] == "greedy"
+        await c.send("lobby_action", {"action": "start_game"})
+        over = await play_to_end(c)
+        data = over["payload"]["data"]
+        assert data["record"]["game"] == "casino" and data["record"]["specs"] == ["person:Anna", "greedy"]
+        await c.close()
+    run(go())
