@@ -219,6 +219,14 @@ class Seating:
         if person.grace is not None:
             person.grace.cancel()
             person.grace = None
+        if not person.session_id:
+            # A seat restored after a crash, taken back by logging in (its old token is unknown here: only its hash
+            # was kept): it gets a new token, and the old one no longer opens it.
+            t.hub.restored.pop(person.session_hash, None)
+            person.session_id = secrets.token_urlsafe(18)
+            person.session_hash = token_hash(person.session_id)
+            t.hub.sessions[person.session_id] = person
+            t.recorder.seats_changed()
         old = person.conn
         if old is not None and old is not conn:
             old.person = None

@@ -145,3 +145,56 @@ def test_a_game_in_progress_that_no_longer_replays_is_stored_as_abandoned(tmp_pa
         games = srv.hub.store.games(table="broken")
         assert len(games) == 1 and games[0]["status"] == "abandoned" and games[0]["moves"] == 2
         assert srv.hub.store.live_games() == []
+
+
+def test_after_kill_9_a_logged_in_player_takes_the_restored_seat_back_by_name(tmp_path):
+    """A claimed name's login (kept in the store as a hash, like the seat's token) survives the restart: logging in
+    and joining the table under the name takes the restored seat back and gives it a new token."""
+    import aiohttp
+
+    db = tmp_path / "g.db"
+    body = {"name": "Dana", "password": "a long enough password"}
+    proc, url = serve(db, "--grace", "60")
+    try:
+        async def before():
+            async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+                async with http.post(url + "/api/accounts", json=body) as r:
+                    assert r.status == 201
+                async with http.post(url + "/api/session", json=body) as r:
+                    assert r.status == 200
+                    cookie = f"mulle_session={r.cookies['mulle_session'].value}"
+                c = Client(http, await http.ws_connect(url + "/ws"))
+                await c.join("crash-login", "Dana", sets=1, seed=21)
+                await c.send("lobby_action", {"action": "start_game"})
+                for _ in range(2):
+                    await c.play_first(await c.expect("request"))
+                await c.expect("request")
+                await asyncio.sleep(0.5)
+                return cookie
+        cookie = run(before())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    proc, url = serve(db, "--grace", "60")
+    try:
+        async def after():
+            async with aiohttp.ClientSession() as http:  # the same browser: its login cookie
+                c = Client(http, await http.ws_connect(url + "/ws", headers={"Cookie": cookie}))
+                back = await c.join("crash-login", "Dana")
+                assert back["rejoined"] and back["session_id"] and back["table"]["phase"] == "playing"
+                await c.ws.close()
+            d = await Client.open(url)  # the new token works from anywhere (a seat link)
+            await d.send("join", {"session_id": back["session_id"]})
+            again = (await d.expect("joined_confirmation"))["payload"]
+            assert again["rejoined"] and again["player_name"] == "Dana"
+            over = (await play_to_end(d))["payload"]["data"]
+            await d.close()
+            return over
+        over = run(after())
+        assert over["ratings"][0]["key"] == "person:dana"  # still her rated game
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
