@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, replace
 
 __all__ = ["GAMES", "PERIOD_SECONDS", "PROVISIONAL_GAMES", "PROVISIONAL_RD", "Rating", "START_RATING", "START_RD",
-           "START_VOLATILITY", "TAU", "agent_key", "glicko2_update", "inflate", "person_key", "rate_game"]
+           "START_VOLATILITY", "TAU", "agent_key", "glicko2_update", "inflate", "person_key", "player_key", "rate_game"]
 
 #: The games rated separately (a Mulle rating says nothing about one's Casino).
 GAMES = ("mulle", "casino")
@@ -87,6 +87,12 @@ def person_key(name: str) -> str:
 def agent_key(spec: str) -> str:
     """The key an agent is rated under: ``agent:`` and its canonical spec."""
     return f"agent:{spec}"
+
+
+def player_key(name: str, kind: str) -> str:
+    """The key of a person (``kind`` ``"person"``) or an agent by name: :func:`person_key` or :func:`agent_key` (the
+    name issue 33's ratings gave it)."""
+    return person_key(name) if kind == "person" else agent_key(name)
 
 
 def _g(phi: float) -> float:

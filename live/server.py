@@ -242,7 +242,17 @@ async def _ratings(request: web.Request) -> web.Response:
     if game not in GAMES:
         return _json({"error": f"'game' must be one of {', '.join(GAMES)}, not {game[:40]!r}"}, status=400)
     rows = await _in_pool(request, store.ratings, game)
-    return _json({"game": game, "players": [_rating_out(r) for r in rows]})
+    out: dict = {"game": game, "players": [_rating_out(r) for r in rows]}
+    player = request.query.get("player")
+    if player:  # issue 33's form: one player's history beside the list (GET /api/players/NAME has all of it)
+        from .ratings import person_key
+
+        changes = await _in_pool(request, store.rating_history, person_key(player[:64]))
+        out["player"] = player[:64]
+        out["history"] = [{"game_id": h["game_id"], "at": _iso(h["at"]), "rating": round(h["rating"], 1),
+                           "rd": round(h["rd"], 1), "result": h["result"], "opponent": h["opponent"]}
+                          for h in reversed(changes) if h["game"] == game]
+    return _json(out)
 
 
 def _rating_out(r: dict) -> dict:

@@ -176,6 +176,8 @@ def test_a_logged_in_players_game_against_an_agent_is_rated_and_shown(tmp_path):
         assert _get(srv.url + "/api/ratings?game=casino")[1]["players"] == []
         status, body = _get(srv.url + "/api/ratings?game=chess")
         assert status == 400 and "mulle, casino" in body["error"]
+        status, listed = _get(srv.url + "/api/ratings?player=rut")  # issue 33's form still answers
+        assert status == 200 and [h["opponent"] for h in listed["history"]] == ["random"]
         status, player = _get(srv.url + "/api/players/RUT")
         assert status == 200 and player["name"] == "Rut" and len(player["history"]["mulle"]) == 1
         assert player["history"]["mulle"][0]["opponent"] == "random"
