@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tables one client address may have open at once (default 4)")
     p.add_argument("--max-connections-per-address", type=_positive(int), default=16, metavar="N",
                    help="connections one client address may hold at once (default 16)")
+    p.add_argument("--isolate", action="store_true",
+                   help="run each agent seat's agent in a process of its own that sees only its view (untrusted "
+                   "agents; see docs/arena.md, 'Untrusted agents')")
     p.add_argument("--trust-loopback", action="store_true",
                    help="exempt loopback addresses (127.0.0.0/8, ::1) from the per-address limits, e.g. behind a "
                    "reverse proxy on this machine (by default a local client is limited like any other)")
@@ -154,7 +157,7 @@ def parse_config(argv: list[str] | None = None) -> tuple[argparse.Namespace, Liv
                         max_tables_per_address=args.max_tables_per_address,
                         max_connections_per_address=args.max_connections_per_address,
                         trust_loopback=args.trust_loopback, analysis_time=args.analysis_time,
-                        move_clock=args.move_clock, cookie_secure=args.cookie_secure)
+                        move_clock=args.move_clock, cookie_secure=args.cookie_secure, isolate=args.isolate)
     return args, config
 
 

@@ -56,6 +56,9 @@ class LiveConfig:
             the request came over https (as seen by the server: behind a proxy that ends TLS give ``"always"``),
             ``"always"``, or ``"never"`` (plain http on a private network; browsers treat ``localhost`` as secure,
             so ``"always"`` also works there).
+        isolate: Each agent seat's agent plays in a process of its own (:mod:`arena.isolate`, as ``mulle-arena
+            --isolate``): it sees only its seat's view, and any way out of its turn (an exception of any kind, an
+            exit, a crash, a hang past ``move_time``) replaces it with the fallback, as a crash does.
     """
 
     opponent: str = "heuristic"
@@ -76,6 +79,7 @@ class LiveConfig:
     analysis_time: float = 0.25
     move_clock: float = 300.0
     cookie_secure: str = "auto"
+    isolate: bool = False
 
     def __post_init__(self) -> None:
         for name in ("grace", "close_after", "move_time", "agent_delay", "analysis_time", "move_clock"):

@@ -70,7 +70,7 @@ class AgentTurns:
         spec = spec or seat.spec
         seat.inline = inline
         try:
-            seat.agent = agents.make(spec, game=t.game.name)
+            seat.agent = self._make(spec, inline)
         except ValueError:  # a spec that built once fails no more, but a table must never stop
             log.exception("agent %r could not be built; seat %d falls back to %r", spec, seat.index, config.fallback)
             spec = config.fallback
@@ -88,6 +88,20 @@ class AgentTurns:
             for e in t.match.history:
                 observe((e.player, e.move))
         t.loop.seat(seat.index, seat.agent, seat.rng, spec)
+
+    def _make(self, spec: str, inline: bool) -> Any:
+        """The agent ``spec``: in a process of its own under ``--isolate`` (the fallback, which plays on the event
+        loop, never is); an agent that cannot start there is refused as a spec that does not build."""
+        t = self.table
+        config = t.hub.config
+        if not config.isolate or inline:
+            return agents.make(spec, game=t.game.name)
+        from arena.isolate import AgentFailed, IsolatedAgent
+
+        try:
+            return IsolatedAgent(spec, t.game.name, seconds=config.move_time or 10.0)
+        except AgentFailed as exc:
+            raise ValueError(f"agent {spec!r} {exc.what}") from None
 
     # ----- a move ----------------------------------------------------------------------------
     def start(self, seat: Seat, token: int) -> None:
@@ -170,7 +184,9 @@ class AgentTurns:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - an agent's bug must not stop the table
-            return None, crash_text("act", exc), time.perf_counter() - start_time[0], True
+            what = getattr(exc, "what", None)  # an isolated agent's way out of its turn (arena.isolate.AgentFailed)
+            text = what if isinstance(what, str) else crash_text("act", exc)
+            return None, text, time.perf_counter() - start_time[0], True
         return move, None, time.perf_counter() - start_time[0], True
 
     def _inline_move(self, seat: Seat) -> None:

@@ -161,3 +161,53 @@ def test_the_command_line_wants_a_time_limit_and_memory_only_with_isolate(capsys
 def test_agent_failed_says_what_and_where():
     exc = AgentFailed("died of signal SIGSEGV during act()", "act")
     assert exc.what == str(exc) and exc.stage == "act"
+
+
+def _children(pid: int) -> list[str]:
+    """The command lines of the processes whose parent is ``pid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                if ppid == pid:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        out.append(f.read().replace(b"\0", b" ").decode())
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process table in /proc")
+def test_the_live_servers_agent_seats_play_isolated(tmp_path):
+    import asyncio
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from live_helpers import Client, play_to_end
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, str(root / "scripts" / "mulle-serve"), "--port", "0", "--no-db",
+                             "--opponent", "heuristic", "--isolate", "--trust-loopback"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"open (http://[\d.]+:\d+)/", proc.stdout.readline()).group(1)
+
+        async def go():
+            c = await Client.open(url)
+            await c.join("iso", "Anna", sets=1)
+            await c.send("lobby_action", {"action": "start_game"})
+            over = await play_to_end(c, timeout=60)
+            seen = _children(proc.pid)
+            await c.close()
+            return over, seen
+
+        over, seen = asyncio.run(asyncio.wait_for(go(), 120))
+        assert over["payload"]["event"] == "game_over"
+        assert any("arena.isolate" in cmd for cmd in seen), seen  # the heuristic seat played from its own process
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
