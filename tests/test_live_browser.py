@@ -1548,3 +1548,19 @@ def test_done_when_two_claimed_names_play_rated_casino_and_mulle_watched_resumed
     finally:
         for ctx in contexts:
             ctx.close()
+
+
+def test_watch_two_agents_play_casino_to_the_end(server, page):
+    page.goto(server.url + "/?seed=2&sets=1")
+    page.wait_for_selector("#agent-names option", state="attached")
+    page.select_option("#watch-game", "casino")
+    page.fill("#watch-a", "heuristic")
+    page.fill("#watch-b", "greedy")
+    page.fill("#watch-speed", "0")
+    page.click("#watch-btn")
+    page.wait_for_selector("#game:not([hidden])")
+    assert "Casino" in page.inner_text("#table-label") and page.is_visible("#top-captured")
+    page.wait_for_selector("#game-over:not([hidden])", timeout=30_000)
+    assert page.locator("#top-hand .card.back").count() == 0  # an agents' table: both hands shown
+    assert page.locator("#sheets table.sheet").count() == 1 and "big casino" in page.inner_text("#sheets")
+    assert axe_violations(page) == []
