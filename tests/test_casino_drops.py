@@ -110,6 +110,7 @@ def test_the_temporary_stack_names_what_to_take():
     (["SP 5", "HJ 5", "KL 9"], ["KL Q"], "SP 5", "KL Q", "KL Q is captured only by a card of its rank"),
     (["SP 5", "HJ 5", "KL 9"], ["KL 7"], "RU 5", "KL 7", "RU 5 is not in your hand"),
     (["SP 5", "HJ 5", "KL 9"], ["KL 7"], "SP 5", "KL 6", "KL 6 is not a loose card on the table"),
+    (["SP 5", "HJ 5", "KL 9"], ["KL 7"], "SP 5", ["KL 2", "KL 3"], "there is no build [KL 2 KL 3] on the table"),
 ])
 def test_a_drop_that_means_nothing_is_refused_saying_why(hand, table, card, target, why):
     view = position(hand, table)

@@ -208,7 +208,7 @@ def drop_refusal(view: PlayerView, card: int | str, target: Pile | None = None,
     named = _piles(target, staged)
     for p in named:
         if isinstance(p, tuple) and p not in builds:
-            return f"there is no {_pile_text(p)} on the table"
+            return f"there is no build [{' '.join(CARD_NAMES[c] for c in p)}] on the table"
         if not isinstance(p, tuple) and p not in view.loose:
             return f"{CARD_NAMES[p]} is not a loose card on the table"
     if drop_moves(view, face, target, staged):
