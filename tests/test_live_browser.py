@@ -1564,3 +1564,25 @@ def test_watch_two_agents_play_casino_to_the_end(server, page):
     assert page.locator("#top-hand .card.back").count() == 0  # an agents' table: both hands shown
     assert page.locator("#sheets table.sheet").count() == 1 and "big casino" in page.inner_text("#sheets")
     assert axe_violations(page) == []
+
+
+def test_casino_by_taps_on_a_phone(server, phone):
+    """A phone has no drag and drop: a tap on a hand card, then a tap on where it goes, sends the same drop."""
+    from mulle_env import casino
+    from mulle_env.casino.drops import drop_moves
+    from mulle_env.engine.cards import CARD_NAMES
+
+    seed = 4
+    view = casino.new_game(seed, casino.Ruleset(rounds=1)).view(0)
+    card = next(c for c in view.hand if len(drop_moves(view, c)) == 1)  # a card that may trail
+    sit_down_casino(phone, server, "browser-casino-phone", seed)
+    phone.tap("#start-btn")
+    phone.wait_for_selector("#hand.active .card")
+    phone.tap(f'#hand .card[data-card="{CARD_NAMES[card]}"]')
+    phone.wait_for_selector('#choices:not([hidden]) button[data-target="table"]')
+    box = phone.locator('#choices button[data-target="table"]').bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box  # in view
+    no_sideways_scroll(phone)
+    phone.tap('#choices button[data-target="table"]')
+    phone.wait_for_selector("#log li[data-move]")
+    assert phone.locator("#log li[data-move]").first.get_attribute("data-move") == f"trail {CARD_NAMES[card]}"

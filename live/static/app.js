@@ -837,6 +837,7 @@ function renderChoices(active) {
         onclick: () => play(c.move), onmouseenter: () => markTargets(c.move), onmouseleave: () => markTargets(null),
         onfocus: () => markTargets(c.move), onblur: () => markTargets(null), onkeydown: esc })),
       el("button", { type: "button", class: "cancel", onclick: cancelChoice, text: "cancel", onkeydown: esc })]);
+    if (box.scrollIntoView) box.scrollIntoView({ block: "nearest" });  // on a phone the choices may lie below
     return;
   }
   if (isCasino()) {
@@ -852,6 +853,7 @@ function renderChoices(active) {
       onclick: () => sendDrop(ui.selected, null, false), onkeydown: esc }));
     fill(box, [el("span", { text: `Where does ${ui.selected} go? ` }), ...buttons,
       el("button", { type: "button", class: "cancel", onclick: cancelChoice, text: "cancel", onkeydown: esc })]);
+    if (box.scrollIntoView) box.scrollIntoView({ block: "nearest" });
     return;
   }
   fill(box, [el("span", { text: `${ui.selected}: ` }),
