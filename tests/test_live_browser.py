@@ -1141,6 +1141,17 @@ def test_casino_by_keyboard_with_the_temporary_stack(server, page):
     assert page.is_hidden("#stack")
 
 
+def test_the_rules_panel_says_how_casino_is_played_and_opens_there_at_a_casino_table(server, page):
+    sit_down_casino(page, server, "browser-casino-rules", 3)
+    page.click("#rules-btn")
+    rules = page.locator("#rules")
+    assert "How Casino is played" in rules.inner_text() and "temporary stack" in rules.inner_text()
+    # Scrolled to Casino's section (as far as the panel scrolls): its heading is in view.
+    top = page.evaluate("() => document.getElementById('casino-rules').getBoundingClientRect().top")
+    assert 0 <= top < page.evaluate("() => window.innerHeight") - 100
+    assert axe_violations(page) == []
+
+
 def test_a_drop_on_the_empty_table_trails(server, page):
     from mulle_env.casino.drops import drop_moves
     from mulle_env.engine.cards import CARD_NAMES

@@ -1558,6 +1558,8 @@ function toggleRules(open) {
   panel.hidden = !show;
   $("rules-btn").setAttribute("aria-expanded", show ? "true" : "false");
   if (show) panel.focus(); else $("rules-btn").focus();
+  // At a Casino table the panel opens at Casino's rules (Mulle's come first in it).
+  if (show && isCasino()) $("casino-rules").scrollIntoView({ block: "start" });
 }
 
 $("play-form").addEventListener("submit", (e) => { e.preventDefault(); joinTable(); });
