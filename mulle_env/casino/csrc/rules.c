@@ -11,7 +11,7 @@ CTables CT;
 typedef struct {
     uint64_t *g;   /* groups (masks), sorted by their lowest card */
     int n;
-    int start[65]; /* groups with lowest bit i: g[start[i] .. start[i + 1]) */
+    int start[64], end[64]; /* groups with lowest bit i: g[start[i] .. end[i]) (set for the loose numeral faces) */
     uint64_t usable;
 } Groups;
 
@@ -163,30 +163,35 @@ static void prepare_sums(CasinoThread *t, uint64_t loose) {
     }
     t->nsums = 0;
     walk_sums(&w, 0, 0, 0, 0);
+    /* The groups of each value by lowest card in one pass: walk_sums lists the subsets by their lowest card
+     * (depth first from the lowest), so each (value, lowest card)'s groups come together. */
+    int cnt[CMAXV + 1] = {0}, pos[CMAXV + 1], last[CMAXV + 1];
+    for (int k = 0; k < t->nsums; k++)
+        if (t->sum_size[k] >= 2) cnt[t->sum_total[k]]++;
     int used = 0;
     for (int v = 1; v <= CMAXV; v++) {
         Groups *G = &t->groups[v];
-        int count[65] = {0};
         G->g = t->gbuf + used;
+        G->n = cnt[v];
         G->usable = 0;
-        int at = 0;
-        for (int k = 0; k < t->nsums; k++)
-            if (t->sum_total[k] == v && t->sum_size[k] >= 2) count[ctz64(t->sum_mask[k])]++;
-        for (int i = 0; i < 64; i++) {
-            G->start[i] = at;
-            at += count[i];
+        for (int j = 0; j < w.n; j++) G->start[w.face[j]] = G->end[w.face[j]] = 0;
+        used += cnt[v];
+        pos[v] = 0;
+        last[v] = -1;
+    }
+    for (int k = 0; k < t->nsums; k++) {
+        if (t->sum_size[k] < 2) continue;
+        int v = t->sum_total[k];
+        Groups *G = &t->groups[v];
+        uint64_t g = t->sum_mask[k];
+        int f = ctz64(g);
+        if (last[v] != f) {
+            G->start[f] = pos[v];
+            last[v] = f;
         }
-        G->start[64] = at;
-        G->n = at; /* used + at <= nsums <= CMAX_SUMS: every subset is counted for one value only */
-        int fill[64];
-        for (int i = 0; i < 64; i++) fill[i] = G->start[i];
-        for (int k = 0; k < t->nsums; k++)
-            if (t->sum_total[k] == v && t->sum_size[k] >= 2) {
-                uint64_t g = t->sum_mask[k];
-                G->g[fill[ctz64(g)]++] = g;
-                G->usable |= g;
-            }
-        used += at;
+        G->g[pos[v]++] = g;
+        G->end[f] = pos[v];
+        G->usable |= g;
     }
 }
 
@@ -201,7 +206,7 @@ static uint64_t best_rec(CasinoThread *t, const Groups *G, uint64_t av) {
     int i = ctz64(av);
     uint64_t low = bit(i);
     uint64_t result = best_rec(t, G, av & ~low); /* the lowest card stays on the table */
-    for (int k = G->start[i]; k < G->start[i + 1]; k++) {
+    for (int k = G->start[i]; k < G->end[i]; k++) {
         uint64_t g = G->g[k];
         if ((g & av) == g) {
             uint64_t cand = g | best_rec(t, G, av & ~g);
@@ -241,7 +246,7 @@ static int all_rec(CasinoThread *t, const Groups *G, uint64_t av, uint64_t acc) 
     }
     int i = ctz64(av);
     if (all_rec(t, G, av & ~bit(i), acc) < 0) return -1;
-    for (int k = G->start[i]; k < G->start[i + 1]; k++) {
+    for (int k = G->start[i]; k < G->end[i]; k++) {
         uint64_t g = G->g[k];
         if ((g & av) == g && all_rec(t, G, av & ~g, acc | g) < 0) return -1;
     }
