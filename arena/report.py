@@ -60,6 +60,16 @@ def pairing_stats(a: str, b: str, lines: list[dict[str, Any]]) -> dict[str, Any]
     n = w + d + losses
     # The independent unit of a duplicate match is the pair: average within it first.
     diff = stats.mean_interval([sum(v) / len(v) for v in diffs_by_unit.values()])
+    # The score with its 95% t interval over those units (what the guides quote, "57.8% [51.5%, 64.0%]"):
+    # whole pairs (0, 1/4, ..., 1), or single games where there are no pairs; a score lies in [0, 1].
+    units = [k / 4 for k, c in enumerate(penta) for _ in range(c)] if sum(penta) else \
+        [1.0] * w + [0.5] * d + [0.0] * losses
+    score_iv = stats.mean_interval(units)
+    score_interval = None
+    if score_iv is not None:
+        iv = score_iv.to_dict()
+        score_interval = {"value": iv["value"], "low": None if iv["low"] is None else max(0.0, iv["low"]),
+                          "high": None if iv["high"] is None else min(1.0, iv["high"])}
     est = stats.elo_estimate(penta) if sum(penta) else stats.elo_estimate([losses, d, w]) if n else None
     return {
         "a": a,
@@ -69,6 +79,7 @@ def pairing_stats(a: str, b: str, lines: list[dict[str, Any]]) -> dict[str, Any]
         "draws": d,
         "losses": losses,
         "score": (w + d / 2) / n if n else None,
+        "score_interval": score_interval,
         "forfeits": {a: forfeits_a, b: forfeits_b},
         "score_diff": diff.to_dict() if diff else None,
         "pentanomial": penta,
@@ -200,6 +211,14 @@ def _interval_text(iv: dict[str, Any] | None) -> str:
     return f"{v:+.1f} ± {(hi - lo) / 2:.1f}"
 
 
+def _score_text(iv: dict[str, Any] | None) -> str:
+    """``57.8% [51.5%, 64.0%]``: a pairing's score with its 95% interval (n/a without games)."""
+    if not iv or iv.get("value") is None:
+        return "n/a"
+    ends = ["-" if x is None else f"{100 * x:.1f}%" for x in (iv["low"], iv["high"])]
+    return f"{100 * iv['value']:.1f}% [{ends[0]}, {ends[1]}]"
+
+
 def leaderboard_rows(report: dict[str, Any]) -> list[list[str]]:
     """The leaderboard as rows of text cells (header first)."""
     rows = [["#", "agent", f"Elo (vs {report['anchor']})", "games", "score", "W/D/L", "forfeits"]]
@@ -214,10 +233,11 @@ def leaderboard_rows(report: dict[str, Any]) -> list[list[str]]:
 
 def pairing_rows(report: dict[str, Any]) -> list[list[str]]:
     """The per-pairing table as rows of text cells (header first)."""
-    rows = [["pairing", "games", "W/D/L", "score diff/game", "pentanomial", "Elo", "LOS"]]
+    rows = [["pairing", "games", "score [95%]", "W/D/L", "score diff/game", "pentanomial", "Elo", "LOS"]]
     for p in report["pairings"]:
         rows.append([
-            f"{p['a']} vs {p['b']}", str(p["games"]), f"{p['wins']}/{p['draws']}/{p['losses']}",
+            f"{p['a']} vs {p['b']}", str(p["games"]), _score_text(p.get("score_interval")),
+            f"{p['wins']}/{p['draws']}/{p['losses']}",
             _interval_text(p["score_diff"]), " ".join(map(str, p["pentanomial"])) if p["pairs"] else "-",
             _interval_text(p["elo"]), _fmt(100 * p["los"], ".1f") + "%" if p["los"] is not None else "n/a",
         ])
