@@ -14,9 +14,11 @@ and catches reads and writes out of bounds that a plain build survives).
 
 The harness runs in a child process (``python tests/test_fuzz_compiled.py MODULE
 EXAMPLES``), which prints each call before making it: a crash is the child's death, and its
-last line names the call. The default suite runs a few examples per function (seconds);
-``-m slow`` runs many. Configuration functions (``configure``, ``configure_extras``) are
-driven last, since one they accepted would change the module for everything after.
+last line names the call. The default suite runs a few examples per function (seconds),
+drawn afresh each run as hypothesis does (so ``.ci/sanitize --repeat 20`` drives new ones
+each time; a crash is reproduced from the call the child printed last); ``-m slow`` runs
+many. Configuration functions (``configure``, ``configure_extras``) are driven last, since
+one they accepted would change the module for everything after.
 """
 
 from __future__ import annotations
@@ -411,7 +413,7 @@ def _fuzz(module: str, examples: int) -> None:
     count = 0
     accepted: dict[str, int] = {}
     def driver(name: str, args: Any, fn: Any) -> Any:
-        @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+        @settings(max_examples=examples, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(args)
         def drive(values: tuple[Any, ...]) -> None:
