@@ -71,7 +71,9 @@ def _static_dir():
 
 
 async def _index(request: web.Request) -> web.StreamResponse:
-    return web.FileResponse(str(_static_dir() / "index.html"), headers={"Cache-Control": "no-cache"})
+    # A seat link carries its token in the address (?seat=...): no other site may see it in a Referer header.
+    return web.FileResponse(str(_static_dir() / "index.html"),
+                            headers={"Cache-Control": "no-cache", "Referrer-Policy": "same-origin"})
 
 
 async def _agents(request: web.Request) -> web.Response:

@@ -208,6 +208,7 @@ def test_a_seat_link_reclaims_the_seat_from_another_browser_within_the_grace(ser
     """Issue 52, item 5: another browser within the grace was told 'the name is taken'; the seat link (the seat's
     token) takes the seat back from any device, and so does logging in as the claimed name."""
     async def go():
+        phone_http = await session()
         a = await Client.open(server.url)
         conf = await a.join("link-1", "Rita", sets=1)
         await a.send("lobby_action", {"action": "start_game"})
@@ -215,6 +216,8 @@ def test_a_seat_link_reclaims_the_seat_from_another_browser_within_the_grace(ser
         await a.ws.close()  # the tab is gone; the seat is held for the grace period
         await a.session.close()
         await asyncio.sleep(0.1)
+        async with phone_http.get(server.url + f"/?table=link-1&seat={conf['session_id']}") as r:
+            assert r.headers["Referrer-Policy"] == "same-origin"  # the link's token never leaves in a Referer
         phone = await Client.open(server.url)
         await phone.send("join", {"table_name": "link-1", "player_name": "Rita"})
         err = await phone.error()
@@ -224,6 +227,7 @@ def test_a_seat_link_reclaims_the_seat_from_another_browser_within_the_grace(ser
         assert back["rejoined"] and back["seat"] == conf["seat"] and back["player_name"] == "Rita"
         await phone.expect("request")
         await phone.close()
+        await phone_http.close()
 
         # A claimed name: logging in from another browser and joining under the name takes the seat back too.
         http, laptop = await session(), await session()
