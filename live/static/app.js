@@ -1151,7 +1151,8 @@ async function loadGames(offset = 0) {
   fill($("games-list"), body.games.map((g) => {
     const names = g.players.map((seat) => seat.map((h) => h.name).join(" → "));
     const text = `#${g.id} ${g.table}: ${names[0]} ${g.scores[0]} – ${names[1]} ${g.scores[1]} (${g.finished_at.replace("T", " ").replace("Z", " UTC")})`;
-    const status = g.status === "abandoned" ? " – abandoned" : "";
+    const status = g.status === "abandoned" ? " – abandoned"
+      : g.status === "forfeit" && g.forfeit ? ` – ${g.forfeit.name} forfeited (${g.forfeit.reason})` : "";
     return el("li", { "data-game": g.id }, el("span", { text: text + status }),
       el("span", { class: "row-buttons" },
         el("button", { type: "button", text: "Replay", "aria-label": `Replay game ${g.id}`, onclick: () => replayStored(g.id) }),
