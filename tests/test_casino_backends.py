@@ -129,6 +129,25 @@ def test_both_backends_play_the_same_random_game(rs, seed, pick):
 
 
 @needs_c
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rs=rulesets, seed=hs.integers(0, 2**64 - 1), pick=hs.integers(0, 2**32 - 1))
+def test_both_backends_agree_on_crowded_tables(rs, seed, pick):
+    """Players who trail and build whenever they can: crowded tables, several builds, the big searches."""
+    py = casino.backends()["python"].new_game(seed, rs)
+    c = casino.backends()["c"].new_game(seed, rs)
+    rng = random.Random(pick)
+    for n in range(60):
+        _same(py, c, rng, f"{rs.changes()} seed {seed}, move {n}")
+        if py.over:
+            break
+        moves = py.legal_moves()
+        quiet = [m for m in moves if m.kind != "capture"]
+        m = rng.choice(quiet if quiet and rng.random() < 0.9 else moves)
+        py.play(m)
+        c.play(m)
+
+
+@needs_c
 def test_the_compiled_deal_streams_are_rng_pys():
     from mulle_env.casino import _core
     from mulle_env.casino.state import _DEAL_STREAM
