@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import glob
 import logging
+import re
 import time
 
 import pytest
@@ -304,3 +305,69 @@ def test_the_defaults_give_a_phone_minutes_and_every_move_a_clock():
     assert config.grace == 300 and config.move_clock == 300 and config.cookie_secure == "auto"
     _, config = parse_config(["--no-db", "--move-clock", "0", "--cookie-secure", "always"])
     assert config.move_clock == 0 and config.cookie_secure == "always"
+
+
+def test_in_the_browser_claim_play_on_the_clock_take_the_seat_elsewhere_resume_and_rematch(server):
+    """The page's side of items 2 and 5: claim a name and log in, see the move clock, take the seat back in another
+    browser by the seat link, see the rating change and Rematch in the result box, and Resume from /."""
+    from tests.test_live_browser import MISSING, axe_violations, find_chromium
+
+    if MISSING:
+        pytest.skip(MISSING)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        args = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        browser = pw.chromium.launch(executable_path=find_chromium(), headless=True, args=args)
+        errors: list[str] = []
+        try:
+            first = browser.new_context().new_page()
+            first.set_default_timeout(15_000)
+            first.on("pageerror", lambda exc: errors.append(str(exc)))
+            first.goto(server.url + "/?delay=0")
+            first.wait_for_selector("#account-status:has-text('Not logged in')")
+            first.fill("#account-name", "Ulla")
+            first.fill("#account-password", PASSWORD)
+            first.click("#claim-btn")
+            first.wait_for_selector("#account-status:has-text('Logged in as Ulla')")
+            assert first.input_value("#player-name") == "Ulla"
+            assert axe_violations(first) == []
+            first.fill("#table-name", "browser-clock")
+            first.select_option("#sets", "1")
+            first.select_option("#move-clock", "60")
+            first.click("#join-btn")
+            first.click("#start-btn")
+            first.wait_for_selector("#clock:not([hidden])")
+            assert re.match(r"Your move: [01]:\d\d left", first.inner_text("#clock"))
+            assert first.is_visible("#seat-link") and axe_violations(first) == []
+            token = first.evaluate("ui.session")
+            first.context.close()  # the laptop is shut
+
+            other = browser.new_context()  # the phone: another browser, no login
+            phone = other.new_page()
+            phone.set_default_timeout(15_000)
+            phone.on("pageerror", lambda exc: errors.append(str(exc)))
+            phone.goto(server.url + f"/?table=browser-clock&seat={token}&delay=0")
+            phone.wait_for_selector("#game:not([hidden])")
+            assert "seat=" not in phone.url  # the token leaves the address bar
+            for _ in range(400):
+                if phone.is_visible("#game-over"):
+                    break
+                move = phone.evaluate("ui.request && ui.request.moves[0]")
+                if move:
+                    phone.evaluate("m => play(m)", move)
+                phone.wait_for_timeout(30)
+            phone.wait_for_selector("#game-over:not([hidden])")
+            result = phone.inner_text("#game-over")
+            assert "Ratings: Ulla" in result and "random" in result and "provisional" in result
+            assert phone.is_visible("button.rematch") and axe_violations(phone) == []
+            start = other.new_page()  # a new tab of the phone's browser offers to resume
+            start.goto(server.url + "/")
+            start.wait_for_selector("#resume:not([hidden])")
+            assert "browser-clock: Ulla" in start.inner_text("#resume-list")
+            assert axe_violations(start) == []
+            phone.click("button.rematch")  # against an agent the next game starts at once
+            phone.wait_for_selector("#game-over", state="hidden")
+        finally:
+            browser.close()
+    assert not errors, errors
