@@ -40,13 +40,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from open_spiel.python.algorithms import ismcts as _ismcts
-from open_spiel.python.algorithms import mcts as _mcts
 
-from mulle_env import openspiel as mos
 from mulle_env.codec import check_ruleset
 from mulle_env.engine import GameState, Move, PlayerView, Ruleset
 
@@ -55,20 +53,40 @@ from .determinized import DeterminizedSearchAgent, deal_hidden, game_hooks
 from .inference import HistorySearchAgent, sample_hidden
 from .rollout import rollout_values
 
+if TYPE_CHECKING:
+    from mulle_env import openspiel as mos
+
 EVALUATORS = ("rollout", "random")
 _GAMES: dict[Ruleset, mos.MulleGame] = {}
+
+
+def _spiel() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """OpenSpiel's game module of this project, its ISMCTS and its MCTS, imported on first use.
+
+    OpenSpiel costs about 30 MB resident: a process that registers the built-in agents but never
+    builds ``ismcts`` (the live server, an arena of other agents) never loads it.
+    """
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    from mulle_env import openspiel
+
+    return openspiel, ismcts, mcts
 
 
 def game_for(ruleset: Ruleset) -> mos.MulleGame:
     """The ``python_mulle`` game of ``ruleset`` (one per ruleset and process)."""
     game = _GAMES.get(ruleset)
     if game is None:
-        game = _GAMES[ruleset] = mos.MulleGame({k: v for k, v in ruleset.to_dict().items()})
+        game = _GAMES[ruleset] = _spiel()[0].MulleGame({k: v for k, v in ruleset.to_dict().items()})
     return game
 
 
-class RolloutEvaluator(_mcts.Evaluator):
-    """OpenSpiel evaluator: ``rollouts`` heuristic playouts of ``horizon`` plies, valued in points for both seats."""
+class RolloutEvaluator:
+    """OpenSpiel evaluator: ``rollouts`` heuristic playouts of ``horizon`` plies, valued in points for both seats.
+
+    It offers what OpenSpiel's ``mcts.Evaluator`` asks (``evaluate``, ``prior``) without subclassing it, so
+    that this module imports OpenSpiel only when a search runs.
+    """
 
     def __init__(self, rollouts: int, horizon: int, random_state: np.random.RandomState) -> None:
         self.rollouts = rollouts
@@ -130,9 +148,9 @@ class ISMCTSAgent(HistorySearchAgent):
         """The OpenSpiel game's fixed action ids need ``forced_capture=True``."""
         check_ruleset(ruleset)
 
-    def _evaluator(self, random_state: np.random.RandomState) -> _mcts.Evaluator:
+    def _evaluator(self, random_state: np.random.RandomState) -> Any:
         if self.evaluator == "random":
-            return _mcts.RandomRolloutEvaluator(self.rollouts, random_state)
+            return _spiel()[2].RandomRolloutEvaluator(self.rollouts, random_state)
         return RolloutEvaluator(self.rollouts, self.horizon, random_state)
 
     def move_values(self, view: PlayerView, legal_moves: Sequence[Move], rng: random.Random
@@ -146,9 +164,10 @@ class ISMCTSAgent(HistorySearchAgent):
             return game.state_from_engine(GameState.from_view(view, hand, deck, seed=rng.getrandbits(31)), copy=False)
 
         random_state = np.random.RandomState(rng.getrandbits(32))
-        bot = _ismcts.ISMCTSBot(
+        ismcts = _spiel()[1]
+        bot = ismcts.ISMCTSBot(
             game, self._evaluator(random_state), self.uct_c, self.simulations, random_state=random_state,
-            final_policy_type=_ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+            final_policy_type=ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
             use_observation_string=True,
         )
         bot.set_resampler(resample)
@@ -164,12 +183,15 @@ def casino_game_for(ruleset: Any) -> mos.CasinoGame:
     game = _CASINO_GAMES.get(ruleset)
     if game is None:
         params = {k: (0 if v is None else v) for k, v in ruleset.to_dict().items() if k != "gather_all"}
-        game = _CASINO_GAMES[ruleset] = mos.CasinoGame(params)
+        game = _CASINO_GAMES[ruleset] = _spiel()[0].CasinoGame(params)
     return game
 
 
-class CasinoRolloutEvaluator(_mcts.Evaluator):
-    """OpenSpiel evaluator for Casino: playouts by the determinized search's rollout, in points for both seats."""
+class CasinoRolloutEvaluator:
+    """OpenSpiel evaluator for Casino: playouts by the determinized search's rollout, in points for both seats.
+
+    Duck-typed as :class:`RolloutEvaluator` is (``evaluate``, ``prior``).
+    """
 
     def __init__(self, search: DeterminizedSearchAgent, hooks: Any, rollouts: int,
                  random_state: np.random.RandomState) -> None:
@@ -236,14 +258,15 @@ class CasinoISMCTSAgent(Agent):
 
         def resample(_state: Any, _player: int) -> mos.CasinoState:
             hand, stock = deal_hidden(view, rng, required)
-            return cast(mos.CasinoState, game.state_from_engine(
+            return cast("mos.CasinoState", game.state_from_engine(
                 hooks.state_type.from_view(view, hand, stock, seed=rng.getrandbits(63)), copy=False))
 
         random_state = np.random.RandomState(rng.getrandbits(32))
         evaluator = CasinoRolloutEvaluator(self._search, hooks, self.rollouts, random_state)
-        bot = _ismcts.ISMCTSBot(
+        ismcts = _spiel()[1]
+        bot = ismcts.ISMCTSBot(
             game, evaluator, self.uct_c, self.simulations, random_state=random_state,
-            final_policy_type=_ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+            final_policy_type=ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
             use_observation_string=True,
         )
         bot.set_resampler(resample)

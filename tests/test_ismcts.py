@@ -114,3 +114,17 @@ def test_ismcts_plays_casino_from_its_view_through_the_arena(tmp_path):
                        "--workers", "1", "--out", str(out), "--quiet"]) == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert [x["status"] for x in lines] == ["ok", "ok"] and lines[0]["game"] == "mulle_env.casino"
+
+
+def test_registering_and_listing_the_agents_does_not_load_openspiel() -> None:
+    """OpenSpiel costs about 30 MB resident: the live server and arenas of other agents must not pay for it
+    (it put mulle-serve over docs/live.md's memory figure); it loads when an ismcts search runs."""
+    import subprocess
+    import sys
+
+    code = ("import sys, random, agents, live.server; agents.available(); agents.available(game='casino'); "
+            "a = agents.make('ismcts:simulations=4'); print('pyspiel' in sys.modules); "
+            "import mulle_env as me; s = me.new_game(seed=1); a.act(s.view(s.to_move), s.legal_moves(), "
+            "random.Random(0)); print('pyspiel' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"], out
