@@ -80,13 +80,13 @@ def recipe_defaults(name: str, game: str = "mulle") -> dict[str, Any]:
 _PPO_COMMON: dict[str, Any] = {
     "vec": "batched", "envs": 64, "n_steps": 64, "batch_size": 1024, "reward": "score_delta", "gamma": 0.99,
     "bc_games": 600, "bc_epochs": 10, "bc_workers": 2, "lr": 3e-5, "lr_final": 3e-5, "clip": 0.1,
-    "ent_coef": 0.001, "target_kl": 0.02, "eval_opponent": "heuristic", "eval_games": 400, "steps": 100_000_000,
+    "ent_coef": 0.001, "target_kl": 0.02, "eval_opponent": "heuristic", "eval_games": 400,
 }
 PPO_RECIPES: dict[str, dict[str, Any]] = {
-    "quick": {**_PPO_COMMON, "opponents": "heuristic=1", "max_minutes": 10.0, "eval_every": 4096 * 32,
-              "checkpoint_every": 4096 * 32},
-    "long": {**_PPO_COMMON, "opponents": "heuristic=0.5,greedy=0.3,self=0.2", "max_minutes": 60.0,
-             "eval_every": 4096 * 96, "checkpoint_every": 4096 * 96},
+    "quick": {**_PPO_COMMON, "opponents": "heuristic=1", "steps": 1_000_000, "max_minutes": 10.0,
+              "eval_every": 4096 * 32, "checkpoint_every": 4096 * 32},
+    "long": {**_PPO_COMMON, "opponents": "heuristic=0.5,greedy=0.3,self=0.2", "steps": 5_000_000,
+             "max_minutes": 60.0, "eval_every": 4096 * 96, "checkpoint_every": 4096 * 96},
 }
 
 
