@@ -1,4 +1,5 @@
-"""What is the same on every machine and what is one machine's own (docs/training-reference.md, "Reproducibility").
+"""What is the same on every machine and what is one machine's own (docs/learning.md, "What is the same on every
+machine").
 
 The same everywhere, on both engines, in any number of processes: games from seeds, engine
 states, arena results. None of them does floating-point arithmetic whose result depends on a
@@ -152,7 +153,7 @@ def test_ci_runs_every_numeric_test_file_under_other_kernels():
 _NOT_NUMERIC = {"test_architecture.py", "test_cli_fuzz.py", "test_docs.py", "test_interrupts.py",
                 "test_json_input.py", "test_types.py", "test_training_ray.py", "test_expert_plots.py",
                 "test_rllib.py", "test_openspiel_nfsp.py", "test_gym_env.py", "test_pimc.py", "test_release_check.py",
-                "test_readme.py", "test_lint.py", "test_live_protocol.py"}
+                "test_readme.py", "test_lint.py", "test_live_protocol.py", "test_arena_score_interval.py"}
 
 
 def test_git_ignores_the_wheel_examples_env_and_the_examples_outputs():
