@@ -119,9 +119,15 @@ def test_behaviour_cloning_warm_start_makes_a_playable_policy(tmp_path):
 
 def test_dmc_fine_tune_makes_a_playable_policy(expert_policy, tmp_path):
     policy = tmp_path / "dmc.npz"
-    code = train_main(["dmc", str(expert_policy), "--out", str(policy), "--rounds", "1", "--games-per-round", "4",
-                       "--opponents", "random heuristic", "--no-progress"])
+    lines: list[str] = []
+    code = train_main(["dmc", str(expert_policy), "--out", str(policy), "--rounds", "2", "--games-per-round", "4",
+                       "--opponents", "random heuristic", "--no-progress"], out=lines.append)
     assert code == 0 and policy.is_file()
+    # A line a round for people (no JSON on the screen); every round's figures as JSON in <out>.rounds.jsonl.
+    assert [ln.split(":")[0] for ln in lines[:2]] == ["round 1", "round 2"] and "points a game against" in lines[0]
+    assert not any("{" in ln for ln in lines) and lines[-1].startswith(f"wrote {policy} after")
+    logged = [json.loads(x) for x in (tmp_path / "dmc.npz.rounds.jsonl").read_text().splitlines()]
+    assert [f["round"] for f in logged] == [1, 2] and all("loss" in f for f in logged)
     _arena_plays(policy, tmp_path)
 
 
