@@ -215,6 +215,35 @@ def read_json(path: str | os.PathLike[str], what: str = "the input file", *, lim
     return parse_json(data, f"{what} {str(path)!r}", max_bytes=limit, max_depth=max_depth)
 
 
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove what a writer of ``path`` killed mid-write left (``.NAME.PID.tmp`` of a process that is gone).
+
+    A ``kill -9`` between the temporary file's creation and its rename leaves it behind, and
+    nothing else would ever remove it (the kill -9 harness found them after resumes). A
+    temporary of a process that still runs is left alone: it may be writing.
+    """
+    prefix, suffix = f".{path.name}.", ".tmp"
+    try:
+        names = [e.name for e in os.scandir(path.parent) if e.name.startswith(prefix) and e.name.endswith(suffix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):-len(suffix)]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running (or another user's): not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue
+        try:
+            os.unlink(path.parent / name)
+        except OSError:
+            pass
+
+
 @contextmanager
 def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Write a file whole or not at all: yields a temporary name beside ``path``, renamed over it on success.
@@ -227,6 +256,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    _remove_stale_temporaries(path)
     try:
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
