@@ -211,3 +211,12 @@ def test_the_live_servers_agent_seats_play_isolated(tmp_path):
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("spec, words", [("segfaulter:at=2", "died of signal SIGSEGV during act()"),
+                                         ("alarmblocker:at=2", "exceeded the move time limit of 1 s"),
+                                         ("exiter:at=2", "raised SystemExit: 3")])
+def test_casino_games_forfeit_the_same_way(spec, words):
+    line = play_task(_task([spec, "heuristic"], "casino", isolate=True, move_timeout=1))
+    assert line["status"] == "forfeit" and line["forfeit"] == 0 and words in line["error"], line
+    assert line["game"] == "mulle_env.casino"
