@@ -48,7 +48,6 @@ from numpy.typing import DTypeLike, NDArray
 
 from .. import casino
 from ..casino.cards import BIG_CASINO, LITTLE_CASINO, SPADE
-from ..casino.render import render_view
 from ..casino.observation_layout import (
     BUILD_FEATURES,
     BUILD_VALUES,
@@ -62,6 +61,7 @@ from ..casino.observation_layout import (
     SCALES,
     SCORE_SCALE,
 )
+from ..casino.render import render_view
 from ..engine.errors import GameOverError, IllegalMoveError, InvalidRulesetError
 from . import EnvGame, IllegalActionError, action_index
 
