@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib.util import find_spec
 
 from .casino import CasinoGreedyAgent, CasinoHeuristicAgent
+from .casino.netsearch import CasinoNetSearchAgent
 from .determinized import DeterminizedSearchAgent
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
@@ -37,10 +38,14 @@ register("pimc", DeterminizedSearchAgent,
 register("learned", LearnedAgent,
          "a policy network played with numpy: the shipped afterstate net distilled from search, "
          "or any policy file (learned:path=<file.npz>)")
-# learned at Casino (agents/learned/casino.py): a Casino policy file, learned:path=<file.npz>; no Casino net ships yet.
+# learned at Casino (agents/learned/casino.py): the shipped Casino net, or a policy file (learned:path=<file.npz>).
 register("learned", CasinoLearnedAgent,
-         "a Casino policy network played with numpy: a Casino policy file, learned:path=<file.npz> "
-         "(mulle-train ppo/expert --game casino make one)", games=("casino",))
+         "a Casino policy network played with numpy: the shipped net trained by expert iteration, or any Casino "
+         "policy file (learned:path=<file.npz>; mulle-train ppo/expert --game casino make one)", games=("casino",))
+# netsearch at Casino (agents/casino/netsearch.py): netsearch's search with a Casino logits net (the shipped one).
+register("netsearch", CasinoNetSearchAgent,
+         "determinized search whose candidates, rollouts and leaf values come from a Casino policy file "
+         "(the shipped net without policy=)", games=("casino",))
 # path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
 same_as_default("netsearch", policy=DEFAULT_NET_PATH)

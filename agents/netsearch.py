@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from mulle_env.engine import GameState, Move, PlayerView, Ruleset
 from mulle_env.engine.moves import MOVES
-from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state, encode_view
+from mulle_env.observation import OBS_DTYPE, encode_state, encode_view
 from mulle_env.threads import single_blas_thread
 
 from .inference import HistorySearchAgent, sample_hidden
@@ -111,7 +111,14 @@ class NetSearchAgent(HistorySearchAgent):
     """
 
     name = spec = "netsearch"
-    games = ("mulle",)  # its nets read Mulle's observation
+    games: tuple[str, ...] = ("mulle",)  # its nets read Mulle's observation
+    #: The search code's own version; :func:`~agents.learned.agent.policy_version` appends the net's fingerprint.
+    code_version = "3"
+
+    @staticmethod
+    def _default_policy() -> str:
+        """The net played without ``policy=``."""
+        return DEFAULT_NET_PATH
 
     def __init__(self, policy: str = "", samples: int = 32, width: int = 4, depth: int = 5, leaf: str = "auto",
                  prior: float = 0.0, history: bool = True) -> None:
@@ -125,10 +132,10 @@ class NetSearchAgent(HistorySearchAgent):
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {leaf!r}")
         if prior < 0:
             raise ValueError(f"prior must be >= 0, not {prior!r}")
-        self.path = str(policy) if policy else DEFAULT_NET_PATH
+        self.path = str(policy) if policy else self._default_policy()
         self.net = cached_policy(self.path)
-        check_game(self.net, "mulle", f"policy file {self.path!r}")  # its search plays Mulle
-        self.version = policy_version("3", self.net)
+        check_game(self.net, self.games[0], f"policy file {self.path!r}")  # its search plays its game's nets only
+        self.version = policy_version(self.code_version, self.net)
         self.afterstate = self.net.head == "afterstate"
         if self.afterstate and leaf != "auto":
             raise ValueError(f"leaf={leaf} applies to logits policies; {self.path} is an afterstate net, "
@@ -160,7 +167,7 @@ class NetSearchAgent(HistorySearchAgent):
         if None in ids:
             raise ValueError("netsearch's fixed action space needs forced_capture=True; "
                              f"this game's ruleset is {view.ruleset.changes()}")
-        z = self.net.legal_logits(encode_view(view), cast("list[int]", ids)).astype(np.float64)  # no None here
+        z = self.net.legal_logits(self._view_obs(view), cast("list[int]", ids)).astype(np.float64)  # no None here
         logp = z - z.max()
         logp -= np.log(np.exp(logp).sum())
         order = np.argsort(-z, kind="stable")
@@ -246,30 +253,54 @@ class NetSearchAgent(HistorySearchAgent):
         live = [st for st in states if not st.over]
         if not live:
             return
-        obs = np.empty((len(live), OBS_SIZE), dtype=OBS_DTYPE)
-        rows, ids, bounds = [], [], [0]
+        obs = np.empty((len(live), self.net.obs_size), dtype=OBS_DTYPE)
+        rows: list[int] = []
+        ids: list[int] = []
+        bounds = [0]
         for j, st in enumerate(live):
-            encode_state(st, st.to_move, out=obs[j])
-            legal = st.legal_move_ids()
+            self._state_obs(st, st.to_move, obs[j])
+            legal = self._legal_ids(st)
             rows.extend([j] * len(legal))
             ids.extend(legal)
             bounds.append(len(ids))
         z = self.net.batch_legal_logits(obs, np.asarray(rows), np.asarray(ids))
         for j, st in enumerate(live):
             a, b = bounds[j], bounds[j + 1]
-            st.play_unchecked(MOVES[ids[a + int(np.argmax(z[a:b]))]])
+            self._play_id(st, ids[a + int(np.argmax(z[a:b]))])
 
-    def _leaf_values(self, states: list[GameState], me: int) -> NDArray[np.float64]:
-        exact = np.array([set_value(st, me) for st in states], dtype=np.float64)
+    def _leaf_values(self, states: list[Any], me: int) -> NDArray[np.float64]:
+        exact = np.array([self._banked(st, me, self.leaf == "score") for st in states], dtype=np.float64)
         if self.leaf == "score":
             return exact
         live = [i for i, st in enumerate(states) if not st.over]
         if live:
-            obs = np.empty((len(live), OBS_SIZE), dtype=OBS_DTYPE)
+            obs = np.empty((len(live), self.net.obs_size), dtype=OBS_DTYPE)
             for j, i in enumerate(live):
-                encode_state(states[i], me, out=obs[j])
+                self._state_obs(states[i], me, obs[j])
             exact[live] += self.net.value(obs).astype(np.float64) * VALUE_SCALE
         return exact
+
+    # ----- what the search asks of its game (Mulle's here; CasinoNetSearchAgent's for Casino) -----
+    def _view_obs(self, view: Any) -> NDArray[np.float32]:
+        """The observation of the view's seat, as the net reads it."""
+        return encode_view(view)
+
+    def _state_obs(self, st: Any, seat: int, out: NDArray[np.float32]) -> None:
+        """Write ``seat``'s observation of the determinization ``st`` into ``out``."""
+        encode_state(st, seat, out=out)
+
+    def _legal_ids(self, st: Any) -> Sequence[int]:
+        """The action ids of the legal moves of ``st``'s seat to move."""
+        return cast("Sequence[int]", st.legal_move_ids())
+
+    def _play_id(self, st: Any, move_id: int) -> None:
+        """Play the legal move of id ``move_id`` in the determinization ``st``."""
+        st.play_unchecked(MOVES[move_id])
+
+    def _banked(self, st: Any, me: int, leaf_score: bool) -> float:
+        """``me``'s points banked in ``st`` (a finished game's exact difference); ``leaf_score``: the leaf is
+        these points alone (``leaf=score``), else the value head's points to come are added to them."""
+        return set_value(st, me)
 
     def __getstate__(self) -> dict[str, Any]:
         # The weights travel with the agent (arena workers need not read the file again).

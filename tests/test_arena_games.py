@@ -55,14 +55,14 @@ def test_every_builtin_agent_declares_its_games():
     for game in ("mulle", "casino", "no such game"):  # the listing and the question agree
         assert set(agents.available(game=game)) == {n for n in agents.available() if agents.plays(n, game)}
     assert BUILTINS & set(agents.available(game="no such game")) == {"random"}  # random plays whatever has moves
-    assert "netsearch" in NOT_CASINO  # its search and its nets are Mulle's
+    assert "netsearch" not in NOT_CASINO  # its search plays Casino with Casino's nets (agents/casino/netsearch.py)
     assert "learned" not in NOT_CASINO  # a Casino policy file plays Casino (learned:path=FILE)
 
 
 def test_plays_asks_a_built_agent_or_a_specs_registered_class():
     assert agents.plays("pimc:samples=3", "mulle") and not agents.plays("pimc:samples=3", "chess")
     assert agents.plays(agents.make("random"), "chess") and not agents.make("heuristic").plays("chess")
-    assert not agents.plays("netsearch", "casino") and not agents.make("netsearch").plays("casino")
+    assert agents.plays("netsearch", "casino") and not agents.make("netsearch").plays("casino")  # Mulle's netsearch
     assert agents.plays("learned", "casino") and not agents.make("learned").plays("casino")  # Mulle's learned
     with pytest.raises(agents.AgentSpecError, match="unknown agent 'pimcc'.*did you mean 'pimc'"):
         agents.plays("pimcc", "mulle")
@@ -263,16 +263,19 @@ def test_casino_by_short_name_or_module_is_one_tournament_whose_lines_name_it(tm
     assert len(out.read_text().splitlines()) == 6  # nothing of Casino played again
 
 
-def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsys, tmp_path):
+def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsys, tmp_path, own_registry):
+    import arena_agents
+
     out = tmp_path / "r.jsonl"
-    mulle_only = NOT_CASINO[0]
+    arena_agents.register_takers()  # every built-in plays Casino: taker plays Mulle (and take-away) only
+    mulle_only = (NOT_CASINO or ["taker"])[0]
     err = _error(["random", mulle_only, "--game", "casino", "--out", str(out)], capsys)
     assert f"--game casino: agent '{mulle_only}' does not play casino" in err, err
     _players(err, "casino")
     assert not out.exists()
     # A Mulle agent's check of the rules never sees a Casino ruleset: the game is asked first.
-    err = _error(["random", "netsearch", "--game", "casino", "--rule", "rounds=1", "--out", str(out)], capsys)
-    assert "agent 'netsearch' does not play casino" in err, err
+    err = _error(["random", "taker", "--game", "casino", "--rule", "rounds=1", "--out", str(out)], capsys)
+    assert "agent 'taker' does not play casino" in err, err
 
 
 def test_agents_of_casino_are_listed(capsys):

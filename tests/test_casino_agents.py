@@ -318,3 +318,59 @@ def test_search_beats_greedy():
     # The defaults against greedy (about 0.1 s a search move): measured +2.2 points a game over 100 games.
     result = duplicate_match(DeterminizedSearchAgent(), CasinoGreedyAgent(), 50)
     assert result[3] > 0, result
+
+
+# ----- netsearch at Casino: the net's search (agents/casino/netsearch.py) ---------------------------
+def test_netsearch_plays_casino_legally_deterministically_and_from_the_view_only():
+    from agents.casino.netsearch import CasinoNetSearchAgent
+
+    search = agents.make("netsearch:samples=3,width=3,depth=3", game="casino")
+    assert isinstance(search, CasinoNetSearchAgent) and search.games == ("casino",)
+    assert search.version.startswith("1+") and search.net.game == "casino" and search.leaf == "value"
+    twin = pickle.loads(pickle.dumps(search))
+    for ruleset in [r for r in RULESETS if r.gather_all]:
+        for i, st in enumerate(random_positions(10, 17, ruleset)):
+            view, legal = st.view(st.to_move), st.legal_moves()
+            move = search.act(view, legal, random.Random(i))
+            assert move in legal, (str(move), st.to_dict())
+            assert twin.act(view, legal, random.Random(i)) == move
+            values = search.move_values(view, legal, random.Random(i))
+            assert len(values) == min(3, len(legal)) and all(m in legal for m, _ in values)
+            if len(st.hands[1 - st.to_move]) >= 2:
+                other = hidden_swapped(st, st.to_move, i)
+                assert search.act(other.view(st.to_move), other.legal_moves(), random.Random(i)) == move
+
+
+def test_netsearch_leaves_are_the_round_as_it_stands_or_the_value_head():
+    # Depth 1: each candidate's value is its leaf right after it, which reads only what the searcher sees
+    # (its captured piles and the totals; the net reads the searcher's view), so it is exact.
+    from agents.casino import evaluate
+    from agents.learned.policy import VALUE_SCALE
+    from mulle_env.games.casino import encode_state
+
+    score = agents.make("netsearch:samples=2,width=0,depth=1,leaf=score", game="casino")
+    value = agents.make("netsearch:samples=2,width=0,depth=1,leaf=value", game="casino")
+    for st in list(random_positions(80, 19))[::8]:
+        me, legal = st.to_move, st.legal_moves()
+        if len(legal) < 2:
+            continue
+        after = {str(m): st.copy().play(m) for m in legal}
+        for m, v in score.move_values(st.view(me), legal, random.Random(0)):
+            assert v == pytest.approx(evaluate(after[str(m)], me)), str(m)
+        for m, v in value.move_values(st.view(me), legal, random.Random(0)):
+            want = float(value.net.value(encode_state(after[str(m)], me)[None])[0]) * VALUE_SCALE
+            assert v == pytest.approx(want, abs=1e-4), str(m)
+
+
+def test_netsearch_at_casino_refuses_what_it_cannot_search():
+    mulle_net = agents.make("learned").path
+    with pytest.raises(agents.AgentSpecError, match="is a Mulle net"):
+        agents.make(f"netsearch:policy={mulle_net}", game="casino")
+    for bad in ("samples=0", "depth=0", "width=-1", "leaf=nope"):
+        with pytest.raises(agents.AgentSpecError):
+            agents.make(f"netsearch:{bad}", game="casino")
+    search = agents.make("netsearch", game="casino")
+    with pytest.raises(ValueError, match="gather_all=False moves have no ids"):
+        search.check_ruleset(casino.Ruleset(gather_all=False))
+    with pytest.raises(ValueError, match="trained for other rules"):
+        search.check_ruleset(casino.Ruleset(sweeps=False))

@@ -122,16 +122,23 @@ def test_a_file_of_one_game_is_refused_by_the_others_agent_naming_its_game(tmp_p
         CasinoLearnedAgent.from_policy(load_policy(mulle))
 
 
-def test_learned_without_a_path_at_casino_names_learned_path(capsys, tmp_path):
-    with pytest.raises(agents.AgentSpecError, match=r"no shipped Casino net yet.*learned:path=FILE"):
-        agents.make("learned", game="casino")
-    assert agents.plays("learned", "casino") and "learned" in agents.available(game="casino")
-    from arena.cli import main as arena_main
+def test_learned_at_casino_plays_the_shipped_net_and_a_missing_one_names_learned_path(monkeypatch, capsys, tmp_path):
+    import agents.learned.casino as learned_casino
 
-    with pytest.raises(SystemExit) as exc:
-        arena_main(["--game", "casino", "learned", "random", "--games", "2", "--out", str(tmp_path / "r.jsonl")])
-    assert exc.value.code == 2 and "learned:path=FILE" in capsys.readouterr().err
-    assert not (tmp_path / "r.jsonl").exists()
+    bot = agents.make("learned", game="casino")
+    assert bot.path == learned_casino.DEFAULT_CASINO_POLICY_PATH and bot.policy.game == "casino"
+    assert bot.policy.head == "logits" and bot.policy.has_value  # netsearch's leaves read its value head
+    meta = bot.policy.metadata
+    assert meta["command"][:4] == ["mulle-train", "expert", "--game", "casino"]  # made by the pipeline, from nothing
+    assert Path(bot.path).stat().st_size < 4 * 2**20
+    state = play([bot, agents.make("greedy", game="casino")], seed=5)
+    assert state.over and len(state.sheets) == 1
+    assert agents.plays("learned", "casino") and "learned" in agents.available(game="casino")
+    arena_plays(Path(bot.path), tmp_path, "greedy")
+    # An install without the package data: the message names learned:path=FILE.
+    monkeypatch.setattr(learned_casino, "DEFAULT_CASINO_POLICY_PATH", str(tmp_path / "gone.npz"))
+    with pytest.raises(agents.AgentSpecError, match=r"shipped Casino net .* is missing.*learned:path=FILE"):
+        agents.make("learned", game="casino")
 
 
 def test_bad_casino_files_are_refused_saying_why(tmp_path):
@@ -223,8 +230,8 @@ def test_ppo_casino_from_nothing_makes_a_policy_the_arena_plays(tmp_path):
 
 @pytest.mark.parametrize("argv, words", [
     (["--bc-games", "4"], "--bc-games: the behaviour-cloning warm start is Mulle's"),
-    (["--opponents", "netsearch=1"], "agent 'netsearch' does not play casino"),
-    (["--eval-opponent", "netsearch"], "--eval-opponent: agent spec 'netsearch'"),
+    (["--opponents", "nosuch=1"], "unknown agent 'nosuch'; agents that play casino"),
+    (["--eval-opponent", "nosuch"], "--eval-opponent: agent spec 'nosuch'"),
 ])
 def test_ppo_casino_refuses_mulle_only_options_by_name(argv, words, tmp_path, capsys):
     out = tmp_path / "never"
@@ -263,7 +270,7 @@ def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(tmp_path):
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["settings"]["game"] == "casino" and manifest["settings"]["extras"] is None
     g0, g1 = manifest["generations"]
-    assert g0["teacher"] == "pimc:samples=2" and g1["teacher"] == "pimc:samples=2"  # no netsearch at Casino
+    assert g0["teacher"] == "pimc:samples=2" and g1["teacher"] == "pimc:samples=2"  # pimc searches with no net
     assert g1["driver"] == f"learned:path={root / 'gen_000' / 'policy.npz'}"  # --on-policy: the champion plays
     assert g0["fit"]["net"] == "logits" and g0["promoted"] and "learned|random" in g0["eval"]
     spec = json.loads((root / "gen_000" / "data" / "spec.json").read_text())
@@ -275,6 +282,38 @@ def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(tmp_path):
     # The same directory as a Mulle run is refused, naming the game.
     assert exit_code(["expert", "--out-dir", str(root), "--generations", "2", "--first-games", "4",
                       "--shard-games", "2", "--no-progress"], lines) == 2
+
+
+def test_expert_casino_netsearch_teacher_searches_with_the_champion(tmp_path):
+    root = tmp_path / "ns"
+    lines: list[str] = []
+    argv = [a if a != "pimc:samples=2" else "netsearch:samples=2,width=2,depth=2" for a in EXPERT]
+    argv[argv.index("--first-teacher") + 1] = "pimc:samples=2"  # generation 0 has no net to search with
+    code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", *argv],
+                      out=lines.append)
+    assert code == 0, lines
+    g0, g1 = json.loads((root / "manifest.json").read_text())["generations"]
+    assert g0["teacher"] == "pimc:samples=2"
+    assert g1["teacher"] == f"netsearch:depth=2,policy={root / 'gen_000' / 'policy.npz'},samples=2,width=2"
+    assert json.loads((root / "gen_001" / "data" / "spec.json").read_text())["teacher"] == g1["teacher"]
+
+
+def test_expert_casino_quick_recipe_sets_casinos_flags_and_explicit_flags_win(tmp_path):
+    from training.recipes import CASINO_RECIPES
+
+    root = tmp_path / "quick"
+    lines: list[str] = []
+    small = ["--first-teacher", "pimc:samples=2", "--first-games", "4", "--shard-games", "2", "--hidden", "16",
+             "--first-epochs", "1", "--screen-games", "2", "--workers", "1", "--rule", "rounds=1", "--no-progress"]
+    assert train_main(["expert", "--game", "casino", "--recipe", "quick", "--out-dir", str(root), *small],
+                      out=lines.append) == 0, lines
+    assert lines[0].startswith("mulle-train: recipe quick: --first-teacher pimc:samples=2, --first-games 4")
+    manifest = json.loads((root / "manifest.json").read_text())
+    quick = CASINO_RECIPES["quick"]
+    assert manifest["settings"]["screen_opponents"] == quick["screen_opponents"] == ["greedy"]
+    assert manifest["settings"]["batch_size"] == quick["batch_size"]  # the recipe's, not Mulle's 1024
+    assert len(manifest["generations"]) == quick["generations"] == 1
+    assert "learned|greedy" in manifest["generations"][0]["eval"]
 
 
 def test_casino_teacher_data_hold_casinos_observations_and_move_ids(tmp_path):
@@ -298,12 +337,11 @@ def test_casino_teacher_data_hold_casinos_observations_and_move_ids(tmp_path):
 @pytest.mark.parametrize("argv, words", [
     (["--extras", "capture-v3"], "--extras is Mulle-only"),
     (["--records", "games.jsonl"], "--records is Mulle-only"),
-    (["--recipe", "quick"], "--recipe is Mulle-only"),
-    (["--teacher", "netsearch:depth=2"], "--teacher 'netsearch:depth=2': agent spec 'netsearch:depth=2': agent "
-                                         "'netsearch' does not play casino"),
+    (["--recipe", "standard"], "--recipe: unknown recipe 'standard' for casino; the recipes are quick"),
+    (["--teacher", "greedy"], "--teacher 'greedy' cannot value moves"),
     (["--first-teacher", "random"], "--first-teacher 'random' cannot value moves"),
     (["--rule", "gather_all=false"], "--rule: gather_all=false: Casino's nets write one logit per move id"),
-    (["--screen-opponents", "netsearch"], "agent 'netsearch' does not play casino"),
+    (["--screen-opponents", "nosuch"], "unknown agent 'nosuch'; agents that play casino"),
 ])
 def test_expert_casino_refuses_mulle_only_options_by_name(argv, words, tmp_path, capsys):
     out = tmp_path / "never"
@@ -327,3 +365,28 @@ def test_the_stages_one_by_one_data_then_fit_make_a_casino_net(tmp_path, capsys)
     arena_plays(policy, tmp_path)
     assert exit_code(["data", str(tmp_path / "after"), "--game", "casino", "--afterstates"]) == 2
     assert "--afterstates is Mulle-only" in capsys.readouterr().err
+
+
+def test_casinos_suit_swap_is_a_symmetry_of_its_observation_and_moves():
+    # Swapping clubs and hearts in a position swaps its observation by obs_perm and its legal move ids by act_perm,
+    # the augmentation a Casino fit shows half its decisions under (training.games.CASINO.suit_swap).
+    from training.games import CASINO
+
+    obs_perm, act_perm = CASINO.suit_swap()
+    assert sorted(obs_perm.tolist()) == list(range(ce.OBS_SIZE))
+    assert (act_perm[act_perm] == np.arange(len(act_perm))).all() and (act_perm != np.arange(len(act_perm))).any()
+    assert (obs_perm != np.arange(ce.OBS_SIZE)).sum() == 7 * 26  # the 26 clubs and hearts of each face block
+    rng = random.Random(4)
+    checked = 0
+    for seed in range(6):
+        st = casino.new_game(seed, casino.Ruleset(rounds=1))
+        while not st.is_over():
+            text = json.dumps(st.to_dict()).replace("KL", "\0").replace("HJ", "KL").replace("\0", "HJ")
+            twin = casino.GameState.from_dict(json.loads(text), st.ruleset)
+            for seat in (0, 1):
+                assert (ce.encode_state(st, seat)[obs_perm] == ce.encode_state(twin, seat)).all()
+            assert sorted(act_perm[list(st.legal_ids())].tolist()) == sorted(twin.legal_ids())
+            checked += 1
+            moves = st.legal_moves()
+            st.play(moves[rng.randrange(len(moves))])
+    assert checked > 200

@@ -91,13 +91,21 @@ def test_the_screen_is_the_games_view_of_the_seat():
     assert " ".join(casino.render(st, None).splitlines()[2].split()[3:]) not in text  # not seat 0's hand
 
 
-def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsys):
-    # netsearch searches Mulle with Mulle's nets: it plays Mulle only.
+def test_a_mulle_agent_at_casino_is_refused_naming_the_agents_that_play_it(capsys, monkeypatch):
+    # Every built-in plays Casino (netsearch with Casino's nets, issue 51): the tests' taker plays Mulle only.
+    import arena_agents
+
+    from agents import registry
+
+    agents.available()  # the built-ins are in; the registration below is undone after the test
+    monkeypatch.setattr(registry, "_REGISTRY", {k: dict(v) for k, v in registry._REGISTRY.items()})
+    monkeypatch.setattr(registry, "_HELP", {k: dict(v) for k, v in registry._HELP.items()})
+    arena_agents.register_takers()
     with pytest.raises(SystemExit) as exc:
-        main(["--game", "casino", "--opponent", "netsearch"], input_fn=lambda p: "quit", out=io.StringIO())
+        main(["--game", "casino", "--opponent", "taker"], input_fn=lambda p: "quit", out=io.StringIO())
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--opponent netsearch: agent 'netsearch' does not play casino" in err, err
+    assert "--opponent taker: agent 'taker' does not play casino" in err, err
     listed = err.split("the agents that play casino: ")[1].strip().split(", ")
     assert "random" in listed and set(listed) == set(agents.available(game="casino"))
 

@@ -17,7 +17,7 @@ what positions are worth.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,25 +197,42 @@ def suit_swap_permutations() -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     ``act_perm[a]`` the swapped action. Checked against the card tables at import of
     the training code, so a rules change that breaks the symmetry fails loudly.
     """
-    from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, NUM_FACES, TABLE_VALUE
+    from mulle_env.engine.cards import CARD_NAMES, HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE
     from mulle_env.engine.moves import MOVES, Move
     from mulle_env.observation import FACE_BLOCKS, OBS_SLICES
 
+    return swap_permutations(CARD_NAMES, (HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE),
+                             [OBS_SLICES[name].start for name in FACE_BLOCKS], OBS_SIZE,
+                             [str(m) for m in MOVES], lambda text: Move.from_str(text).id)
+
+
+def swap_permutations(card_names: Sequence[str], tables: Sequence[Sequence[object]], face_starts: Sequence[int],
+                      obs_size: int, move_texts: Sequence[str], move_id: Callable[[str], int | None]
+                      ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The observation and action permutations that swap :data:`SYMMETRIC_SUITS`, for any game's tables.
+
+    ``card_names``: each face's name (the suit its prefix); ``tables``: every per-face table the
+    rules score by (each must agree on swapped faces, else an ``AssertionError``: the swap is no
+    symmetry); ``face_starts``: where each block of one entry per face begins in the observation
+    (the rest of it must not depend on the two suits); ``move_texts``: each action id's move as
+    text, and ``move_id`` the id of a move's text. Mulle's (:func:`suit_swap_permutations`) and
+    Casino's (:meth:`training.games.TrainGame.suit_swap`) are made here.
+    """
     a, b = SYMMETRIC_SUITS
 
     def swap_name(text: str) -> str:
         return text.replace(a, "\0").replace(b, a).replace("\0", b)
 
-    face_perm = np.array([CARD_NAMES.index(swap_name(CARD_NAMES[f])) for f in range(NUM_FACES)])
-    for table in (HAND_VALUE, INTAKE_POINTS, MULLE_VALUE, TABLE_VALUE):
-        if any(table[f] != table[face_perm[f]] for f in range(NUM_FACES)):
+    faces = len(card_names)
+    face_perm = np.array([list(card_names).index(swap_name(card_names[f])) for f in range(faces)])
+    for table in tables:
+        if any(table[f] != table[face_perm[f]] for f in range(faces)):
             raise AssertionError(f"suits {a} and {b} no longer score alike: the suit-swap augmentation is invalid")
-    obs_perm = np.arange(OBS_SIZE)
-    for name in FACE_BLOCKS:
-        start = OBS_SLICES[name].start
-        obs_perm[start : start + NUM_FACES] = start + face_perm
-    act_perm = np.array([Move.from_str(swap_name(str(m))).id for m in MOVES])
-    assert sorted(act_perm.tolist()) == list(range(len(MOVES)))
+    obs_perm = np.arange(obs_size)
+    for start in face_starts:
+        obs_perm[start : start + faces] = start + face_perm
+    act_perm = np.array([move_id(swap_name(text)) for text in move_texts])
+    assert sorted(act_perm.tolist()) == list(range(len(move_texts)))
     return obs_perm, act_perm
 
 

@@ -599,11 +599,23 @@ def _apply_recipe(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         return
     from .recipes import RECIPES, recipe_defaults
 
-    pre = argparse.ArgumentParser(prog=_subparser(parser, "expert").prog, add_help=False)  # its usage line
+    expert = _subparser(parser, "expert")
+    pre = argparse.ArgumentParser(prog=expert.prog, add_help=False)  # its usage line
     pre.add_argument("--recipe", choices=list(RECIPES))
+    pre.add_argument("--game")  # a bad name is the real parser's to refuse
     known, _ = pre.parse_known_args(argv[1:])
     if known.recipe:
-        _subparser(parser, "expert").set_defaults(**recipe_defaults(known.recipe))
+        try:
+            expert.set_defaults(**recipe_defaults(known.recipe, _recipe_game(known.game)))
+        except ValueError as exc:
+            expert.error(f"--recipe: {exc}")
+
+
+def _recipe_game(game: str | None) -> str:
+    """The game whose recipes ``--game`` picks (Mulle's for none or an unknown name, which the parser refuses)."""
+    from .recipes import GAME_RECIPES
+
+    return game if game in GAME_RECIPES else "mulle"
 
 
 def _check_paths(parser: argparse.ArgumentParser, outputs: Iterable[tuple[str, str | Path]] = (),
@@ -734,9 +746,8 @@ def _expert_game_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
     tg = train_game(args.game)
     game = tg.name
-    # What is Mulle's alone, each refused by its flag (a recipe is measured for Mulle; issue 51 sizes Casino's).
+    # What is Mulle's alone, each refused by its flag (--recipe picks the game's own recipes, training.recipes).
     mulle_only = [
-        ("--recipe", bool(args.recipe), "the recipes are sized by measurement for Mulle; give the flags themselves"),
         ("--extras", args.extras not in ("", "none", None),
          "extra-input blocks are Mulle's (mulle_env/extras.py, read by afterstate nets)"),
         ("--records", bool(args.records), "game records of people's games are Mulle's (mulle-play, the live server)"),
@@ -944,7 +955,7 @@ def _recipe_in_effect(args: argparse.Namespace) -> dict[str, Any]:
     """The recipe's flags as this run has them (explicit flags won), for the first line of the run."""
     from .recipes import recipe_defaults
 
-    return {k: getattr(args, k) for k in recipe_defaults(args.recipe)}
+    return {k: getattr(args, k) for k in recipe_defaults(args.recipe, _recipe_game(getattr(args, "game", None)))}
 
 
 def _speed_main(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Out, prog: str) -> int:

@@ -29,8 +29,8 @@ less than the teacher's best, by the teacher's own values) and the value error.
 
 Nets of other games than Mulle (``game="casino"``, :mod:`training.games`) read that game's
 observation and write one logit per its action ids; the file records the game. The suit
-swap is Mulle's symmetry (its card and action tables): other games' fits are shown their
-decisions as they are (``augment`` must be off).
+swap is each game's own (:meth:`training.games.TrainGame.suit_swap`: Casino's clubs and hearts
+score alike too).
 
 Long fits checkpoint every few minutes (model, optimizer, schedule and position in the
 epoch) and resume from the checkpoint exactly. torch is imported only inside the
@@ -253,20 +253,17 @@ def fit(data: TeacherData, out: str | Path, config: FitConfig | None = None, ini
     """
     import torch
 
-    from .bc import suit_swap_permutations
     from .games import train_game
 
     tg = train_game(game)
     cfg = config or FitConfig()
-    if tg.name != "mulle" and cfg["augment"]:
-        raise ValueError(f"augment: the suit swap is Mulle's symmetry; fit {tg.title} nets with augment=False")
     torch.set_num_threads(threads)
     n = len(data["action"])
     if n == 0:
         raise ValueError("no decisions to learn from")
     train_idx, val_idx = held_out_split(data["game"], 0.05, int(cfg["seed"]))
     targets = soft_targets(data["values"], data["legal"], float(cfg["temperature"]))
-    perms = suit_swap_permutations() if cfg["augment"] else None
+    perms = tg.suit_swap() if cfg["augment"] else None
     net = _build(cfg, tg.obs_size, tg.num_actions)
     copied = _load_numpy(net, load_policy(init_from)) if init_from else []
     params = list(net.parameters())

@@ -267,7 +267,7 @@ def _fit_game(args: argparse.Namespace, sources: list[tuple[str, float]], rules:
                              "(mulle-train fit DIR --net logits)")
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
     cfg = distill.FitConfig(hidden=args.hidden or [512, 256], epochs=args.epochs, batch_size=args.batch_size,
-                            lr=args.lr, seed=args.seed, augment=False)
+                            lr=args.lr, seed=args.seed, augment=True)
     data = teacher.load([d for d, _ in sources], **fit_arrays("logits"))
     out(f"checkpoints go to {ckpt} (a rerun resumes from it; deleted when the fit completes)")
     figures = distill.fit(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,

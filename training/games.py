@@ -21,6 +21,8 @@ member                   what training does with it
 ``play(bots, ...)``      a whole game between agents through the engine's game loop; its scores
 ``decisions``            about how many decisions one seat makes in a game (messages)
 ``afterstates``          whether afterstate nets exist for it (Mulle's encoder; not Casino's)
+``suit_swap()``          the observation and action permutations of the clubs-hearts swap
+                         (a fit's augmentation, :mod:`training.distill`)
 =======================  ===================================================================
 
 Mulle's object points at the code training has always used (so its data, nets and games are
@@ -93,6 +95,13 @@ class TrainGame:
 
         return Ruleset
 
+    def suit_swap(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """``(obs_perm, act_perm)``: the observation and action permutations of the suit swap the rules treat
+        alike (clubs and hearts, :data:`training.bc.SYMMETRIC_SUITS`), which a fit shows half its decisions under."""
+        from .bc import suit_swap_permutations
+
+        return suit_swap_permutations()
+
     def ruleset(self, rules: dict[str, Any] | None) -> Any:
         """The game's ruleset with the flags ``rules`` changed."""
         return self.ruleset_class().from_dict(rules or {})
@@ -149,6 +158,20 @@ class CasinoTrainGame(TrainGame):
         from mulle_env.casino import Ruleset
 
         return Ruleset
+
+    def suit_swap(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Casino's clubs-hearts swap: only spades (the spades race, little casino) and RU 10 (big casino) score
+        by suit, so swapping clubs and hearts changes no value, point or legal move (checked against the card
+        tables when it is made). Only a capture's tie-break between equal collections (CASINO.md 4.1.2, the
+        canonical card order) may take the other of two equivalent cards."""
+        from mulle_env import casino
+        from mulle_env.casino.cards import CARD_NAMES, POINTS, SPADE, VALUE
+        from mulle_env.games.casino import FACE_BLOCKS, OBS_SIZE, OBS_SLICES
+
+        from .bc import swap_permutations
+
+        return swap_permutations(CARD_NAMES, (VALUE, SPADE, POINTS), [OBS_SLICES[b].start for b in FACE_BLOCKS],
+                                 OBS_SIZE, [str(m) for m in casino.MOVES], lambda text: casino.Move.from_str(text).id)
 
     def rules(self, items: Iterable[str]) -> dict[str, Any]:
         """``--rule`` texts as changed flags; ``gather_all=false`` is refused (its moves have no ids)."""

@@ -31,8 +31,9 @@ command continues where it stopped (any budget may be raised; the settings that 
 what a generation computes may not change).
 
 ``--game casino`` runs the same loop for Casino (:mod:`training.games`): the teacher is
-Casino's determinized search (``pimc``, :mod:`agents.determinized`) in every generation
-(Casino has no ``netsearch``; with ``--on-policy`` the champion plays the labelled games), the
+Casino's determinized search (``pimc``, :mod:`agents.determinized`) in every generation, or
+with ``--teacher netsearch...`` Casino's ``netsearch`` searching with the champion from
+generation 1 on (as Mulle's; with ``--on-policy`` the champion plays the labelled games), the
 net is a logits net (one logit per move id, with a value head; :mod:`training.distill`, in
 memory) fitted to the softmax of the search's values and started from the champion's weights,
 and the screens are Casino's arena games (``learned:path=...`` at ``--game casino``). The
@@ -275,9 +276,9 @@ class Pipeline:
             champion = self.manifest.get("champion")
             if champion is None:
                 teacher = args.first_teacher
-            elif self.game == "mulle":
+            elif self.game == "mulle" or _searches_with_net(args.teacher):
                 teacher = join_param(args.teacher, f"policy={champion}")
-            else:  # no netsearch for this game: its search labels every generation (the champion drives --on-policy)
+            else:  # a search without a net (Casino's pimc) labels every generation (the champion drives --on-policy)
                 teacher = args.teacher
             teacher = self.spec(teacher)
             # --on-policy: the champion, one pass, plays the games the teacher labels (not generation 0's: no net yet).
@@ -378,7 +379,7 @@ class Pipeline:
         data = teacher.load([s for s, _ in sources], **fit_arrays("logits"))
         init = self.manifest.get("champion")
         cfg = distill.FitConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                                epochs=args.first_epochs if g == 0 else args.epochs, augment=False)
+                                epochs=args.first_epochs if g == 0 else args.epochs, augment=True)
         decisions = len(data["action"])
         self.say(f"generation {g}: fit a logits net on {decisions} decisions of {len(sources)} data set(s)"
                  + (f", from {init}" if init else ""))
@@ -499,6 +500,13 @@ class Pipeline:
 
         plot_generations(self.manifest, self.root / "elo_by_generation.png")
         plot_generations(self.manifest, self.root / "elo_by_time.png", x="hours")
+
+
+def _searches_with_net(teacher: str) -> bool:
+    """Whether the teacher ``teacher`` (a spec) is ``netsearch``, which later generations give the champion's net."""
+    import agents
+
+    return agents.parse_spec(teacher)[0] == "netsearch"
 
 
 def _score(m: dict[str, Any]) -> str:

@@ -6,10 +6,12 @@ moves only (a move's index among the net's 504 outputs is its id,
 :data:`mulle_env.casino.MOVES`) and plays the best one, or samples from the masked softmax
 with ``sample=true``. The file must be a Casino net (its ``game`` key,
 :mod:`agents.learned.policy`): ``mulle-train ppo --game casino`` and ``mulle-train expert
---game casino`` write them. There is no shipped Casino net yet, so the spec needs a path:
-``learned:path=FILE``.
+--game casino`` write them. Without a path it plays the shipped Casino net,
+:data:`DEFAULT_CASINO_POLICY_PATH` (made by ``mulle-train expert --game casino``; how, and how
+strong it is: docs/casino.md, "The learned agent").
 
 >>> import agents
+>>> bot = agents.make("learned", game="casino")                                # the shipped net
 >>> bot = agents.make("learned:path=runs/casino/best.npz", game="casino")  # doctest: +SKIP
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,24 +28,29 @@ from ..base import Agent
 from .agent import cached_policy, pick, policy_version
 from .policy import MLPPolicy, check_game
 
-__all__ = ["CasinoLearnedAgent", "NO_SHIPPED_NET"]
+__all__ = ["CasinoLearnedAgent", "DEFAULT_CASINO_POLICY_PATH", "NO_SHIPPED_NET"]
 
-#: Why ``learned`` without a path cannot play Casino (yet).
+#: The shipped Casino net, played by ``learned`` at Casino without a path (and searched by Casino's ``netsearch``).
+DEFAULT_CASINO_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "casino_learned.npz")
+
+#: Why ``learned`` without a path cannot play Casino when the shipped net's file is missing (an install without
+#: the package data).
 NO_SHIPPED_NET = (
-    "there is no shipped Casino net yet (agents/data holds Mulle's): name a Casino policy file, "
-    "learned:path=FILE (mulle-train ppo --game casino or mulle-train expert --game casino make one)")
+    f"the shipped Casino net {DEFAULT_CASINO_POLICY_PATH} is missing (an install without agents/data): name a "
+    "Casino policy file, learned:path=FILE (mulle-train ppo --game casino or mulle-train expert --game casino make "
+    "one), or reinstall mulle-env")
 
 
 class CasinoLearnedAgent(Agent):
     """A Casino logits net from a ``.npz`` policy file (``learned:path=FILE`` at ``--game casino``).
 
     Args:
-        path: The Casino policy ``.npz`` file (required: no Casino net ships yet).
+        path: The Casino policy ``.npz`` file; empty means the shipped net (:data:`DEFAULT_CASINO_POLICY_PATH`).
         sample: Sample from the softmax over the legal moves (using the game's ``rng``)
             instead of playing the most likely one.
         temperature: Softmax temperature when sampling.
 
-    Raises a ``ValueError`` at construction for a missing path, and
+    Raises a ``ValueError`` at construction when the shipped net is asked for and its file is missing, and
     :class:`~agents.learned.policy.PolicyFileError` /
     :class:`~agents.learned.policy.PolicyGameError` for a bad file or a Mulle net.
     Its :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy's fingerprint.
@@ -57,9 +65,9 @@ class CasinoLearnedAgent(Agent):
     def __init__(self, path: str = "", sample: bool = False, temperature: float = 1.0) -> None:
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, not {temperature!r}")
-        if not path:
+        if not path and not Path(DEFAULT_CASINO_POLICY_PATH).is_file():
             raise ValueError(NO_SHIPPED_NET)
-        self.path = str(path)
+        self.path = str(path) if path else DEFAULT_CASINO_POLICY_PATH
         self._setup(cached_policy(self.path), sample, temperature, f"policy file {self.path!r}")
 
     @classmethod

@@ -1,0 +1,122 @@
+"""``netsearch`` at Casino: the determinized search of :mod:`agents.netsearch` with a Casino logits net.
+
+The search is :class:`agents.netsearch.NetSearchAgent`'s (candidates ranked by the net's
+logits, ``samples`` determinizations, rollouts of ``depth - 1`` plies in which both seats play
+the net's argmax with one batched forward pass a ply, then a leaf value, averaged over the
+determinizations); only what it asks of the game is Casino's here:
+
+* **determinizations** are dealt as Casino's ``pimc`` deals them
+  (:func:`agents.determinized.deal_hidden`: the unseen cards into the opponent's hand and the
+  stock, an opponent who owns a build holding a card of its value,
+  :func:`agents.casino.playout.hidden_requirements`) and made states by
+  :meth:`mulle_env.casino.GameState.from_view`;
+* observations are the environments' (:func:`mulle_env.games.casino.encode_state`), moves are
+  played by id (:meth:`mulle_env.casino.GameState.play_id`);
+* a **leaf** is the searcher's game total less the opponent's, plus (``leaf=value``, the default
+  for a net with a value head) the value head's points to come, which is what the expert
+  pipeline fits it to (final difference less the totals banked: :mod:`training.games`), or
+  (``leaf=score``) the round in play's points as its piles stand
+  (:func:`agents.casino.playout.evaluate`, pimc's leaf). A finished game counts exactly.
+
+Without ``policy=`` it searches with the shipped Casino net
+(:data:`agents.learned.casino.DEFAULT_CASINO_POLICY_PATH`). Casino has no afterstate nets and no
+public-history inference beyond the builds' reservations, so ``history`` does not apply.
+
+>>> import agents
+>>> bot = agents.make("netsearch:samples=16,depth=4", game="casino")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..determinized import deal_hidden
+from ..learned.casino import DEFAULT_CASINO_POLICY_PATH
+from ..netsearch import NetSearchAgent
+from .playout import evaluate, hidden_requirements
+
+__all__ = ["CasinoNetSearchAgent"]
+
+
+class CasinoNetSearchAgent(NetSearchAgent):
+    """``netsearch`` at Casino (module docstring): determinized search with a Casino logits net.
+
+    Args:
+        policy: A Casino policy file with a logits head; empty means the shipped Casino net.
+        samples: Determinizations per decision.
+        width: Search the net's best ``width`` moves (0 = all).
+        depth: Plies per rollout, the candidate included (1 = the leaf right after it).
+        leaf: ``auto`` (``value`` when the file has a value head), ``value`` or ``score``.
+        prior: Weight in points of the net's log-probability added to each move's value.
+
+    The defaults (16 determinizations, the 4 best moves, 4 plies) are what
+    docs/casino.md's measurement against ``pimc`` used. Its
+    :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy file's fingerprint.
+    """
+
+    games = ("casino",)
+    code_version = "1"
+
+    def __init__(self, policy: str = "", samples: int = 16, width: int = 4, depth: int = 4, leaf: str = "auto",
+                 prior: float = 0.0) -> None:
+        super().__init__(policy, samples, width, depth, leaf, prior, history=False)
+        if self.afterstate:
+            raise ValueError(f"{self.path} is an afterstate net; Casino's nets are logits nets "
+                             "(mulle-train expert --game casino makes them)")
+
+    @staticmethod
+    def _default_policy() -> str:
+        return DEFAULT_CASINO_POLICY_PATH
+
+    def check_ruleset(self, ruleset: Any) -> None:
+        """Refuse ``gather_all=False`` (its moves have no ids, so no logits) and rules the net was not trained for."""
+        if not getattr(ruleset, "gather_all", True):
+            raise ValueError("netsearch ranks moves by the net's logits over Casino's move ids, and under "
+                             "gather_all=False moves have no ids: play it under gather_all=True (the default)")
+        self.net.check_ruleset(ruleset)
+
+    def reset(self) -> None:
+        """Nothing to forget: the search deals from the view alone."""
+
+    def observe(self, event: tuple[int, Any]) -> None:
+        """Nothing to hear: the view's builds say all the search uses about the opponent's hand."""
+
+    def _played(self, view: Any, rng: random.Random, cands: Sequence[Any]) -> list[Any]:
+        """Per determinization (``samples``, dealt as Casino's ``pimc`` deals), each candidate played on a copy."""
+        from mulle_env.casino import GameState
+
+        required = hidden_requirements(view)
+        states: list[Any] = []
+        for _ in range(self.samples):
+            hand, stock = deal_hidden(view, rng, required)
+            root = GameState.from_view(view, hand, stock, seed=rng.getrandbits(63))
+            states.extend(root.copy().play(m) for m in cands)
+        return states
+
+    def _view_obs(self, view: Any) -> NDArray[np.float32]:
+        from mulle_env.games.casino import encode_view
+
+        return encode_view(view)
+
+    def _state_obs(self, st: Any, seat: int, out: NDArray[np.float32]) -> None:
+        from mulle_env.games.casino import encode_state
+
+        encode_state(st, seat, out=out)
+
+    def _legal_ids(self, st: Any) -> Sequence[int]:
+        return tuple(st.legal_ids())
+
+    def _play_id(self, st: Any, move_id: int) -> None:
+        st.play_id(move_id)
+
+    def _banked(self, st: Any, me: int, leaf_score: bool) -> float:
+        a, b = st.scores()
+        total = float(a - b if me == 0 else b - a)
+        if leaf_score and not st.is_over():
+            total += evaluate(st, me)  # the round in play as its piles stand: pimc's leaf
+        return total
