@@ -75,6 +75,7 @@ _DEAL_STREAM = 0xCA5140
 _FRESH_SEEDS = random.SystemRandom()
 
 Sheet = dict[str, int]
+_CARD = CARDS.__getitem__
 _S = TypeVar("_S", bound="GameStateBase")
 
 
@@ -244,7 +245,7 @@ class GameStateBase(CanonicalForm):
     @property
     def builds(self) -> tuple[Build, ...]:
         """The builds on the table, by value then cards."""
-        return tuple(Build(v, o, tuple(CARDS[c] for c in cs)) for v, o, cs in self._stored_builds())
+        return tuple(Build(v, o, tuple(map(_CARD, cs))) for v, o, cs in self._stored_builds())
 
     def is_over(self) -> bool:
         """True once the game has ended."""
@@ -333,10 +334,11 @@ class GameStateBase(CanonicalForm):
         if isinstance(player, bool) or player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, not {player!r:.40}")
         hands, captured, sweeps = self.hands, self.captured, self.sweeps
+        card = _CARD  # map() over a bound lookup: a view is made for every decision of every agent
         return PlayerView(
-            player, self.to_move, self.over, tuple(CARDS[c] for c in hands[player]),
-            len(hands[1 - player]), tuple(CARDS[c] for c in self.loose), self.builds,
-            (tuple(CARDS[c] for c in captured[0]), tuple(CARDS[c] for c in captured[1])),
+            player, self.to_move, self.over, tuple(map(card, hands[player])),
+            len(hands[1 - player]), tuple(map(card, self.loose)), self.builds,
+            (tuple(map(card, captured[0])), tuple(map(card, captured[1]))),
             (sweeps[0], sweeps[1]), self.last_capturer, len(self.stock), self.round, self.dealer,
             self.scores(), self.ruleset, self.last_move,
         )
