@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=400, help="duplicate games against each opponent at the end")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default="", help="JSON (default benchmarks/results/ppo_recipe_<recipe>.json)")
+    ap.add_argument("--curve-vs", default="", help="also play every pool snapshot of the run against this agent")
+    ap.add_argument("--curve-games", type=int, default=200, help="duplicate games of each --curve-vs point")
     args = ap.parse_args(argv)
     run_dir = Path(args.run_dir or f"runs/bench_ppo_{args.recipe}")
     out = Path(args.out or ROOT / "benchmarks" / "results" / f"ppo_recipe_{args.recipe}.json")
@@ -65,11 +67,20 @@ def main(argv: list[str] | None = None) -> int:
         final[opponent] = {k: m[k] for k in ("games", "score", "score_low", "score_high", "points_per_game")}
         print(f"best net vs {opponent}: {m['score']:.1%} [{m['score_low']:.1%}, {m['score_high']:.1%}] over "
               f"{m['games']} games", flush=True)
+    curve_vs = []
+    if args.curve_vs:  # the snapshots the run kept (pool/step_*.npz, one a checkpoint) against a second opponent
+        for snap in sorted((run_dir / "pool").glob("step_*.npz")):
+            m = head_to_head(f"learned:path={snap}", args.curve_vs, args.curve_games, 9_500_000,
+                             run_dir / f"curve_{args.curve_vs}_{snap.stem}.jsonl", workers=args.workers, progress=False)
+            curve_vs.append({"steps": int(snap.stem.split("_")[1]), "opponent": args.curve_vs,
+                             **{k: m[k] for k in ("games", "score", "score_low", "score_high", "points_per_game")}})
+            print(f"{snap.name} vs {args.curve_vs}: {m['score']:.1%}", flush=True)
     summary = json.loads((run_dir / "summary.json").read_text())
     result = {
         "recipe": args.recipe, "command": cmd[2:], "training_wall_s": round(wall, 1),
         "training_cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "timesteps": summary["timesteps"],
-        "bc": summary.get("bc"), "curve": curve, "final_vs": final, "load_before": [round(x, 2) for x in load_before],
+        "bc": summary.get("bc"), "curve": curve, "curve_vs": curve_vs, "final_vs": final,
+        "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in load_after], "cpus": os.cpu_count(), "machine": platform.processor()
         or platform.machine(), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
