@@ -151,8 +151,24 @@ uint64_t casino_derive_seed(uint64_t seed, uint64_t a, uint64_t b);
 void casino_shuffle(uint8_t *a, int n, uint64_t seed);
 int casino_build_single(const CBuild *b);
 
+/* The lowest set bit of x (x != 0). */
+#if defined(_MSC_VER)
+#include <intrin.h>
+static inline int ctz64(uint64_t x) {
+    unsigned long i;
+    _BitScanForward64(&i, x);
+    return (int)i;
+}
+#else
 static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
-static inline int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+#endif
+/* Set bits, inline: without -mpopcnt (a portable build) GCC's builtin is a call into libgcc. */
+static inline int popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
 static inline uint64_t bit(int f) { return (uint64_t)1 << f; }
 
 #endif

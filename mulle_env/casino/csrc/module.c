@@ -501,11 +501,19 @@ static PyObject *Core_legal_ids(Core *self, PyObject *unused) {
     const CPlan *pl;
     int n = casino_plans(&self->g, &pl);
     if (n < 0) return NULL;
+    if (n > CMAX_IDS) {
+        PyErr_SetString(PyExc_RuntimeError, "more legal ids than move ids");
+        return NULL;
+    }
+    /* copied before any Python object is made: a collection it may start can run Python code that generates
+     * another position's plans into the same scratch */
+    int ids[CMAX_IDS];
+    for (int i = 0; i < n; i++) ids[i] = pl[i].id;
     if (casino_failpoint()) return NULL;
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
     for (int i = 0; i < n; i++) {
-        PyObject *x = PyLong_FromLong(pl[i].id);
+        PyObject *x = PyLong_FromLong(ids[i]);
         if (!x) {
             Py_DECREF(t);
             return NULL;
@@ -521,18 +529,25 @@ static PyObject *Core_legal_ids(Core *self, PyObject *unused) {
  * indices, base index or -1, value or -1); cstate.py names and orders them. */
 static PyObject *Core_raw_plans(Core *self, PyObject *unused) {
     if (need_init(self) < 0) return NULL;
-    const CPlan *pl;
-    int n = casino_plans(&self->g, &pl);
+    const CPlan *scratch;
+    int n = casino_plans(&self->g, &scratch);
     if (n < 0) return NULL;
-    if (casino_failpoint()) return NULL;
-    PyObject *l = PyList_New(n);
-    if (!l) return NULL;
+    /* copied before any Python object is made (see legal_ids) */
+    CPlan *pl = PyMem_Malloc(sizeof(CPlan) * (size_t)(n ? n : 1));
+    if (!pl) return PyErr_NoMemory();
+    memcpy(pl, scratch, sizeof(CPlan) * (size_t)n);
+    PyObject *l = casino_failpoint() ? NULL : PyList_New(n);
+    if (!l) {
+        PyMem_Free(pl);
+        return NULL;
+    }
     for (int i = 0; i < n; i++) {
         PyObject *loose = faces_tuple(pl[i].loose);
         PyObject *bs = loose ? PyTuple_New(popcount64(pl[i].builds)) : NULL;
         if (!bs) {
             Py_XDECREF(loose);
             Py_DECREF(l);
+            PyMem_Free(pl);
             return NULL;
         }
         int k = 0;
@@ -542,6 +557,7 @@ static PyObject *Core_raw_plans(Core *self, PyObject *unused) {
                 Py_DECREF(loose);
                 Py_DECREF(bs);
                 Py_DECREF(l);
+                PyMem_Free(pl);
                 return NULL;
             }
             PyTuple_SET_ITEM(bs, k, x);
@@ -549,10 +565,12 @@ static PyObject *Core_raw_plans(Core *self, PyObject *unused) {
         PyObject *t = Py_BuildValue("(iiiNNii)", pl[i].id, pl[i].kind, pl[i].card, loose, bs, pl[i].base, pl[i].value);
         if (!t) {
             Py_DECREF(l);
+            PyMem_Free(pl);
             return NULL;
         }
         PyList_SET_ITEM(l, i, t);
     }
+    PyMem_Free(pl);
     return l;
 }
 

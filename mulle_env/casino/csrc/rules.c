@@ -20,6 +20,16 @@ typedef struct {
     uint32_t builds;
 } Option;
 
+#define KEY_MAX (64 + 10 * CMAXB) /* plan_key's bytes at most */
+#define PCACHE_N 64               /* positions whose plans a thread keeps */
+#define PCACHE_PLANS 48           /* plans an entry holds (a position with more is not kept) */
+typedef struct {
+    size_t len; /* 0: empty */
+    int n;
+    unsigned char key[KEY_MAX];
+    CPlan plans[PCACHE_PLANS];
+} PlanEntry;
+
 struct CasinoThread {
     /* every subset of the loose numeral cards summing to at most 10, by sum (rules._Loose._sums) */
     uint64_t sum_mask[CMAX_SUMS];
@@ -37,11 +47,10 @@ struct CasinoThread {
     size_t packs_cap, npacks;
     Option *opts;
     size_t opts_cap;
-    /* the position the plans above were generated for (PlanKey): legal ids then a move by id, the usual pair,
+    /* the plans of recent positions (a pure cache, direct-mapped by a hash of the position's plan key): legal ids
+     * then a move by id, and the env layer's stepper coming back to a game after the other games of its batch,
      * generate once */
-    unsigned char key[sizeof(CBuild) * CMAXB + 64];
-    size_t key_len;
-    int cached_n, cache_ok;
+    PlanEntry cache[PCACHE_N];
     /* an error kept for the GIL (workers) */
     PyObject *err_type;
     const char *err_msg;
@@ -444,13 +453,8 @@ static int numeral_moves(Gen *s, int card) {
     return 0;
 }
 
-static int cmp_plan_id(const void *a, const void *b) {
-    const CPlan *x = a, *y = b;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 /* What the legal moves depend on, as bytes: the rules, the mover, the mover's hand, whether the game is over,
- * the loose cards and the builds. */
+ * the loose cards and the builds (64 + 10 bytes a build). */
 static size_t plan_key(const CG *g, unsigned char *k) {
     size_t n = 0;
     uint64_t hand = g->hand[g->to_move & 1];
@@ -474,23 +478,27 @@ static size_t plan_key(const CG *g, unsigned char *k) {
 
 static int generate(const CG *g, CasinoThread *t);
 
+/* The legal moves' plans of g into *out (the thread's scratch or its cache: valid until this thread's next
+ * call; callers copy what they keep before running any Python code). */
 int casino_plans(const CG *g, const CPlan **out) {
     if (casino_failpoint()) return -1;
     CasinoThread *t = cthread();
-    unsigned char key[sizeof t->key];
+    unsigned char key[KEY_MAX];
     size_t len = plan_key(g, key);
-    if (t->cache_ok && len == t->key_len && memcmp(key, t->key, len) == 0) {
-        *out = t->plans;
-        return t->cached_n;
+    uint64_t h = g->hand[g->to_move & 1] * 0x9E3779B97F4A7C15ULL ^ (g->loose + (uint64_t)g->to_move) * 0xBF58476D1CE4E5B9ULL;
+    for (int i = 0; i < g->nb; i++) h ^= g->b[i].cards * 0x94D049BB133111EBULL + (uint64_t)g->b[i].value;
+    PlanEntry *e = &t->cache[(h ^ (h >> 29) ^ (h >> 47)) & (PCACHE_N - 1)];
+    if (e->len == len && memcmp(e->key, key, len) == 0) {
+        *out = e->plans;
+        return e->n;
     }
-    t->cache_ok = 0;
     int n = generate(g, t);
     *out = t->plans;
-    if (n >= 0) {
-        memcpy(t->key, key, len);
-        t->key_len = len;
-        t->cached_n = n;
-        t->cache_ok = 1;
+    if (n >= 0 && n <= PCACHE_PLANS) {
+        memcpy(e->key, key, len);
+        e->len = len;
+        memcpy(e->plans, t->plans, sizeof(CPlan) * (size_t)n);
+        e->n = n;
     }
     return n;
 }
@@ -544,7 +552,19 @@ static int generate(const CG *g, CasinoThread *t) {
         if ((!s.owned || g->rs.trail_with_build) && keeps(&s, card, 0, -1))
             if (emit(&s, CT.trail_id[card], CK_TRAIL, card, 0, 0, -1, -1) < 0) return -1;
     }
-    if (g->rs.gather) qsort(t->plans, (size_t)s.n, sizeof(CPlan), cmp_plan_id); /* ids are the canonical order */
+    if (g->rs.gather) { /* ids are the canonical order: an insertion sort (a few dozen plans, nearly in order) */
+        CPlan *pl = t->plans;
+        for (int i = 1; i < s.n; i++) {
+            if (pl[i].id >= pl[i - 1].id) continue;
+            CPlan x = pl[i];
+            int j = i - 1;
+            while (j >= 0 && pl[j].id > x.id) {
+                pl[j + 1] = pl[j];
+                j--;
+            }
+            pl[j + 1] = x;
+        }
+    }
     return s.n;
 }
 
