@@ -181,9 +181,10 @@ def test_the_stepper_random_is_the_random_agent_move_for_move(game):
 #: The built-in agents that play Casino. A fixed list, not the registry read at collection time: in a whole-suite
 #: run other tests register misbehaving test agents that play every game (a hanger, a BLAS probe), and this test
 #: would play them too. test_the_list_is_every_built_in_casino_agent keeps it whole.
-BUILT_IN_CASINO_AGENTS = ["greedy", "heuristic", "ismcts", "learned", "pimc", "random"]
+BUILT_IN_CASINO_AGENTS = ["greedy", "heuristic", "ismcts", "learned", "netsearch", "pimc", "random"]
 #: Cheap settings of the searches: the test plays whole games against each.
-_CHEAP = {"pimc": "pimc:samples=4", "ismcts": "ismcts:simulations=4"}
+_CHEAP = {"pimc": "pimc:samples=4", "ismcts": "ismcts:simulations=4",
+          "netsearch": "netsearch:samples=2,width=2,depth=1"}
 
 
 def casino_agents() -> list[str]:
@@ -217,7 +218,7 @@ def test_every_casino_agent_is_an_opponent(spec, game, tmp_path):
         pytest.importorskip("pyspiel", reason="ismcts needs the openspiel extra (CI installs it)")
     if spec == "learned":  # the one spec that needs a parameter at Casino: its policy file
         spec = _tiny_casino_net(tmp_path / "n.npz")
-    if game == "casino_choices" and spec.startswith(("learned", "ismcts")):
+    if game == "casino_choices" and spec.startswith(("learned", "ismcts", "netsearch")):
         # Both act in move ids, which gather_all=False's moves do not have: refused up front, saying so.
         with pytest.raises(ValueError, match="gather_all"):
             gym.make("Casino-v0", opponent=spec, game=game, seat=1)
