@@ -20,6 +20,11 @@ Pipeline (docs/learning.md has the shipped run's exact command and figures):
 ``--resume`` continues from the newest checkpoint: step count, learning-rate schedule,
 best policy, evaluation log and snapshot pool all carry on.
 
+``--recipe quick|long`` sets the flags measured for standard RL (:data:`training.recipes.PPO_RECIPES`:
+the batched env, ``--reward score_delta``, the warm start, a gentle PPO against ``heuristic``);
+under ``--reward score_delta --score-scale 100`` the policy files carry the critic as their value
+head, since it then predicts what a value head means (the points still to come / 100).
+
 ``--game casino`` trains a Casino policy the same way, on ``Casino-v0`` (the same env core
 given Casino's game object): its agents (``heuristic``, ``greedy``, ``random`` as Casino's
 registry has them) and ``self`` snapshots in the pool, Casino's evaluation games, and policy
