@@ -29,6 +29,7 @@ TYPED = ("mulle_env", "agents", "arena", "training")
 SHIPPED = ("mulle_env", "agents", "arena", "training", "live", "terminal")
 #: The compiled modules and their stubs.
 STUBS = {"mulle_env.engine._core": "mulle_env/engine/_core.pyi", "mulle_env._native": "mulle_env/_native.pyi",
+         "mulle_env.casino._core": "mulle_env/casino/_core.pyi",
          "agents._native": "agents/_native.pyi"}
 
 
