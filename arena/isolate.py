@@ -74,10 +74,11 @@ class AgentFailed(Exception):
 
 def _kill(proc: subprocess.Popen[bytes], sock: socket.socket) -> None:
     """Kill the agent's process group (the agent may have started processes of its own) and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # its own session: the group id is its pid
-    except (ProcessLookupError, PermissionError):
-        pass
+    for sig in (signal.SIGKILL, signal.SIGCONT):  # SIGKILL ends stopped processes too; SIGCONT lets them go
+        try:
+            os.killpg(proc.pid, sig)  # its own session: the group id is its pid
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
         proc.kill()
     except OSError:
@@ -221,9 +222,23 @@ class IsolatedAgent:
             raise AgentFailed(f"{what} {_short(reply['error'])}", stage)
         return reply
 
+    def _signal(self, sig: int) -> None:
+        proc = self._proc
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass  # gone: the read below says how
+
     def _exchange(self, stage: str, message: tuple[Any, ...], seconds: float) -> dict[str, Any]:
-        """Send ``message`` and read the answer within ``seconds``; any failure kills the process."""
+        """Send ``message`` and read the answer within ``seconds``; any failure kills the process.
+
+        Between calls the agent's processes are stopped (SIGSTOP, SIGCONT for the next call):
+        an agent thinks in its own turn only, not on the opponent's time in a thread it left
+        running.
+        """
         deadline = time.monotonic() + seconds
+        self._signal(signal.SIGCONT)
         try:
             payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
             self._send(_HEADER.pack(len(payload)) + payload, deadline, stage, seconds)
@@ -239,6 +254,7 @@ class IsolatedAgent:
             if not isinstance(reply, dict):
                 raise AgentFailed(f"sent what is no answer in {stage}() ({len(data):,} bytes that are no JSON "
                                   "object)", stage)
+            self._signal(signal.SIGSTOP)
             return reply
         except BaseException:
             self.close()  # never leave a process running on that might still answer a later call

@@ -437,6 +437,33 @@ class Mutator(RandomAgent):
         return super().act(view, legal_moves, rng)
 
 
+class Ponderer(RandomAgent):
+    """Counts in a thread of its own from its first move on, and answers how far it counted since its last answer.
+
+    An agent that thinks on the opponent's time: isolated, its process is stopped between its
+    calls, so the count between two answers stays near nothing.
+    """
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.seen = 0
+        self.thread = None
+
+    def _count(self) -> None:
+        while True:
+            time.sleep(0.001)
+            self.ticks += 1
+
+    def act(self, view, legal_moves, rng):
+        import threading
+
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._count, daemon=True)
+            self.thread.start()
+        n, self.seen = self.ticks - self.seen, self.ticks
+        return f"pondered {n}"
+
+
 def register_takers() -> None:
     """Register ``taker``, one name for two agents: Mulle's random player and take-away's winning rule."""
     agents.register("taker", MulleTaker, "random, at Mulle")
@@ -466,3 +493,4 @@ def register() -> None:
     agents.register("rambler", Rambler, "answers `size` characters at move `at`")
     agents.register("peeker", Peeker, "raises with the opponent's hand if it can see it")
     agents.register("mutator", Mutator, "plays a move on the game state behind the loop's back")
+    agents.register("ponderer", Ponderer, "counts in a thread between its turns and answers the count")

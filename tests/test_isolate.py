@@ -220,3 +220,19 @@ def test_casino_games_forfeit_the_same_way(spec, words):
     line = play_task(_task([spec, "heuristic"], "casino", isolate=True, move_timeout=1))
     assert line["status"] == "forfeit" and line["forfeit"] == 0 and words in line["error"], line
     assert line["game"] == "mulle_env.casino"
+
+
+def test_an_isolated_agent_thinks_only_in_its_own_turn():
+    # A thread it leaves running would think on the opponent's time: its process is stopped between calls.
+    agent = IsolatedAgent("ponderer", seconds=10, worker_init=INIT)
+    try:
+        agent.reset()
+        state = me.new_game(seed=4)
+        agent.act(None, state.legal_moves(), random.Random(1))  # starts its counting thread
+        import time
+
+        time.sleep(0.6)  # the opponent's turn: 600 of its 1 ms ticks if it ran on
+        answer = agent.act(None, state.legal_moves(), random.Random(1))
+        assert answer.startswith("pondered ") and int(answer.split()[1]) < 100, answer
+    finally:
+        agent.close()
