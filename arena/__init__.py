@@ -5,6 +5,7 @@
 
 * :mod:`arena.schedule`: which games a tournament plays (duplicate deals, game ids).
 * :mod:`arena.worker`: playing one game from its task (the function every backend runs).
+* :mod:`arena.isolate`: untrusted agents, each in a process of its own (``--isolate``).
 * :mod:`arena.runner`: the local process pool with its watchdog; :mod:`arena.ray_backend`: Ray.
 * :mod:`arena.results`: the JSON Lines results file (durable appends, forgiving reads).
 * :mod:`arena.tournament`: resume, run, early stopping; :mod:`arena.stats`: the numbers;
