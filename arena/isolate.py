@@ -46,8 +46,8 @@ from mulle_env.util.threads import worker_env
 
 __all__ = ["DEFAULT_MEMORY_MB", "MAX_REPLY_BYTES", "START_SECONDS", "AgentFailed", "IsolatedAgent"]
 
-#: The address-space limit of an agent's process by default, in MiB: the largest shipped agents
-#: (learned, netsearch, pimc) peak under 600 MiB of address space there (docs/arena.md).
+#: The address-space limit of an agent's process by default, in MiB: the shipped agents peak at 115 MiB of address
+#: space there, learned and netsearch at 370 MiB (benchmarks/bench_isolate.py, docs/arena.md).
 DEFAULT_MEMORY_MB = 2048
 #: The largest answer the game's process reads from an agent's: a move's text and a capped error fit in far less.
 MAX_REPLY_BYTES = 65_536
