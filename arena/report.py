@@ -159,6 +159,7 @@ def build(outcome: Outcome) -> dict[str, Any]:
             "engine_version": next((ln.get("engine_version") for ln in lines), None),
             "engine_backends": engine_backends(lines),
             "move_timeout": plan.move_timeout,
+            "isolated": plan.isolate,  # every agent in a process of its own (arena.isolate)
         },
         "run": {
             "backend": outcome.backend,
