@@ -348,10 +348,13 @@ def _calls(module: str, S: dict[str, Any]) -> list[tuple[str, Any, Any]]:
             return s
 
         steppers = (st.integers(0, 9).map(stepper) | st.integers(0, 9).map(casino_stepper), junk)
-        acts = (arr((K,), np.int64, -1, na + 1), int_seqs | BUF)
+        # Valid: in range mostly (random draws), the dtype's extremes sometimes (arr's constants); the hostile
+        # side swaps in wrong types, sizes and strides.
+        acts = (arr((K,), np.int64, 0, na - 1) | arr((K,), np.int64, -1, na + 1), int_seqs | BUF)
         active = (arr((K,), np.bool_), int_seqs | BUF)
-        seats = (arr((K,), np.int8, -1, 2) | arr((K,), np.int64, -1, 2), int_seqs | BUF)
-        idx = (arr((K,), np.int64, -1, K) | st.lists(st.integers(-1, K), max_size=K), int_seqs | BUF)
+        seats = (arr((K,), np.int8, 0, 1) | arr((K,), np.int8, -1, 2), int_seqs | BUF)
+        idx = (st.just(None).map(lambda _: np.arange(K)) | arr((K,), np.int64, 0, K - 1)
+               | st.lists(st.integers(-1, K), max_size=K), int_seqs | BUF)
         obs_b = (arr((K, obs), np.float32), BUF)
         mask_b = (arr((K, na), np.int8) | st.none(), BUF)
         ids_b = (arr((K * 64,), np.int32) | st.none(), BUF)
@@ -396,6 +399,18 @@ def _calls(module: str, S: dict[str, Any]) -> list[tuple[str, Any, Any]]:
         add("write_afterstates", mod.write_afterstates, S_, small(-1, 2),
             (st.lists(st.integers(-1, 2812), max_size=5), int_seqs), (arr((5, obs), np.float32), BUF),
             (arr((5,), np.float32) | arr((5,), np.float64), BUF))
+
+        @st.composite
+        def afterstates(draw: Any) -> tuple[Any, ...]:
+            # The state's own legal ids (the call's meaningful input), then hostile buffers beside them.
+            s = draw(S_[0])
+            legal = list(s.legal_ids()) if not s.over else []
+            ids = draw(st.lists(st.sampled_from(legal), max_size=5)) if legal else []
+            n = len(ids)
+            return (s, s.to_move, ids, draw(arr((n, obs), np.float32) | BUF),
+                    draw(arr((n, 2), np.float64) | arr((n,), np.float64) | BUF))
+
+        calls.append(("write_afterstates (legal ids)", afterstates(), mod.write_afterstates))
         last = []
     else:
         raise SystemExit(f"no harness for {module}")
