@@ -188,7 +188,7 @@ class IsolatedAgent:
                "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "arena.isolate", str(child.fileno()), str(self.memory_mb)],
+                [sys.executable, "-m", "arena.isolate", str(child.fileno()), str(self.memory_mb), str(os.getpid())],
                 pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True, env=env)
         finally:
@@ -354,9 +354,29 @@ def _answer(sock: socket.socket, reply: dict[str, Any]) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def _child(fd: int, memory_mb: int) -> None:
+def _die_with(parent: int) -> None:
+    """Be killed when the game's process dies, even stopped between calls (Linux: PR_SET_PDEATHSIG).
+
+    A stopped process never reads the end of its connection, and its own session's group is
+    never sent SIGHUP: without this, a game's process killed by kill -9 would leave its agents'
+    processes stopped for good.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the connection's end is the only way to learn of it
+        pass
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
+
+
+def _child(fd: int, memory_mb: int, parent: int) -> None:
     """The agent's process: limits first, then the agent, then one answer per request until the parent goes."""
     import resource
+
+    _die_with(parent)
 
     limit = memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -410,4 +430,4 @@ def _child(fd: int, memory_mb: int) -> None:
 
 
 if __name__ == "__main__":
-    _child(int(sys.argv[1]), int(sys.argv[2]))
+    _child(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -236,3 +236,38 @@ def test_an_isolated_agent_thinks_only_in_its_own_turn():
         assert answer.startswith("pondered ") and int(answer.split()[1]) < 100, answer
     finally:
         agent.close()
+
+
+def test_a_game_process_killed_by_kill_9_takes_its_agents_processes_with_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # A game's process with an isolated agent that has answered once (so it is stopped between calls), killed -9.
+    code = ("import random, sys, time\n"
+            "sys.path.insert(0, 'tests')\n"
+            "import mulle_env as me\n"
+            "from arena.isolate import IsolatedAgent\n"
+            "a = IsolatedAgent('random', seconds=10)\n"
+            "a.reset(); s = me.new_game(seed=1); a.act(None, s.legal_moves(), random.Random(0))\n"
+            "print(a._proc.pid, flush=True)\n"
+            "time.sleep(60)\n")
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    game = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
+    pid = int(game.stdout.readline())
+    os.kill(game.pid, signal.SIGKILL)
+    game.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return  # gone (and reaped by init)
+        if state == "Z":
+            return  # dead, waiting for init to reap it
+        time.sleep(0.05)
+    pytest.fail(f"the agent's process {pid} outlived its game's process (state {state})")
