@@ -326,7 +326,8 @@ def test_netsearch_plays_casino_legally_deterministically_and_from_the_view_only
 
     search = agents.make("netsearch:samples=3,width=3,depth=3", game="casino")
     assert isinstance(search, CasinoNetSearchAgent) and search.games == ("casino",)
-    assert search.version.startswith("1+") and search.net.game == "casino" and search.leaf == "value"
+    assert search.version.startswith("2+") and search.net.game == "casino" and search.leaf == "score"
+    assert agents.make("netsearch:leaf=auto", game="casino").leaf == "value"  # the shipped net has a value head
     twin = pickle.loads(pickle.dumps(search))
     for ruleset in [r for r in RULESETS if r.gather_all]:
         for i, st in enumerate(random_positions(10, 17, ruleset)):

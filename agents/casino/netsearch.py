@@ -12,11 +12,14 @@ determinizations); only what it asks of the game is Casino's here:
   :meth:`mulle_env.casino.GameState.from_view`;
 * observations are the environments' (:func:`mulle_env.games.casino.encode_state`), moves are
   played by id (:meth:`mulle_env.casino.GameState.play_id`);
-* a **leaf** is the searcher's game total less the opponent's, plus (``leaf=value``, the default
-  for a net with a value head) the value head's points to come, which is what the expert
-  pipeline fits it to (final difference less the totals banked: :mod:`training.games`), or
-  (``leaf=score``) the round in play's points as its piles stand
-  (:func:`agents.casino.playout.evaluate`, pimc's leaf). A finished game counts exactly.
+* a **leaf** is the searcher's game total less the opponent's, plus (``leaf=score``, the
+  default) the round in play's points as its piles stand (:func:`agents.casino.playout.evaluate`,
+  pimc's leaf) or (``leaf=value``, or ``auto`` with a file that has a value head) the value head's
+  points to come, which is what the expert pipeline fits it to (final difference less the totals
+  banked: :mod:`training.games`). A finished game counts exactly. ``score`` is the default
+  because it measured far stronger with the shipped net (docs/casino.md, "netsearch at Casino":
+  40.2% against ``pimc`` on 200 one-round deals where ``value`` scored 10.2%): a value head
+  fitted to the outcomes of a few hundred games is too noisy a leaf.
 
 Without ``policy=`` it searches with the shipped Casino net
 (:data:`agents.learned.casino.DEFAULT_CASINO_POLICY_PATH`). Casino has no afterstate nets and no
@@ -51,18 +54,20 @@ class CasinoNetSearchAgent(NetSearchAgent):
         samples: Determinizations per decision.
         width: Search the net's best ``width`` moves (0 = all).
         depth: Plies per rollout, the candidate included (1 = the leaf right after it).
-        leaf: ``auto`` (``value`` when the file has a value head), ``value`` or ``score``.
+        leaf: ``score`` (the round's points as the piles stand), ``value`` (the value head's points to
+            come) or ``auto`` (``value`` when the file has a value head).
         prior: Weight in points of the net's log-probability added to each move's value.
 
-    The defaults (16 determinizations, the 4 best moves, 4 plies) are what
+    The defaults (16 determinizations, the 4 best moves, 4 plies, ``leaf=score``) are what
     docs/casino.md's measurement against ``pimc`` used. Its
-    :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy file's fingerprint.
+    :attr:`~agents.base.Agent.version` is ``"2+"`` and the policy file's fingerprint (version 1 had
+    ``leaf=auto``, the value head's leaves, as its default: the same spec was another agent).
     """
 
     games = ("casino",)
-    code_version = "1"
+    code_version = "2"
 
-    def __init__(self, policy: str = "", samples: int = 16, width: int = 4, depth: int = 4, leaf: str = "auto",
+    def __init__(self, policy: str = "", samples: int = 16, width: int = 4, depth: int = 4, leaf: str = "score",
                  prior: float = 0.0) -> None:
         super().__init__(policy, samples, width, depth, leaf, prior, history=False)
         if self.afterstate:
