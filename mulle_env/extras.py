@@ -73,7 +73,7 @@ its value); any other card takes by value (``take``) or not at all. ``capture-v3
 parts per value; which of them the opponent will take is a maximum over the cards they may hold,
 and generation 6's values, against fresh search labels, were too low by about 2.3 points per
 14 points of the capture the move leaves the mover (a linear probe of its residuals; the
-block's fits are measured in docs/generations.md, "What was tried": no gain in play yet).
+block's fits are measured in benchmarks/records/generations.md, "What was tried": no gain in play yet).
 
 ================  ====  ==============================================================
 ``reply_best``    1     E[the worth of the opponent's best capture] / 14: their ``h``

@@ -1,7 +1,7 @@
 """Training from nothing, in the default run: every trainer makes a policy file that the arena plays.
 
 Tiny sizes (a few games, tiny nets) so the whole file takes well under a minute on 2
-cores; the strength of what they make is measured elsewhere (docs/generations.md,
+cores; the strength of what they make is measured elsewhere (benchmarks/records/generations.md,
 benchmarks/results/time_to_strength.json). What these tests guard is that each road a
 user is told to take works end to end, as the commands are typed: expert iteration,
 PPO against a pool that mixes ``random`` with agents that read their view (the quick

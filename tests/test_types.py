@@ -4,7 +4,7 @@ annotated.
 
 Part of the default test run, like ``ruff`` (tests/test_lint.py), so CI checks types too. ``mypy`` is in the
 ``test`` extra; without it the mypy tests skip, saying so. The configuration (which packages, strict, the
-third-party packages treated as untyped) is ``[tool.mypy]`` in pyproject.toml; the README's "Types" paragraph
+third-party packages treated as untyped) is ``[tool.mypy]`` in pyproject.toml; docs/install.md's "Types" paragraph
 says what counts as public.
 
 Run as a script, this file prints how much of the public API is annotated::
