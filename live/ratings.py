@@ -162,7 +162,9 @@ def inflate(player: Rating, idle_seconds: float) -> Rating:
     if periods <= 0 or player.rd >= START_RD:
         return player
     phi, sigma = player.rd / SCALE, player.volatility
-    return replace(player, rd=min(START_RD, math.sqrt(phi * phi + periods * sigma * sigma) * SCALE))
+    # max(): for a tiny idle time the round trip through Glicko-2's scale could come back one ulp below rd.
+    widened = max(player.rd, math.sqrt(phi * phi + periods * sigma * sigma) * SCALE)
+    return replace(player, rd=min(START_RD, widened))
 
 
 def rate_game(a: Rating, b: Rating, score_a: float) -> tuple[Rating, Rating]:
