@@ -30,7 +30,6 @@ from collections.abc import Iterable as _Iterable
 from types import ModuleType as _ModuleType
 from typing import Any
 
-from ..engine import C_IMPORT_ERROR as _MULLE_CORE_ERROR
 from . import state as _pystate
 from .cards import DECK, POINTS, VALUE
 from .moves import MOVES, NUM_MOVE_IDS, Move
@@ -47,19 +46,20 @@ _choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
 _cstate: _ModuleType | None = None
 #: Why the C backend is not available (None when it is).
 C_IMPORT_ERROR: str | None = None
-if _MULLE_CORE_ERROR is not None:
-    # Casino's core counts its allocations on Mulle's core's failpoint (its capsule): without that core it cannot
-    # load (the capsule import would fail with an AttributeError, not an ImportError).
-    C_IMPORT_ERROR = f"the extension mulle_env.casino._core needs Mulle's compiled core, and {_MULLE_CORE_ERROR}"
-else:
-    try:
-        from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
-    except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
-        _cstate = None
-        if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
-            C_IMPORT_ERROR = "the extension mulle_env.casino._core is not built (no C compiler at install time?)"
-        else:
-            C_IMPORT_ERROR = f"the extension mulle_env.casino._core cannot be used: {_exc}"
+try:
+    from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
+except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
+    _cstate = None
+    if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
+        C_IMPORT_ERROR = "the extension mulle_env.casino._core is not built (no C compiler at install time?)"
+    else:
+        C_IMPORT_ERROR = f"the extension mulle_env.casino._core cannot be used: {_exc}"
+except AttributeError:
+    # The core counts its allocations on Mulle's core's failpoint, reached through that core's capsule; without
+    # Mulle's core the capsule import fails with an AttributeError (mulle_env.engine has no _core), not an ImportError.
+    _cstate = None
+    C_IMPORT_ERROR = ("the extension mulle_env.casino._core needs Mulle's compiled core mulle_env.engine._core, "
+                      "which cannot be used here (mulle_env.engine.C_IMPORT_ERROR says why)")
 if C_IMPORT_ERROR is not None and _choice == "c":
     raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
 
