@@ -1,4 +1,4 @@
-"""The env benchmark's drivers run and report what benchmarks/records/speed.md quotes (figures are not checked: no timed tests)."""
+"""The env benchmark's drivers run and report what benchmarks/records/speed.md quotes (figures are not checked)."""
 
 from __future__ import annotations
 

@@ -306,9 +306,17 @@ def test_the_pettingzoo_env_plays_the_same_games_on_both_steppers(monkeypatch):
 
 
 def test_on_the_python_engine_casino_steps_on_the_python_stepper():
-    if casino.BACKEND == "c":
-        pytest.skip("the compiled core runs here (the other tests cover it)")
-    assert isinstance(ce.CASINO.make_stepper(2, casino.Ruleset(), True), PyStepper)
+    """Under MULLE_ENGINE=python (in a process of its own, so that it runs whichever engine this one has)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from mulle_env import casino; from mulle_env.games import casino as ce; "
+            "from mulle_env.stepper import PyStepper; "
+            "print(casino.BACKEND, isinstance(ce.CASINO.make_stepper(2, casino.Ruleset(), True), PyStepper))")
+    env = dict(os.environ, MULLE_ENGINE="python")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.split() == ["python", "True"], out
 
 
 @needs_c
