@@ -79,7 +79,7 @@ def test_the_casino_engine_imports_the_standard_library_the_shared_engine_pieces
     # share (card notation, errors, seeds, the bounded JSON reader) from mulle_env.engine. Its package's only way
     # up is the lazy PettingZoo face env()/raw_env() in __init__.py, imported when called.
     shared = ("mulle_env.engine.cards", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.engine.jsontext",
-              "mulle_env.engine.ruleset", "mulle_env.engine.canonical")
+              "mulle_env.engine.ruleset", "mulle_env.engine.canonical", "mulle_env.engine.backend")
 
     def ok(name: str) -> bool:
         return top(name) in STDLIB or name.startswith("mulle_env.casino") or name.startswith(shared)

@@ -24,12 +24,12 @@ outside the standard library); the Gymnasium env is ``gymnasium.make("Casino-v0"
 
 from __future__ import annotations
 
-import os as _os
 import typing as _typing
 from collections.abc import Iterable as _Iterable
 from types import ModuleType as _ModuleType
 from typing import Any
 
+from ..engine.backend import choose as _choose_backend
 from . import state as _pystate
 from .cards import DECK, POINTS, VALUE
 from .moves import MOVES, NUM_MOVE_IDS, Move
@@ -41,30 +41,21 @@ from .state import ENGINE_VERSION, Build, GameResult, GameStateBase, PlayerView
 #: The short name the arena, the agents and the envs know this game by.
 GAME_NAME = "casino"
 
-# MULLE_ENGINE's values were checked when mulle_env.engine was imported (the states above import it).
-_choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
-_cstate: _ModuleType | None = None
-#: Why the C backend is not available (None when it is).
-C_IMPORT_ERROR: str | None = None
-try:
-    from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
-except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
-    _cstate = None
-    if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
-        C_IMPORT_ERROR = "the extension mulle_env.casino._core is not built (no C compiler at install time?)"
-    else:
-        C_IMPORT_ERROR = f"the extension mulle_env.casino._core cannot be used: {_exc}"
-except AttributeError:
-    # The core counts its allocations on Mulle's core's failpoint, reached through that core's capsule; without
-    # Mulle's core the capsule import fails with an AttributeError (mulle_env.engine has no _core), not an ImportError.
-    _cstate = None
-    C_IMPORT_ERROR = ("the extension mulle_env.casino._core needs Mulle's compiled core mulle_env.engine._core, "
-                      "which cannot be used here (mulle_env.engine.C_IMPORT_ERROR says why)")
-if C_IMPORT_ERROR is not None and _choice == "c":
-    raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
 
+def _load_cstate() -> _ModuleType:
+    from . import cstate  # configures the compiled core (built by setup.py when a C compiler was there)
+
+    return cstate
+
+
+_cstate: _ModuleType | None
+#: Why the C backend is not available (None when it is).
+C_IMPORT_ERROR: str | None
 #: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference); MULLE_ENGINE decides.
-BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
+BACKEND: str
+# AttributeError: the core counts its allocations on Mulle's core's failpoint, reached through that core's
+# capsule; without Mulle's core the capsule import fails with an AttributeError (mulle_env.engine has no _core).
+_cstate, C_IMPORT_ERROR, BACKEND = _choose_backend(f"{__name__}._core", _load_cstate, also=(AttributeError,))
 if _typing.TYPE_CHECKING:
     # To a type checker GameState is what both backends' classes are, a GameStateBase (which declares the
     # whole API); at run time it is the class of BACKEND.

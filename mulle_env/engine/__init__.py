@@ -13,11 +13,11 @@ and afterstates, the extra-input blocks) follows it.
 Public names are re-exported by :mod:`mulle_env`.
 """
 
-import os as _os
 import typing as _typing
 from collections.abc import Iterable as _Iterable
 from types import ModuleType as _ModuleType
 
+from . import backend as _backend
 from . import state as _pystate
 from .cards import CARDS, Card, parse_card
 from .errors import (
@@ -49,25 +49,21 @@ from .rng import SEED_MAX, seed_problem
 from .ruleset import Ruleset
 from .state import ENGINE_VERSION, Build, GameResult, GameStateBase, PlayerView
 
-_choice = _os.environ.get("MULLE_ENGINE", "").strip().lower()
-if _choice not in ("", "auto", "c", "python"):
-    raise ImportError(f"MULLE_ENGINE must be 'c', 'python' or unset (auto), not {_choice!r}")
-_cstate: _ModuleType | None = None
-#: Why the C backend is not available (None when it is).
-C_IMPORT_ERROR: str | None = None
-try:
-    from . import cstate as _cstate  # configures the compiled core (built by setup.py when a C compiler was there)
-except ImportError as _exc:  # no compiler at install time, or a stale build: the Python reference runs
-    _cstate = None
-    if isinstance(_exc, ModuleNotFoundError) and _exc.name == f"{__name__}._core":
-        C_IMPORT_ERROR = "the extension mulle_env.engine._core is not built (no C compiler at install time?)"
-    else:
-        C_IMPORT_ERROR = f"the extension mulle_env.engine._core cannot be used: {_exc}"
-if C_IMPORT_ERROR is not None and _choice == "c":
-    raise ImportError(f"MULLE_ENGINE=c, but {C_IMPORT_ERROR}")
+_choice = _backend.requested()
 
+
+def _load_cstate() -> _ModuleType:
+    from . import cstate  # configures the compiled core (built by setup.py when a C compiler was there)
+
+    return cstate
+
+
+_cstate: _ModuleType | None
+#: Why the C backend is not available (None when it is).
+C_IMPORT_ERROR: str | None
 #: The backend in use: ``"c"`` (compiled core) or ``"python"`` (pure-Python reference).
-BACKEND: str = "c" if _cstate is not None and _choice != "python" else "python"
+BACKEND: str
+_cstate, C_IMPORT_ERROR, BACKEND = _backend.choose(f"{__name__}._core", _load_cstate)
 if _typing.TYPE_CHECKING:
     # To a type checker GameState is what both backends' classes are, a GameStateBase (which
     # declares the whole API); at run time it is the class of BACKEND.
