@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .protocol import js_safe
 from .ratings import agent_key, person_key
@@ -173,21 +173,7 @@ class GameRecorder:
         if store is None:
             send(data)
             return
-        game = self._game()
-        live = self._live_job
-        self._live_job = None
-        rated = game.rated
-
-        def write() -> int:
-            # In the store's thread, after the game's start and moves (one thread, in order).
-            lid = _result(live)
-            gid = store.add(game if lid is None else _with_live(game, lid))
-            if rated is not None:
-                data["ratings"] = _ratings_after(store, game.game, rated)
-            return gid
-        future = asyncio.get_running_loop().run_in_executor(t.hub.store_pool, write)
-        # The game is on disk before anyone is told it ended (issue 24): a crash after game_over loses nothing.
-        future.add_done_callback(lambda f: self._stored(f, data, send))
+        self._store_then_send(store, self._game(), data, send)
 
     def _stored(self, future: asyncio.Future, data: dict, send: Callable[[dict], None]) -> None:
         if future.cancelled():
@@ -235,18 +221,23 @@ class GameRecorder:
             self._live_job = None
             send(data)
             return
-        game = self._game("forfeit", winner=winner, forfeit=info)
+        self._store_then_send(store, self._game("forfeit", winner=winner, forfeit=info), data, send)
+
+    def _store_then_send(self, store: Any, game: Any, data: dict, send: Any) -> None:
+        """Store a finished (or forfeited) game in the store's thread, with its ratings, then send ``data``."""
         live = self._live_job
         self._live_job = None
         rated = game.rated
 
         def write() -> int:
+            # In the store's thread, after the game's start and moves (one thread, in order).
             lid = _result(live)
             gid = store.add(game if lid is None else _with_live(game, lid))
             if rated is not None:
                 data["ratings"] = _ratings_after(store, game.game, rated)
             return gid
-        future = asyncio.get_running_loop().run_in_executor(t.hub.store_pool, write)
+        future = asyncio.get_running_loop().run_in_executor(self.table.hub.store_pool, write)
+        # The game is on disk before anyone is told it ended (issue 24): a crash after game_over loses nothing.
         future.add_done_callback(lambda f: self._stored(f, data, send))
 
     def abandoned(self) -> None:
