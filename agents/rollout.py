@@ -19,8 +19,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from mulle_env.engine import GameState, Move, build_cards, is_mulle_capture, set_points
+from mulle_env.engine import GameState, Move, build_cards, is_mulle_capture
 from mulle_env.engine.cards import HAND_VALUE, INTAKE_POINTS, NUM_FACES, TABLE_VALUE
+from mulle_env.engine.knowledge import score_difference
 from mulle_env.engine.moves import CAPTURE_ID, DISCARD_ID, MOVES
 
 from .native import NATIVE
@@ -41,15 +42,10 @@ def set_value(st: GameState, player: int) -> float:
     """Score difference for ``player`` so far: finished sets exactly, the set in play linearly.
 
     For the set in play this is mulle + tabbe + intake points (see the module
-    docstring), which equals that set's score difference once it is over.
+    docstring), which equals that set's score difference once it is over. The engine's
+    :func:`mulle_env.engine.knowledge.score_difference`, whose home it is.
     """
-    o = 1 - player
-    v: float = 0
-    for sheets in st.sheets:
-        v += sheets[player]["total"] - sheets[o]["total"]
-    if not st.over:
-        v += set_points(st, player).banked - set_points(st, o).banked
-    return v
+    return score_difference(st, player)
 
 
 def quick_capture_gain(st: GameState, card: int) -> float:

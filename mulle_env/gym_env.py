@@ -229,6 +229,22 @@ class MulleEnv(gym.Env[NDArray[np.float32], np.int64]):
             reward = core.delta_reward(0)
         return obs, reward, self._done, False, info
 
+    def afterstates(self) -> tuple[list[int], NDArray[np.float32], NDArray[np.float64]]:
+        """``(actions, obs, banked)``: each legal action of the learner, the encoding of the position it leaves
+        (from the learner's seat, hidden cards never shown) and the learner's score difference after it.
+
+        What a network that scores moves by their result reads (:mod:`mulle_env.afterstates`);
+        empty when the learner cannot move (before ``reset``, after the game).
+        """
+        game = self._core.game
+        if not self._started or self._done:
+            return [], np.empty((0, game.afterstate_size), np.float32), np.empty(0, np.float64)
+        actions = [int(a) for a in np.flatnonzero(self._core.legal_mask(0, bool))]
+        obs = np.empty((len(actions), game.afterstate_size), dtype=np.float32)
+        banked = np.empty(len(actions), dtype=np.float64)
+        game.write_afterstates(self._core.stepper.state(0), self._seat, actions, obs, banked)
+        return actions, obs, banked
+
     def action_masks(self) -> NDArray[np.bool_]:
         """Bool mask of the learner's legal actions (the method sb3-contrib's ``MaskablePPO`` calls)."""
         if not self._started or self._done:

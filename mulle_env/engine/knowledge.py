@@ -25,7 +25,7 @@ from .state import Build, GameStateBase, intake_bonus
 
 __all__ = [
     "SetPoints", "build_at", "build_cards", "build_owner", "capture_takes", "hold_probability", "intake_bonus",
-    "is_mulle_capture", "miss_probability", "set_points",
+    "is_mulle_capture", "miss_probability", "score_difference", "set_points",
 ]
 
 
@@ -77,6 +77,23 @@ class SetPoints(NamedTuple):
 def set_points(state: GameStateBase, player: int) -> SetPoints:
     """Mulle points, tabbes and intake points ``player`` has in the set in play."""
     return SetPoints(state.mpts[player], state.tabbe[player], state.ipts[player])
+
+
+def score_difference(state: GameStateBase, player: int) -> float:
+    """``player``'s score difference so far: the finished sets' sheets exactly, the set in play linearly.
+
+    For the set in play this is the difference of :attr:`SetPoints.banked` (mulle + tabbe +
+    intake points), which equals that set's score difference once it is over. It is what a
+    move *banks* (searches, afterstate nets, :mod:`mulle_env.afterstates`) and what
+    ``agents.rollout.set_value`` is.
+    """
+    o = 1 - player
+    v: float = 0
+    for sheets in state.sheets:
+        v += sheets[player]["total"] - sheets[o]["total"]
+    if not state.over:
+        v += set_points(state, player).banked - set_points(state, o).banked
+    return v
 
 
 def build_owner(state: GameStateBase, value: int) -> int | None:

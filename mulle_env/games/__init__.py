@@ -271,6 +271,16 @@ class EnvGame(Protocol):
         """Block ``name`` of each observation row of ``base`` into the rows of ``out``."""
         raise ValueError(f"{self.env_id} has no extra-input block {name!r}")
 
+    #: Floats of one afterstate (:meth:`write_afterstates`); 0: the game offers none.
+    afterstate_size: int = 0
+
+    def write_afterstates(self, state: Any, player: int, actions: Sequence[int], obs: NDArray[np.float32],
+                          banked: NDArray[np.float64], /) -> None:
+        """Row ``j``: the encoding of the position action ``actions[j]`` of ``player`` (to move) leaves, from
+        ``player``'s seat with its hidden cards never shown, and ``player``'s score difference after it
+        (:mod:`mulle_env.afterstates` is Mulle's)."""
+        raise ValueError(f"{self.env_id} offers no afterstates yet; Mulle-v0 does (mulle_env.afterstates)")
+
 
 def get_game(game: EnvGame | str | None = None, ruleset: Any = None) -> EnvGame:
     """The game object of ``game``: an :class:`EnvGame` as it is, a name of :data:`GAMES`, or ``None`` (Mulle).

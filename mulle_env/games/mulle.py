@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,15 @@ class MulleGame(EnvGame):
         from .. import extras
 
         extras.afterstate_extras(base, out, name)
+
+    afterstate_size = OBS_SIZE
+
+    def write_afterstates(self, state: Any, player: int, actions: Sequence[int], obs: NDArray[np.float32],
+                          banked: NDArray[np.float64], /) -> None:
+        """:func:`mulle_env.afterstates.write_afterstates`: each move's position left, and the score difference."""
+        from ..afterstates import write_afterstates
+
+        write_afterstates(state, player, actions, obs, banked)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A copied or pickled env keeps the one game object: it is looked up by name again.
