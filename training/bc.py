@@ -19,13 +19,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from agents.match import play_agents
 from mulle_env import codec
+from mulle_env.afterstates import write_afterstates
 from mulle_env.observation import OBS_SIZE, encode_state
 
 from .workers import process_pool
@@ -50,11 +51,17 @@ __all__ = ["MAX_LEGAL", "generate", "load_data", "pretrain", "save_data", "value
 MAX_LEGAL = 96
 
 
-def _play(args: tuple[str, str, int, int]) -> Arrays:
-    """One game of ``teacher`` (seat ``seat``) against ``opponent``; the teacher's recorded decisions."""
+def _play(args: tuple[str, str, int, int] | tuple[str, str, int, int, bool]) -> Arrays:
+    """One game of ``teacher`` (seat ``seat``) against ``opponent``; the teacher's recorded decisions.
+
+    With a fifth element ``True``, each decision's afterstates too (:func:`generate`).
+    """
     import agents
 
-    teacher_spec, opp_spec, seed, seat = args
+    teacher_spec, opp_spec, seed, seat = args[:4]
+    with_after = len(args) > 4 and bool(args[4])
+    after: list[NDArray[np.float16]] = []
+    banked: list[NDArray[np.float32]] = []
     both = teacher_spec == opp_spec
     teacher, opp = agents.make(teacher_spec), agents.make(opp_spec)
     bots = [teacher, opp] if seat == 0 else [opp, teacher]
@@ -75,6 +82,12 @@ def _play(args: tuple[str, str, int, int]) -> Arrays:
             row[: len(ids)] = ids  # type: ignore[assignment]  # the default rules give every move an id
             obs.append(encode_state(st, p).astype(np.float16))
             legal.append(row)
+            if with_after:
+                rows = np.empty((len(ids), OBS_SIZE), np.float32)
+                bk = np.empty(len(ids), np.float64)
+                write_afterstates(st, p, cast("list[int]", ids), rows, bk)
+                after.append(rows.astype(np.float16))
+                banked.append(bk.astype(np.float32))
             acts.append(move.id)
             seats.append(p)
             steps.append(count[p])
@@ -83,16 +96,20 @@ def _play(args: tuple[str, str, int, int]) -> Arrays:
     scores = play_agents(bots, seed, rngs, on_move=record).state.scores()
     seats_a = np.array(seats, dtype=np.int8)
     diff = np.where(seats_a == 0, scores[0] - scores[1], scores[1] - scores[0]).astype(np.float32)
-    return {
+    out: Arrays = {
         "obs": np.array(obs, dtype=np.float16).reshape(-1, OBS_SIZE),
         "legal": np.array(legal, dtype=np.int16).reshape(-1, MAX_LEGAL),
         "action": np.array(acts, dtype=np.int16),
         "step": np.array(steps, dtype=np.int16),
         "diff": diff,
     }
+    if with_after:  # rows in the order of each decision's ``legal`` ids, decision after decision
+        out["after"] = np.concatenate(after) if after else np.empty((0, OBS_SIZE), np.float16)
+        out["banked"] = np.concatenate(banked) if banked else np.empty(0, np.float32)
+    return out
 
 
-def _play_many(tasks: list[tuple[str, str, int, int]]) -> Arrays:
+def _play_many(tasks: list[tuple[str, str, int, int, bool]]) -> Arrays:
     return _concat([_play(t) for t in tasks])
 
 
@@ -107,8 +124,13 @@ def generate(
     seed: int,
     workers: int = 1,
     progress: bool = True,
+    afterstates: bool = False,
 ) -> Arrays:
     """Play ``games`` games of ``teacher`` against ``opponents`` (in turn) and return its decisions.
+
+    With ``afterstates``, also ``after`` (float16, one row per legal id of each decision, in
+    ``legal``'s order, decision after decision: :mod:`mulle_env.afterstates`) and ``banked``
+    (the teacher's score difference after each), for an afterstate actor's warm start.
 
     Game ``g`` deals seed ``seed + g`` with the teacher in seat ``g % 2``. When the
     opponent is the teacher itself both seats are recorded. Decisions with a single
@@ -120,7 +142,7 @@ def generate(
         raise ValueError(f"games must be >= 1, not {games}")
     if not opponents:
         raise ValueError("opponents must name at least one agent spec")
-    tasks = [(teacher, opponents[g % len(opponents)], seed + g, g % 2) for g in range(games)]
+    tasks = [(teacher, opponents[g % len(opponents)], seed + g, g % 2, afterstates) for g in range(games)]
     chunk = 10
     chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
     bar: tqdm | None = None
@@ -160,7 +182,7 @@ def load_data(path: str | Path, **meta: object) -> Arrays | None:
         for k, v in meta.items():
             if f"meta_{k}" not in z or str(z[f"meta_{k}"]) != str(v):
                 return None
-        return {k: z[k] for k in ("obs", "legal", "action", "step", "diff")}
+        return {k: z[k] for k in ("obs", "legal", "action", "step", "diff", "after", "banked") if k in z}
 
 
 def value_targets(data: Arrays, reward: str, score_scale: float, gamma: float,
@@ -239,7 +261,7 @@ def swap_permutations(card_names: Sequence[str], tables: Sequence[Sequence[objec
 def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 512, lr: float = 1e-3,
              reward: str = "score", score_scale: float = 100.0, gamma: float = 1.0, vf_coef: float = 0.5,
              seed: int = 0, augment: bool = True, progress: bool = True,
-             log: Callable[[dict[str, float]], None] | None = None) -> dict[str, float]:
+             log: Callable[[dict[str, float]], None] | None = None, extras: str | None = None) -> dict[str, float]:
     """Fit ``model.policy`` (a MaskablePPO policy) to the teacher's moves and the games' outcomes.
 
     Loss: masked cross-entropy of the teacher's action + ``vf_coef`` * squared error of
@@ -247,6 +269,10 @@ def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 51
     report accuracy. With ``augment``, each training decision is seen with clubs and
     hearts swapped half of the time (:func:`suit_swap_permutations`): the same
     position to the rules, so twice the data for free. Returns the final figures.
+
+    Data with afterstates (``generate(..., afterstates=True)``) fits an afterstate actor
+    (:class:`training.afterstate_policy.AfterstatePolicy`): its batches are the ``Dict``
+    observations the env gives it, with the block ``extras`` appended to each afterstate.
     """
     import torch
 
@@ -263,6 +289,31 @@ def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 51
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps_per_epoch)
 
     obs_perm, act_perm = suit_swap_permutations() if augment else (None, None)
+    counts = (data["legal"] >= 0).sum(axis=1)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    with_after = "after" in data
+
+    def after_obs(idx: NDArray[np.integer[Any]], legal: NDArray[np.int64], swap: NDArray[np.bool_] | None,
+                  obs: Tensor) -> dict[str, Tensor]:
+        from mulle_env.extras import with_extras
+
+        k = int(counts[idx].max())
+        cols = np.arange(k)
+        take = cols[None, :] < counts[idx][:, None]
+        rows = (starts[idx][:, None] + cols[None, :])[take]
+        flat = data["after"][rows].astype(np.float32)
+        if swap is not None and swap.any():
+            assert obs_perm is not None
+            flip = np.repeat(swap, counts[idx])
+            flat[flip] = flat[flip][:, obs_perm]
+        flat = with_extras(flat, extras)
+        after = np.zeros((len(idx), k, flat.shape[1]), np.float32)
+        after[take] = flat
+        banked = np.zeros((len(idx), k), np.float32)
+        banked[take] = data["banked"][rows]
+        ids = np.where(cols[None, :] < counts[idx][:, None], legal[:, :k], -1).astype(np.float32)
+        return {"obs": obs, "after": torch.as_tensor(after, device=device),
+                "banked": torch.as_tensor(banked, device=device), "ids": torch.as_tensor(ids, device=device)}
 
     def batch(idx: NDArray[np.integer[Any]], swap: NDArray[np.bool_] | None = None) -> Batch:
         obs_np = data["obs"][idx].astype(np.float32)
@@ -274,7 +325,9 @@ def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 51
             sl = legal[swap]
             legal[swap] = np.where(sl >= 0, act_perm[np.maximum(sl, 0)], -1)
             act_np[swap] = act_perm[act_np[swap]]
-        obs = torch.as_tensor(obs_np, device=device)
+        obs: Any = torch.as_tensor(obs_np, device=device)
+        if with_after:
+            obs = after_obs(idx, legal, swap, obs)
         mask = np.zeros((len(idx), codec.NUM_ACTIONS), dtype=bool)
         rows = np.repeat(np.arange(len(idx)), legal.shape[1])
         cols = legal.ravel()

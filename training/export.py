@@ -1,5 +1,9 @@
 """Export a trained MaskablePPO policy network to the numpy policy file (no torch needed to play).
 
+An afterstate actor (:class:`training.afterstate_policy.AfterstatePolicy`) is written as an
+afterstate net by its own :meth:`~training.afterstate_policy.AfterstatePolicy.to_numpy`; what
+follows is the logits policy's export.
+
 The actor is exported: the policy MLP (``mlp_extractor.policy_net``) and the action head
 (``action_net``). The critic, the value MLP (``mlp_extractor.value_net``) and the value head
 (``value_net``), is exported too when asked (``value=True``) as the file's value head, whose
@@ -38,6 +42,12 @@ def policy_from_sb3(sb3_policy: MaskableActorCriticPolicy, metadata: dict[str, A
     """
     from torch import nn
 
+    to_numpy = getattr(sb3_policy, "to_numpy", None)
+    if to_numpy is not None:  # an afterstate actor (training.afterstate_policy) writes its own file
+        if game != "mulle":
+            raise PolicyFileError(f"afterstate actors play Mulle; {game} offers no afterstates yet")
+        pol: MLPPolicy = to_numpy(metadata, value=value)
+        return pol
     if type(sb3_policy.features_extractor).__name__ != "FlattenExtractor":
         raise PolicyFileError(
             f"only the default FlattenExtractor can be exported, not {type(sb3_policy.features_extractor).__name__}"

@@ -165,6 +165,15 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                         "'Training with standard RL')")
     g.add_argument("--score-scale", type=float, default=100.0, help="score difference divisor (reward=score)")
     g = ap.add_argument_group("network and PPO")
+    g.add_argument("--actor", choices=("logits", "afterstate"), default="logits",
+                   help="logits: one logit per action id from the observation; afterstate: each legal move scored "
+                        "by the position it leaves, through one shared net (needs --vec batched; "
+                        "training/afterstate_policy.py)")
+    g.add_argument("--temperature", type=float, default=2.0,
+                   help="an afterstate actor's starting temperature in points (it is learned from there)")
+    g.add_argument("--extras", default=None,
+                   help="an afterstate actor's extra-input block appended to each afterstate (mulle_env.extras: "
+                        "capture-v1 to capture-v4, what the position offers the next capture)")
     g.add_argument("--net", default="256,256", help="hidden layer widths of the policy and value MLPs")
     g.add_argument("--activation", choices=("tanh", "relu"), default="tanh", help="hidden layer activation")
     g.add_argument("--lr", type=float, default=1e-4, help="initial learning rate (decays linearly)")
@@ -212,7 +221,7 @@ _BOUNDS = [
     ("gamma", 0, False), ("gae_lambda", 0, True), ("clip", 0, False), ("ent_coef", 0, True), ("vf_coef", 0, True),
     ("target_kl", 0, True), ("bc_games", 0, True), ("bc_epochs", 1, True), ("bc_lr", 0, False),
     ("bc_workers", 1, True), ("checkpoint_every", 1, True), ("eval_every", 1, True), ("eval_games", 2, True),
-    ("max_minutes", 0, True),
+    ("max_minutes", 0, True), ("temperature", 0, False),
 ]
 
 
@@ -260,6 +269,10 @@ def _check_memory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         return
     env_game = get_game(None if args.game == "mulle" else args.game)
     per_step = env_game.obs_size * 4 + env_game.num_actions + 6 * 8
+    if getattr(args, "actor", "logits") == "afterstate":  # and each step's afterstate slots
+        from .sb3_vec import AFTERSTATE_SLOTS
+
+        per_step += AFTERSTATE_SLOTS * (env_game.afterstate_size + 2) * 4
     need = memory_estimate(args.envs, env_game.obs_size, env_game.num_actions) + rollout_steps(args) * per_step
     if need > have:
         gib = 1024**3
@@ -296,6 +309,23 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if game != "mulle" and args.bc_games:
         parser.error(f"--bc-games: the behaviour-cloning warm start is Mulle's (training/bc.py: its teacher's games, "
                      f"its suit swap); leave it out with --game {game} (PPO then starts from random weights)")
+    actor = getattr(args, "actor", "logits")
+    args.actor = actor
+    if getattr(args, "extras", None) is not None:
+        if actor != "afterstate":
+            parser.error("--extras is an afterstate actor's input; add --actor afterstate or leave it out")
+        from mulle_env.extras import EXTRAS
+
+        if args.extras not in EXTRAS:
+            parser.error(f"--extras {args.extras!r} is no extra-input block; the blocks are {', '.join(EXTRAS)}")
+    if actor == "afterstate":
+        if game != "mulle":
+            parser.error(f"--actor afterstate: {game} offers no afterstates yet (Mulle-v0 does); use --actor logits")
+        if args.vec != "batched":
+            parser.error("--actor afterstate needs --vec batched (the batched env gives each step's afterstates)")
+        if SELFPLAY in getattr(args, "opponents", ""):
+            parser.error(f"--actor afterstate cannot play --opponents {SELFPLAY} (the network on the other seat would "
+                         "need that seat's afterstates); use 'self' (its snapshots) instead")
     if args.lr_final > args.lr:
         parser.error(f"--lr-final {args.lr_final:g} must not exceed --lr {args.lr:g} (the rate decays)")
     _check_memory(parser, args)
@@ -449,7 +479,10 @@ def _batched_env(args: argparse.Namespace, snapshot_dir: str, weights: dict[str,
                     for rank in range(args.envs)]
     venv = MulleVectorEnv(args.envs, opponent=opponent, reward=args.reward, seat="alternate",
                           score_scale=args.score_scale, game=None if game == "mulle" else game)
-    return VecMonitor(SB3VectorEnv(venv))
+    from .sb3_vec import AFTERSTATE_SLOTS
+
+    slots = AFTERSTATE_SLOTS if getattr(args, "actor", "logits") == "afterstate" else 0
+    return VecMonitor(SB3VectorEnv(venv, afterstate_slots=slots, afterstate_extras=getattr(args, "extras", None)))
 
 
 #: The members every checkpoint sb3 writes holds (``MaskablePPO.save``); a zip without them is no checkpoint.
@@ -618,13 +651,21 @@ class PPORun:
             def lr_schedule(progress_remaining: float) -> float:
                 return lr_final + (lr - lr_final) * progress_remaining
 
+            policy: Any = "MlpPolicy"
+            policy_kwargs: dict[str, Any] = {
+                "net_arch": {"pi": _net(args.net), "vf": _net(args.net)},
+                "activation_fn": torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU}
+            if getattr(args, "actor", "logits") == "afterstate":
+                from .afterstate_policy import AfterstatePolicy
+
+                policy = AfterstatePolicy
+                policy_kwargs.update(temperature=args.temperature, extras=args.extras)
             self._model = MaskablePPO(
-                "MlpPolicy", self.vec_env, learning_rate=lr_schedule, n_steps=args.n_steps,
+                policy, self.vec_env, learning_rate=lr_schedule, n_steps=args.n_steps,
                 batch_size=args.batch_size, n_epochs=args.epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 clip_range=args.clip, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
                 target_kl=args.target_kl or None, seed=args.seed, device="cpu", verbose=0,
-                policy_kwargs={"net_arch": {"pi": _net(args.net), "vf": _net(args.net)},
-                               "activation_fn": torch.nn.Tanh if args.activation == "tanh" else torch.nn.ReLU},
+                policy_kwargs=policy_kwargs,
             )
             if args.init_from:
                 self._init_from()
@@ -651,12 +692,14 @@ class PPORun:
         from . import bc
 
         args = self.args
-        meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed}
+        after = getattr(args, "actor", "logits") == "afterstate"
+        meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed,
+                **({"afterstates": True} if after else {})}
         cache = self.out / "bc_data.npz"
         data = bc.load_data(cache, **meta)
         if data is None:
             data = bc.generate(args.bc_teacher, args.bc_opponents.split(","), args.bc_games, 1_000_000 + args.seed,
-                               workers=args.bc_workers, progress=not args.no_progress)
+                               workers=args.bc_workers, progress=not args.no_progress, afterstates=after)
             bc.save_data(data, cache, **meta)
         t_bc = time.monotonic()
         log_path = self.out / "bc_log.jsonl"  # the epochs' figures for programs; people see the bar or a line each
@@ -671,6 +714,7 @@ class PPORun:
         figures = bc.pretrain(
             self.model, data, epochs=args.bc_epochs, lr=args.bc_lr, reward=args.reward, score_scale=args.score_scale,
             gamma=args.gamma, seed=args.seed, augment=not args.no_bc_augment, progress=not args.no_progress, log=log,
+            extras=getattr(args, "extras", None),
         )
         figures.update(decisions=len(data["action"]), games=args.bc_games, teacher=args.bc_teacher,
                        seconds=round(time.monotonic() - t_bc, 1))
@@ -702,8 +746,16 @@ class PPORun:
             "training_seconds": round(self.elapsed(), 1), "evaluation": evaluation, "bc": self.bc_figures,
             "net": args.net, "activation": args.activation, "reward": args.reward, "opponents": args.opponents,
             "init_from": args.init_from or None, "trainer": "sb3-contrib MaskablePPO",
-            "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "created": time.strftime("%Y-%m-%d %H:%M:%S"), **self._actor_metadata(),
         }
+
+    def _actor_metadata(self) -> dict[str, Any]:
+        """An afterstate actor's settings and its learned temperature (points); nothing for a logits actor."""
+        policy = self.model.policy
+        if getattr(self.args, "actor", "logits") != "afterstate" or not hasattr(policy, "log_temperature"):
+            return {}
+        return {"actor": "afterstate", "extras": self.args.extras,
+                "temperature_points": round(float(policy.log_temperature.detach().exp()), 4)}
 
     def evaluate(self) -> dict[str, Any]:
         """A duplicate match of the current policy against ``--eval-opponent``; keeps the best as ``best.npz``."""
