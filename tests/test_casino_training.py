@@ -156,7 +156,7 @@ def test_bad_casino_files_are_refused_saying_why(tmp_path):
     assert "game 'chess' is not one this code plays nets of" in bad(game="chess")
     assert "a Casino net made for observations of 524 floats" in bad(obs_size=524)
     assert "a Casino net made for 2812 actions" in bad(num_actions=2812)
-    assert "a Casino net is a logits net" in bad(head="afterstate")
+    assert "the net writes 504 numbers, but an afterstate net writes 1" in bad(head="afterstate")
     layout = ce.layout_description()
     layout["slices"] = [["loose", 0, 52], ["hand", 52, 104], *layout["slices"][2:]]
     from mulle_env.observation import layout_fingerprint
@@ -265,7 +265,7 @@ def test_expert_casino_from_nothing_makes_a_champion_the_arena_plays(tmp_path):
     root = tmp_path / "expert"
     lines: list[str] = []
     code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", "--on-policy",
-                       *EXPERT], out=lines.append)
+                       "--net", "logits", *EXPERT], out=lines.append)
     assert code == 0, lines
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["settings"]["game"] == "casino" and manifest["settings"]["extras"] is None
@@ -289,8 +289,8 @@ def test_expert_casino_netsearch_teacher_searches_with_the_champion(tmp_path):
     lines: list[str] = []
     argv = [a if a != "pimc:samples=2" else "netsearch:samples=2,width=2,depth=2" for a in EXPERT]
     argv[argv.index("--first-teacher") + 1] = "pimc:samples=2"  # generation 0 has no net to search with
-    code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", *argv],
-                      out=lines.append)
+    code = train_main(["expert", "--game", "casino", "--out-dir", str(root), "--generations", "2", "--net", "logits",
+                       *argv], out=lines.append)
     assert code == 0, lines
     g0, g1 = json.loads((root / "manifest.json").read_text())["generations"]
     assert g0["teacher"] == "pimc:samples=2"
@@ -330,8 +330,6 @@ def test_casino_teacher_data_hold_casinos_observations_and_move_ids(tmp_path):
     with pytest.raises(teacher.TeacherDataError, match="other settings.*game"):
         teacher.generate(tmp_path / "d", "pimc:samples=2", 2, seed=3, shard_games=2, progress=False,
                          rules={"rounds": 1})
-    with pytest.raises(teacher.TeacherDataError, match="afterstates are Mulle's"):
-        teacher.generate(tmp_path / "e", "pimc:samples=2", 2, shard_games=2, afterstates=True, game="casino")
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -356,15 +354,13 @@ def test_the_stages_one_by_one_data_then_fit_make_a_casino_net(tmp_path, capsys)
     assert exit_code(["data", str(data), "--game", "casino", "--teacher", "pimc:samples=2", "--games", "2",
                       "--shard-games", "2", "--rule", "rounds=1", "--no-progress"], lines) == 0
     assert json.loads((data / "spec.json").read_text())["game"] == "casino"
-    # fit reads the game from the data: a logits net, the only kind Casino has.
+    # fit reads the game from the data: an afterstate net by default, which needs data with afterstates.
     assert exit_code(["fit", str(data), "--out", str(policy), "--no-progress"], lines) == 1
-    assert "--net afterstate is for Mulle's afterstate fits; casino data fit logits nets" in capsys.readouterr().err
+    assert "holds no afterstates" in capsys.readouterr().err
     assert exit_code(["fit", str(data), "--out", str(policy), "--net", "logits", "--hidden", "16", "--epochs", "1",
                       "--no-progress"], lines) == 0
     assert load_policy(policy).game == "casino" and load_policy(policy).ruleset["rounds"] == 1
     arena_plays(policy, tmp_path)
-    assert exit_code(["data", str(tmp_path / "after"), "--game", "casino", "--afterstates"]) == 2
-    assert "--afterstates is Mulle-only" in capsys.readouterr().err
 
 
 def test_casinos_suit_swap_is_a_symmetry_of_its_observation_and_moves():

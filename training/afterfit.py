@@ -30,6 +30,11 @@ out and reported on: squared error, agreement with the teacher's best move and r
 (points the net's choice is worth less than the teacher's best, by the teacher's
 values). A fit checkpoints every few minutes and at every epoch's end and resumes
 from the checkpoint exactly. torch is imported only inside the functions that train.
+
+The fit is Mulle's unless ``game=`` names another (``game="casino"``, :mod:`training.games`):
+the afterstates are then that game's encodings (Casino's 456 floats), the suit swap is that
+game's (:meth:`training.games.TrainGame.suit_swap`) and the policy file names the game. The
+extra inputs and the face symmetries beyond the swap read Mulle's layout, and are Mulle's.
 """
 
 from __future__ import annotations
@@ -123,7 +128,8 @@ def _rows(data: TeacherData) -> tuple[NDArray[np.intp], NDArray[np.float32], NDA
     """:func:`move_rows` plus each decision's number of rows (its legal moves)."""
     if "after_obs" not in data:
         raise ValueError("this teacher data holds no afterstates: generate it with afterstates=True "
-                         "(mulle-expert data --afterstates); when several data sets are loaded together, "
+                         "(mulle-expert data --afterstates; a Casino self-play data set gets them by replaying its "
+                         "games, training.teacher.replay_afterstates); when several data sets are loaded together, "
                          "every one of them needs them")
     present = data["legal"] >= 0
     counts = present.sum(axis=1)
@@ -136,21 +142,21 @@ def _rows(data: TeacherData) -> tuple[NDArray[np.intp], NDArray[np.float32], NDA
     return decision, value, start, counts
 
 
-def _build(cfg: Mapping[str, Any]) -> nn.Sequential:
+def _build(cfg: Mapping[str, Any], width: int = OBS_SIZE) -> nn.Sequential:
     import torch
 
     torch.manual_seed(int(cfg["seed"]))
-    return _mlp([OBS_SIZE + extras_size(cfg.get("extras")), *cfg["hidden"], 1], cfg["activation"])
+    return _mlp([width + extras_size(cfg.get("extras")), *cfg["hidden"], 1], cfg["activation"])
 
 
 def to_policy(net: nn.Module, activation: str, metadata: dict[str, Any] | None = None, extras: str | None = None,
-              ruleset: Ruleset | dict[str, Any] | None = None) -> MLPPolicy:
+              ruleset: Ruleset | dict[str, Any] | None = None, game: str = "mulle") -> MLPPolicy:
     """The numpy afterstate :class:`MLPPolicy` equal to the torch ``net`` (which reads the block ``extras``),
-    for the rules ``ruleset`` (default: the default rules)."""
+    for the rules ``ruleset`` (default: the default rules) of ``game``."""
     lin = _linears(net)
     return MLPPolicy([m.weight.detach().cpu().numpy().T.copy() for m in lin],
                      [m.bias.detach().cpu().numpy().copy() for m in lin], activation, metadata or {},
-                     head="afterstate", extras=extras, ruleset=ruleset)
+                     head="afterstate", extras=extras, ruleset=ruleset, game=game)
 
 
 def _load_numpy(net: nn.Module, policy: MLPPolicy, extras: str | None = None) -> bool:
@@ -236,7 +242,7 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
                    init_from: str | None = None, checkpoint: str | Path | None = None,
                    checkpoint_minutes: float = 5.0, metadata: dict[str, Any] | None = None, progress: bool = True,
                    log: Callable[[dict[str, Any]], None] | None = None, threads: int = 1,
-                   ruleset: Ruleset | dict[str, Any] | None = None) -> dict[str, Any]:
+                   ruleset: Ruleset | dict[str, Any] | None = None, game: str = "mulle") -> dict[str, Any]:
     """Fit an afterstate net to teacher ``data`` (with afterstates) and write the policy file ``out``.
 
     ``data`` is teacher data in memory (:func:`training.teacher.load`) or a
@@ -245,14 +251,20 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
     file of the same shape. With ``checkpoint`` the state is saved there every
     ``checkpoint_minutes`` and at each epoch's end, and a fit with the same settings and
     data resumes from it. ``ruleset`` (a :class:`mulle_env.Ruleset` or its dict) is
-    the rules the data was played under, recorded in the policy file. Returns the last
-    held-out figures (also stored in the file's metadata).
+    the rules the data was played under, recorded in the policy file. ``game``: the game the
+    data is of (:mod:`training.games`; the module docstring). Returns the last held-out figures
+    (also stored in the file's metadata).
     """
     import torch
 
+    from .games import train_game
     from .stream import MemorySource
 
     cfg = config or AfterstateConfig()
+    tg = train_game(game)
+    if tg.name != "mulle" and (cfg["extras"] or (cfg["augment"] and cfg["augment_symmetries"] > 2)):
+        raise ValueError(f"extra inputs and face symmetries beyond the suit swap read Mulle's layout; a {tg.title} "
+                         "afterstate fit takes neither (extras None, augment_symmetries at most 2)")
     torch.set_num_threads(threads)
     source: Source = cast("Source", data) if hasattr(data, "plan") else MemorySource(data)
     seed = int(cfg["seed"])
@@ -264,10 +276,12 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
     if n_rows == 0:
         raise ValueError("no afterstates to learn from")
     rows_per_decision = max(1.0, float(source.counts.sum()) / max(1, source.decisions))
-    net = _build(cfg)
+    net = _build(cfg, tg.obs_size)
     copied = False
     if init_from:
         init = load_policy(init_from)
+        if init.game != tg.name:
+            raise ValueError(f"--init-from {init_from}: a {init.game!r} net, and this fit's data are {tg.name!r}'s")
         copied = _load_numpy(net, init, cfg["extras"])
         if not copied:
             # Starting from random weights by accident would cost a whole fit: refuse instead.
@@ -291,7 +305,7 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
     held = source.subset(val_dec)
     held_dec = np.arange(len(val_dec))
     held_rows = _rows(held.data)
-    step_fn = _Stepper(net, cfg, dec_per_batch)
+    step_fn = _Stepper(net, cfg, dec_per_batch, tg.name)
     loop = FitLoop(checkpoint, key, net, opt, sched, copied, epochs, [sum(st for _, st in pl) for pl in plans],
                    checkpoint_minutes, progress)
     try:
@@ -323,7 +337,9 @@ def fit_afterstate(data: TeacherData | Source, out: str | Path, config: Aftersta
             "train_afterstates": n_rows, "heldout_decisions": len(val_dec), "init_from": init_from,
             "initialised": copied, "history": history, "fit_seconds": round(loop.elapsed, 1),
             **(metadata or {})}
-    save_policy(to_policy(net, cfg["activation"], meta, cfg["extras"], ruleset), out)
+    if tg.name != "mulle":  # only for other games, so Mulle's files keep their metadata
+        meta["game"] = tg.name
+    save_policy(to_policy(net, cfg["activation"], meta, cfg["extras"], ruleset, tg.name), out)
     return {**(history[-1] if history else {}), "fit_seconds": meta["fit_seconds"], "decisions": source.decisions}
 
 
@@ -378,13 +394,15 @@ class _Stepper:
     #: The chunk :meth:`load` read last.
     chunk: Chunk
 
-    def __init__(self, net: nn.Module, cfg: AfterstateConfig, dec_per_batch: int) -> None:
+    def __init__(self, net: nn.Module, cfg: AfterstateConfig, dec_per_batch: int, game: str = "mulle") -> None:
         from .bc import suit_swap_permutations
+        from .games import train_game
 
         self.net, self.cfg = net, cfg
         count = cfg["augment_symmetries"] if cfg["augment"] else 1
         # Two symmetries keep the coin of the fits made before there was a choice (same draws, same nets).
-        self.obs_perm = suit_swap_permutations()[0] if count == 2 else None
+        swap = suit_swap_permutations if game == "mulle" else train_game(game).suit_swap
+        self.obs_perm = swap()[0] if count == 2 else None
         self.sym_cols = face_symmetry_columns(count) if count > 2 else None
         self._key: tuple[int, tuple[int, ...]] | None = None
 

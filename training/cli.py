@@ -75,9 +75,9 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                         "beats greedy; standard: one hour; long: 2.5 hours); flags given explicitly win")
     e.add_argument("--out-dir", default="runs/expert-auto", help="the run's directory (made with its parents)")
     e.add_argument("--game", choices=list(EXPERT_GAME_DEFAULTS), default="mulle",
-                   help="the game: mulle (afterstate nets, netsearch teachers) or casino (logits nets; its own "
-                        "defaults: --first-teacher pimc, --teacher pimc, --extras none, screens against random and "
-                        "greedy; Mulle-only flags are refused)")
+                   help="the game: mulle (afterstate nets, netsearch teachers) or casino (afterstate or logits nets, "
+                        "--net; its own defaults: --first-teacher pimc, --teacher pimc, --extras none, screens "
+                        "against random and greedy; Mulle-only flags are refused)")
     g = e.add_argument_group("budgets (any may be raised to continue a stopped run)")
     g.add_argument("--generations", type=_positive, default=8, help="stop after this many generations")
     g.add_argument("--hours", type=_nonnegative_float, default=0.0,
@@ -106,6 +106,9 @@ def _expert_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="train for another ruleset (repeatable), e.g. --rule sets=1 --rule forced_capture=false")
     g.add_argument("--seed", type=int, default=0, help="fixes every game, net and fit")
     g = e.add_argument_group("the net and its fit")
+    g.add_argument("--net", choices=("afterstate", "logits"), default=None,
+                   help="the net fitted: afterstate (score the position each move leaves; Mulle's only kind) or, "
+                        "with --game casino, logits (one logit per move id); default afterstate")
     g.add_argument("--hidden", type=_widths, default=[256, 256], help="hidden widths")
     g.add_argument("--extras", default="capture-v3", help="extra-input block the net reads ('none' for none)")
     g.add_argument("--first-epochs", type=_positive, default=4, help="generation 0's epochs")
@@ -211,8 +214,8 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     d.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="play under another ruleset flag (repeatable), e.g. --rule sets=1")
     d.add_argument("--game", choices=list(EXPERT_GAME_DEFAULTS), default="mulle",
-                   help="the game: mulle, or casino (its agents; no --afterstates; mulle-train fit then fits a "
-                        "logits net, reading the game from the data)")
+                   help="the game: mulle, or casino (its agents and afterstates; mulle-train fit reads the game "
+                        "from the data)")
     _backend_flags(d)
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
     f = sub.add_parser("fit", help="fit a policy file to teacher data sets",
@@ -754,8 +757,8 @@ def _expert_game_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
     ]
     for flag, given, why in mulle_only:
         if given:
-            parser.error(f"{flag} is Mulle-only: {why}; {tg.title} nets are logits nets fitted to the search's "
-                         f"values (leave {flag} out with --game {game})")
+            parser.error(f"{flag} is Mulle-only: {why}; {tg.title} nets are fitted to the search's values "
+                         f"without them (leave {flag} out with --game {game})")
     args.extras = None
 
     def spec(flag: str, text: str) -> str:
@@ -849,9 +852,6 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         else:
             from .games import train_game
 
-            if args.afterstates:
-                parser.error(f"--afterstates is Mulle-only: afterstates are Mulle's (its afterstate encoder); "
-                             f"leave it out with --game {game}")
             try:
                 args.rules = train_game(game).rules(args.rule)
             except ValueError as exc:

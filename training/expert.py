@@ -255,17 +255,40 @@ def data_games(dirs: Iterable[str | Path]) -> str:
 
 def _fit_game(args: argparse.Namespace, sources: list[tuple[str, float]], rules: dict[str, Any], game: str,
               out: Out) -> int:
-    """``fit`` of another game's data than Mulle's: a logits net (the only kind other games have) of that game."""
+    """``fit`` of another game's data than Mulle's: an afterstate net (data made with afterstates) or a logits net
+    of that game, fitted in memory."""
     from training import distill, teacher
 
-    refused = [("--net afterstate", args.net == "afterstate"), ("DIR=WEIGHT", any(w != 1 for _, w in sources)),
-               ("--extras", bool(args.extras)), ("--rank-coef", bool(getattr(args, "rank_coef", 0.0))),
+    afterstate = args.net == "afterstate"
+    refused = [("DIR=WEIGHT", any(w != 1 for _, w in sources)), ("--extras", bool(args.extras)),
                ("--augment-symmetries", getattr(args, "augment_symmetries", 2) != 2)]
+    if not afterstate:
+        refused.append(("--rank-coef", bool(getattr(args, "rank_coef", 0.0))))
     for what, given in refused:
         if given:
-            raise ValueError(f"{what} is for Mulle's afterstate fits; {game} data fit logits nets "
-                             "(mulle-train fit DIR --net logits)")
+            raise ValueError(f"{what} is for Mulle's afterstate fits; {game} data fit afterstate nets "
+                             "(mulle-train fit DIR, on data made with --afterstates) or logits nets (--net logits) "
+                             "without it")
     ckpt = args.checkpoint or args.out + ".ckpt.pt"
+    meta = {"data": [str(d) for d, _ in sources], "command": list(args.argv or []), "game": game}
+    if afterstate:
+        from training.afterfit import AfterstateConfig, fit_afterstate
+
+        settings: dict[str, Any] = {"hidden": args.hidden or [256, 256], "epochs": args.epochs,
+                                    "batch_size": args.batch_size, "lr": args.lr, "seed": args.seed}
+        if getattr(args, "rank_temperature", 1.0) != 1.0 and not getattr(args, "rank_coef", 0.0):
+            raise ValueError("--rank-temperature sets the ranking term's temperature: give --rank-coef above 0 too")
+        if getattr(args, "rank_coef", 0.0):
+            settings.update(rank_coef=args.rank_coef, rank_temperature=args.rank_temperature)
+        after = teacher.load([d for d, _ in sources], **fit_arrays("afterstate"))
+        out(f"checkpoints go to {ckpt} (a rerun resumes from it; deleted when the fit completes)")
+        figures = fit_afterstate(after, args.out, AfterstateConfig(**settings), init_from=args.init_from or None,
+                                 checkpoint=ckpt, checkpoint_minutes=args.checkpoint_minutes, metadata=meta,
+                                 progress=not args.no_progress, log=lambda f: out(json.dumps(f)),
+                                 threads=args.threads, ruleset=rules or None, game=game)
+        Path(ckpt).unlink(missing_ok=True)
+        out(f"wrote {args.out}: {json.dumps(figures)}")
+        return 0
     cfg = distill.FitConfig(hidden=args.hidden or [512, 256], epochs=args.epochs, batch_size=args.batch_size,
                             lr=args.lr, seed=args.seed, augment=True)
     data = teacher.load([d for d, _ in sources], **fit_arrays("logits"))
@@ -273,8 +296,7 @@ def _fit_game(args: argparse.Namespace, sources: list[tuple[str, float]], rules:
     figures = distill.fit(data, args.out, cfg, init_from=args.init_from or None, checkpoint=ckpt,
                           checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
                           log=lambda f: out(json.dumps(f)), threads=args.threads, game=game, ruleset=rules or None,
-                          metadata={"data": [str(d) for d, _ in sources], "command": list(args.argv or []),
-                                    "game": game})
+                          metadata=meta)
     Path(ckpt).unlink(missing_ok=True)
     out(f"wrote {args.out}: {json.dumps(figures)}")
     return 0

@@ -20,7 +20,11 @@ member                   what training does with it
 ``rules(items)``         ``--rule KEY=VALUE`` texts as that dict, refusing what training cannot
 ``play(bots, ...)``      a whole game between agents through the engine's game loop; its scores
 ``decisions``            about how many decisions one seat makes in a game (messages)
-``afterstates``          whether afterstate nets exist for it (Mulle's encoder; not Casino's)
+``afterstates``          whether afterstate nets exist for it (both games have an encoder)
+``afterstates_of(view,   per legal move the position it leaves, encoded from the mover's seat, and
+ms)``                    the points banked after it (what afterstate data store and nets read)
+``new_state(seed,        the state a deal starts from (a data set's games are replayed from it and
+rules)``                 their moves, :func:`training.teacher.replay_afterstates`; Casino's only)
 ``suit_swap()``          the observation and action permutations of the clubs-hearts swap
                          (a fit's augmentation, :mod:`training.distill`)
 =======================  ===================================================================
@@ -89,6 +93,18 @@ class TrainGame:
 
         return move_keys(view, legal_moves)
 
+    def afterstates_of(self, view: Any, legal_moves: Sequence[Any]) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
+        """``(obs, banked)`` of each of ``legal_moves``: :func:`agents.learned.afterstate.encode_afterstates`."""
+        from agents.learned.afterstate import encode_afterstates
+
+        return encode_afterstates(view, legal_moves)
+
+    def new_state(self, seed: int, rules: dict[str, Any] | None = None) -> Any:
+        """The state deal ``seed`` starts from, to replay a game's moves on; Mulle's data sets store their
+        afterstates as they are labelled (``--afterstates``), so Mulle offers none."""
+        raise ValueError(f"{self.title}'s data sets are not replayed: label them with afterstates "
+                         "(mulle-train data --afterstates)")
+
     def ruleset_class(self) -> Any:
         """The game's ruleset class."""
         from mulle_env.engine import Ruleset
@@ -124,12 +140,11 @@ class TrainGame:
 
 
 class CasinoTrainGame(TrainGame):
-    """Casino for training: logits nets over its move ids (``gather_all=True``), no afterstates."""
+    """Casino for training: logits nets over its move ids (``gather_all=True``) and afterstate nets."""
 
     name = "casino"
     title = "Casino"
     decisions = 84  # three or four rounds of 24 card plays a seat
-    afterstates = False
 
     def encode_view(self, view: Any) -> NDArray[np.float32]:
         """The observation of ``view``'s seat (:func:`mulle_env.games.casino.encode_view`)."""
@@ -152,6 +167,19 @@ class CasinoTrainGame(TrainGame):
     def move_keys(self, view: Any, legal_moves: Sequence[Any]) -> list[int]:
         """The moves' ids (every move has one under ``gather_all=True``, the only rules training takes)."""
         return [int(m.id) for m in legal_moves]
+
+    def afterstates_of(self, view: Any, legal_moves: Sequence[Any]) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
+        """``(obs, banked)`` of each of ``legal_moves``: :func:`agents.learned.casino.encode_casino_afterstates`
+        (banked: the points after the move relative to the view's game totals, ``pimc``'s convention)."""
+        from agents.learned.casino import encode_casino_afterstates
+
+        return encode_casino_afterstates(view, legal_moves)
+
+    def new_state(self, seed: int, rules: dict[str, Any] | None = None) -> Any:
+        """:func:`mulle_env.casino.new_game` of deal ``seed`` (what :meth:`play` plays)."""
+        from mulle_env import casino
+
+        return casino.new_game(seed, self.ruleset(rules))
 
     def ruleset_class(self) -> Any:
         """:class:`mulle_env.casino.Ruleset`."""
@@ -184,10 +212,9 @@ class CasinoTrainGame(TrainGame):
     def play(self, bots: Sequence[Any], seed: int, rngs: Sequence[random.Random],
              rules: dict[str, Any] | None = None) -> tuple[int, int]:
         """Play deal ``seed`` through the engine's game loop (:class:`mulle_env.engine.GameLoop`)."""
-        from mulle_env import casino
         from mulle_env.engine import GameLoop
 
-        state = casino.new_game(seed, self.ruleset(rules))
+        state = self.new_state(seed, rules)
         loop = GameLoop(state, list(bots), list(rngs))
         loop.start()
         loop.run()

@@ -31,13 +31,15 @@ command continues where it stopped (any budget may be raised; the settings that 
 what a generation computes may not change).
 
 ``--game casino`` runs the same loop for Casino (:mod:`training.games`): the teacher is
-Casino's determinized search (``pimc``, :mod:`agents.determinized`) in every generation, or
-with ``--teacher netsearch...`` Casino's ``netsearch`` searching with the champion from
-generation 1 on (as Mulle's; with ``--on-policy`` the champion plays the labelled games), the
-net is a logits net (one logit per move id, with a value head; :mod:`training.distill`, in
-memory) fitted to the softmax of the search's values and started from the champion's weights,
-and the screens are Casino's arena games (``learned:path=...`` at ``--game casino``). The
-afterstate nets, their extra inputs and people's game records are Mulle's, and refused there.
+Casino's determinized search (``pimc``, :mod:`agents.determinized`) in every generation (with
+``--on-policy`` the champion plays the labelled games), the net an afterstate net of Casino's
+afterstates (``--net afterstate``, the default: :func:`agents.learned.casino.encode_casino_afterstates`,
+fitted in memory by :mod:`training.afterfit` without extra inputs) or a logits net (``--net
+logits``: one logit per move id, with a value head, :mod:`training.distill`, fitted to the
+softmax of the search's values; its runs may take ``--teacher netsearch...``, Casino's
+``netsearch`` searching with the champion from generation 1 on), started from the champion's
+weights, and the screens are Casino's arena games (``learned:path=...`` at ``--game casino``).
+The extra inputs and people's game records are Mulle's, and refused there.
 
 ``--out-dir`` holds ``manifest.json`` (settings, every invocation, and per generation:
 teacher and its version, data, fit settings and figures, the net, its agent version,
@@ -74,8 +76,9 @@ FORMAT = "mulle-train-expert-1"
 #: workers, the backend, memory and threads may change between invocations.
 FIXED = ("first_teacher", "teacher", "first_games", "games", "shard_games", "seed", "data_window", "hidden",
          "extras", "first_epochs", "epochs", "batch_size", "lr", "screen_opponents", "screen_games",
-         "screen_seed", "rules", "records", "on_policy", "game")
-#: Settings added to FIXED after runs were made, with the value a run's manifest without them had.
+         "screen_seed", "rules", "records", "on_policy", "game", "net")
+#: Settings added to FIXED after runs were made, with the value a run's manifest without them had (``net``:
+#: see :meth:`Pipeline.open`, it depends on the game).
 _ADDED = {"on_policy": False, "game": "mulle"}
 
 
@@ -143,6 +146,11 @@ class Pipeline:
         """The game the run trains a net for (``--game``; Mulle for a namespace made before the flag)."""
         return str(getattr(self.args, "game", "mulle"))
 
+    @property
+    def net(self) -> str:
+        """The kind of net the run fits (``--net``): afterstate nets unless a Casino run asks for logits nets."""
+        return str(getattr(self.args, "net", None) or "afterstate")
+
     def spec(self, text: str) -> str:
         """``text`` as the canonical spec of the run's game's agent."""
         import agents
@@ -162,7 +170,7 @@ class Pipeline:
 
     def settings(self) -> dict[str, Any]:
         """The settings that fix what the run computes."""
-        return {k: getattr(self.args, k, _ADDED.get(k)) for k in FIXED}
+        return {**{k: getattr(self.args, k, _ADDED.get(k)) for k in FIXED}, "net": self.net}
 
     def open(self) -> str | None:
         """Load or start the manifest; an error message if the directory holds a run with other settings."""
@@ -174,6 +182,8 @@ class Pipeline:
                 return (f"--out-dir {str(self.root)!r} holds a {self.manifest.get('format')!r} manifest, not a "
                         "mulle-train expert run; use another --out-dir")
             old = {**_ADDED, **self.manifest["settings"]}
+            # Runs made before --net: Mulle's fitted afterstate nets, Casino's logits nets.
+            old.setdefault("net", "afterstate" if old["game"] == "mulle" else "logits")
             diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
             if diff:
                 what = "; ".join(f"--{k.replace('_', '-')}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
@@ -236,6 +246,11 @@ class Pipeline:
 
     def _run(self) -> int:
         error = self.open()
+        if not error and self.game == "mulle" and self.net != "afterstate":
+            error = "Mulle's pipeline fits afterstate nets (--net afterstate); mulle-train run fits logits nets"
+        if not error and self.game != "mulle" and self.net == "afterstate" and _searches_with_net(self.args.teacher):
+            error = (f"{self.args.teacher}: {self.game}'s netsearch searches with a logits net; with --net afterstate "
+                     "the teacher is a search without a net (pimc), or fit logits nets (--net logits)")
         if error:
             print(f"{self.args.prog}: error: {error}", file=sys.stderr)
             return 2
@@ -320,7 +335,7 @@ class Pipeline:
             summary = teacher.generate(gdir / "data", gen["teacher"], games, seed=args.seed * 1000 + g,
                                        shard_games=args.shard_games, workers=args.workers,
                                        progress=not args.no_progress, rules=args.rules or None,
-                                       afterstates=self.game == "mulle", backend=self.labeller(), stop=self.tick,
+                                       afterstates=self.net == "afterstate", backend=self.labeller(), stop=self.tick,
                                        driver=driver, **({} if self.game == "mulle" else {"game": self.game}))
         gen["data"] = str(gdir / "data")
         gen["games"] = games
@@ -332,7 +347,10 @@ class Pipeline:
     def fit(self, g: int, gen: dict[str, Any], gdir: Path, records: Path | None) -> None:
         """Stage 2: fit this generation's net on the window's data (and the records), from the champion."""
         if self.game != "mulle":
-            self.fit_logits(g, gen, gdir)
+            if self.net == "logits":
+                self.fit_logits(g, gen, gdir)
+            else:
+                self.fit_game_afterstate(g, gen, gdir)
             return
         from .afterfit import AfterstateConfig, fit_afterstate
         from .stream import ShardSource, chunk_rows_for
@@ -362,6 +380,39 @@ class Pipeline:
         import agents
 
         gen["agent_version"] = agents.make(gen["agent"]).version
+        self.save()
+        ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
+        self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
+                 f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
+
+    def fit_game_afterstate(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
+        """Stage 2 for another game than Mulle: an afterstate net of that game, its data in memory (no extras)."""
+        from . import teacher
+        from .afterfit import AfterstateConfig, fit_afterstate
+        from .expert import fit_arrays
+
+        args = self.args
+        gens = self.manifest["generations"]
+        first = 0 if not args.data_window else max(0, g - args.data_window + 1)
+        sources: list[tuple[str, float]] = [(x["data"], 1.0) for x in gens[first: g + 1]]
+        data = teacher.load([s for s, _ in sources], **fit_arrays("afterstate"))
+        init = self.manifest.get("champion")
+        cfg = AfterstateConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                               epochs=args.first_epochs if g == 0 else args.epochs)
+        decisions = len(data["action"])
+        self.say(f"generation {g}: fit an afterstate net on {decisions} decisions of {len(sources)} data set(s)"
+                 + (f", from {init}" if init else ""))
+        policy = gdir / "policy.npz"
+        ckpt = gdir / "fit.ckpt.pt"
+        with self.timed(gen, "fit"):
+            figures = fit_afterstate(data, policy, cfg, init_from=init, checkpoint=ckpt,
+                                     checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
+                                     threads=args.threads, ruleset=args.rules or None, game=self.game,
+                                     metadata={"generation": g, "teacher": gen["teacher"],
+                                               "data": [s for s, _ in sources], "command": list(args.argv or [])})
+        gen.update(fit={**figures, "config": dict(cfg), "sources": sources, "net": "afterstate"},
+                   decisions=decisions, policy=str(policy), agent=self.learned(str(policy)))
+        gen["agent_version"] = self.agent_version(gen["agent"])
         self.save()
         ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
         self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "

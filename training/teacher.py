@@ -37,15 +37,22 @@ Data lives in a directory of *shards*, each the decisions of ``shard_games`` gam
   its non-padding ``legal`` entries):
 
   ================  ==========  ==================================================
-  ``after_obs``     float16     :func:`agents.learned.afterstate.encode_afterstates`
-                                of the move: the position it leaves, mover's seat
-  ``after_banked``  float32     the mover's score difference after the move
+  ``after_obs``     float16     the game's afterstate encoding of the move
+                                (:meth:`training.games.TrainGame.afterstates_of`:
+                                :func:`agents.learned.afterstate.encode_afterstates`,
+                                :func:`agents.learned.casino.encode_casino_afterstates`):
+                                the position it leaves, mover's seat
+  ``after_banked``  float32     the mover's score difference after the move (Casino's:
+                                relative to the game totals at the decision, as
+                                ``pimc``'s values are)
   ================  ==========  ==================================================
 
 The game is Mulle unless ``game=`` names another (``game="casino"``, ``mulle-train expert
 --game casino``; :mod:`training.games`): the observation, the action ids, the banked
-points and the game loop are then that game's, ``spec.json`` records it (``game``; absent:
-Mulle) and afterstates are Mulle's alone.
+points, the afterstates and the game loop are then that game's, and ``spec.json`` records
+it (``game``; absent: Mulle). A self-play data set made without afterstates gets them
+afterwards, without searching again, by replaying its games (:func:`replay_afterstates`;
+Casino's): the same shards a run with ``afterstates=True`` writes.
 
 A shard is written to a temporary name and renamed, so it is either complete or
 absent: an interrupted run loses at most the shards in progress, and a rerun makes
@@ -87,7 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "MAX_LEGAL", "Afterstates", "Arrays", "CodedRows", "DecisionRow", "GameDecision", "LabellingAgent",
            "TeacherData", "TeacherDataError", "Valuer", "banked_points", "check_data_dir", "data_game", "deal_seed",
            "decision_afterstates", "decision_arrays", "decision_row", "generate", "label_shard", "load", "move_keys",
-           "play_shard", "shard_arrays", "shard_bytes", "stable_digest", "values_moves", "write_shard"]
+           "play_shard", "replay_afterstates", "shard_arrays", "shard_bytes", "stable_digest", "values_moves",
+           "write_shard"]
 
 #: Tag in ``spec.json``.
 FORMAT = "mulle-teacher-data-2"
@@ -273,7 +281,7 @@ class LabellingAgent(Agent):
         if p in self.record_seats:
             self.rows.append(decision_row(view, legal_moves, move, scored, step, self.game))
             if self.afterstates:
-                self.after.append(decision_afterstates(view, legal_moves, self.rows[-1][1]))
+                self.after.append(decision_afterstates(view, legal_moves, self.rows[-1][1], self.game))
         return move
 
 
@@ -301,10 +309,16 @@ def decision_row(view: PlayerView, legal_moves: Sequence[Move], move: Move, scor
             view.player, step, g.banked_points(view))
 
 
-def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: list[int]) -> Afterstates:
-    """``(after_obs float16, after_banked)`` of the stored moves ``ids`` (keys of :func:`move_keys`)."""
-    by_key = dict(zip(move_keys(view, legal_moves), legal_moves))
-    obs, banked = encode_afterstates(view, [by_key[i] for i in ids])
+def decision_afterstates(view: PlayerView, legal_moves: Sequence[Move], ids: list[int],
+                         game: str | TrainGame | None = None) -> Afterstates:
+    """``(after_obs float16, after_banked)`` of the stored moves ``ids`` (keys of the game's ``move_keys``);
+    ``game``: Mulle by default."""
+    g = train_game(game)
+    by_key = dict(zip(g.move_keys(view, legal_moves), legal_moves))
+    if g.name == "mulle":  # the call Mulle's data has always been made with
+        obs, banked = encode_afterstates(view, [by_key[i] for i in ids])
+    else:
+        obs, banked = g.afterstates_of(view, [by_key[i] for i in ids])
     return obs.astype(np.float16), banked.astype(np.float32)
 
 
@@ -366,7 +380,7 @@ def decision_arrays(rows: Sequence[GameDecision], outcomes: Sequence[float],
     }
     if after is not None:
         arrays["after_obs"] = (np.concatenate([a for a, _ in after]) if after
-                               else np.zeros((0, OBS_SIZE), dtype=np.float16))
+                               else np.zeros((0, obs_size), dtype=np.float16))
         arrays["after_banked"] = (np.concatenate([b for _, b in after]) if after
                                   else np.zeros(0, dtype=np.float32))
     return arrays
@@ -489,13 +503,13 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     spec) plays the recorded seats' moves while the teacher values them (module
     docstring). Once ``stop()`` is true no new shard is started (the summary's
     ``complete`` is then False). ``game`` (:mod:`training.games`): the game played, Mulle by
-    default; afterstates are Mulle's alone.
+    default.
     """
     import agents
 
     tg = train_game(game)
     if afterstates and not tg.afterstates:
-        raise TeacherDataError(f"afterstates are Mulle's (its afterstate encoder); {tg.title} data sets have none")
+        raise TeacherDataError(f"{tg.title} has no afterstate encoder; its data sets have no afterstates")
     if games < 1 or shard_games < 1 or games % shard_games:
         raise TeacherDataError(f"games ({games}) must be a positive multiple of shard_games ({shard_games})")
     if workers < 1:
@@ -548,6 +562,82 @@ def generate(out_dir: str | Path, teacher: str, games: int, seed: int = 0, oppon
     missing = sum(not shard_path(out, k).is_file() for k in range(games // shard_games))
     return {"games": games, "shards": games // shard_games, "made": made[0], "new_decisions": made[1],
             "complete": missing == 0}
+
+
+def replay_afterstates(data_dir: str | Path, out_dir: str | Path, progress: bool = False) -> dict[str, Any]:
+    """Copy the self-play data set ``data_dir`` into ``out_dir`` with every labelled move's afterstate; a summary.
+
+    No search runs again: each game is replayed from its deal (:meth:`~training.games.TrainGame.new_state`
+    of its :func:`deal_seed`) and the moves its rows say were played (a decision with one legal move
+    has no row: that move is played), and at every row the stored moves' afterstates are encoded
+    as the labelling would have (:func:`decision_afterstates`). The shards written are those a run
+    with ``afterstates=True`` and the same settings writes, byte for byte (tested), and
+    ``out_dir``'s ``spec.json`` is that run's, so :func:`generate` can go on labelling into it.
+    Only self-play data without a driver can be replayed (their rows hold every decision of both
+    seats); shards already in ``out_dir`` are kept (a rerun resumes). A row whose observation is
+    not the replayed position's raises :class:`TeacherDataError`.
+    """
+    src, out = Path(data_dir), Path(out_dir)
+    spec = check_data_dir(src)
+    tg = train_game(data_game(spec))
+    if spec.get("afterstates"):
+        raise TeacherDataError(f"{src} holds afterstates already")
+    if spec.get("opponents") != [SELF] or spec.get("driver"):
+        raise TeacherDataError(f"{src}: only self-play data sets without a driver can be replayed (their rows hold "
+                               "every decision of both seats); label this one again with afterstates")
+    tg.new_state(0, spec.get("rules") or None)  # a game that offers no replay says so before anything is written
+    _check_dir(out, {**spec, "afterstates": True})
+    shards = sorted(src.glob("shard_*.npz"))
+    made = decisions = 0
+    for path in shards:
+        k = int(path.stem.split("_")[1])
+        if shard_path(out, k).is_file():
+            continue
+        with np.load(path, allow_pickle=False) as z:
+            arrays: Arrays = {key: z[key] for key in z.files}
+        after = _replayed(arrays, spec, tg, range(k * spec["shard_games"], (k + 1) * spec["shard_games"]), path)
+        arrays["after_obs"] = (np.concatenate([a for a, _ in after]) if after
+                               else np.zeros((0, tg.obs_size), dtype=np.float16))
+        arrays["after_banked"] = (np.concatenate([b for _, b in after]) if after
+                                  else np.zeros(0, dtype=np.float32))
+        write_shard(out, k, shard_bytes(arrays))
+        made += 1
+        decisions += len(arrays["action"])
+        if progress:
+            print(f"{shard_path(out, k)}: {len(arrays['action'])} decisions", flush=True)
+    return {"shards": len(shards), "made": made, "new_decisions": decisions}
+
+
+def _replayed(arrays: Arrays, spec: dict[str, Any], tg: TrainGame, games: range, where: Path) -> list[Afterstates]:
+    """The afterstates of every row of a shard's ``arrays`` (games ``games`` of the data set ``spec``), in order."""
+    out: list[Afterstates] = []
+    rows = arrays["game"]
+    for g in games:
+        mine = np.flatnonzero(rows == g)
+        st = tg.new_state(deal_seed(spec["seed"], g), spec.get("rules") or None)
+        i = 0
+        while not st.over:
+            legal = st.legal_moves()
+            if len(legal) == 1:
+                st.play(legal[0])
+                continue
+            if i >= len(mine):
+                raise TeacherDataError(f"{where}: game {g} goes on past its {len(mine)} recorded decisions")
+            r = mine[i]
+            i += 1
+            view = st.view(st.to_move)
+            if not np.array_equal(tg.encode_view(view).astype(np.float16), arrays["obs"][r]):
+                raise TeacherDataError(f"{where}: decision {i} of game {g} is not the replayed position (the data "
+                                       "was made by other code or rules)")
+            keys = tg.move_keys(view, legal)
+            if int(arrays["action"][r]) not in keys:
+                raise TeacherDataError(f"{where}: decision {i} of game {g} played a move that is not legal in the "
+                                       "replayed position (the data was made by other code or rules)")
+            out.append(decision_afterstates(view, legal, [int(x) for x in arrays["legal"][r] if x >= 0], tg))
+            st.play(legal[keys.index(int(arrays["action"][r]))])
+        if i != len(mine):
+            raise TeacherDataError(f"{where}: game {g} ended after {i} of its {len(mine)} recorded decisions")
+    return out
 
 
 def _local_pool(out: Path, todo: list[int], rest: tuple[Any, ...], workers: int, done: Callable[[int], None],

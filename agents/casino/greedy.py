@@ -29,6 +29,7 @@ import random
 from collections.abc import Sequence
 
 from mulle_env.casino import Move, PlayerView
+from mulle_env.casino.cards import COURT, VALUE
 from mulle_env.casino.moves import CAPTURE, TRAIL
 from mulle_env.casino.rules import Plan, plans
 from mulle_env.engine.knowledge import miss_probability
@@ -38,6 +39,7 @@ from .effects import (
     SWEEP,
     Pricing,
     Table,
+    capture_class,
     class_faces,
     is_last_play,
     table_after,
@@ -46,7 +48,7 @@ from .effects import (
 )
 from .heuristic import TIE, score_plan
 
-__all__ = ["CasinoGreedyAgent", "capture_worth", "expected_best_reply", "gain"]
+__all__ = ["CasinoGreedyAgent", "capture_classes", "capture_worth", "expected_best_reply", "gain"]
 
 
 def capture_worth(table: Table, face: int, player: int, pricing: Pricing, last_play: bool) -> float:
@@ -72,6 +74,26 @@ def capture_worth(table: Table, face: int, player: int, pricing: Pricing, last_p
     return best
 
 
+def capture_classes(table: Table) -> set[int]:
+    """The capture classes (:func:`~agents.casino.effects.capture_class`) that may capture something on ``table``.
+
+    A capture takes groups of table cards each adding up to the card's value (a build counts its
+    value, a court card pairs only with its rank), so a numeral class must be a sum of some loose
+    numerals or a build's value, and a court class a court's rank on the table. The set may hold
+    classes that capture nothing there (the engine decides); it never misses one that captures, so
+    the classes outside it need no engine query.
+    """
+    sums = 1  # bit v: some loose numerals add up to v (up to 10, the largest numeral)
+    out = {b[0] for b in table.builds}
+    for f in table.loose:
+        if COURT[f]:
+            out.add(capture_class(f))
+        else:
+            sums |= (sums << VALUE[f]) & 0x7FF
+    out.update(v for v in range(1, 11) if sums >> v & 1)
+    return out
+
+
 def expected_best_reply(table: Table, player: int, pricing: Pricing, last_play: bool) -> float:
     """The expected worth of ``player``'s best capture on ``table`` when its hand is drawn from the unseen cards.
 
@@ -82,7 +104,10 @@ def expected_best_reply(table: Table, player: int, pricing: Pricing, last_play: 
     if pricing.hand_size <= 0 or table.empty:
         return 0.0
     gains: list[float] = []
+    takes = capture_classes(table)
     for klass, faces in class_faces(pricing.unseen).items():
+        if klass not in takes:  # nothing there adds up to its value: no capture, no engine query
+            continue
         base = capture_worth(table, faces[0], player, pricing, last_play)
         if base <= 0.0:
             continue

@@ -62,7 +62,8 @@ load while today's layout is that one and are refused (saying what changed) afte
 
 A file is also tied to its game: :func:`game_layout` is the layout it is checked against,
 and an agent refuses a net of another game (:func:`check_game`), naming the file's game.
-Casino nets are logits nets over Casino's move ids (no afterstate head, no extra inputs).
+Casino nets are logits nets over Casino's move ids or afterstate nets of Casino's afterstates
+(:func:`agents.learned.casino.encode_casino_afterstates`; no extra inputs).
 """
 
 from __future__ import annotations
@@ -359,7 +360,9 @@ class MLPPolicy:
     @property
     def num_actions(self) -> int:
         """Size of the action space the net plays in (the number of logits of a ``logits`` net)."""
-        return NUM_ACTIONS if self.head == "afterstate" else self.weights[-1].shape[1]
+        if self.head == "afterstate":
+            return NUM_ACTIONS if self.game == "mulle" else game_num_actions(self.game)
+        return int(self.weights[-1].shape[1])
 
     @property
     def hidden_sizes(self) -> tuple[int, ...]:
@@ -561,10 +564,11 @@ def _changes(ruleset: dict[str, Any], game: str = DEFAULT_POLICY_GAME) -> dict[s
 
 
 def _check_game_head(game: str, head: str, where: str) -> None:
-    """Only Mulle has afterstate nets (its afterstate encoder and extra inputs); other games' nets are logits nets."""
-    if game != "mulle" and head != "logits":
-        raise PolicyFileError(f"{where}: a {_TITLES.get(game, game)} net is a logits net (one logit per move id); "
-                              f"{head} nets are Mulle's (its afterstate encoder), not {game!r}'s")
+    """Casino nets are logits or afterstate nets (:mod:`agents.learned.casino` encodes its afterstates); this
+    guards a game whose heads are fewer."""
+    if game != "mulle" and head not in ("logits", "afterstate"):
+        raise PolicyFileError(f"{where}: a {_TITLES.get(game, game)} net is a logits or an afterstate net, "
+                              f"not a {head} net")
 
 
 def _check_extras(extras: str | None, head: str, where: str) -> None:
@@ -635,6 +639,9 @@ def _check_layers(weights: Sequence[NDArray[Any]], biases: Sequence[NDArray[Any]
                                   f"{title}'s encoder writes {size} (the policy was trained for another encoder)")
         want = actions if outputs is None else outputs
         if weights[-1].shape[1] != want:
+            if outputs is not None:  # an afterstate net: one score per position
+                raise PolicyFileError(f"{where}: the net writes {weights[-1].shape[1]} numbers, but an afterstate "
+                                      f"net writes {outputs} (its head is not the one its layers were made for)")
             raise PolicyFileError(f"{where}: the net writes {weights[-1].shape[1]} numbers, but {title}'s action "
                                   f"space has {want} (the policy was trained for another action codec)")
         return
