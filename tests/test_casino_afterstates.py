@@ -281,3 +281,16 @@ def test_the_reply_is_greedys_and_the_agent_reckons_fewer_of_them_for_the_same_m
         assert best_afterstate(policy, view, legal) == int(np.argmax(casino_afterstate_scores(policy, view, legal)))
         compared += 1
     assert compared > 100
+
+
+def test_mulle_train_data_replay_from_adds_the_afterstates(tmp_path, capsys):
+    teacher.generate(tmp_path / "plain", "pimc:samples=1", 2, seed=2, shard_games=2, progress=False, game="casino",
+                     rules={"rounds": 1})
+    lines: list[str] = []
+    assert train_main(["data", str(tmp_path / "after"), "--replay-from", str(tmp_path / "plain"), "--no-progress"],
+                      out=lines.append) == 0
+    assert lines[-1].endswith("1 of 1 shards replayed now (%d decisions with their afterstates)"
+                              % len(teacher.load(tmp_path / "plain")["action"]))
+    assert json.loads((tmp_path / "after" / "spec.json").read_text())["afterstates"] is True
+    assert train_main(["data", str(tmp_path / "again"), "--replay-from", str(tmp_path / "after")]) == 1
+    assert "holds afterstates already" in capsys.readouterr().err

@@ -208,6 +208,10 @@ def build_parser(prog: str = "mulle-train") -> argparse.ArgumentParser:
     d.add_argument("--workers", type=_positive, default=1, help="processes (the data does not depend on it)")
     d.add_argument("--afterstates", action="store_true",
                    help="also store each labelled move's afterstate (what --net afterstate fits)")
+    d.add_argument("--replay-from", default="", metavar="DIR",
+                   help="make OUT from the self-play data set DIR (made without --afterstates) by replaying its "
+                        "games, adding every labelled move's afterstate without searching again (Casino's; the "
+                        "other flags are DIR's)")
     d.add_argument("--driver", default="",
                    help="agent spec that plays the recorded seats' moves while the teacher only values them "
                         "(on-policy labels, DAgger's: e.g. learned); empty: the teacher plays its best move")
@@ -834,6 +838,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, out: Ou
         if _torch_missing("run"):
             return 2
         return _errors_exit_1((PolicyFileError, TeacherDataError), expert.run, args, out)
+    if args.command == "data" and args.replay_from:
+        _check_paths(parser, dirs=[("out", args.out)])
+        return _errors_exit_1((TeacherDataError, ValueError), expert.replay, args, out)
     if args.command == "data":
         import agents
 

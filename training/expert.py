@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .teacher import TeacherData
 
 __all__ = ["FIXED", "MANIFEST", "Out", "data", "data_games", "data_rules", "dmc", "fit", "fit_net", "join_param",
-           "learned_spec", "records", "run", "search_spec", "write_json"]
+           "learned_spec", "records", "replay", "run", "search_spec", "write_json"]
 
 MANIFEST = "manifest.json"
 #: Settings that fix what a run computes; a rerun with others is refused (``--generations``, ``--workers`` may change).
@@ -227,6 +227,17 @@ def data(args: argparse.Namespace, out: Out = print) -> int:
                                backend=backend, driver=getattr(args, "driver", "") or None, game=game)
     out(f"{args.out}: {summary['games']} games in {summary['shards']} shards "
         f"({summary['made']} made now, {summary['new_decisions']} new decisions)")
+    return 0
+
+
+def replay(args: argparse.Namespace, out: Out = print) -> int:
+    """``mulle-train data OUT --replay-from DIR``: OUT is DIR with its afterstates
+    (:func:`training.teacher.replay_afterstates`)."""
+    from training import teacher
+
+    summary = teacher.replay_afterstates(args.replay_from, args.out, progress=not args.no_progress)
+    out(f"{args.out}: {summary['made']} of {summary['shards']} shards replayed now "
+        f"({summary['new_decisions']} decisions with their afterstates)")
     return 0
 
 
