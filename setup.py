@@ -16,7 +16,7 @@ docs/engine.md and docs/architecture.md.
   capsule: the batched stepper and its thread pool, the extra-input blocks, the random
   playout.
 * ``agents._native`` (agents/csrc/): what agents decide in C (pimc's rollouts and their
-  playout policies, the afterstate encoder), built on that capsule.
+  playout policies), built on that capsule.
 
 ``MULLE_SANITIZE=1`` builds all four with AddressSanitizer and UndefinedBehaviorSanitizer
 (.ci/sanitize uses it); ``MULLE_FAILPOINTS`` is always compiled in (the allocation-failure

@@ -30,6 +30,3 @@ def rollout_values(
     seed: int,
     /,
 ) -> list[float]: ...
-def write_afterstates(
-    state: GameStateBase, player: int, ids: Sequence[int], obs: _Buffer, banked: _Buffer, /
-) -> None: ...

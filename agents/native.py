@@ -1,7 +1,8 @@
 """The agents' compiled module, chosen by the engine's one backend switch.
 
 ``agents._native`` (agents/csrc/) runs what agents decide in C: pimc's rollouts and their
-playout policies, and the afterstate encodings of the learned agents. It follows
+playout policies. (The afterstate encodings the learned agents read are the env layer's,
+:mod:`mulle_env.afterstates`.) It follows
 :data:`mulle_env.engine.BACKEND` like every compiled part of the project: on the compiled
 core it must be there (built by ``pip install -e .`` beside the core, speaking the core's
 ABI); on the Python engine it is not used. A missing or stale module next to a compiled
@@ -9,14 +10,13 @@ core is refused with a message that says to rebuild, never silently replaced by 
 code (which would make the same seed play differently fast and slowly, and hide the fault).
 
 :data:`NATIVE` is the module, or ``None`` on the Python engine. The Python code beside each
-function (:mod:`agents.rollout`, :mod:`agents.learned.afterstate`) is the reference the
-golden playthroughs check it against.
+function (:mod:`agents.rollout`) is the reference the golden playthroughs check it against.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from mulle_env.engine import BACKEND, GameState
 
@@ -30,9 +30,6 @@ class NativeModule(Protocol):
                        policy: int, plies: int, stop: int, root_set: int, root_deal: int, seed: int, /
                        ) -> list[float]:
         """Per candidate, the root with it played and rolled out (:func:`agents.rollout.rollout_values`)."""
-    def write_afterstates(self, state: GameState, player: int, ids: Sequence[int], obs: Any, banked: Any, /
-                          ) -> None:
-        """Each legal move's afterstate encoding and banked points (:mod:`agents.learned.afterstate`)."""
 
 
 def _load() -> NativeModule | None:

@@ -27,9 +27,11 @@ the mover cannot see give the same afterstates (tested).
 
 The vector env gives them per step, aligned with its sparse legal ids
 (:meth:`mulle_env.vector_env.MulleVectorEnv.legal_afterstates`); ``Mulle-v0`` for its
-learner (:meth:`mulle_env.gym_env.MulleEnv.afterstates`). This module is the readable
-reference, about 20 microseconds a move; ``agents.learned.afterstate`` writes the same rows
-in compiled code for the agents (tested equal).
+learner (:meth:`mulle_env.gym_env.MulleEnv.afterstates`); the learned agents' afterstate
+nets read the same rows (``agents.learned.afterstate``). On the compiled core the env
+layer's compiled module writes them (mulle_env/csrc/afterstate.c, about 20 times faster);
+:func:`reference_afterstates` is the readable loop it is checked against (tests and the
+golden playthroughs). ``python benchmarks/bench_afterstates.py`` measures both.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from numpy.typing import NDArray
 
 from .engine import GameState
 from .engine.knowledge import score_difference
-from .engine.moves import MOVES
+from .engine.moves import MOVES, Move
+from .native import NATIVE
 from .observation import OBS_DTYPE, OBS_SIZE, encode_state
 
-__all__ = ["AFTERSTATE_SIZE", "afterstates", "placeholder_state", "write_afterstates"]
+__all__ = ["AFTERSTATE_SIZE", "afterstates", "placeholder_state", "reference_afterstates", "write_afterstates"]
 
 #: Floats of one afterstate's encoding: the observation's (:data:`mulle_env.observation.OBS_SIZE`).
 AFTERSTATE_SIZE = OBS_SIZE
@@ -75,14 +78,26 @@ def write_afterstates(state: GameState, player: int, actions: Sequence[int], obs
         return
     if state.over or state.to_move != player:
         raise ValueError(f"afterstates are of the player to move; player {player} is not to move")
+    if NATIVE is not None:  # the same rows, written in C (mulle_env/csrc/afterstate.c), which checks the ids
+        NATIVE.write_afterstates(state, player, actions, obs, banked)
+        return
     legal = set(state.legal_ids())
     if not legal.issuperset(actions):
         bad = next(a for a in actions if a not in legal)
-        raise ValueError(f"action {bad} is not legal here; the legal actions are {sorted(legal)}")
-    base = placeholder_state(state, player)
+        raise ValueError(f"write_afterstates: move id {bad} is not legal here; the legal ids are {sorted(legal)}")
+    reference_afterstates(placeholder_state(state, player), player, actions, obs, banked)
+
+
+def reference_afterstates(base: GameState, player: int, actions: Sequence[int | Move],
+                          obs: NDArray[np.float32], banked: NDArray[np.float64]) -> None:
+    """The readable loop the compiled writer is checked against: ``base`` is :func:`placeholder_state`'s.
+
+    ``actions`` are move ids or moves (a ruleset the action space does not cover has moves without an id;
+    the agents' afterstate nets still judge them).
+    """
     for j, a in enumerate(actions):
         after = base.copy()
-        after.play_unchecked(MOVES[a])
+        after.play_unchecked(a if isinstance(a, Move) else MOVES[a])
         encode_state(after, player, obs[j])
         banked[j] = score_difference(after, player)
 

@@ -14,10 +14,10 @@ import mulle_env as me
 from agents.learned import MLPPolicy, PolicyFileError, load_policy, save_policy
 from agents.learned.afterstate import afterstate_scores, encode_afterstates
 from agents.learned.policy import VALUE_SCALE
-from agents.native import NATIVE
 from agents.pimc import determinize
 from agents.rollout import set_value
 from mulle_env.engine import GameState, new_game
+from mulle_env.native import NATIVE  # the afterstates are written by the env layer's compiled module
 from mulle_env.observation import OBS_SIZE, encode_state
 from training import teacher
 
@@ -217,7 +217,7 @@ def after_data(tmp_path_factory):
     return d
 
 
-@pytest.mark.skipif(NATIVE is None, reason="agents._native runs on the compiled core only")
+@pytest.mark.skipif(NATIVE is None, reason="mulle_env._native runs on the compiled core only")
 def test_compiled_afterstates_equal_the_reference_loop():
     from agents.learned.afterstate import reference_afterstates, state_afterstates
     from mulle_env.engine import Ruleset

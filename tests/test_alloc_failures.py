@@ -187,9 +187,10 @@ def test_every_allocation_of_a_threaded_stepper_and_a_random_playout_can_fail():
 
 def test_every_allocation_of_an_afterstate_batch_and_a_rollout_can_fail():
     from agents.native import NATIVE
+    from mulle_env.native import NATIVE as ENV_NATIVE
 
-    if NATIVE is None:
-        pytest.skip("agents._native runs on the compiled core only")
+    if NATIVE is None or ENV_NATIVE is None:
+        pytest.skip("agents._native and mulle_env._native run on the compiled core only")
     st = me.new_game(5)
     for _ in range(21):
         st.play_id(st.legal_move_ids()[0])
@@ -197,7 +198,7 @@ def test_every_allocation_of_an_afterstate_batch_and_a_rollout_can_fail():
     obs, banked = np.empty((len(legal), 524), np.float32), np.empty(len(legal))
 
     def run():
-        NATIVE.write_afterstates(st, st.to_move, [m.id for m in legal], obs, banked)
+        ENV_NATIVE.write_afterstates(st, st.to_move, [m.id for m in legal], obs, banked)
         NATIVE.rollout_values(st, [m.id for m in legal], st.to_move, 0, 10**6, 1, st.set_no, st.deal_no, 7)
 
     walk(run, after=lambda n: run())

@@ -81,7 +81,7 @@ def test_bad_calls_are_refused_with_reasons() -> None:
     legal = sorted(st.legal_ids())
     illegal = next(a for a in range(len(MOVES)) if a not in legal)
     obs = np.empty((1, AFTERSTATE_SIZE), np.float32)
-    with pytest.raises(ValueError, match=f"action {illegal} is not legal here"):
+    with pytest.raises(ValueError, match=f"move id {illegal} is not legal here"):
         write_afterstates(st, st.to_move, [illegal], obs, np.empty(1))
     with pytest.raises(ValueError, match="not to move"):
         write_afterstates(st, 1 - st.to_move, legal[:1], obs, np.empty(1))

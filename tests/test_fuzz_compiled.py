@@ -1,16 +1,15 @@
 """Every function the compiled modules export, driven with hostile arguments (issue 53, What to build 2).
 
-The modules: ``mulle_env.engine._core`` (Mulle's rules core), ``mulle_env._native`` (the env
-layer: stepper, samplers, extras, playout, draws), ``agents._native`` (rollouts,
-afterstates) and ``mulle_env.casino._core`` (Casino's rules core). Each exported function
-and method gets arguments drawn by hypothesis from what a caller could pass: numpy arrays
-of every dtype, of 0 to 3 dimensions, empty, right-sized and wrong-sized, strided,
-reversed, transposed and read-only, with values from the dtype's extremes (offsets out of
-range included); bytes, bytearrays and memoryviews; integers from -2**64 to 10**30; and
-objects that are none of these. A call may refuse with any ``Exception`` but
-``SystemError`` (a C function that failed without saying why); it may not crash,
-hang, or write outside its arguments (the sanitizer build, ``.ci/sanitize``, runs this file
-and catches reads and writes out of bounds that a plain build survives).
+The modules: ``mulle_env.engine._core`` (Mulle's rules core), ``mulle_env._native`` (the env layer:
+stepper, samplers, extras, playout, draws, afterstates), ``agents._native`` (rollouts) and
+``mulle_env.casino._core`` (Casino's rules core). Each exported function and method gets arguments
+drawn by hypothesis from what a caller could pass: numpy arrays of every dtype, of 0 to 3
+dimensions, empty, right-sized and wrong-sized, strided, reversed, transposed and read-only, with
+values from the dtype's extremes (offsets out of range included); bytes, bytearrays and memoryviews;
+integers from -2**64 to 10**30; and objects that are none of these. A call may refuse with any
+``Exception`` but ``SystemError`` (a C function that failed without saying why); it may not crash,
+hang, or write outside its arguments (the sanitizer build, ``.ci/sanitize``, runs this file and
+catches reads and writes out of bounds that a plain build survives).
 
 The harness runs in a child process (``python tests/test_fuzz_compiled.py MODULE
 EXAMPLES``), which prints each call before making it: a crash is the child's death, and its
@@ -328,6 +327,22 @@ def _calls(module: str, S: dict[str, Any]) -> list[tuple[str, Any, Any]]:
             small(-1, 4), (st.sampled_from([obs + 64, obs + 80, 64, 0]), ints | junk), small(-1, 80))
         add("extras_exp_mulle", mod.extras_exp_mulle, (arr((2, obs), np.float32), BUF),
             (arr((2, obs + 64), np.float32), BUF), (st.sampled_from([obs + 64, 64, 0]), ints | junk), small(-1, 80))
+        S_ = state_of(states)
+        add("write_afterstates", mod.write_afterstates, S_, small(-1, 2),
+            (st.lists(st.integers(-1, 2812), max_size=5), int_seqs), (arr((5, obs), np.float32), BUF),
+            (arr((5,), np.float32) | arr((5,), np.float64), BUF))
+
+        @st.composite
+        def afterstates(draw: Any) -> tuple[Any, ...]:
+            # The state's own legal ids (the call's meaningful input), then hostile buffers beside them.
+            s = draw(S_[0])
+            legal = list(s.legal_ids()) if not s.over else []
+            ids = draw(st.lists(st.sampled_from(legal), max_size=5)) if legal else []
+            n = len(ids)
+            return (s, s.to_move, ids, draw(arr((n, obs), np.float32) | BUF),
+                    draw(arr((n, 2), np.float64) | arr((n,), np.float64) | BUF))
+
+        calls.append(("write_afterstates (legal ids)", afterstates(), mod.write_afterstates))
         gens = st.lists(st.integers(0, 5).map(lambda s: np.random.default_rng(s)), max_size=4)
         add("draw_deals", mod.draw_deals, (gens, junk | st.lists(junk, min_size=1, max_size=2)),
             (st.integers(1, 2**64 - 1), ints | junk), (st.booleans(), junk))
@@ -399,21 +414,6 @@ def _calls(module: str, S: dict[str, Any]) -> list[tuple[str, Any, Any]]:
         add("rollout_values", mod.rollout_values, S_, (cands, junk | st.lists(junk, min_size=1, max_size=2)),
             small(-1, 2), small(-1, 4), small(-2, 30), small(-1, 4), small(0, 3), small(0, 8),
             (st.integers(0, 2**64 - 1), ints | junk))
-        add("write_afterstates", mod.write_afterstates, S_, small(-1, 2),
-            (st.lists(st.integers(-1, 2812), max_size=5), int_seqs), (arr((5, obs), np.float32), BUF),
-            (arr((5,), np.float32) | arr((5,), np.float64), BUF))
-
-        @st.composite
-        def afterstates(draw: Any) -> tuple[Any, ...]:
-            # The state's own legal ids (the call's meaningful input), then hostile buffers beside them.
-            s = draw(S_[0])
-            legal = list(s.legal_ids()) if not s.over else []
-            ids = draw(st.lists(st.sampled_from(legal), max_size=5)) if legal else []
-            n = len(ids)
-            return (s, s.to_move, ids, draw(arr((n, obs), np.float32) | BUF),
-                    draw(arr((n, 2), np.float64) | arr((n,), np.float64) | BUF))
-
-        calls.append(("write_afterstates (legal ids)", afterstates(), mod.write_afterstates))
         last = []
     else:
         raise SystemExit(f"no harness for {module}")

@@ -19,9 +19,10 @@ import pytest
 
 import mulle_env as me
 from agents import rollout
-from agents.learned.afterstate import reference_afterstates
 from agents.native import NATIVE
 from mulle_env import extras as extras_module
+from mulle_env.afterstates import reference_afterstates
+from mulle_env.native import NATIVE as ENV_NATIVE
 from mulle_env.observation import OBS_SIZE, encode_state
 from mulle_env.stepper import PyStepper
 
@@ -79,7 +80,8 @@ def _agents(st, rec: dict, backend: str, where: str) -> None:
     obs = np.empty((len(legal), OBS_SIZE), np.float32)
     banked = np.empty(len(legal))
     if compiled:
-        NATIVE.write_afterstates(st, p, [m.id for m in legal], obs, banked)
+        assert ENV_NATIVE is not None  # the env layer's module is there whenever the agents' is
+        ENV_NATIVE.write_afterstates(st, p, [m.id for m in legal], obs, banked)
         block = extras_module.afterstate_extras(obs, name="capture-v4")
     else:
         base = type(st).from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)

@@ -54,7 +54,7 @@ def test_the_dict_observation_holds_each_legal_moves_afterstate_and_the_masks_ma
 def test_positions_with_more_moves_than_slots_offer_their_first_ones_and_are_counted() -> None:
     env = _env(slots=2)
     env.seed(1)
-    obs = env.reset()
+    env.reset()
     ids, offsets = env.venv.legal_ids()
     masks = np.stack(env.env_method("action_masks"))
     for i in range(4):

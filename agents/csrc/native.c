@@ -8,13 +8,11 @@ static PyMethodDef methods[] = {
      "rollout_values(root, candidates, player, policy, plies, stop, root_set, root_deal, seed): per candidate "
      "(a move id, (id, taking faces), or None for no move), the root with it played, rolled out by the playout policy (0 heuristic, "
      "1 random) up to the horizon (stop 0 plies, 1 deal, 2 set), scored by set_value for player."},
-    {"write_afterstates", native_write_afterstates, METH_VARARGS,
-     "write_afterstates(state, player, ids, obs, banked): each legal move's afterstate encoding and banked points."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
-                                    "What agents decide, compiled (agents/csrc/native.h; agents/rollout.py and "
-                                    "agents/learned/afterstate.py are the reference).",
+                                    "What agents decide, compiled (agents/csrc/native.h; agents/rollout.py is "
+                                    "the reference).",
                                     -1, methods};
 
 PyMODINIT_FUNC PyInit__native(void) {

@@ -7,8 +7,9 @@
  * function here is checked against by the golden playthroughs (tests/playthroughs):
  *
  *   rollout.c     agents/rollout.py: the playout policies, set_value, pimc's rollouts
- *   afterstate.c  agents/learned/afterstate.py: the afterstate encodings of a decision's moves
  *   native.c      the module, the capsule import, the ABI check
+ *
+ * The afterstate encodings the afterstate nets read are the env layer's (mulle_env/csrc/afterstate.c).
  */
 #ifndef MULLE_NATIVE_H
 #define MULLE_NATIVE_H
@@ -23,6 +24,5 @@ static inline int native_failpoint(void) { return *CORE->fail_after > 0 && CORE-
 
 double set_value(const G *g, int player);
 PyObject *native_rollout_values(PyObject *mod, PyObject *args);
-PyObject *native_write_afterstates(PyObject *mod, PyObject *args);
 
 #endif

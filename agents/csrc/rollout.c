@@ -10,18 +10,8 @@
 enum { POLICY_HEURISTIC = 0, POLICY_RANDOM = 1 };
 enum { STOP_PLIES = 0, STOP_DEAL = 1, STOP_SET = 2 };
 
-/* agents/rollout.py set_value: the score difference for `player` so far (finished sets
- * exactly, the set in play as mulle + tabbe + intake points). */
-double set_value(const G *g, int player) {
-    int o = 1 - player;
-    int64_t v = 0;
-    for (int k = 0; k < g->nsheets; k++) v += CORE->sheet_total(&g->sheets[k][player]) - CORE->sheet_total(&g->sheets[k][o]);
-    if (!g->over) {
-        v += (int64_t)g->mpts[player] + g->tabbe[player] + g->ipts[player];
-        v -= (int64_t)g->mpts[o] + g->tabbe[o] + g->ipts[o];
-    }
-    return (double)v;
-}
+/* agents/rollout.py set_value: the engine's score difference (core.h's score_difference). */
+double set_value(const G *g, int player) { return score_difference(CORE, g, player); }
 
 /* agents/rollout.py quick_capture_gain: a cheap estimate of a capture's worth. */
 static double quick_capture_gain(const G *g, int card) {

@@ -26,11 +26,10 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
+from mulle_env.afterstates import placeholder_state, reference_afterstates, write_afterstates
 from mulle_env.engine import GameState, Move, PlayerView
-from mulle_env.observation import OBS_DTYPE, OBS_SIZE, encode_state
+from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
-from ..native import NATIVE
-from ..rollout import set_value
 from .policy import MLPPolicy
 
 __all__ = ["afterstate_scores", "encode_afterstates", "reference_afterstates", "state_afterstates"]
@@ -55,8 +54,9 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
 
     The hidden cards of ``st`` (the opponent's hand, the deck) are replaced by placeholders,
     so a search can call this on its determinizations: the result is the same as from the
-    view. On the compiled core ``agents._native`` does it in one call (agents/csrc/afterstate.c);
-    :func:`reference_afterstates` is the reference it is checked against.
+    view. The envs' afterstates (:func:`mulle_env.afterstates.write_afterstates`, compiled on
+    the compiled core) write the rows; moves without an id (a ruleset the action space does
+    not cover) go through their reference loop.
     """
     n = len(legal_moves)
     if out is None or out.shape[0] < n:
@@ -68,25 +68,11 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
     if st.over or st.to_move != player:
         raise ValueError(f"afterstates are of the player to move; player {player} is not to move")
     ids = [m.id for m in legal_moves]
-    if NATIVE is not None and None not in ids:
-        NATIVE.write_afterstates(st, player, cast("list[int]", ids), obs, banked)
-        return obs, banked
-    opp = st.hands[1 - player]
-    if not (opp and not any(opp) and not any(st.deck)):
-        # Not yet the placeholder position: make it (from the view, as the mover would).
-        st = GameState.from_view(st.view(player), [0] * max(1, len(opp)), [0] * len(st.deck))
-    reference_afterstates(st, player, legal_moves, obs, banked)
+    if None not in ids:
+        write_afterstates(st, player, cast("list[int]", ids), obs, banked)
+    else:
+        reference_afterstates(placeholder_state(st, player), player, legal_moves, obs, banked)
     return obs, banked
-
-
-def reference_afterstates(base: GameState, player: int, legal_moves: Sequence[Move], obs: NDArray[np.float32],
-                          banked: NDArray[np.float64]) -> None:
-    """The readable loop the compiled ``write_afterstates`` is checked against: ``base`` already has placeholders."""
-    for i, move in enumerate(legal_moves):
-        after = base.copy()
-        after.play_unchecked(move)
-        encode_state(after, player, obs[i])
-        banked[i] = set_value(after, player)
 
 
 def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence[Move],

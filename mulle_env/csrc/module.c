@@ -236,6 +236,9 @@ static PyMethodDef methods[] = {
     {"draw_deals", mod_draw_deals, METH_VARARGS,
      "draw_deals(generators, bound, random_seat) -> (deal_seeds, opp_seeds, seats | None): per numpy Generator, "
      "integers(bound) twice and, with random_seat, integers(2), drawn as numpy draws them (EnvCore._draw's draws)."},
+    {"write_afterstates", mod_write_afterstates, METH_VARARGS,
+     "write_afterstates(state, player, ids, obs, banked): per legal move id, the position it leaves encoded from the "
+     "mover's seat (hidden cards as placeholders) and the mover's score difference after it (mulle_env.afterstates)."},
     {"random_playout", mod_random_playout, METH_VARARGS,
      "random_playout(state, seed, n): play up to n uniformly random legal moves in C; returns how many."},
     {"_stop_workers", mod_stop_workers, METH_NOARGS,

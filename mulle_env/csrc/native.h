@@ -12,6 +12,7 @@
  *   pool.c      the thread pool the stepper runs on (POSIX threads; one thread elsewhere)
  *   extras.c    mulle_env/extras.py: the extra-input blocks of the learned agents' nets
  *   draws.c     mulle_env/envcore.py (EnvCore._draw): the next deals' seeds from numpy Generators, numpy-exact
+ *   afterstate.c mulle_env/afterstates.py: what each legal move leaves, encoded from the mover's seat
  *   module.c    the module, the capsule import, the ABI check, random_playout, sample_csr, sample_mask
  */
 #ifndef MULLE_NATIVE_H
@@ -25,6 +26,9 @@ extern const MulleCoreAPI *CORE;
 
 /* The core's allocation-failure hook (every allocation here goes through it). */
 static inline int native_failpoint(void) { return *CORE->fail_after > 0 && CORE->failpoint(); }
+
+/* afterstate.c */
+PyObject *mod_write_afterstates(PyObject *mod, PyObject *args);
 
 /* ----- pool.c: n threads (the caller and n - 1 workers), each with its own context of a game's core (the
  * table's thread_new: Mulle's RulesThread, the capture search's scratch). */

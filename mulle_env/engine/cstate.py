@@ -13,8 +13,8 @@ that says to rebuild, never run.
 
 Public here, besides :class:`GameState`, :func:`new_game` and :func:`replay`:
 :data:`CORE_API` (the PyCapsule the env layer's and the agents' compiled modules build
-on: ``mulle_env._native`` holds the batched stepper, the extra-input blocks and the
-random playout, ``agents._native`` the rollouts and afterstates).
+on: ``mulle_env._native`` holds the batched stepper, the extra-input blocks, the
+afterstates and the random playout, ``agents._native`` the rollouts).
 """
 
 from __future__ import annotations

@@ -64,9 +64,9 @@ def extras_checksum(block: np.ndarray) -> list[list[float]]:
 
 def agent_parts(st, n: int) -> dict:
     """What the agents' compiled parts must reproduce at this decision (module docstring)."""
-    from agents.learned.afterstate import reference_afterstates
     from agents.pimc import determinize
     from agents.rollout import reference_rollout_values
+    from mulle_env.afterstates import reference_afterstates
     from mulle_env.extras import afterstate_extras_numpy
     from mulle_env.observation import OBS_SIZE
 

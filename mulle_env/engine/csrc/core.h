@@ -221,6 +221,20 @@ typedef struct {
 
 #define MULLE_CORE_CAPSULE "mulle_env.engine._core.API"
 
+/* mulle_env.engine.knowledge.score_difference: `player`'s score difference so far, the finished sets' sheets
+ * exactly and the set in play as mulle + tabbe + intake points (what a move banks: the env layer's afterstates,
+ * the agents' rollouts). `api` is the module's imported core API. */
+static inline double score_difference(const MulleCoreAPI *api, const G *g, int player) {
+    int o = 1 - player;
+    int64_t v = 0;
+    for (int k = 0; k < g->nsheets; k++) v += api->sheet_total(&g->sheets[k][player]) - api->sheet_total(&g->sheets[k][o]);
+    if (!g->over) {
+        v += (int64_t)g->mpts[player] + g->tabbe[player] + g->ipts[player];
+        v -= (int64_t)g->mpts[o] + g->tabbe[o] + g->ipts[o];
+    }
+    return (double)v;
+}
+
 /* The core's C API for a module built on it (mulle_env._native, agents._native; `module` names it in the
  * error): NULL with ImportError set when the core is missing or speaks another ABI (a stale build). */
 static inline const MulleCoreAPI *mulle_core_import(const char *module) {

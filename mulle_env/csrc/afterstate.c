@@ -1,15 +1,16 @@
-/* The afterstates of a decision (agents/learned/afterstate.py is the reference).
+/* The afterstates of a decision (mulle_env/afterstates.py is the reference).
  *
  * write_afterstates(state, player, ids, obs, banked): per legal move id, the position it
- * leaves as the mover `player` sees it, for afterstate nets. The state's hidden cards (the
+ * leaves as the mover `player` sees it, for afterstate nets (the envs' afterstates and the
+ * agents' afterstate nets). The state's hidden cards (the
  * opponent's hand and the deck) become placeholders (card 0; the opponent keeps at least
  * one, so no move ends the deal and deals from a deck the mover cannot know), the move is
  * played on a copy, the copy is encoded from the mover's seat into row i of obs (float32,
- * the observation's size a row) and the mover's set_value goes to banked[i] (float64).
+ * the observation's size a row) and the mover's score difference goes to banked[i] (float64).
  */
 #include "native.h"
 
-PyObject *native_write_afterstates(PyObject *mod, PyObject *args) {
+PyObject *mod_write_afterstates(PyObject *mod, PyObject *args) {
     PyObject *state, *ids_obj, *obs, *banked;
     int player;
     if (!PyArg_ParseTuple(args, "OiOOO", &state, &player, &ids_obj, &obs, &banked)) return NULL;
@@ -75,7 +76,7 @@ PyObject *native_write_afterstates(PyObject *mod, PyObject *args) {
             goto done;
         }
         if (CORE->write_obs(g, player, (float *)bo.buf + i * T->obs_size) < 0) goto done;
-        ((double *)bb.buf)[i] = set_value(g, player);
+        ((double *)bb.buf)[i] = score_difference(CORE, g, player);
     }
     result = Py_None;
     Py_INCREF(result);
