@@ -1,14 +1,14 @@
-"""What afterstates cost: the env layer's reference, the agents' compiled writer, and the vector env's step with them.
+"""What afterstates cost: the env layer's compiled writer, its Python reference, and a vector env step with them.
 
     python benchmarks/bench_afterstates.py --json benchmarks/results/afterstates_speed.json
 
 Three figures, each the median of ``--repeats`` timings over the same positions (the
 decisions of ``--games`` random games, both seats):
 
-* ``env_reference_us_per_move``: :func:`mulle_env.afterstates.write_afterstates`, the Python
-  loop the envs use (copy the mover's placeholder state, play, encode, score);
-* ``agents_compiled_us_per_move``: ``agents.learned.afterstate.state_afterstates`` on the
-  compiled core (the same rows, written in C; tested equal), for comparison;
+* ``compiled_us_per_move``: :func:`mulle_env.afterstates.write_afterstates` on the compiled
+  core (``mulle_env._native``, what the envs and the agents' afterstate nets use);
+* ``reference_us_per_move``: :func:`mulle_env.afterstates.reference_afterstates`, the Python
+  loop it is checked against (copy the mover's placeholder state, play, encode, score);
 * ``vector_step_ms`` and ``vector_step_afterstates_ms``: one step of
   ``MulleVectorEnv(64, opponent="heuristic")`` without and with ``legal_afterstates()`` after
   it, so the share afterstates add to a training step is visible.
@@ -33,8 +33,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mulle_env.afterstates import AFTERSTATE_SIZE, write_afterstates  # noqa: E402
-from mulle_env.engine import BACKEND, MOVES, GameState, new_game  # noqa: E402
+from mulle_env.afterstates import (  # noqa: E402
+    AFTERSTATE_SIZE,
+    placeholder_state,
+    reference_afterstates,
+    write_afterstates,
+)
+from mulle_env.engine import BACKEND, GameState, new_game  # noqa: E402
 from mulle_env.vector_env import MulleVectorEnv  # noqa: E402
 
 
@@ -92,22 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     states = positions(args.games)
 
-    def env_ref(st: GameState, ids: list[int]) -> None:
-        write_afterstates(st, st.to_move, ids, np.empty((len(ids), AFTERSTATE_SIZE), np.float32), np.empty(len(ids)))
+    def buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.empty((n, AFTERSTATE_SIZE), np.float32), np.empty(n)
 
-    result: dict[str, Any] = {
-        "benchmark": "afterstates", "engine": BACKEND, "positions": len(states),
-        "env_reference_us_per_move": round(per_move(env_ref, states, args.repeats), 2),
-    }
-    try:
-        from agents.learned.afterstate import state_afterstates
-        from agents.native import NATIVE
+    def writer(st: GameState, ids: list[int]) -> None:
+        write_afterstates(st, st.to_move, ids, *buffers(len(ids)))
 
-        if NATIVE is not None:
-            result["agents_compiled_us_per_move"] = round(per_move(
-                lambda st, ids: state_afterstates(st, st.to_move, [MOVES[a] for a in ids]), states, args.repeats), 2)
-    except ImportError:  # the agents package is beside the env, not part of it
-        pass
+    def reference(st: GameState, ids: list[int]) -> None:
+        reference_afterstates(placeholder_state(st, st.to_move), st.to_move, ids, *buffers(len(ids)))
+
+    result: dict[str, Any] = {"benchmark": "afterstates", "engine": BACKEND, "positions": len(states)}
+    if BACKEND == "c":
+        result["compiled_us_per_move"] = round(per_move(writer, states, args.repeats), 2)
+    result["reference_us_per_move"] = round(per_move(reference, states, args.repeats), 2)
     result["vector_step_ms"] = round(vector_step(False, args.steps, args.repeats), 3)
     result["vector_step_afterstates_ms"] = round(vector_step(True, args.steps, args.repeats), 3)
     result.update(load_before=[round(x, 2) for x in load_before], load_after=[round(x, 2) for x in os.getloadavg()],

@@ -29,7 +29,8 @@ The vector env gives them per step, aligned with its sparse legal ids
 (:meth:`mulle_env.vector_env.MulleVectorEnv.legal_afterstates`); ``Mulle-v0`` for its
 learner (:meth:`mulle_env.gym_env.MulleEnv.afterstates`); the learned agents' afterstate
 nets read the same rows (``agents.learned.afterstate``). On the compiled core the env
-layer's compiled module writes them (mulle_env/csrc/afterstate.c, about 20 times faster);
+layer's compiled module writes them (mulle_env/csrc/afterstate.c, about 20 times faster:
+``benchmarks/results/afterstates_speed.json``);
 :func:`reference_afterstates` is the readable loop it is checked against (tests and the
 golden playthroughs). ``python benchmarks/bench_afterstates.py`` measures both.
 """

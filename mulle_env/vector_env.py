@@ -667,8 +667,8 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         never shown, and ``banked[r]`` the learner's score difference after it
         (:mod:`mulle_env.afterstates`). A network that scores these shares what it learns across
         moves that leave alike positions, where one logit per action id must learn each id
-        alone (docs/learning.md, "Training with standard RL"). Fresh arrays each call; the
-        Python reference writes them (about 20 microseconds a move).
+        alone (docs/learning.md, "Training with standard RL"). Fresh arrays each call, written
+        in C on the compiled core (about 5 microseconds a move).
         """
         ids, offsets = self.legal_ids()
         core = self._core
