@@ -138,3 +138,18 @@ def test_extras_without_an_afterstate_actor_are_refused(tmp_path, capsys) -> Non
     with pytest.raises(SystemExit):
         train_main(["ppo", "--out-dir", str(tmp_path / "x"), "--extras", "capture-v1", "--steps", "0"])
     assert "--extras is an afterstate actor's input" in capsys.readouterr().err
+
+
+def test_max_minutes_stops_training_early_enough_for_the_last_update_and_the_final_evaluation(tmp_path, capsys
+                                                                                                ) -> None:
+    import json
+
+    out = tmp_path / "run"
+    argv = ["ppo", "--out-dir", str(out), "--vec", "batched", "--actor", "afterstate", "--opponents", "heuristic=1",
+            "--reward", "score_delta", "--steps", "1000000", "--max-minutes", "0.3", *TINY]
+    assert train_main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert 0 < summary["timesteps"] < 1_000_000
+    # The stop keeps the measured update and evaluation in hand, and says so.
+    said = capsys.readouterr().out
+    assert "--max-minutes 0.3 reached" in said and "for the last update and the final evaluation" in said, said

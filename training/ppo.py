@@ -146,7 +146,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="start a new run from the weights (policy, value, optimizer) of this checkpoint .zip, with "
                    "this command's hyperparameters (e.g. a second, gentler stage); no warm start")
     g.add_argument("--max-minutes", type=float, default=0,
-                   help="stop (with a checkpoint) after this wall time; 0 = no limit")
+                   help="bound the whole command's wall time (warm start, the update in flight, the final evaluation "
+                        "and export included, the last two estimated from the run's own): training stops early enough, "
+                        "with a checkpoint; 0 = no limit")
     g.add_argument("--export", default="",
                    help="copy the best evaluated policy here at the end (e.g. agents/data/learned.npz)")
     g.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these small nets)")
@@ -599,6 +601,8 @@ class PPORun:
         self.bc_figures: dict[str, Any] | None = self.state.get("bc")
         self._model: MaskablePPO | None = None
         self._eval_log: tuple[TextIO, csv.DictWriter[str]] | None = None
+        #: How long the last evaluation took (``--max-minutes`` keeps the final one in hand).
+        self.eval_seconds = 0.0
 
     @property
     def model(self) -> MaskablePPO:
@@ -771,6 +775,7 @@ class PPORun:
             raise RuntimeError("PPORun.open_eval_log() opens eval.csv before the first evaluation")
         fh, writer = self._eval_log
         args, model = self.args, self.model
+        t_eval = time.monotonic()
         if self.game == "mulle":
             pol = policy_from_sb3(model.policy, value=self.value_head)
             res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
@@ -783,6 +788,7 @@ class PPORun:
                    elapsed_s=round(self.elapsed(), 1))
         writer.writerow({k: res.get(k) for k in EVAL_FIELDS})
         fh.flush()
+        self.eval_seconds = time.monotonic() - t_eval
         for k in ("score", "score_low", "mean_diff"):
             model.logger.record(f"eval/{k}", res[k])
         say(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "
@@ -824,6 +830,11 @@ class PPORun:
                 super().__init__()
                 self.bar: tqdm | None = None
                 self.next_ckpt = self.next_eval = 0
+                # What --max-minutes keeps in hand: the last PPO update's and evaluation's seconds (a stop
+                # mid-rollout still waits for nothing, but an update once begun runs to its end, and the
+                # final evaluation follows the stop).
+                self.rollout_end: float | None = None
+                self.update_s = 0.0
 
             def _on_training_start(self) -> None:
                 n = self.model.num_timesteps
@@ -836,9 +847,14 @@ class PPORun:
                     self.bar = tqdm(total=n + steps_to_train(args, n), initial=n, unit="step", desc="ppo",
                                     dynamic_ncols=True, mininterval=2.0)
 
+            def _on_rollout_end(self) -> None:
+                self.rollout_end = time.monotonic()
+
             def _on_rollout_start(self) -> None:
                 # Here the policy has been trained on every step counted so far, so an
                 # evaluation or checkpoint labelled with num_timesteps is exactly that policy.
+                if self.rollout_end is not None:
+                    self.update_s = time.monotonic() - self.rollout_end
                 n = self.model.num_timesteps
                 if n >= self.next_eval:
                     self.next_eval = (n // args.eval_every + 1) * args.eval_every
@@ -851,9 +867,12 @@ class PPORun:
                 n = self.model.num_timesteps
                 if self.bar is not None:
                     self.bar.update(n - self.bar.n)
-                if args.max_minutes and time.monotonic() - run.t_start > 60 * args.max_minutes:
-                    say(f"mulle-train: --max-minutes {args.max_minutes:g} reached at step {n}")
-                    return False
+                if args.max_minutes:
+                    in_hand = self.update_s + run.eval_seconds  # the next update and the final evaluation
+                    if time.monotonic() - run.t_start + in_hand > 60 * args.max_minutes:
+                        say(f"mulle-train: --max-minutes {args.max_minutes:g} reached at step {n} (stopping "
+                            f"{in_hand:.0f} s early, for the last update and the final evaluation)")
+                        return False
                 return True
 
             def _on_training_end(self) -> None:

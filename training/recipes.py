@@ -79,9 +79,9 @@ def recipe_defaults(name: str, game: str = "mulle") -> dict[str, Any]:
 #: ``greedy``'s moves in 300 games (81% of its moves on held-out decisions, where a logits net cloned 65%), then
 #: MaskablePPO against ``heuristic`` itself, evaluated against it over 400 duplicate games. The logits actor's
 #: recipe (a 256-256 net over the 2,812 ids, 600 cloned games, PPO at 3e-5) stayed at 27-31% against
-#: ``heuristic``. ``quick`` stops training after 9.5 minutes of wall time, warm start included, so that the
-#: command with its final evaluation ends within 10; ``long`` trains an hour against a pool of ``heuristic``,
-#: ``greedy`` and its own snapshots.
+#: ``heuristic``. ``quick`` is bounded to 10 minutes of wall time, warm start, last update and final evaluation
+#: included (``--max-minutes`` keeps the last two in hand); ``long`` trains an hour against a pool of
+#: ``heuristic``, ``greedy`` and its own snapshots.
 _PPO_COMMON: dict[str, Any] = {
     "vec": "batched", "envs": 64, "n_steps": 64, "batch_size": 1024, "reward": "score_delta", "gamma": 0.99,
     "actor": "afterstate", "extras": "capture-v4", "net": "128,128", "bc_games": 300, "bc_epochs": 6,
@@ -89,7 +89,7 @@ _PPO_COMMON: dict[str, Any] = {
     "eval_opponent": "heuristic", "eval_games": 400,
 }
 PPO_RECIPES: dict[str, dict[str, Any]] = {
-    "quick": {**_PPO_COMMON, "opponents": "heuristic=1", "steps": 1_000_000, "max_minutes": 9.5,
+    "quick": {**_PPO_COMMON, "opponents": "heuristic=1", "steps": 1_000_000, "max_minutes": 10.0,
               "eval_every": 4096 * 24, "checkpoint_every": 4096 * 24},
     "long": {**_PPO_COMMON, "opponents": "heuristic=0.5,greedy=0.3,self=0.2", "steps": 5_000_000,
              "max_minutes": 60.0, "eval_every": 4096 * 96, "checkpoint_every": 4096 * 96},
