@@ -90,11 +90,12 @@ def main(argv=None) -> int:
         print(f"{r['spec']:45s} {r['mean_ms']:8.2f} ms mean  {r['median_ms']:8.2f} ms median  "
               f"({r['positions']} positions)")
     if args.compare_afterstates:
-        from agents.learned import afterstate
+        from mulle_env import afterstates as afterstate
 
-        native = afterstate.NATIVE  # the compiled afterstate writer; None makes the module use its Python loop
+        native = afterstate.NATIVE  # the env layer's compiled module; None makes write_afterstates use its Python loop
         if native is None:
-            sys.exit("--compare-afterstates needs the compiled agents module (agents/_native), which is not built")
+            sys.exit("--compare-afterstates needs the env layer's compiled module (mulle_env/_native), which is not "
+                     "built (or MULLE_ENGINE=python)")
         for r, spec in zip(rows, args.specs):
             # Alternate the two paths so that a change in the machine's load hits both alike.
             core, ref = [], []

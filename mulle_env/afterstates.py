@@ -37,6 +37,7 @@ golden playthroughs). ``python benchmarks/bench_afterstates.py`` measures both.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,6 +64,16 @@ def placeholder_state(state: GameState, player: int) -> GameState:
     return GameState.from_view(view, [0] * max(1, view.opponent_hand_size), [0] * view.deck_size)
 
 
+def _move_id(a: object) -> int:
+    """An action id as an int: any integer (numpy's from ``legal_ids()`` too), never a bool (True is not id 1)."""
+    if isinstance(a, (bool, np.bool_)):
+        raise ValueError(f"write_afterstates: {a!r} is not a move id (an integer)")
+    try:
+        return operator.index(a)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"write_afterstates: {a!r} is not a move id (an integer)") from None
+
+
 def write_afterstates(state: GameState, player: int, actions: Sequence[int], obs: NDArray[np.float32],
                       banked: NDArray[np.float64]) -> None:
     """Row ``j`` of ``obs`` and ``banked``: the afterstate of action ``actions[j]`` (module docstring).
@@ -70,6 +81,7 @@ def write_afterstates(state: GameState, player: int, actions: Sequence[int], obs
     ``player`` must be to move and every action legal there (a ``ValueError`` says which is
     not); ``obs`` is ``(len(actions), AFTERSTATE_SIZE)`` float32 and ``banked`` ``(len(actions),)``.
     """
+    actions = [_move_id(a) for a in actions]
     n = len(actions)
     if obs.shape != (n, AFTERSTATE_SIZE) or obs.dtype != OBS_DTYPE:
         raise ValueError(f"obs must be a ({n}, {AFTERSTATE_SIZE}) float32 array, not {obs.shape} {obs.dtype}")
@@ -111,7 +123,7 @@ def afterstates(state: GameState, player: int | None = None,
     """
     if player is None:
         player = state.to_move
-    acts = list(state.legal_ids()) if actions is None else [int(a) for a in actions]
+    acts = list(state.legal_ids()) if actions is None else [_move_id(a) for a in actions]
     obs = np.empty((len(acts), AFTERSTATE_SIZE), dtype=OBS_DTYPE)
     banked = np.empty(len(acts), dtype=np.float64)
     write_afterstates(state, player, acts, obs, banked)

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 import mulle_env  # noqa: F401 - registers the env ids
-from mulle_env.afterstates import AFTERSTATE_SIZE, afterstates, write_afterstates
+from mulle_env.afterstates import (
+    AFTERSTATE_SIZE,
+    afterstates,
+    placeholder_state,
+    reference_afterstates,
+    write_afterstates,
+)
 from mulle_env.engine import MOVES, GameState, new_game
 from mulle_env.engine.knowledge import score_difference
 from mulle_env.vector_env import MulleVectorEnv
@@ -26,15 +32,31 @@ def _positions(games: int = 12, seed: int = 0) -> list[GameState]:
     return out
 
 
-def test_the_env_reference_equals_the_agents_afterstates() -> None:
-    from agents.learned.afterstate import state_afterstates
+def test_the_afterstates_are_the_reference_loops_from_the_state_and_from_the_movers_view() -> None:
+    # On the compiled core afterstates() is written in C: it must equal the readable loop bit for bit, and the
+    # agents' afterstates made from the view alone (what the learned agent sees) must be the same rows.
+    from agents.learned.afterstate import encode_afterstates
 
     for st in _positions()[::7]:
         ids, obs, banked = afterstates(st)
-        theirs, their_banked = state_afterstates(st, st.to_move, [MOVES[a] for a in ids])
+        want_obs, want_banked = np.empty_like(obs), np.empty_like(banked)
+        reference_afterstates(placeholder_state(st, st.to_move), st.to_move, ids, want_obs, want_banked)
         assert ids == sorted(st.legal_ids())
-        np.testing.assert_array_equal(obs, theirs)
-        np.testing.assert_array_equal(banked, their_banked)
+        np.testing.assert_array_equal(obs, want_obs)
+        np.testing.assert_array_equal(banked, want_banked)
+        from_view, view_banked = encode_afterstates(st.view(st.to_move), [MOVES[a] for a in ids])
+        np.testing.assert_array_equal(obs, from_view)
+        np.testing.assert_array_equal(banked, view_banked)
+
+
+def test_numpy_ids_are_ids_and_bools_are_not() -> None:
+    st = new_game(seed=2)
+    legal = np.array(sorted(st.legal_ids()))
+    ids, obs, banked = afterstates(st, actions=legal)
+    assert ids == legal.tolist() and obs.shape == (len(legal), AFTERSTATE_SIZE)
+    for bad in (True, np.True_, 1.0, "1"):
+        with pytest.raises(ValueError, match="is not a move id"):
+            write_afterstates(st, st.to_move, [bad], np.empty((1, AFTERSTATE_SIZE), np.float32), np.empty(1))
 
 
 def test_banked_is_the_score_difference_the_move_leaves_on_the_real_state() -> None:

@@ -153,3 +153,15 @@ def test_max_minutes_stops_training_early_enough_for_the_last_update_and_the_fin
     # The stop keeps the measured update and evaluation in hand, and says so.
     said = capsys.readouterr().out
     assert "--max-minutes 0.3 reached" in said and "for the last update and the final evaluation" in said, said
+
+
+def test_a_run_resumed_with_another_actor_is_refused_naming_both(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    base = ["ppo", "--out-dir", str(out), "--vec", "batched", "--opponents", "random=1", "--steps", "256", *TINY]
+    assert train_main(base) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        train_main([*base, "--resume", "--actor", "afterstate", "--extras", "capture-v4", "--steps", "512"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "holds a run of --actor logits" in err and "asks for --actor afterstate --extras capture-v4" in err, err

@@ -272,9 +272,11 @@ def _check_memory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     env_game = get_game(None if args.game == "mulle" else args.game)
     per_step = env_game.obs_size * 4 + env_game.num_actions + 6 * 8
     if getattr(args, "actor", "logits") == "afterstate":  # and each step's afterstate slots
+        from mulle_env.extras import extras_size
+
         from .sb3_vec import AFTERSTATE_SLOTS
 
-        per_step += AFTERSTATE_SLOTS * (env_game.afterstate_size + 2) * 4
+        per_step += AFTERSTATE_SLOTS * (env_game.afterstate_size + extras_size(args.extras) + 2) * 4
     need = memory_estimate(args.envs, env_game.obs_size, env_game.num_actions) + rollout_steps(args) * per_step
     if need > have:
         gib = 1024**3
@@ -378,6 +380,15 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         if ran is not None and ran != game:
             parser.error(f"--resume: --out-dir {args.out_dir!r} holds a {ran} run, and this command trains {game} "
                          f"(--game {game}); resume it with --game {ran}, or choose another --out-dir")
+        had = _state_actor(out / "state.json")
+        now = (actor, getattr(args, "extras", None))
+        if had is not None and had != now:
+            def flags(a: tuple[str, str | None]) -> str:
+                return f"--actor {a[0]}" + (f" --extras {a[1]}" if a[1] else "")
+
+            parser.error(f"--resume: --out-dir {args.out_dir!r} holds a run of {flags(had)} (its checkpoints' network "
+                         f"reads that), and this command asks for {flags(now)}; resume it with {flags(had)}, or "
+                         "choose another --out-dir")
     if args.resume and _latest_checkpoint(out / "checkpoints") is None:
         damaged = f"; {len(existing)} there are damaged, the newest {existing[-1].name}" if existing else ""
         parser.error(f"--resume: --out-dir {args.out_dir!r} holds no checkpoint to resume (checkpoints/step_*.zip"
@@ -386,6 +397,21 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if not args.resume and existing:
         parser.error(f"--out-dir {args.out_dir!r} already holds checkpoints; pass --resume to continue them "
                      "or choose another --out-dir")
+
+
+def _state_actor(path: Path) -> tuple[str, str | None] | None:
+    """The ``(--actor, --extras)`` a run's ``state.json`` records (runs made before the entry: logits, none);
+    ``None`` if unreadable."""
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict):
+        return None
+    actor = state.get("actor", {"actor": "logits", "extras": None})
+    if not isinstance(actor, dict):
+        return None
+    return str(actor.get("actor", "logits")), actor.get("extras")
 
 
 def _state_game(path: Path) -> str | None:
@@ -595,14 +621,17 @@ class PPORun:
         self.game: str = getattr(args, "game", "mulle")
         if self.game != "mulle":
             self.state["game"] = self.game
+        #: The network's kind: a resume with another --actor or --extras is refused (check_args).
+        self.state["actor"] = {"actor": getattr(args, "actor", "logits"), "extras": getattr(args, "extras", None)}
         if SELFPLAY in self.weights and args.vec != "batched":
             raise SystemExit(f"mulle-train: --opponents {SELFPLAY} needs --vec batched")
         self.vec_env = self._make_env()
         self.bc_figures: dict[str, Any] | None = self.state.get("bc")
         self._model: MaskablePPO | None = None
         self._eval_log: tuple[TextIO, csv.DictWriter[str]] | None = None
-        #: How long the last evaluation took (``--max-minutes`` keeps the final one in hand).
-        self.eval_seconds = 0.0
+        #: How long the last evaluation took (``--max-minutes`` keeps the final one in hand); a resumed run
+        #: starts from the one before it.
+        self.eval_seconds = float(self.state.get("eval_seconds", 0.0))
 
     @property
     def model(self) -> MaskablePPO:
@@ -697,8 +726,9 @@ class PPORun:
 
         args = self.args
         after = getattr(args, "actor", "logits") == "afterstate"
+        # "afterstates" always: a cache of the other kind is never reused (a logits run cannot read afterstates).
         meta = {"teacher": args.bc_teacher, "opponents": args.bc_opponents, "games": args.bc_games, "seed": args.seed,
-                **({"afterstates": True} if after else {})}
+                "afterstates": after}
         cache = self.out / "bc_data.npz"
         data = bc.load_data(cache, **meta)
         if data is None:
@@ -788,7 +818,7 @@ class PPORun:
                    elapsed_s=round(self.elapsed(), 1))
         writer.writerow({k: res.get(k) for k in EVAL_FIELDS})
         fh.flush()
-        self.eval_seconds = time.monotonic() - t_eval
+        self.eval_seconds = self.state["eval_seconds"] = time.monotonic() - t_eval
         for k in ("score", "score_low", "mean_diff"):
             model.logger.record(f"eval/{k}", res[k])
         say(f"mulle-train: eval at {res['timesteps']} steps vs {res['opponent']}: score {res['score']:.3f} "

@@ -62,8 +62,19 @@ PyObject *mod_write_afterstates(PyObject *mod, PyObject *args) {
     have_bb = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = PyTuple_GET_ITEM(ids, i);
-        long id = PyLong_Check(x) && !PyBool_Check(x) ? PyLong_AsLong(x) : -1;
-        if (id == -1 && PyErr_Occurred()) goto done;
+        /* Any integer (numpy's from legal_ids() too), never a bool: True is not move id 1. The ids are the
+         * tuple's, so an __index__ that runs Python code cannot change them under us. */
+        long id = -1;
+        if (!PyBool_Check(x) && PyIndex_Check(x)) {
+            PyObject *ix = PyNumber_Index(x);
+            if (!ix) goto done;
+            id = PyLong_AsLong(ix);
+            Py_DECREF(ix);
+            if (id == -1 && PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_OverflowError)) goto done;
+                PyErr_Clear(); /* out of range: refused below as not legal */
+            }
+        }
         if (id < 0 || id >= T->num_ids || !ok[id]) {
             PyErr_Format(PyExc_ValueError, "write_afterstates: move id %R is not legal here", x);
             goto done;
