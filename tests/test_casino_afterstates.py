@@ -294,3 +294,16 @@ def test_mulle_train_data_replay_from_adds_the_afterstates(tmp_path, capsys):
     assert json.loads((tmp_path / "after" / "spec.json").read_text())["afterstates"] is True
     assert train_main(["data", str(tmp_path / "again"), "--replay-from", str(tmp_path / "after")]) == 1
     assert "holds afterstates already" in capsys.readouterr().err
+
+
+def test_the_shipped_nets_learned_an_afterstate_net_and_netsearch_a_logits_net():
+    from agents.learned.casino import DEFAULT_CASINO_POLICY_PATH, DEFAULT_CASINO_SEARCH_POLICY_PATH
+
+    learned = agents.make("learned", game="casino")
+    assert learned.path == DEFAULT_CASINO_POLICY_PATH
+    assert (learned.policy.game, learned.policy.head) == ("casino", "afterstate")
+    search = agents.make("netsearch", game="casino")
+    assert search.path == DEFAULT_CASINO_SEARCH_POLICY_PATH
+    assert (search.net.game, search.net.head) == ("casino", "logits") and search.net.has_value
+    with pytest.raises(agents.AgentSpecError, match="casino_learned.npz is an afterstate net"):
+        agents.make(f"netsearch:policy={DEFAULT_CASINO_POLICY_PATH}", game="casino")

@@ -127,9 +127,9 @@ def test_learned_at_casino_plays_the_shipped_net_and_a_missing_one_names_learned
 
     bot = agents.make("learned", game="casino")
     assert bot.path == learned_casino.DEFAULT_CASINO_POLICY_PATH and bot.policy.game == "casino"
-    assert bot.policy.head == "logits" and bot.policy.has_value  # netsearch's leaves read its value head
+    assert bot.policy.head == "afterstate"  # what a capture takes is exact; the net scores what the move leaves
     meta = bot.policy.metadata
-    assert meta["command"][:4] == ["mulle-train", "expert", "--game", "casino"]  # made by the pipeline, from nothing
+    assert meta["command"][:2] == ["mulle-train", "fit"] and meta["game"] == "casino"  # the pipeline's own fit
     assert Path(bot.path).stat().st_size < 4 * 2**20
     state = play([bot, agents.make("greedy", game="casino")], seed=5)
     assert state.over and len(state.sheets) == 1

@@ -17,13 +17,15 @@ determinizations); only what it asks of the game is Casino's here:
   pimc's leaf) or (``leaf=value``, or ``auto`` with a file that has a value head) the value head's
   points to come, which is what the expert pipeline fits it to (final difference less the totals
   banked: :mod:`training.games`). A finished game counts exactly. ``score`` is the default
-  because it measured far stronger with the shipped net (docs/casino.md, "netsearch at Casino":
+  because it measured far stronger with its shipped net (docs/casino.md, "netsearch at Casino":
   40.2% against ``pimc`` on 200 one-round deals where ``value`` scored 10.2%): a value head
   fitted to the outcomes of a few hundred games is too noisy a leaf.
 
-Without ``policy=`` it searches with the shipped Casino net
-(:data:`agents.learned.casino.DEFAULT_CASINO_POLICY_PATH`). Casino has no afterstate nets and no
-public-history inference beyond the builds' reservations, so ``history`` does not apply.
+Without ``policy=`` it searches with the shipped Casino logits net
+(:data:`agents.learned.casino.DEFAULT_CASINO_SEARCH_POLICY_PATH`, the net ``learned`` played before
+its afterstate net). It searches with logits nets only (Casino's afterstate nets score moves without
+logits to rank candidates by), and has no public-history inference beyond the builds'
+reservations, so ``history`` does not apply.
 
 >>> import agents
 >>> bot = agents.make("netsearch:samples=16,depth=4", game="casino")  # doctest: +SKIP
@@ -39,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..determinized import deal_hidden
-from ..learned.casino import DEFAULT_CASINO_POLICY_PATH
+from ..learned.casino import DEFAULT_CASINO_SEARCH_POLICY_PATH
 from ..netsearch import NetSearchAgent
 from .playout import evaluate, hidden_requirements
 
@@ -50,7 +52,7 @@ class CasinoNetSearchAgent(NetSearchAgent):
     """``netsearch`` at Casino (module docstring): determinized search with a Casino logits net.
 
     Args:
-        policy: A Casino policy file with a logits head; empty means the shipped Casino net.
+        policy: A Casino policy file with a logits head; empty means the shipped Casino logits net.
         samples: Determinizations per decision.
         width: Search the net's best ``width`` moves (0 = all).
         depth: Plies per rollout, the candidate included (1 = the leaf right after it).
@@ -71,12 +73,12 @@ class CasinoNetSearchAgent(NetSearchAgent):
                  prior: float = 0.0) -> None:
         super().__init__(policy, samples, width, depth, leaf, prior, history=False)
         if self.afterstate:
-            raise ValueError(f"{self.path} is an afterstate net; Casino's nets are logits nets "
-                             "(mulle-train expert --game casino makes them)")
+            raise ValueError(f"{self.path} is an afterstate net; Casino's netsearch ranks moves by a logits "
+                             "net's logits (mulle-train expert --game casino --net logits makes them)")
 
     @staticmethod
     def _default_policy() -> str:
-        return DEFAULT_CASINO_POLICY_PATH
+        return DEFAULT_CASINO_SEARCH_POLICY_PATH
 
     def check_ruleset(self, ruleset: Any) -> None:
         """Refuse ``gather_all=False`` (its moves have no ids, so no logits) and rules the net was not trained for."""

@@ -38,15 +38,19 @@ from ..base import Agent
 from .agent import cached_policy, pick, policy_version
 from .policy import MLPPolicy, check_game
 
-__all__ = ["AFTERSTATE_SEED", "CasinoLearnedAgent", "DEFAULT_CASINO_POLICY_PATH", "NO_SHIPPED_NET",
+__all__ = ["AFTERSTATE_SEED", "CasinoLearnedAgent", "DEFAULT_CASINO_POLICY_PATH", "DEFAULT_CASINO_SEARCH_POLICY_PATH",
+           "NO_SHIPPED_NET",
            "best_afterstate", "casino_afterstate_scores", "encode_casino_afterstates", "expected_replies"]
 
 #: The seed of later rounds' decks in the states afterstates are played on. The real one is hidden, and a
 #: round's last card deals the next round from it: a fixed seed makes that afterstate the same from every view.
 AFTERSTATE_SEED = 0
 
-#: The shipped Casino net, played by ``learned`` at Casino without a path (and searched by Casino's ``netsearch``).
+#: The shipped Casino net (an afterstate net), played by ``learned`` at Casino without a path.
 DEFAULT_CASINO_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "casino_learned.npz")
+#: The shipped Casino logits net, searched by Casino's ``netsearch`` without ``policy=`` (``learned``'s net until
+#: the afterstate net replaced it: docs/casino.md).
+DEFAULT_CASINO_SEARCH_POLICY_PATH = str(Path(__file__).resolve().parents[1] / "data" / "casino_netsearch.npz")
 
 #: Why ``learned`` without a path cannot play Casino when the shipped net's file is missing (an install without
 #: the package data).
