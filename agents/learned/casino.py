@@ -27,7 +27,7 @@ strong it is: docs/casino.md, "The learned agent").
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,19 +135,23 @@ def expected_replies(view: Any, legal_moves: Sequence[Any], which: Sequence[int]
     """The opponent's expected best capture in reply to each of ``legal_moves`` (or to those at the places
     ``which``), as ``greedy`` reckons it (:func:`agents.casino.greedy.expected_best_reply`): none after the
     round's last play, and the round's last play itself when each holds one card and the stock is empty."""
+    places = range(len(legal_moves)) if which is None else which
+    reply = _replier(view)
+    return np.array([reply(legal_moves[i]) if reply else 0.0 for i in places], dtype=np.float64)
+
+
+def _replier(view: Any) -> Callable[[Any], float] | None:
+    """A move's expected reply (:func:`expected_replies`), what every move shares reckoned once; ``None`` on the
+    round's last play (nothing replies)."""
     from ..casino.effects import Pricing, is_last_play, table_after, view_table
     from ..casino.greedy import expected_best_reply
 
-    places = range(len(legal_moves)) if which is None else which
-    out = np.zeros(len(places), dtype=np.float64)
-    if is_last_play(view) or not len(places):
-        return out
+    if is_last_play(view):
+        return None
     p = int(view.player)
     plans, pricing, table = view.move_plans(), Pricing(view), view_table(view)
     reply_last = view.stock_size == 0 and len(view.hand) == 1 and view.opponent_hand_size == 1
-    for k, i in enumerate(places):
-        out[k] = expected_best_reply(table_after(table, plans[legal_moves[i]], p), 1 - p, pricing, reply_last)
-    return out
+    return lambda move: expected_best_reply(table_after(table, plans[move], p), 1 - p, pricing, reply_last)
 
 
 def casino_afterstate_scores(policy: MLPPolicy, view: Any, legal_moves: Sequence[Any],
@@ -168,11 +172,14 @@ def best_afterstate(policy: MLPPolicy, view: Any, legal_moves: Sequence[Any],
     best score so far, no later move (taken best first) can win. The reply is most of the time a decision costs."""
     obs, banked = encode_casino_afterstates(view, legal_moves, out, replies=False)
     upper = banked + policy.points_to_come(obs)
+    reply = _replier(view)
+    if reply is None:
+        return int(np.argmax(upper))
     best, best_i = -np.inf, -1
     for i in np.argsort(-upper, kind="stable"):
         if upper[i] < best:
             break
-        score = upper[i] - expected_replies(view, legal_moves, [int(i)])[0]
+        score = upper[i] - reply(legal_moves[i])
         if score > best or (score == best and i < best_i):
             best, best_i = score, int(i)
     return best_i
