@@ -20,8 +20,8 @@ builds, the last capture of the set).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -75,12 +75,19 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
     return obs, banked
 
 
+#: What encodes a decision's afterstates: ``(view, legal_moves, out) -> (obs, banked)``.
+AfterstateEncoder = Callable[[Any, Sequence[Any], "NDArray[np.float32] | None"],
+                             tuple[NDArray[np.float32], NDArray[np.float64]]]
+
+
 def afterstate_scores(policy: MLPPolicy, view: PlayerView, legal_moves: Sequence[Move],
-                      out: NDArray[np.float32] | None = None) -> NDArray[np.float64]:
+                      out: NDArray[np.float32] | None = None,
+                      encode: AfterstateEncoder | None = None) -> NDArray[np.float64]:
     """Each legal move's score by an afterstate ``policy``: points banked after it + the net's points to come.
 
-    One batched forward pass over :func:`encode_afterstates` (written into ``out`` when given).
+    One batched forward pass over the decision's afterstates (written into ``out`` when given),
+    encoded by ``encode`` (default :func:`encode_afterstates`, Mulle's; Casino passes its own).
     """
-    obs, banked = encode_afterstates(view, legal_moves, out)
+    obs, banked = (encode or encode_afterstates)(view, legal_moves, out)
     scores: NDArray[np.float64] = banked + policy.points_to_come(obs)
     return scores

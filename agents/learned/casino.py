@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..base import Agent
+from .afterstate import afterstate_scores
 from .agent import cached_policy, pick, policy_version
 from .policy import MLPPolicy, check_game
 
@@ -158,11 +159,10 @@ def casino_afterstate_scores(policy: MLPPolicy, view: Any, legal_moves: Sequence
                              out: NDArray[np.float32] | None = None) -> NDArray[np.float64]:
     """Each legal move's score by a Casino afterstate ``policy``: points banked after it + the net's points to come.
 
-    One batched forward pass over :func:`encode_casino_afterstates` (written into ``out`` when given).
+    One batched forward pass over :func:`encode_casino_afterstates` (written into ``out`` when given):
+    :func:`agents.learned.afterstate.afterstate_scores` with Casino's encoder.
     """
-    obs, banked = encode_casino_afterstates(view, legal_moves, out)
-    scores: NDArray[np.float64] = banked + policy.points_to_come(obs)
-    return scores
+    return afterstate_scores(policy, view, legal_moves, out, encode=encode_casino_afterstates)
 
 
 def best_afterstate(policy: MLPPolicy, view: Any, legal_moves: Sequence[Any],
