@@ -32,7 +32,8 @@ from mulle_env.observation import OBS_DTYPE, OBS_SIZE
 
 from .policy import MLPPolicy
 
-__all__ = ["afterstate_scores", "encode_afterstates", "reference_afterstates", "state_afterstates"]
+__all__ = ["AfterstateEncoder", "afterstate_rows", "afterstate_scores", "encode_afterstates", "reference_afterstates",
+           "state_afterstates"]
 
 
 def encode_afterstates(
@@ -48,6 +49,15 @@ def encode_afterstates(
     return state_afterstates(base, view.player, legal_moves, out)
 
 
+def afterstate_rows(n: int, size: int, dtype: Any, out: NDArray[np.float32] | None = None
+                    ) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
+    """A decision's ``(obs, banked)`` rows to write: ``out[:n]`` when ``out`` is given and large enough (a caller's
+    reused buffer), else a new ``(n, size)`` array; ``banked`` always new (float64)."""
+    if out is None or out.shape[0] < n:
+        out = np.empty((n, size), dtype=dtype)
+    return out[:n], np.empty(n, dtype=np.float64)
+
+
 def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
                       out: NDArray[np.float32] | None = None) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """:func:`encode_afterstates` of ``player``'s view of ``st`` (``player`` to move), without making the view.
@@ -59,10 +69,7 @@ def state_afterstates(st: GameState, player: int, legal_moves: Sequence[Move],
     not cover) go through their reference loop.
     """
     n = len(legal_moves)
-    if out is None or out.shape[0] < n:
-        out = np.empty((n, OBS_SIZE), dtype=OBS_DTYPE)
-    obs = out[:n]
-    banked = np.empty(n, dtype=np.float64)
+    obs, banked = afterstate_rows(n, OBS_SIZE, OBS_DTYPE, out)
     if n == 0:
         return obs, banked
     if st.over or st.to_move != player:

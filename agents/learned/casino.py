@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..base import Agent
-from .afterstate import afterstate_scores
+from .afterstate import afterstate_rows, afterstate_scores
 from .agent import cached_policy, pick, policy_version
 from .policy import MLPPolicy, check_game
 
@@ -94,10 +94,7 @@ def encode_casino_afterstates(view: Any, legal_moves: Sequence[Any], out: NDArra
     from ..casino.playout import evaluate
 
     n = len(legal_moves)
-    if out is None or out.shape[0] < n:
-        out = np.empty((n, OBS_SIZE), dtype=OBS_DTYPE)
-    obs = out[:n]
-    banked = np.empty(n, dtype=np.float64)
+    obs, banked = afterstate_rows(n, OBS_SIZE, OBS_DTYPE, out)
     if n == 0:
         return obs, banked
     p = int(view.player)
