@@ -347,10 +347,7 @@ class Pipeline:
     def fit(self, g: int, gen: dict[str, Any], gdir: Path, records: Path | None) -> None:
         """Stage 2: fit this generation's net on the window's data (and the records), from the champion."""
         if self.game != "mulle":
-            if self.net == "logits":
-                self.fit_logits(g, gen, gdir)
-            else:
-                self.fit_game_afterstate(g, gen, gdir)
+            self.fit_in_memory(g, gen, gdir)
             return
         from .afterfit import AfterstateConfig, fit_afterstate
         from .stream import ShardSource, chunk_rows_for
@@ -380,14 +377,12 @@ class Pipeline:
         import agents
 
         gen["agent_version"] = agents.make(gen["agent"]).version
-        self.save()
-        ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
-        self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
-                 f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
+        self.fitted(g, figures, ckpt)
 
-    def fit_game_afterstate(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
-        """Stage 2 for another game than Mulle: an afterstate net of that game, its data in memory (no extras)."""
-        from . import teacher
+    def fit_in_memory(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
+        """Stage 2 for another game than Mulle, its data in memory: an afterstate net of that game (no extras), or
+        with ``--net logits`` a logits net with a value head (:mod:`training.distill`)."""
+        from . import distill, teacher
         from .afterfit import AfterstateConfig, fit_afterstate
         from .expert import fit_arrays
 
@@ -395,56 +390,36 @@ class Pipeline:
         gens = self.manifest["generations"]
         first = 0 if not args.data_window else max(0, g - args.data_window + 1)
         sources: list[tuple[str, float]] = [(x["data"], 1.0) for x in gens[first: g + 1]]
-        data = teacher.load([s for s, _ in sources], **fit_arrays("afterstate"))
+        data = teacher.load([s for s, _ in sources], **fit_arrays(self.net))
         init = self.manifest.get("champion")
-        cfg = AfterstateConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                               epochs=args.first_epochs if g == 0 else args.epochs)
+        epochs = args.first_epochs if g == 0 else args.epochs
         decisions = len(data["action"])
-        self.say(f"generation {g}: fit an afterstate net on {decisions} decisions of {len(sources)} data set(s)"
-                 + (f", from {init}" if init else ""))
+        self.say(f"generation {g}: fit a{'n' if self.net == 'afterstate' else ''} {self.net} net on {decisions} "
+                 f"decisions of {len(sources)} data set(s)" + (f", from {init}" if init else ""))
         policy = gdir / "policy.npz"
         ckpt = gdir / "fit.ckpt.pt"
+        how: dict[str, Any] = {
+            "init_from": init, "checkpoint": ckpt, "checkpoint_minutes": args.checkpoint_minutes,
+            "progress": not args.no_progress, "threads": args.threads, "ruleset": args.rules or None, "game": self.game,
+            "metadata": {"generation": g, "teacher": gen["teacher"], "game": self.game,
+                         "data": [s for s, _ in sources], "command": list(args.argv or [])}}
+        cfg: distill.FitConfig | AfterstateConfig
         with self.timed(gen, "fit"):
-            figures = fit_afterstate(data, policy, cfg, init_from=init, checkpoint=ckpt,
-                                     checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
-                                     threads=args.threads, ruleset=args.rules or None, game=self.game,
-                                     metadata={"generation": g, "teacher": gen["teacher"],
-                                               "data": [s for s, _ in sources], "command": list(args.argv or [])})
-        gen.update(fit={**figures, "config": dict(cfg), "sources": sources, "net": "afterstate"},
-                   decisions=decisions, policy=str(policy), agent=self.learned(str(policy)))
-        gen["agent_version"] = self.agent_version(gen["agent"])
-        self.save()
-        ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
-        self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
-                 f"agreement {figures.get('heldout_agreement', float('nan')):.1%} ({figures['fit_seconds']:.0f} s)")
-
-    def fit_logits(self, g: int, gen: dict[str, Any], gdir: Path) -> None:
-        """Stage 2 for a game without afterstate nets: a logits net with a value head (:mod:`training.distill`)."""
-        from . import distill, teacher
-        from .expert import fit_arrays
-
-        args = self.args
-        gens = self.manifest["generations"]
-        first = 0 if not args.data_window else max(0, g - args.data_window + 1)
-        sources: list[tuple[str, float]] = [(x["data"], 1.0) for x in gens[first: g + 1]]
-        data = teacher.load([s for s, _ in sources], **fit_arrays("logits"))
-        init = self.manifest.get("champion")
-        cfg = distill.FitConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                                epochs=args.first_epochs if g == 0 else args.epochs, augment=True)
-        decisions = len(data["action"])
-        self.say(f"generation {g}: fit a logits net on {decisions} decisions of {len(sources)} data set(s)"
-                 + (f", from {init}" if init else ""))
-        policy = gdir / "policy.npz"
-        ckpt = gdir / "fit.ckpt.pt"
-        with self.timed(gen, "fit"):
-            figures = distill.fit(data, policy, cfg, init_from=init, checkpoint=ckpt,
-                                  checkpoint_minutes=args.checkpoint_minutes, progress=not args.no_progress,
-                                  threads=args.threads, game=self.game, ruleset=args.rules or None,
-                                  metadata={"generation": g, "teacher": gen["teacher"], "game": self.game,
-                                            "data": [s for s, _ in sources], "command": list(args.argv or [])})
-        gen.update(fit={**figures, "config": dict(cfg), "sources": sources, "net": "logits"}, decisions=decisions,
+            if self.net == "logits":
+                cfg = distill.FitConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                                        epochs=epochs, augment=True)
+                figures = distill.fit(data, policy, cfg, **how)
+            else:
+                cfg = AfterstateConfig(hidden=args.hidden, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                                       epochs=epochs)
+                figures = fit_afterstate(data, policy, cfg, **how)
+        gen.update(fit={**figures, "config": dict(cfg), "sources": sources, "net": self.net}, decisions=decisions,
                    policy=str(policy), agent=self.learned(str(policy)))
         gen["agent_version"] = self.agent_version(gen["agent"])
+        self.fitted(g, figures, ckpt)
+
+    def fitted(self, g: int, figures: dict[str, Any], ckpt: Path) -> None:
+        """After a fit: the manifest saved, the spent checkpoint gone, a line with the held-out figures."""
         self.save()
         ckpt.unlink(missing_ok=True)  # the fit is in the manifest and the policy file: its checkpoint is spent
         self.say(f"generation {g}: held-out regret {figures.get('heldout_regret_points', float('nan')):.3f} points, "
