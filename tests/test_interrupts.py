@@ -16,6 +16,12 @@ from training.interrupts import announcing_interrupts
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _sigint_as_default() -> None:
+    """In the child before Python starts: SIGINT at its default, so Python installs KeyboardInterrupt (a shell's
+    background job, e.g. a CI run started with nohup, hands its children SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_the_first_signal_is_announced_then_handled_as_before(capsys):
     seen = []
 
@@ -23,6 +29,9 @@ def test_the_first_signal_is_announced_then_handled_as_before(capsys):
         seen.append(signum)
 
     before = signal.signal(signal.SIGTERM, mine)
+    # Python's own SIGINT handler, whatever this process inherited (a shell's background job starts with SIGINT
+    # ignored, and Python then leaves it so).
+    int_before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         stage = ["the first stage"]
         with announcing_interrupts("prog", lambda: stage[0]):
@@ -34,6 +43,7 @@ def test_the_first_signal_is_announced_then_handled_as_before(capsys):
         assert signal.getsignal(signal.SIGTERM) is mine  # the handlers before are back
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, int_before)
     err = capsys.readouterr().err
     # Said once, naming what was being waited for when the signal came; the old handler ran both times.
     assert err.count("stopping; waiting for") == 1 and "prog: SIGTERM: stopping; waiting for the second stage" in err
@@ -60,7 +70,7 @@ def test_exploit_says_what_it_waits_for(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "training.cli", "exploit", "random", "--hours", "0.05",
                              "--eval-games", "2", "--games-per-round", "20", "--no-progress", "--out-dir", str(out)],
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_as_default)
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline and not (out / "exploit.json").exists():
         time.sleep(0.05)  # the starting net is measured: DMC rounds come next
