@@ -670,13 +670,12 @@ class MulleVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDArray[A
         alone (docs/learning.md, "Training with standard RL"). Fresh arrays each call, written
         in C on the compiled core (about 5 microseconds a move).
         """
-        ids, offsets = self.legal_ids()
         core = self._core
         game = core.game
-        obs = np.empty((len(ids), game.afterstate_size or 0), dtype=np.float32)
+        size = game.check_afterstates()
+        ids, offsets = self.legal_ids()
+        obs = np.empty((len(ids), size), dtype=np.float32)
         banked = np.empty(len(ids), dtype=np.float64)
-        if not game.afterstate_size:
-            game.write_afterstates(None, 0, [], obs, banked)  # the game's own refusal, naming it
         offs = offsets.tolist()
         for i in range(self.num_envs):
             a, b = offs[i], offs[i + 1]

@@ -311,7 +311,7 @@ def pretrain(model: MaskablePPO, data: Arrays, epochs: int, batch_size: int = 51
         after[take] = flat
         banked = np.zeros((len(idx), k), np.float32)
         banked[take] = data["banked"][rows]
-        ids = np.where(cols[None, :] < counts[idx][:, None], legal[:, :k], -1).astype(np.float32)
+        ids = np.where(take, legal[:, :k], -1).astype(np.float32)
         return {"obs": obs, "after": torch.as_tensor(after, device=device),
                 "banked": torch.as_tensor(banked, device=device), "ids": torch.as_tensor(ids, device=device)}
 

@@ -375,12 +375,13 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         _checked(parser, check_output_path, args.export, "--export")
     # Last: the other arguments are known to be good, so this is the only thing left to fix.
     existing = sorted((out / "checkpoints").glob("step_*.zip"))
-    if args.resume and (out / "state.json").is_file():
-        ran = _state_game(out / "state.json")
-        if ran is not None and ran != game:
+    state = _run_state(out / "state.json") if args.resume else None
+    if state is not None:
+        ran = _state_game(state)
+        if ran != game:
             parser.error(f"--resume: --out-dir {args.out_dir!r} holds a {ran} run, and this command trains {game} "
                          f"(--game {game}); resume it with --game {ran}, or choose another --out-dir")
-        had = _state_actor(out / "state.json")
+        had = _state_actor(state)
         now = (actor, getattr(args, "extras", None))
         if had is not None and had != now:
             def flags(a: tuple[str, str | None]) -> str:
@@ -399,28 +400,28 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                      "or choose another --out-dir")
 
 
-def _state_actor(path: Path) -> tuple[str, str | None] | None:
-    """The ``(--actor, --extras)`` a run's ``state.json`` records (runs made before the entry: logits, none);
-    ``None`` if unreadable."""
+def _run_state(path: Path) -> dict[str, Any] | None:
+    """A run's ``state.json`` as a dict, read once for the resume checks; ``None`` if missing or unreadable (set
+    aside, with a line saying so, when the run resumes)."""
     try:
         state = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(state, dict):
-        return None
+    return state if isinstance(state, dict) else None
+
+
+def _state_game(state: dict[str, Any]) -> str:
+    """The game a run's state says it trains (``"mulle"`` without the entry)."""
+    return str(state.get("game", "mulle"))
+
+
+def _state_actor(state: dict[str, Any]) -> tuple[str, str | None] | None:
+    """The ``(--actor, --extras)`` a run's state records (runs made before the entry: logits, none); ``None`` if
+    the entry is not a record."""
     actor = state.get("actor", {"actor": "logits", "extras": None})
     if not isinstance(actor, dict):
         return None
     return str(actor.get("actor", "logits")), actor.get("extras")
-
-
-def _state_game(path: Path) -> str | None:
-    """The game a run's ``state.json`` says it trains (``"mulle"`` without the entry); ``None`` if unreadable."""
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None  # set aside (with a line saying so) when the run resumes
-    return str(state.get("game", "mulle")) if isinstance(state, dict) else None
 
 
 def rollout_steps(args: argparse.Namespace) -> int:

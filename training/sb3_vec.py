@@ -72,9 +72,7 @@ class SB3VectorEnv(VecEnv):
         obs_space: spaces.Space[Any] = venv.single_observation_space
         if afterstate_slots:
             game = venv.env_game
-            if not game.afterstate_size:
-                game.write_afterstates(None, 0, [], np.empty((0, 0), np.float32), np.empty(0))  # its refusal
-            k, n = afterstate_slots, game.afterstate_size
+            k, n = afterstate_slots, game.check_afterstates()
             if afterstate_extras is not None:
                 from mulle_env.extras import extras_size
 

@@ -274,12 +274,19 @@ class EnvGame(Protocol):
     #: Floats of one afterstate (:meth:`write_afterstates`); 0: the game offers none.
     afterstate_size: int = 0
 
+    def check_afterstates(self) -> int:
+        """:attr:`afterstate_size`, or a ``ValueError`` saying this game offers no afterstates."""
+        if not self.afterstate_size:
+            raise ValueError(f"{self.env_id} offers no afterstates yet; Mulle-v0 does (mulle_env.afterstates)")
+        return self.afterstate_size
+
     def write_afterstates(self, state: Any, player: int, actions: Sequence[int], obs: NDArray[np.float32],
                           banked: NDArray[np.float64], /) -> None:
         """Row ``j``: the encoding of the position action ``actions[j]`` of ``player`` (to move) leaves, from
         ``player``'s seat with its hidden cards never shown, and ``player``'s score difference after it
         (:mod:`mulle_env.afterstates` is Mulle's)."""
-        raise ValueError(f"{self.env_id} offers no afterstates yet; Mulle-v0 does (mulle_env.afterstates)")
+        self.check_afterstates()
+        raise NotImplementedError(f"{self.env_id} declares afterstates but does not write them")
 
 
 def get_game(game: EnvGame | str | None = None, ruleset: Any = None) -> EnvGame:
