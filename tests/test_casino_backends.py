@@ -174,7 +174,9 @@ def test_the_c_observation_and_mask_writers_are_the_env_layers_bit_for_bit():
             for seat in (0, 1):
                 got = np.empty(cenv.OBS_SIZE, np.float32)
                 st._write_obs(seat, got)
-                assert got.tobytes() == cenv.encode_state(st, seat).tobytes()
+                # The definition, the view's Python encoder (encode_state itself calls _write_obs on this core).
+                assert got.tobytes() == cenv.encode_view(st.view(seat)).tobytes()
+                assert cenv.encode_state(st, seat).tobytes() == got.tobytes()
             mask = np.empty(cenv.MOVE_ACTIONS, np.uint8)
             assert st._write_mask(mask) == len(st.legal_ids())
             assert np.flatnonzero(mask).tolist() == list(st.legal_ids())

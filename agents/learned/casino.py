@@ -110,15 +110,10 @@ def encode_casino_afterstates(view: Any, legal_moves: Sequence[Any], out: NDArra
     base = GameState.from_view(base_view, unseen[:held], unseen[held:], seed=AFTERSTATE_SEED)
     start = view.scores[p] - view.scores[1 - p]
 
-    # The compiled core's writer (encode_state's vector, written in C; tests/test_casino_backends.py).
-    compiled = hasattr(base, "_write_obs")
     for i, move in enumerate(legal_moves):
         after = base.copy()
         after.play(move)
-        if compiled:
-            getattr(after, "_write_obs")(p, obs[i])  # noqa: B009  # the reference state has no such method
-        else:
-            encode_state(after, p, out=obs[i])
+        encode_state(after, p, out=obs[i])  # in C on the compiled core
         a, b = after.scores()
         banked[i] = float((a - b if p == 0 else b - a) - start)
         if not after.over:

@@ -392,8 +392,17 @@ def encode_state(state: casino.GameState, seat: int, out: NDArray[np.float32] | 
     """The observation of ``seat`` in ``state``: exactly ``encode_view(state.view(seat))``.
 
     It reads the state only through :meth:`~mulle_env.casino.GameState.view`, so nothing hidden
-    from ``seat`` (the other hand, the stock's order) can reach the vector.
+    from ``seat`` (the other hand, the stock's order) can reach the vector. A state of the
+    compiled core writes the same vector in C (its ``_write_obs``, equal to
+    :func:`encode_view` byte for byte: tests/test_casino_backends.py), without making the view.
     """
+    write = getattr(state, "_write_obs", None)
+    if write is not None and (out is None or (out.dtype == OBS_DTYPE and out.shape == (OBS_SIZE,)
+                                              and out.flags.c_contiguous and out.flags.writeable)):
+        if out is None:
+            out = np.empty(OBS_SIZE, dtype=OBS_DTYPE)
+        write(seat, out)
+        return out
     return encode_view(state.view(seat), out)
 
 
