@@ -298,13 +298,20 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``mulle-arena``; returns the exit code.
 
     0 done, 1 error, 2 bad arguments, 130 interrupted by Ctrl-C, 143 by SIGTERM (handled
-    like Ctrl-C: everything finished is saved and the report written; :mod:`arena.shutdown`).
+    like Ctrl-C: everything finished is saved and the report written; :mod:`arena.shutdown`),
+    141 stopped because the program reading its output went away (``| head``; every finished
+    game is saved: :mod:`mulle_env.util.pipes`).
     """
+    from mulle_env.util.pipes import reader_gone
+
     from .shutdown import TerminateAsInterrupt
 
     with TerminateAsInterrupt() as stop:
         try:
             return _main(argv, stop)
+        except BrokenPipeError:
+            return reader_gone("mulle-arena", "every finished game is saved in the results file; run the same "
+                                              "command again to continue (and to write the report)")
         except KeyboardInterrupt:
             # Interrupted before the first game (importing, building agents) or while the report
             # is written: every game that finished is already in the results file.

@@ -253,7 +253,7 @@ async def _serve(config: LiveConfig, host: str, port: int, out) -> int:
 
 def main(argv: list[str] | None = None, out=None) -> int:
     """Entry point of ``mulle-serve``; returns the exit code (0 stopped by Ctrl-C or after ``--export``, 143 stopped
-    by SIGTERM, 1 could not serve, 2 bad flags or an unusable path)."""
+    by SIGTERM, 141 the reader of its output went away, 1 could not serve, 2 bad flags or an unusable path)."""
     args, config = parse_config(argv)
     out = out or sys.stdout
     notice = fallback_notice()
@@ -280,6 +280,10 @@ def main(argv: list[str] | None = None, out=None) -> int:
     except StoreError as exc:
         print(f"mulle-serve: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # an OSError too, but not one of listening: the reader of its output went away
+        from mulle_env.util.pipes import reader_gone
+
+        return reader_gone("mulle-serve", "every finished game is in the game store")
     except OSError as exc:
         print(f"mulle-serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1

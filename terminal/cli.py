@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -62,6 +61,7 @@ from mulle_env.engine.loop import GameLoop, ruleset_refusal
 from mulle_env.engine.rules import DEALS_PER_SET
 from mulle_env.engine.state import SHEET_KEYS
 from mulle_env.files import JSONInputError, PathError, check_output_path, parse_json, read_bytes
+from mulle_env.util.pipes import reader_gone
 
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -703,9 +703,9 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, 
         print("\nmulle-play: interrupted", file=err)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (e.g. `mulle-play --replay ... | head`): stop quietly, and point
-        # stdout at devnull so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader went away (e.g. `mulle-play --replay ... | head`): stop quietly (mulle_env.util.pipes). A
+        # replay cut short loses nothing, so the status stays 0, as it always was here.
+        reader_gone("mulle-play")
         return 0
 
 

@@ -560,8 +560,19 @@ def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-tra
     0 done, 1 an error of the run (a data directory made with other settings, an
     unusable policy file), 2 bad usage (a bad flag or path, named), 130 interrupted by
     Ctrl-C and 143 by SIGTERM (both shut down cleanly: finished work is kept, and the same
-    command continues).
+    command continues), 141 stopped because the program reading its output went away
+    (``| head``: :mod:`mulle_env.util.pipes`; finished work is kept as on Ctrl-C).
     """
+    from mulle_env.util.pipes import reader_gone
+
+    try:
+        return _main(argv, out, prog)
+    except BrokenPipeError:
+        return reader_gone(prog, "finished shards, fit checkpoints, DMC rounds and arena games are saved: run the "
+                                 "same command again to continue")
+
+
+def _main(argv: list[str] | None, out: Out, prog: str) -> int:
     from arena.shutdown import TerminateAsInterrupt
 
     argv = list(sys.argv[1:] if argv is None else argv)
