@@ -177,7 +177,7 @@ def test_learned_at_casino_plays_the_masked_argmax_legally_and_samples_by_the_rn
     path = save_policy(pol, tmp_path / "c.npz")
     bot = agents.make(f"learned:path={path}", game="casino")
     assert isinstance(bot, CasinoLearnedAgent) and bot.plays("casino") and not bot.plays("mulle")
-    assert bot.version == f"1+{pol.fingerprint()}" and bot.spec == f"learned:path={path}"
+    assert bot.version == f"2+{pol.fingerprint()}" and bot.spec == f"learned:path={path}"  # 2: the endgame solved
     state = casino.new_game(4)
     for _ in range(12):
         legal = state.legal_moves()

@@ -7,7 +7,9 @@
 * :class:`agents.determinized.DeterminizedSearchAgent` (``pimc``) plays Casino through the
   hooks here: :data:`PLAYOUTS` (its playout policies by name), :func:`hidden_requirements`
   (what the view proves about the opponent's hand) and :func:`evaluate` (the round's points
-  so far, for rollouts that stop inside a round), all from :mod:`agents.casino.playout`.
+  so far, for rollouts that stop inside a round), all from :mod:`agents.casino.playout`;
+* :mod:`agents.casino.endgame`: the round's last deal, where nothing is hidden, solved exactly
+  (``learned`` plays it there).
 
 Every agent gets only a ``PlayerView``; what a move takes is the engine's own plan
 (:mod:`agents.casino.effects`).

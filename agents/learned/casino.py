@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..base import Agent
+from ..casino.endgame import endgame_choice
 from .afterstate import afterstate_rows, afterstate_scores
 from .agent import cached_policy, pick, policy_version
 from .policy import MLPPolicy, check_game
@@ -185,43 +186,51 @@ class CasinoLearnedAgent(Agent):
         sample: Sample from the softmax over the legal moves (using the game's ``rng``)
             instead of playing the most likely one.
         temperature: Softmax temperature when sampling.
+        endgame: Once the stock is empty (nothing hidden, :mod:`agents.casino.endgame`), play a move of the
+            best value under perfect play by both seats, the net choosing among equal ones; ``false`` plays
+            the net alone to the round's end. Only when not sampling.
 
     Raises a ``ValueError`` at construction when the shipped net is asked for and its file is missing, and
     :class:`~agents.learned.policy.PolicyFileError` /
     :class:`~agents.learned.policy.PolicyGameError` for a bad file or a Mulle net.
-    Its :attr:`~agents.base.Agent.version` is ``"1+"`` and the policy's fingerprint.
+    Its :attr:`~agents.base.Agent.version` is ``"2+"`` and the policy's fingerprint when it solves the last deal,
+    ``"1+"`` and the fingerprint when it plays the net alone (``endgame=false``, or sampling).
     """
 
     name = "learned"
     spec = "learned"
     games = ("casino",)
     #: The playing code's own version; :func:`~agents.learned.agent.policy_version` appends the policy's fingerprint.
-    code_version = "1"
+    #: 2: the last deal solved exactly (``endgame``, on by default); results of version 1 are of the net alone.
+    code_version = "2"
 
-    def __init__(self, path: str = "", sample: bool = False, temperature: float = 1.0) -> None:
+    def __init__(self, path: str = "", sample: bool = False, temperature: float = 1.0, endgame: bool = True) -> None:
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, not {temperature!r}")
         if not path and not Path(DEFAULT_CASINO_POLICY_PATH).is_file():
             raise ValueError(NO_SHIPPED_NET)
         self.path = str(path) if path else DEFAULT_CASINO_POLICY_PATH
-        self._setup(cached_policy(self.path), sample, temperature, f"policy file {self.path!r}")
+        self._setup(cached_policy(self.path), sample, temperature, endgame, f"policy file {self.path!r}")
 
     @classmethod
-    def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0) -> CasinoLearnedAgent:
+    def from_policy(cls, policy: MLPPolicy, sample: bool = False, temperature: float = 1.0,
+                    endgame: bool = True) -> CasinoLearnedAgent:
         """An agent around an in-memory Casino policy (training snapshots, evaluations and tests)."""
         agent = cls.__new__(cls)
         agent.path = "<memory>"
-        agent._setup(policy, sample, temperature, "the policy")
+        agent._setup(policy, sample, temperature, endgame, "the policy")
         return agent
 
-    def _setup(self, policy: MLPPolicy, sample: bool, temperature: float, where: str) -> None:
+    def _setup(self, policy: MLPPolicy, sample: bool, temperature: float, endgame: bool, where: str) -> None:
         check_game(policy, "casino", where)  # a Mulle net: refused, naming its game
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, not {temperature!r}")
         self.policy = policy
         self.sample = bool(sample)
         self.temperature = float(temperature)
-        self.version = policy_version(self.code_version, policy)
+        self.endgame = bool(endgame)
+        # Version 1's play (the net alone) keeps version 1's number: its results stay comparable.
+        self.version = policy_version(self.code_version if self.endgame and not self.sample else "1", policy)
         self._obs = np.empty(policy.obs_size, dtype=np.float32)
         self._checked: Any = None
 
@@ -245,14 +254,20 @@ class CasinoLearnedAgent(Agent):
         if len(legal_moves) == 1:
             return legal_moves[0]
         z: NDArray[Any]  # float64 scores or float32 logits
+        solve = self.endgame and not self.sample and view.stock_size == 0
         if self.policy.head == "afterstate":
-            if not self.sample:
+            if not self.sample and not solve:
                 best = best_afterstate(self.policy, view, legal_moves, self._after_buffer(len(legal_moves)))
                 return legal_moves[best]
             z = casino_afterstate_scores(self.policy, view, legal_moves, out=self._after_buffer(len(legal_moves)))
         else:
             obs = encode_view(view, out=self._obs)
             z = self.policy.legal_logits(obs, [m.id for m in legal_moves])
+        if solve:
+            # Nothing is hidden now: perfect play, the net's order choosing among moves of equal value.
+            solved = endgame_choice(view, legal_moves, [int(i) for i in np.argsort(-z, kind="stable")])
+            if solved is not None:
+                return legal_moves[solved]
         return legal_moves[pick(z, self.sample, self.temperature, rng)]
 
     def _after_buffer(self, n: int) -> NDArray[np.float32]:

@@ -1,0 +1,141 @@
+"""The round's last deal solved exactly: once the stock is empty, Casino is a game of perfect information.
+
+Every card of the deck is dealt once (CASINO.md 1.2), so when the stock is empty the cards a
+player has not seen (:meth:`~mulle_env.casino.PlayerView.unseen`) are exactly the opponent's
+hand. From then on to the round's end (at most eight plies: four cards in each hand) nothing
+is hidden and nothing is left to chance, and the round's result under best play by both
+seats is a number an alpha-beta search finds in about half a millisecond on average on the
+compiled core (a thousand or two positions from the deal's first move; fewer later; the pure-Python
+reference engine is about 50 times slower).
+
+That is where a one-pass net is weakest and where the most is at stake: the cards left on
+the table go to the last capturer (5.2), and the cards race (3 points) and the spades race
+are often settled in this deal. Measured at the start of this work: ``learned`` with
+``pimc`` playing its last deals scored +0.5 points a one-round game more against ``pimc``
+than the net alone, on the same deals (docs/casino.md, "The learned agent").
+
+A position's value is from the searching seat: the difference of the game totals when the
+round ends, plus :data:`WIN` for a game won then (less for one lost), so a won game comes
+before any margin and, game outcome equal, more points come before fewer. A round that ends
+without ending the game stops the search there (the next round's deck is a fresh shuffle).
+
+The search is deterministic: it counts positions, not seconds. A ruleset whose last deal
+branches more than ``node_limit`` positions allow (``gather_all=False`` offers every choice
+of cards as its own move) is given up, and the caller plays as it would have without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["NODE_LIMIT", "WIN", "SearchLimit", "endgame_choice", "endgame_state", "endgame_value"]
+
+#: The value of a won game beyond any margin of points (a round is worth 11 points plus sweeps).
+WIN = 1000
+#: Positions one decision may search before the search gives up: about a quarter of a second on the compiled
+#: core. Under the default rules a last deal's decisions searched at most 22,944 (median 94, 99th percentile
+#: 9,320, over 2,020 decisions of 300 one-round games); the limit is for rules that branch more.
+NODE_LIMIT = 200_000
+
+
+class SearchLimit(Exception):
+    """The search reached its ``node_limit`` (positions); the caller plays without it."""
+
+
+def endgame_state(view: Any, seed: int = 0) -> Any | None:
+    """The whole game state behind ``view`` when nothing is hidden (the stock empty), else ``None``.
+
+    The opponent's hand is the view's unseen cards. ``seed`` deals a later round's deck (the
+    real one is hidden; the search stops at the round's end and never looks at it).
+    """
+    from mulle_env.casino import GameState
+
+    if view.over or view.stock_size != 0:
+        return None
+    unseen = list(view.unseen())
+    if len(unseen) != view.opponent_hand_size:
+        return None  # not the whole deck dealt (cannot happen under CASINO.md's deal; never guessed)
+    return GameState.from_view(view, unseen, [], seed=seed)
+
+
+def endgame_value(state: Any, seat: int, alpha: float = -float("inf"), beta: float = float("inf"),
+                  node_limit: int = NODE_LIMIT) -> float:
+    """The value of ``state`` for ``seat`` under best play by both (module docstring), by alpha-beta.
+
+    Fail-hard: a value at most ``alpha`` or at least ``beta`` says only that (a bound).
+    Raises :class:`SearchLimit` after ``node_limit`` positions.
+    """
+    search = _Search(seat, state.round, node_limit, state.ruleset.gather_all)
+    return search.value(state, alpha, beta)
+
+
+def endgame_choice(view: Any, legal_moves: Sequence[Any], order: Sequence[int],
+                   node_limit: int = NODE_LIMIT) -> int | None:
+    """The place in ``legal_moves`` of a move of the best value for the view's seat, or ``None``.
+
+    ``None`` when something is hidden (the stock not empty) or the search passed
+    ``node_limit`` positions. ``order`` lists the places in the caller's order of
+    preference (a net's scores, best first): of the moves of equal best value, the earliest
+    there is chosen, so against an opponent who does not play perfectly the caller's
+    judgement still picks among the moves perfect play allows.
+    """
+    state = endgame_state(view)
+    if state is None:
+        return None
+    seat = int(view.player)
+    search = _Search(seat, state.round, node_limit, state.ruleset.gather_all)
+    best, best_i = -float("inf"), None
+    try:
+        for i in order:
+            child = state.copy()
+            child.play(legal_moves[i])
+            # A later move replaces the best only when strictly better: searching with alpha = best is enough.
+            value = search.value(child, best, float("inf"))
+            if best_i is None or value > best:
+                best, best_i = value, int(i)
+    except SearchLimit:
+        return None
+    return best_i
+
+
+class _Search:
+    """One decision's alpha-beta: the searching seat, the round it ends with, the positions left."""
+
+    __slots__ = ("seat", "round", "left", "ids")
+
+    def __init__(self, seat: int, round_no: int, node_limit: int, ids: bool) -> None:
+        self.seat, self.round, self.left, self.ids = seat, round_no, node_limit, ids
+
+    def leaf(self, state: Any) -> float | None:
+        if not state.over and state.round == self.round:
+            return None
+        a, b = state.scores()
+        diff = a - b if self.seat == 0 else b - a
+        if state.over:
+            diff += WIN if diff > 0 else -WIN if diff < 0 else 0
+        return float(diff)
+
+    def value(self, state: Any, alpha: float, beta: float) -> float:
+        self.left -= 1
+        if self.left < 0:
+            raise SearchLimit
+        done = self.leaf(state)
+        if done is not None:
+            return done
+        mine = state.to_move == self.seat
+        # Move ids and play_id are the compiled core's fast path (gather_all=True: every move has an id).
+        moves: Sequence[Any] = state.legal_ids() if self.ids else state.legal_moves()
+        play = "play_id" if self.ids else "play"
+        for move in moves:
+            child = state.copy()
+            getattr(child, play)(move)
+            v = self.value(child, alpha, beta)
+            if mine:
+                if v > alpha:
+                    alpha = v
+            elif v < beta:
+                beta = v
+            if alpha >= beta:
+                break
+        return alpha if mine else beta
