@@ -310,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return _main(argv, stop)
         except BrokenPipeError:
-            return reader_gone("mulle-arena", "every finished game is saved in the results file; run the same "
-                                              "command again to continue (and to write the report)")
+            return reader_gone("mulle-arena", "every finished game is saved in the results file; the same "
+                                              "command continues an unfinished run")
         except KeyboardInterrupt:
             # Interrupted before the first game (importing, building agents) or while the report
             # is written: every game that finished is already in the results file.

@@ -25,7 +25,8 @@ file, ``--game N`` picks its N-th game instead (replays are of Mulle games only 
 Exit status: 0 when the game or replay ends or is left with ``quit`` / end of input;
 1 when the agent failed (it raised, or chose an illegal move);
 2 for bad arguments or an unreadable replay file; 130 when interrupted with Ctrl-C (at
-the prompt or while the agent thinks), after a one-line note and no traceback.
+the prompt or while the agent thinks), after a one-line note and no traceback; 0 with a
+one-line note when the program reading its output goes away (``| head``).
 
 Paths are checked before anything is played (:mod:`mulle_env.files`): ``--save`` must name a
 file in an existing directory (not a directory, a device or a FIFO), ``--replay`` a regular

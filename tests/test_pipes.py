@@ -1,8 +1,8 @@
 """Every command line stops quietly when the program reading its output goes away (``mulle-arena ... | head``).
 
 What is checked, in real pipes: the command's status is 141 and stderr holds one line saying what was kept, no
-traceback (``mulle-arena`` and ``mulle-train``; ``mulle-play`` had its own handling, now the shared one);
-``reader_gone`` itself survives a stdout without a descriptor.
+traceback (``mulle-arena`` and ``mulle-train``; ``mulle-play`` had its own handling, now the shared one); a broken
+pipe that is not stdout's (a dead worker's) still ends in its traceback and status 1.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mulle_env.util import pipes
 from mulle_env.util.pipes import EXIT_READER_GONE, reader_gone
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,11 +29,12 @@ def run_with_closed_reader(code: str) -> tuple[int, str]:
     return proc.wait(timeout=300), err
 
 
-@pytest.mark.parametrize("entry, expected, kept", [
-    ("arena.cli:main", EXIT_READER_GONE, "every finished game is saved"),
-    ("training.cli:train_main", EXIT_READER_GONE, "run the same command again"),
+@pytest.mark.parametrize("entry, argv, kept", [
+    ("arena.cli:main", [], "every finished game is saved"),
+    ("training.cli:train_main", ["data", "d"], "run the same command again"),
+    ("training.cli:train_main", ["ppo"], "continue with the same command and --resume"),
 ])
-def test_a_command_whose_reader_leaves_stops_with_one_line_and_no_traceback(entry, expected, kept):
+def test_a_command_whose_reader_leaves_stops_with_one_line_and_no_traceback(entry, argv, kept):
     module, func = entry.split(":")
     # The command's own printing, as a long run prints: the argument parser is not what is tested here.
     code = (f"import sys, {module} as m\n"
@@ -40,14 +42,37 @@ def test_a_command_whose_reader_leaves_stops_with_one_line_and_no_traceback(entr
             f"    for i in range(10**6): print('progress line', i, flush=True)\n"
             f"    return 0\n"
             f"m._main = chatty\n"
-            f"sys.exit(m.{func}([]))\n")
+            f"sys.exit(m.{func}({argv!r}))\n")
     status, err = run_with_closed_reader(code)
-    assert status == expected
+    assert status == EXIT_READER_GONE
     assert "Traceback" not in err and "BrokenPipeError" not in err
     assert "the program reading its output went away" in err and kept in err
     assert len(err.strip().splitlines()) == 1
 
 
-def test_reader_gone_without_a_stdout_descriptor_still_returns_its_status(capsys):
-    assert reader_gone("x", "y") == EXIT_READER_GONE  # pytest's capture has no real descriptor: no crash
+def test_a_broken_pipe_that_is_not_stdouts_is_a_crash_reported_as_one():
+    # stdout is a healthy pipe that is read to the end; the broken pipe is another one (a dead worker's).
+    code = ("import sys, arena.cli as m\n"
+            "def dead_worker(*a, **k):\n"
+            "    print('working', flush=True)\n"
+            "    raise BrokenPipeError(32, 'Broken pipe (a worker died)')\n"
+            "m._main = dead_worker\n"
+            "sys.exit(m.main([]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 1 and done.stdout == "working\n"
+    assert "Traceback" in done.stderr and "a worker died" in done.stderr
+    assert "went away" not in done.stderr
+
+
+def test_reader_gone_outside_a_pipe_re_raises_and_after_silencing_stops_quietly(capsys, monkeypatch):
+    with pytest.raises(BrokenPipeError, match="other"):
+        try:
+            raise BrokenPipeError("other")
+        except BrokenPipeError:
+            reader_gone("x")  # pytest's capture is no pipe: this broken pipe was not stdout's
+    monkeypatch.setattr(pipes, "_silenced", True)  # as after silence_stdout (PPO silences before checkpointing)
+    try:
+        raise BrokenPipeError
+    except BrokenPipeError:
+        assert reader_gone("x", "y") == EXIT_READER_GONE
     assert "x: stopped: the program reading its output went away; y" in capsys.readouterr().err

@@ -561,13 +561,16 @@ def main(argv: list[str] | None = None, out: Out = print, prog: str = "mulle-tra
     unusable policy file), 2 bad usage (a bad flag or path, named), 130 interrupted by
     Ctrl-C and 143 by SIGTERM (both shut down cleanly: finished work is kept, and the same
     command continues), 141 stopped because the program reading its output went away
-    (``| head``: :mod:`mulle_env.util.pipes`; finished work is kept as on Ctrl-C).
+    (``| head``: :mod:`mulle_env.util.pipes`; finished work is kept as on Ctrl-C, and PPO saves
+    a checkpoint that ``--resume`` continues).
     """
     from mulle_env.util.pipes import reader_gone
 
     try:
         return _main(argv, out, prog)
     except BrokenPipeError:
+        if list(sys.argv[1:] if argv is None else argv)[:1] == ["ppo"]:
+            return reader_gone(prog, "a checkpoint is saved: continue with the same command and --resume")
         return reader_gone(prog, "finished shards, fit checkpoints, DMC rounds and arena games are saved: run the "
                                  "same command again to continue")
 

@@ -97,7 +97,8 @@ DESCRIPTION = ("Train a Mulle policy (or a Casino one, --game casino) with maske
 EPILOG = ("Quick start (about 2 minutes on one core): mulle-train ppo --out-dir runs/try --steps 20000 "
           "--eval-games 40 --eval-every 10000 --checkpoint-every 10000 --export try.npz; then "
           "mulle-arena learned:path=try.npz heuristic --games 20. Exit codes: 0 done, 2 bad arguments or "
-          "missing torch, 130 interrupted (a checkpoint is saved; continue with --resume). See docs/learning.md.")
+          "missing torch, 130 interrupted (a checkpoint is saved; continue with --resume), 141 the same when the "
+          "reader of its output went away (| head). See docs/learning.md.")
 
 
 def build_parser(prog: str = "mulle-train ppo") -> argparse.ArgumentParser:
@@ -812,8 +813,9 @@ class PPORun:
             res = duplicate_match(LearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games, args.eval_seed)
         else:
             pol = policy_from_sb3(model.policy, game=self.game)
-            res = duplicate_match(CasinoLearnedAgent.from_policy(pol), args.eval_opponent, args.eval_games,
-                                  args.eval_seed, game=self.game)
+            # As `learned:path=` plays the exported file: the last deal solved (agents/casino/endgame.py).
+            agent = CasinoLearnedAgent.from_policy(pol, endgame=True)
+            res = duplicate_match(agent, args.eval_opponent, args.eval_games, args.eval_seed, game=self.game)
         res.update(timesteps=int(model.num_timesteps),
                    games_trained=int(model.num_timesteps) // train_game(self.game).decisions,
                    elapsed_s=round(self.elapsed(), 1))
@@ -978,6 +980,16 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     try:
         run.learn()
     except KeyboardInterrupt:
+        run.interrupted()
+        raise
+    except BrokenPipeError:
+        from mulle_env.util.pipes import silence_stdout, stdout_reader_gone
+
+        if not stdout_reader_gone():
+            raise  # a worker's pipe (a dead subprocess env), not the reader's: a crash, reported as one
+        # `mulle-train ppo ... | head`: keep the work as Ctrl-C does (its notes go nowhere now; the entry point
+        # says on stderr how to continue).
+        silence_stdout()
         run.interrupted()
         raise
     return run.finish()
