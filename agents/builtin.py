@@ -40,8 +40,9 @@ register("learned", LearnedAgent,
          "or any policy file (learned:path=<file.npz>)")
 # learned at Casino (agents/learned/casino.py): the shipped Casino net, or a policy file (learned:path=<file.npz>).
 register("learned", CasinoLearnedAgent,
-         "a Casino policy network played with numpy: the shipped net trained by expert iteration, or any Casino "
-         "policy file (learned:path=<file.npz>; mulle-train ppo/expert --game casino make one)", games=("casino",))
+         "a Casino policy network played with numpy, the round's last deal solved exactly (endgame=false: the net "
+         "alone): the shipped net trained by expert iteration, or any Casino policy file (learned:path=<file.npz>; "
+         "mulle-train ppo/expert --game casino make one)", games=("casino",))
 # netsearch at Casino (agents/casino/netsearch.py): netsearch's search with a Casino logits net (the shipped one).
 register("netsearch", CasinoNetSearchAgent,
          "determinized search whose candidates, rollouts and leaf values come from a Casino policy file "

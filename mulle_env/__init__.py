@@ -17,7 +17,7 @@ from .engine.record import check_result
 if TYPE_CHECKING:
     from .gym_env import MulleEnv
 
-__version__ = "0.4.0"  # the one place the version is written (pyproject.toml reads it; CHANGELOG.md)
+__version__ = "0.4.1"  # the one place the version is written (pyproject.toml reads it; CHANGELOG.md)
 __all__ = [*_engine_all, "__version__", "MulleEnv", "check_result"]  # noqa: F405 - MulleEnv comes lazily from __getattr__
 
 

@@ -53,9 +53,10 @@ def test_deal_seeds_are_the_arenas_own_and_below_2_53():
     assert len(set(seeds)) == len(seeds) and all(0 <= x < 2**53 for x in seeds)
     # The arena knows a game only through its play interface, never the engine's internals: of
     # mulle_env it uses only the game-agnostic parts every tool shares (the one game loop and its
-    # errors, the seed domain, the path checks, the workers' BLAS setting).
+    # errors, the seed domain, the path checks, the workers' BLAS setting, the closed-pipe stop).
     shared = {"mulle_env.engine.loop", "mulle_env.engine.errors", "mulle_env.engine.rng", "mulle_env.util.files",
-              "mulle_env.util.threads", "mulle_env.files", "mulle_env.threads"}  # the last two: the old homes
+              "mulle_env.util.threads", "mulle_env.util.pipes",
+              "mulle_env.files", "mulle_env.threads"}  # the last two: the old homes
     for path in Path(__file__).resolve().parents[1].joinpath("arena").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

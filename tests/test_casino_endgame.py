@@ -101,8 +101,10 @@ def test_both_backends_give_the_same_values():
         pytest.fail(f"the compiled Casino core is not built: only {sorted(backends)}")
     values = {}
     for name, module in backends.items():
-        values[name] = [endgame_value(endgame_state(view), view.player)
-                        for _, view, _ in last_deals(3, 5, {"rounds": 1}, module)]
+        states = [(endgame_state(view, state_type=module.GameState), view.player)
+                  for _, view, _ in last_deals(3, 5, {"rounds": 1}, module)]
+        assert all(type(st) is module.GameState for st, _ in states)  # each backend searches its own states
+        values[name] = [endgame_value(st, seat) for st, seat in states]
     first, second = values.values()
     assert first == second and len(first) > 10
 
@@ -124,6 +126,15 @@ def test_the_choice_is_a_move_of_the_best_value_and_the_callers_order_breaks_tie
             assert i == next(j for j in order if values[j] == best)  # the earliest of the best in the order
         ties += values.count(best) > 1
     assert ties > 0
+
+
+def test_the_search_refuses_what_is_not_a_last_deal():
+    st = casino.new_game(5)
+    with pytest.raises(ValueError, match="52|cards in the stock|empty stock"):
+        endgame_value(st, 0)
+    _, view, legal = next(last_deals(1, 3))
+    with pytest.raises(ValueError, match="not to move"):
+        endgame_choice(view._replace(player=1 - view.player), legal, range(len(legal)))
 
 
 def test_a_search_past_its_position_limit_gives_up_instead_of_guessing():
@@ -152,17 +163,24 @@ def test_learned_plays_the_solvers_move_in_the_last_deal_and_the_nets_before_it(
             if view.stock_size and len(legal) > 1:
                 assert mine == plain
             elif len(legal) > 1:
+                # Checked against the definition: the move is of the best minimax value, the net's favourite of those.
+                state = endgame_state(view)
+                values = []
+                for move in legal:
+                    child = state.copy()
+                    child.play(move)
+                    values.append(minimax(child, view.player, state.round))
                 scores = casino_afterstate_scores(policy, view, legal)
-                order = np.argsort(-scores, kind="stable")
-                assert mine == legal[endgame_choice(view, legal, order)]
-                assert plain == legal[int(order[0])]
+                order = [int(i) for i in np.argsort(-scores, kind="stable")]
+                assert mine == legal[next(i for i in order if values[i] == max(values))]
+                assert plain == legal[order[0]]
                 solved += 1
                 differ += mine != plain
             st.play(r.choice(legal))
     assert solved > 50 and differ > 0
 
 
-def test_a_sampling_agent_and_a_net_in_memory_keep_the_switch():
+def test_a_sampling_agent_and_a_net_in_memory_keep_the_switch(monkeypatch):
     policy = load_policy(agents.make("learned", game="casino").path)
     assert CasinoLearnedAgent.from_policy(policy).endgame
     assert not CasinoLearnedAgent.from_policy(policy, endgame=False).endgame
@@ -170,4 +188,12 @@ def test_a_sampling_agent_and_a_net_in_memory_keep_the_switch():
     assert sampler.version.startswith("1+")  # plays as version 1 did
     r = random.Random(2)
     st = next(v for v in last_deals(1, 17) if len(v[2]) > 1)
+
+    def no_search(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the solver was asked")
+
+    monkeypatch.setattr("agents.learned.casino.endgame_choice", no_search)
     assert sampler.act(st[1], st[2], r) in st[2]  # sampling plays the net's softmax, the solver stays out
+    assert CasinoLearnedAgent.from_policy(policy, endgame=False).act(st[1], st[2], r) in st[2]
+    with pytest.raises(AssertionError, match="solver was asked"):
+        CasinoLearnedAgent.from_policy(policy).act(st[1], st[2], r)

@@ -127,8 +127,9 @@ class OpponentPool:
         name = self._rng.choices(names, weights=[self.weights.get(s, 1.0) for s in names])[0]
         if name == SELF:
             path = self._rng.choice(self._snapshots)
+            # A snapshot plays as the learner does, by its net alone (at Casino: without the endgame solve).
             current: Agent = (LearnedAgent.from_policy(cached_policy(path)) if self.game == "mulle" else
-                              CasinoLearnedAgent.from_policy(cached_policy(path)))
+                              CasinoLearnedAgent.from_policy(cached_policy(path), endgame=False))
             self.current_name = f"self:{Path(path).stem}"
         else:
             current = self._fixed[name]

@@ -6,7 +6,7 @@ hand. From then on to the round's end (at most eight plies: four cards in each h
 is hidden and nothing is left to chance, and the round's result under best play by both
 seats is a number an alpha-beta search finds in about half a millisecond on average on the
 compiled core (a thousand or two positions from the deal's first move; fewer later; the pure-Python
-reference engine is about 50 times slower).
+reference engine takes 15 to 25 times as long a position).
 
 That is where a one-pass net is weakest and where the most is at stake: the cards left on
 the table go to the last capturer (5.2), and the cards race (3 points) and the spades race
@@ -19,9 +19,10 @@ round ends, plus :data:`WIN` for a game won then (less for one lost), so a won g
 before any margin and, game outcome equal, more points come before fewer. A round that ends
 without ending the game stops the search there (the next round's deck is a fresh shuffle).
 
-The search is deterministic: it counts positions, not seconds. A ruleset whose last deal
-branches more than ``node_limit`` positions allow (``gather_all=False`` offers every choice
-of cards as its own move) is given up, and the caller plays as it would have without it.
+The search is deterministic: it counts positions, not seconds. A last deal that branches more
+than ``node_limit`` positions allow is given up, and the caller plays as it would have
+without it: under the default rules none measured came near; under ``gather_all=False``, where
+every choice of cards is its own move, some do (:data:`NODE_LIMIT`).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ __all__ = ["NODE_LIMIT", "WIN", "SearchLimit", "endgame_choice", "endgame_state"
 
 #: The value of a won game beyond any margin of points (a round is worth 11 points plus sweeps).
 WIN = 1000
-#: Positions one decision may search before the search gives up: about a quarter of a second on the compiled
-#: core. Under the default rules a last deal's decisions searched at most 22,944 (median 94, 99th percentile
-#: 9,320, over 2,020 decisions of 300 one-round games); the limit is for rules that branch more.
+#: Positions one decision may search before the search gives up: about 0.2 s on the compiled core under the
+#: default rules (0.8 us a position), 1.2 s under ``gather_all=False`` (6 us). Searching every move of a
+#: decision with a full window, a last deal's decisions took at most 22,944 positions (median 94, 99th
+#: percentile 9,320) over 2,020 decisions of 300 one-round games under the default rules; under
+#: ``gather_all=False`` a last deal's first move took a median 8,091 and at most 356,373 (40 random games).
 NODE_LIMIT = 200_000
 
 
@@ -43,29 +46,37 @@ class SearchLimit(Exception):
     """The search reached its ``node_limit`` (positions); the caller plays without it."""
 
 
-def endgame_state(view: Any, seed: int = 0) -> Any | None:
+def endgame_state(view: Any, seed: int = 0, state_type: Any = None) -> Any | None:
     """The whole game state behind ``view`` when nothing is hidden (the stock empty), else ``None``.
 
     The opponent's hand is the view's unseen cards. ``seed`` deals a later round's deck (the
     real one is hidden; the search stops at the round's end and never looks at it).
+    ``state_type`` is the backend's ``GameState`` to build (default: the one in use,
+    ``mulle_env.casino.GameState``).
     """
-    from mulle_env.casino import GameState
+    if state_type is None:
+        from mulle_env.casino import GameState as state_type
 
     if view.over or view.stock_size != 0:
         return None
     unseen = list(view.unseen())
     if len(unseen) != view.opponent_hand_size:
         return None  # not the whole deck dealt (cannot happen under CASINO.md's deal; never guessed)
-    return GameState.from_view(view, unseen, [], seed=seed)
+    return state_type.from_view(view, unseen, [], seed=seed)
 
 
 def endgame_value(state: Any, seat: int, alpha: float = -float("inf"), beta: float = float("inf"),
                   node_limit: int = NODE_LIMIT) -> float:
     """The value of ``state`` for ``seat`` under best play by both (module docstring), by alpha-beta.
 
+    ``state`` is a whole state in the round's last deal (its stock empty: :func:`endgame_state`).
     Fail-hard: a value at most ``alpha`` or at least ``beta`` says only that (a bound).
-    Raises :class:`SearchLimit` after ``node_limit`` positions.
+    Raises :class:`SearchLimit` after ``node_limit`` positions, and a ``ValueError`` for a state
+    that is over or still has a stock (the search would run on into deals nobody knows).
     """
+    if state.over or state.stock:
+        raise ValueError("endgame_value searches the round's last deal: a state in play with an empty stock, not "
+                         f"{'a finished game' if state.over else f'one with {len(state.stock)} cards in the stock'}")
     search = _Search(seat, state.round, node_limit, state.ruleset.gather_all)
     return search.value(state, alpha, beta)
 
@@ -80,6 +91,8 @@ def endgame_choice(view: Any, legal_moves: Sequence[Any], order: Sequence[int],
     there is chosen, so against an opponent who does not play perfectly the caller's
     judgement still picks among the moves perfect play allows.
     """
+    if view.to_move != view.player:
+        raise ValueError(f"endgame_choice chooses for the player to move; player {view.player} is not to move")
     state = endgame_state(view)
     if state is None:
         return None

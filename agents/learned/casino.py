@@ -13,7 +13,11 @@ A Casino policy file holds one of two kinds of net (its ``head`` key, :mod:`agen
   What a capture takes is then exact; the net learns what the move leaves to the opponent
   beyond that reply.
 
-``sample=true`` samples from the softmax of either instead. The file must be a Casino net
+Once the stock is empty nothing is hidden, and the agent plays the round's last deal by an exact
+search (:mod:`agents.casino.endgame`), the net's order choosing among moves of equal value
+(``endgame=false``: the net alone to the round's end).
+
+``sample=true`` samples from the softmax of either instead (the net alone). The file must be a Casino net
 (its ``game`` key): ``mulle-train ppo --game casino`` and ``mulle-train expert --game casino``
 write them. Without a path it plays the shipped Casino net,
 :data:`DEFAULT_CASINO_POLICY_PATH` (made by ``mulle-train expert --game casino``; how, and how
