@@ -46,7 +46,7 @@ register("learned", CasinoLearnedAgent,
 # netsearch at Casino (agents/casino/netsearch.py): netsearch's search with a Casino logits net (the shipped one).
 register("netsearch", CasinoNetSearchAgent,
          "determinized search whose candidates, rollouts and leaf values come from a Casino policy file "
-         "(the shipped net without policy=)", games=("casino",))
+         "(the shipped net without policy=), the round's last deal valued exactly", games=("casino",))
 # path="" loads the shipped policy (policy="" netsearch's pinned net), so naming that file is the same agent.
 same_as_default("learned", path=DEFAULT_POLICY_PATH)
 same_as_default("netsearch", policy=DEFAULT_NET_PATH)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.casino.endgame import WIN, SearchLimit, endgame_choice, endgame_state, endgame_value
+from agents.casino.endgame import WIN, SearchLimit, endgame_choice, endgame_state, endgame_value, endgame_values
 from agents.learned.casino import CasinoLearnedAgent, casino_afterstate_scores
 from agents.learned.policy import load_policy
 from mulle_env import casino
@@ -178,6 +178,35 @@ def test_learned_plays_the_solvers_move_in_the_last_deal_and_the_nets_before_it(
                 differ += mine != plain
             st.play(r.choice(legal))
     assert solved > 50 and differ > 0
+
+
+def test_exact_values_are_minimax_in_points_and_netsearch_plays_by_them_in_the_nets_order():
+    search = agents.make("netsearch:samples=2,width=2,depth=2", game="casino")
+    plain = agents.make("netsearch:samples=2,width=2,depth=2,endgame=false", game="casino")
+    r = random.Random(4)
+    checked = 0
+    for _, view, legal in last_deals(4, 19, {"rounds": 1}, cards=6):
+        if len(legal) < 2:
+            continue
+        state = endgame_state(view)
+        exact = []
+        for move in legal:
+            child = state.copy()
+            child.play(move)
+            exact.append(minimax(child, view.player, state.round))
+        points = [v - (WIN if v > WIN / 2 else -WIN if v < -WIN / 2 else 0) for v in exact]  # the bonus taken off
+        assert endgame_values(view, legal, win=0) == points
+        assert endgame_values(view, legal) == exact
+        values = search.move_values(view, legal, r)
+        logits = search.net.legal_logits(search._view_obs(view), [m.id for m in legal])
+        assert [m for m, _ in values] == [legal[i] for i in np.argsort(-logits, kind="stable")]  # the net's order
+        assert {str(m): v for m, v in values} == {str(m): p for m, p in zip(legal, points)}
+        best = max(points)
+        assert search.act(view, legal, r) == next(m for m, v in values if v == best)
+        assert plain.version.startswith("2+") and plain.act(view, legal, r) in legal  # version 2's search
+        checked += 1
+    assert checked > 10
+    assert endgame_values(next(last_deals(1, 3))[1], next(last_deals(1, 3))[2], node_limit=1) is None
 
 
 def test_a_sampling_agent_and_a_net_in_memory_keep_the_switch(monkeypatch):

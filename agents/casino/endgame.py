@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["NODE_LIMIT", "WIN", "SearchLimit", "endgame_choice", "endgame_state", "endgame_value"]
+__all__ = ["NODE_LIMIT", "WIN", "SearchLimit", "endgame_choice", "endgame_state", "endgame_value", "endgame_values"]
 
 #: The value of a won game beyond any margin of points (a round is worth 11 points plus sweeps).
 WIN = 1000
@@ -112,22 +112,48 @@ def endgame_choice(view: Any, legal_moves: Sequence[Any], order: Sequence[int],
     return best_i
 
 
+def endgame_values(view: Any, legal_moves: Sequence[Any], node_limit: int = NODE_LIMIT,
+                   win: float = WIN) -> list[float] | None:
+    """Every legal move's exact value for the view's seat (not bounds: each searched with a full window), or ``None``.
+
+    ``None`` as for :func:`endgame_choice`. ``win`` is the bonus of a won game; ``win=0`` gives
+    plain points (the totals' difference at the round's end), the scale of a search's move values
+    and of teacher labels. ``node_limit`` counts the positions of all the moves together.
+    """
+    if view.to_move != view.player:
+        raise ValueError(f"endgame_values values the moves of the player to move; player {view.player} is not to move")
+    state = endgame_state(view)
+    if state is None:
+        return None
+    search = _Search(int(view.player), state.round, node_limit, state.ruleset.gather_all, win)
+    values = []
+    try:
+        for move in legal_moves:
+            child = state.copy()
+            child.play(move)
+            values.append(search.value(child, -float("inf"), float("inf")))
+    except SearchLimit:
+        return None
+    return values
+
+
 class _Search:
-    """One decision's alpha-beta: the searching seat, the round it ends with, the positions left."""
+    """One decision's alpha-beta: the searching seat, the round it ends with, the positions left, a win's bonus."""
 
-    __slots__ = ("seat", "round", "left", "ids")
+    __slots__ = ("seat", "round", "left", "ids", "win")
 
-    def __init__(self, seat: int, round_no: int, node_limit: int, ids: bool) -> None:
-        self.seat, self.round, self.left, self.ids = seat, round_no, node_limit, ids
+    def __init__(self, seat: int, round_no: int, node_limit: int, ids: bool, win: float = WIN) -> None:
+        self.seat, self.round, self.left, self.ids, self.win = seat, round_no, node_limit, ids, win
 
     def leaf(self, state: Any) -> float | None:
         if not state.over and state.round == self.round:
             return None
         a, b = state.scores()
         diff = a - b if self.seat == 0 else b - a
-        if state.over:
-            diff += WIN if diff > 0 else -WIN if diff < 0 else 0
-        return float(diff)
+        value = float(diff)
+        if state.over and diff:
+            value += self.win if diff > 0 else -self.win
+        return value
 
     def value(self, state: Any, alpha: float, beta: float) -> float:
         self.left -= 1

@@ -21,6 +21,12 @@ determinizations); only what it asks of the game is Casino's here:
   40.2% against ``pimc`` on 200 one-round deals where ``value`` scored 10.2%): a value head
   fitted to the outcomes of a few hundred games is too noisy a leaf.
 
+Once the stock is empty nothing is hidden and nothing needs sampling: with ``endgame=true`` (the
+default) every legal move gets its exact value, the totals' difference at the round's end under
+perfect play by both seats (:func:`agents.casino.endgame.endgame_values`, in points: the scale of
+the search's own values and of the teacher labels they become), in the net's order, which breaks
+ties.
+
 Without ``policy=`` it searches with the shipped Casino logits net
 (:data:`agents.learned.casino.DEFAULT_CASINO_SEARCH_POLICY_PATH`, the net ``learned`` played before
 its afterstate net). It searches with logits nets only (Casino's afterstate nets score moves without
@@ -41,8 +47,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..determinized import deal_hidden
+from ..learned.agent import policy_version
 from ..learned.casino import DEFAULT_CASINO_SEARCH_POLICY_PATH
 from ..netsearch import NetSearchAgent
+from .endgame import endgame_values
 from .playout import evaluate, hidden_requirements
 
 __all__ = ["CasinoNetSearchAgent"]
@@ -59,19 +67,25 @@ class CasinoNetSearchAgent(NetSearchAgent):
         leaf: ``score`` (the round's points as the piles stand), ``value`` (the value head's points to
             come) or ``auto`` (``value`` when the file has a value head).
         prior: Weight in points of the net's log-probability added to each move's value.
+        endgame: Value the round's last deal exactly once the stock is empty (module docstring);
+            ``false`` searches it like any other deal.
 
     The defaults (16 determinizations, the 4 best moves, 4 plies, ``leaf=score``) are what
     docs/casino.md's measurement against ``pimc`` used. Its
-    :attr:`~agents.base.Agent.version` is ``"2+"`` and the policy file's fingerprint (version 1 had
-    ``leaf=auto``, the value head's leaves, as its default: the same spec was another agent).
+    :attr:`~agents.base.Agent.version` is ``"3+"`` and the policy file's fingerprint (version 2 searched
+    the last deal too, what ``endgame=false`` does and is numbered; version 1 had ``leaf=auto``, the value
+    head's leaves, as its default: the same spec was another agent).
     """
 
     games = ("casino",)
-    code_version = "2"
+    code_version = "3"
 
     def __init__(self, policy: str = "", samples: int = 16, width: int = 4, depth: int = 4, leaf: str = "score",
-                 prior: float = 0.0) -> None:
+                 prior: float = 0.0, endgame: bool = True) -> None:
         super().__init__(policy, samples, width, depth, leaf, prior, history=False)
+        self.endgame = bool(endgame)
+        if not self.endgame:
+            self.version = policy_version("2", self.net)  # version 2's play: its results stay comparable
         if self.afterstate:
             raise ValueError(f"{self.path} is an afterstate net; Casino's netsearch ranks moves by a logits "
                              "net's logits (mulle-train expert --game casino --net logits makes them)")
@@ -86,6 +100,20 @@ class CasinoNetSearchAgent(NetSearchAgent):
             raise ValueError("netsearch ranks moves by the net's logits over Casino's move ids, and under "
                              "gather_all=False moves have no ids: play it under gather_all=True (the default)")
         self.net.check_ruleset(ruleset)
+
+    def move_values(self, view: Any, legal_moves: Sequence[Any], rng: random.Random) -> list[tuple[Any, float]]:
+        """``(move, value)`` for each searched move, best logit first, in points from the mover's seat.
+
+        In the round's last deal (``endgame``) every legal move, valued exactly; elsewhere, and if the exact
+        search gives up, :meth:`agents.netsearch.NetSearchAgent.move_values`'s search.
+        """
+        if self.endgame and view.stock_size == 0 and len(legal_moves) > 1:
+            exact = endgame_values(view, legal_moves, win=0)
+            if exact is not None:
+                ids = [m.id for m in legal_moves]
+                order = np.argsort(-self.net.legal_logits(self._view_obs(view), ids), kind="stable")
+                return [(legal_moves[i], exact[i]) for i in order]
+        return super().move_values(view, legal_moves, rng)
 
     def reset(self) -> None:
         """Nothing to forget: the search deals from the view alone."""
