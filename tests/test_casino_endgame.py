@@ -58,6 +58,17 @@ def minimax(state: Any, seat: int, round_no: int) -> float:
     return max(values) if state.to_move == seat else min(values)
 
 
+def move_minimax(view: Any, legal: list[Any]) -> list[float]:
+    """Each legal move's value by the definition (:func:`minimax` of the position it leaves)."""
+    state = endgame_state(view)
+    values = []
+    for move in legal:
+        child = state.copy()
+        child.play(move)
+        values.append(minimax(child, view.player, state.round))
+    return values
+
+
 def test_nothing_is_rebuilt_while_cards_are_hidden_and_the_whole_state_once_the_stock_is_empty():
     r = random.Random(3)
     rebuilt = 0
@@ -113,12 +124,7 @@ def test_both_backends_give_the_same_values():
 def test_the_choice_is_a_move_of_the_best_value_and_the_callers_order_breaks_ties(rules):
     ties = 0
     for _, view, legal in last_deals(3, 7, rules, cards=7 if rules is None else 5):
-        state = endgame_state(view)
-        values = []
-        for move in legal:
-            child = state.copy()
-            child.play(move)
-            values.append(minimax(child, view.player, state.round))
+        values = move_minimax(view, legal)
         best = max(values)
         for order in (list(range(len(legal))), list(reversed(range(len(legal))))):
             i = endgame_choice(view, legal, order)
@@ -164,12 +170,7 @@ def test_learned_plays_the_solvers_move_in_the_last_deal_and_the_nets_before_it(
                 assert mine == plain
             elif len(legal) > 1:
                 # Checked against the definition: the move is of the best minimax value, the net's favourite of those.
-                state = endgame_state(view)
-                values = []
-                for move in legal:
-                    child = state.copy()
-                    child.play(move)
-                    values.append(minimax(child, view.player, state.round))
+                values = move_minimax(view, legal)
                 scores = casino_afterstate_scores(policy, view, legal)
                 order = [int(i) for i in np.argsort(-scores, kind="stable")]
                 assert mine == legal[next(i for i in order if values[i] == max(values))]
@@ -188,12 +189,7 @@ def test_exact_values_are_minimax_in_points_and_netsearch_plays_by_them_in_the_n
     for _, view, legal in last_deals(4, 19, {"rounds": 1}, cards=6):
         if len(legal) < 2:
             continue
-        state = endgame_state(view)
-        exact = []
-        for move in legal:
-            child = state.copy()
-            child.play(move)
-            exact.append(minimax(child, view.player, state.round))
+        exact = move_minimax(view, legal)
         points = [v - (WIN if v > WIN / 2 else -WIN if v < -WIN / 2 else 0) for v in exact]  # the bonus taken off
         assert endgame_values(view, legal, win=0) == points
         assert endgame_values(view, legal) == exact
