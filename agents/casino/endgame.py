@@ -91,20 +91,15 @@ def endgame_choice(view: Any, legal_moves: Sequence[Any], order: Sequence[int],
     there is chosen, so against an opponent who does not play perfectly the caller's
     judgement still picks among the moves perfect play allows.
     """
-    if view.to_move != view.player:
-        raise ValueError(f"endgame_choice chooses for the player to move; player {view.player} is not to move")
-    state = endgame_state(view)
-    if state is None:
+    root = _root(view, "endgame_choice chooses for", node_limit, WIN)
+    if root is None:
         return None
-    seat = int(view.player)
-    search = _Search(seat, state.round, node_limit, state.ruleset.gather_all)
+    state, search = root
     best, best_i = -float("inf"), None
     try:
         for i in order:
-            child = state.copy()
-            child.play(legal_moves[i])
             # A later move replaces the best only when strictly better: searching with alpha = best is enough.
-            value = search.value(child, best, float("inf"))
+            value = search.value(_after(state, legal_moves[i]), best, float("inf"))
             if best_i is None or value > best:
                 best, best_i = value, int(i)
     except SearchLimit:
@@ -120,21 +115,34 @@ def endgame_values(view: Any, legal_moves: Sequence[Any], node_limit: int = NODE
     plain points (the totals' difference at the round's end), the scale of a search's move values
     and of teacher labels. ``node_limit`` counts the positions of all the moves together.
     """
+    root = _root(view, "endgame_values values the moves of", node_limit, win)
+    if root is None:
+        return None
+    state, search = root
+    try:
+        return [search.value(_after(state, move), -float("inf"), float("inf")) for move in legal_moves]
+    except SearchLimit:
+        return None
+
+
+def _root(view: Any, caller: str, node_limit: int, win: float) -> tuple[Any, _Search] | None:
+    """The whole state behind ``view`` and a search for the view's seat, or ``None`` while something is hidden.
+
+    ``caller`` names the public function for the refusal of a view whose seat is not to move.
+    """
     if view.to_move != view.player:
-        raise ValueError(f"endgame_values values the moves of the player to move; player {view.player} is not to move")
+        raise ValueError(f"{caller} the player to move; player {view.player} is not to move")
     state = endgame_state(view)
     if state is None:
         return None
-    search = _Search(int(view.player), state.round, node_limit, state.ruleset.gather_all, win)
-    values = []
-    try:
-        for move in legal_moves:
-            child = state.copy()
-            child.play(move)
-            values.append(search.value(child, -float("inf"), float("inf")))
-    except SearchLimit:
-        return None
-    return values
+    return state, _Search(int(view.player), state.round, node_limit, state.ruleset.gather_all, win)
+
+
+def _after(state: Any, move: Any) -> Any:
+    """A copy of ``state`` with ``move`` played (``state`` itself unchanged)."""
+    child = state.copy()
+    child.play(move)
+    return child
 
 
 class _Search:
